@@ -1,0 +1,134 @@
+package gitstore
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+)
+
+// Config is the merged git configuration of a repository, read the way git
+// reads it: system, global (XDG, then ~/.gitconfig), local, worktree; later
+// files win. Includes are not followed.
+type Config struct {
+	files []*gitconfig.Config
+}
+
+// LoadConfig reads the configuration that applies to r.
+func LoadConfig(r *Repo) *Config {
+	c := &Config{}
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
+		sys := os.Getenv("GIT_CONFIG_SYSTEM")
+		if sys == "" {
+			sys = "/etc/gitconfig"
+		}
+		c.add(sys)
+	}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		c.add(g)
+	} else {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		home, _ := os.UserHomeDir()
+		if xdg == "" && home != "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		if xdg != "" {
+			c.add(filepath.Join(xdg, "git", "config"))
+		}
+		if home != "" {
+			c.add(filepath.Join(home, ".gitconfig"))
+		}
+	}
+	if r != nil {
+		c.add(filepath.Join(r.CommonDir, "config"))
+		if r.GitDir != r.CommonDir && c.Bool("extensions", "worktreeconfig", false) {
+			c.add(filepath.Join(r.GitDir, "config.worktree"))
+		}
+	}
+	return c
+}
+
+func (c *Config) add(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	cfg := gitconfig.New()
+	if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
+		return
+	}
+	c.files = append(c.files, cfg)
+}
+
+// Get returns the last value of section[.subsection].key, and whether it is
+// set. Section and key names are case-insensitive; "a.b.c" style keys are
+// passed as section "a", key "c" with subsection "b" via GetSub.
+func (c *Config) Get(section, key string) (string, bool) { return c.GetSub(section, "", key) }
+
+// GetSub is Get for a key inside a subsection.
+func (c *Config) GetSub(section, sub, key string) (string, bool) {
+	val, found := "", false
+	for _, f := range c.files {
+		for _, s := range f.Sections {
+			if !strings.EqualFold(s.Name, section) {
+				continue
+			}
+			opts := s.Options
+			if sub != "" {
+				opts = nil
+				for _, ss := range s.Subsections {
+					if ss.Name == sub {
+						opts = append(opts, ss.Options...)
+					}
+				}
+			}
+			for _, o := range opts {
+				if strings.EqualFold(o.Key, key) {
+					val, found = o.Value, true
+				}
+			}
+		}
+	}
+	return val, found
+}
+
+// Bool reads a git boolean (true/yes/on/1, false/no/off/0; a bare key is true).
+func (c *Config) Bool(section, key string, def bool) bool {
+	v, ok := c.Get(section, key)
+	if !ok {
+		return def
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "true", "yes", "on", "1":
+		return true
+	case "false", "no", "off", "0":
+		return false
+	}
+	return def
+}
+
+// Int reads an integer with git's k/m/g suffixes.
+func (c *Config) Int(section, key string, def int64) int64 {
+	v, ok := c.Get(section, key)
+	if !ok {
+		return def
+	}
+	v = strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(v, "k"):
+		mult, v = 1<<10, v[:len(v)-1]
+	case strings.HasSuffix(v, "m"):
+		mult, v = 1<<20, v[:len(v)-1]
+	case strings.HasSuffix(v, "g"):
+		mult, v = 1<<30, v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def
+	}
+	return n * mult
+}

@@ -1,0 +1,75 @@
+// Package gitstoretest builds real git repositories in temporary
+// directories for tests, and runs the git CLI beside the code under test.
+package gitstoretest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Isolate makes the test independent of the machine's git configuration:
+// no system config, a private global config with a test identity, and no
+// background maintenance unless a test turns it on.
+func Isolate(t testing.TB) {
+	t.Helper()
+	home := t.TempDir()
+	global := filepath.Join(home, "gitconfig")
+	if err := os.WriteFile(global, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tautoDetach = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "1")
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+}
+
+// NewRepo isolates the test and returns the top of a fresh non-bare
+// repository with one commit on main.
+func NewRepo(t testing.TB) string {
+	t.Helper()
+	Isolate(t)
+	dir := t.TempDir()
+	Git(t, dir, "init", "-q")
+	Git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	return dir
+}
+
+// Git runs git in dir and returns its trimmed stdout; it fails the test on
+// a non-zero exit.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := GitErr(dir, args...)
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// GitErr runs git in dir and returns its trimmed combined output.
+func GitErr(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// Fsck runs `git fsck --strict` and fails the test on any complaint.
+func Fsck(t testing.TB, dir string) {
+	t.Helper()
+	out, err := GitErr(dir, "fsck", "--strict", "--no-progress")
+	if err != nil {
+		t.Fatalf("git fsck --strict: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !strings.HasPrefix(line, "dangling") && !strings.HasPrefix(line, "Checking") {
+			t.Fatalf("git fsck --strict complained:\n%s", out)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package gitstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// maintenance keeps the repository healthy without user action: many small
+// commits leave many loose objects, so after commits it estimates the loose
+// object count the way git does (entries in objects/17 × 256) and, past
+// gc.auto, starts `git gc --auto --quiet` as a detached background process.
+// The check costs one small directory read, at most once per 256 objects
+// written by a process; a stamp file keeps two processes from starting gc
+// within 30 seconds of each other. Disabled by ideate.maintenance=false or
+// $GIT_IDEATE_NO_MAINTENANCE.
+type maintenance struct {
+	enabled   bool
+	threshold int64
+	store     *Store
+
+	mu      sync.Mutex
+	written int
+	checked bool
+}
+
+func (m *maintenance) wrote() {
+	m.mu.Lock()
+	m.written++
+	m.mu.Unlock()
+}
+
+func (m *maintenance) committed() {
+	if !m.enabled || m.threshold <= 0 {
+		return
+	}
+	m.mu.Lock()
+	due := !m.checked || m.written >= 256
+	if due {
+		m.checked, m.written = true, 0
+	}
+	m.mu.Unlock()
+	if due && m.LooseEstimate() > m.threshold {
+		m.spawn()
+	}
+}
+
+// LooseEstimate is git's estimate of the number of loose objects.
+func (m *maintenance) LooseEstimate() int64 {
+	d, err := os.Open(filepath.Join(m.store.repo.CommonDir, "objects", "17"))
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	return int64(len(names)) * 256
+}
+
+func (m *maintenance) spawn() {
+	dir := m.store.repo.StateDir()
+	stamp := filepath.Join(dir, "gc.stamp")
+	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < 30*time.Second {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return
+	}
+	if err := os.WriteFile(stamp, nil, 0o666); err != nil {
+		return
+	}
+	now := time.Now()
+	os.Chtimes(stamp, now, now)
+	cmd := exec.Command("git", "--git-dir="+m.store.repo.CommonDir, "gc", "--auto", "--quiet")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err == nil {
+		go cmd.Wait() // reap it if this process outlives it
+	}
+}
+
+// Maintain runs `git gc --auto` in the foreground when the repository needs
+// it and reports whether it ran (for `git ideate gc` and tests).
+func (s *Store) Maintain(force bool) (bool, error) {
+	if !force && s.maint.LooseEstimate() <= s.maint.threshold {
+		return false, nil
+	}
+	args := []string{"--git-dir=" + s.repo.CommonDir, "gc", "--quiet"}
+	if !force {
+		args = append(args, "--auto")
+	}
+	cmd := exec.Command("git", args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return false, &os.PathError{Op: "git gc", Path: s.repo.CommonDir, Err: errString(trimOut(out))}
+	}
+	return true, nil
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -1,0 +1,93 @@
+package gitstore
+
+import (
+	"fmt"
+
+	"github.com/ideate/git-ideate/apperr"
+)
+
+// ErrExists is wrapped when an insert finds its path already taken.
+var ErrExists = fmt.Errorf("path already exists")
+
+// Lookup finds the entry at path (slash-free components) below root. ok is
+// false when any component is missing.
+func (s *Store) Lookup(root Hash, path []string) (e TreeEntry, ok bool, err error) {
+	cur := root
+	for i, name := range path {
+		if cur == ZeroHash {
+			return e, false, nil
+		}
+		entries, err := s.ReadTree(cur)
+		if err != nil {
+			return e, false, err
+		}
+		found := false
+		for _, te := range entries {
+			if te.Name == name {
+				e, found = te, true
+				break
+			}
+		}
+		if !found {
+			return e, false, nil
+		}
+		if i < len(path)-1 {
+			if !e.IsDir() {
+				return e, false, nil
+			}
+			cur = e.Hash
+		}
+	}
+	return e, len(path) > 0, nil
+}
+
+// Insert returns a new root tree equal to root (ZeroHash = empty) plus leaf
+// at path (the directories, then leaf.Name). Only the trees on the path are
+// rewritten. When replace is false an existing entry of that name is an
+// apperr.Conflict wrapping ErrExists.
+func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (Hash, error) {
+	var entries []TreeEntry
+	if root != ZeroHash {
+		var err error
+		if entries, err = s.ReadTree(root); err != nil {
+			return ZeroHash, err
+		}
+	}
+	name := leaf.Name
+	if len(dirs) > 0 {
+		name = dirs[0]
+	}
+	idx := -1
+	for i, e := range entries {
+		if e.Name == name {
+			idx = i
+			break
+		}
+	}
+	var newEntry TreeEntry
+	if len(dirs) == 0 {
+		if idx >= 0 && !replace {
+			return ZeroHash, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("%s already exists", name), Err: ErrExists}
+		}
+		newEntry = leaf
+	} else {
+		sub := ZeroHash
+		if idx >= 0 {
+			if !entries[idx].IsDir() {
+				return ZeroHash, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("%s is a file, not a directory", name), Err: ErrExists}
+			}
+			sub = entries[idx].Hash
+		}
+		h, err := s.Insert(sub, dirs[1:], leaf, replace)
+		if err != nil {
+			return ZeroHash, err
+		}
+		newEntry = TreeEntry{Mode: ModeDir, Name: name, Hash: h}
+	}
+	if idx >= 0 {
+		entries[idx] = newEntry
+	} else {
+		entries = append(entries, newEntry)
+	}
+	return s.WriteTree(entries)
+}
