@@ -1,0 +1,181 @@
+// Command git-ideate is git ideate: a process record, a delegation board
+// and an execution discipline for coding agents, stored in refs/ideate/*
+// of the repository. Installed on PATH as git-ideate, it runs as
+// `git ideate …`.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/alecthomas/kong"
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/gitstore"
+	"github.com/ideate/git-ideate/record"
+)
+
+// version is set with -ldflags "-X main.version=…"; otherwise the module
+// version from the build info is used.
+var version = ""
+
+func versionString() string {
+	v := version
+	if v == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		} else {
+			v = "dev"
+		}
+	}
+	return fmt.Sprintf("git-ideate %s (record format %d)", v, record.FormatVersion)
+}
+
+// Env is what every command runs against: where it was started and its
+// standard streams. Tests build one with buffers.
+type Env struct {
+	Dir string
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+
+	git *gitstore.Store
+	rec *record.Store
+}
+
+// Git opens the repository containing Dir once.
+func (e *Env) Git() (*gitstore.Store, error) {
+	if e.git == nil {
+		g, err := gitstore.Open(e.Dir)
+		if err != nil {
+			return nil, err
+		}
+		e.git = g
+	}
+	return e.git, nil
+}
+
+// Record opens the process record once.
+func (e *Env) Record() (*record.Store, error) {
+	if e.rec == nil {
+		g, err := e.Git()
+		if err != nil {
+			return nil, err
+		}
+		e.rec = record.Open(g)
+	}
+	return e.rec, nil
+}
+
+// Close releases what the commands opened.
+func (e *Env) Close() {
+	if e.git != nil {
+		e.git.Close()
+	}
+}
+
+// CLI is the command tree.
+type CLI struct {
+	Version kong.VersionFlag `help:"Print the version and exit."`
+	Chdir   string           `short:"C" name:"chdir" placeholder:"DIR" help:"Run as if started in DIR."`
+
+	Record RecordCmd `cmd:"" help:"The append-only process record on refs/ideate/record."`
+}
+
+// hookPath commands must never fail their caller: they exit 0 whatever
+// happens and report problems on stderr.
+type hookPath interface{ alwaysZero() }
+
+func main() {
+	os.Exit(run(os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+}
+
+// run parses args, runs the command and returns the exit code.
+func run(args []string, env *Env) int {
+	defer env.Close()
+	var cli CLI
+	exited := -1
+	parser, err := kong.New(&cli,
+		kong.Name("git ideate"),
+		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository."),
+		kong.UsageOnError(),
+		kong.Writers(env.Out, env.Err),
+		kong.Exit(func(code int) { exited = code; panic(exitPanic{}) }),
+		kong.Vars{"version": versionString()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Bind(env),
+	)
+	if err != nil {
+		fmt.Fprintf(env.Err, "git ideate: %v\n", err)
+		return 1
+	}
+	code, done := func() (code int, done bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(exitPanic); ok {
+					code, done = exited, true
+					return
+				}
+				panic(r)
+			}
+		}()
+		if len(args) == 0 {
+			args = []string{"--help"}
+		}
+		ctx, err := parser.Parse(args)
+		if err != nil {
+			fmt.Fprintf(env.Err, "git ideate: %s: %v\n", apperr.Schema, err)
+			if ctx != nil && isHookPath(ctx) {
+				return 0, true
+			}
+			return 1, true
+		}
+		if cli.Chdir != "" {
+			env.Dir = cli.Chdir
+		}
+		if env.Dir == "" {
+			env.Dir = "."
+		}
+		if err := ctx.Run(env); err != nil {
+			fmt.Fprintf(env.Err, "git ideate %s: %s\n", commandPath(ctx), formatError(err))
+			if isHookPath(ctx) {
+				return 0, true
+			}
+			return 1, true
+		}
+		return 0, true
+	}()
+	if done {
+		return code
+	}
+	return 0
+}
+
+type exitPanic struct{}
+
+func isHookPath(ctx *kong.Context) bool {
+	if ctx == nil || ctx.Selected() == nil {
+		return false
+	}
+	_, ok := ctx.Selected().Target.Addr().Interface().(hookPath)
+	return ok
+}
+
+func commandPath(ctx *kong.Context) string {
+	if ctx.Selected() == nil {
+		return ""
+	}
+	return strings.TrimPrefix(ctx.Selected().Path(), "git ideate ")
+}
+
+// formatError renders "CODE: sentence" for typed errors.
+func formatError(err error) string {
+	var e *apperr.Error
+	if errors.As(err, &e) {
+		return e.Error()
+	}
+	return string(apperr.Internal) + ": " + err.Error()
+}
