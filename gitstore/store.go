@@ -39,6 +39,7 @@ type Store struct {
 	identOnce sync.Once
 
 	maint maintenance
+	cache objCache
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -103,6 +104,9 @@ func (s *Store) db() (*odb.DB, error) {
 
 // ReadObject returns the type and content of an object.
 func (s *Store) ReadObject(h Hash) (plumbing.ObjectType, []byte, error) {
+	if o, ok := s.cache.get(h); ok {
+		return o.t, o.data, nil
+	}
 	db, err := s.db()
 	if err != nil {
 		return plumbing.InvalidObject, nil, err
@@ -114,6 +118,7 @@ func (s *Store) ReadObject(h Hash) (plumbing.ObjectType, []byte, error) {
 		}
 		return t, nil, fmt.Errorf("read object %s: %w", h, err)
 	}
+	s.cache.put(h, t, data)
 	return t, data, nil
 }
 
@@ -169,6 +174,7 @@ func (s *Store) WriteObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 	if err != nil {
 		return ZeroHash, apperr.Wrap(apperr.Write, err, "cannot write a %s object", t)
 	}
+	s.cache.put(h, t, data)
 	s.maint.wrote()
 	return h, nil
 }

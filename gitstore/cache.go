@@ -1,0 +1,46 @@
+package gitstore
+
+import (
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// objCache keeps recently read trees and commits. Objects are immutable by
+// name, so a hit is always right; the cache only bounds memory. An append
+// touches the same few trees several times (format check, reference
+// checks, insert), and a page walk revisits parent trees for each leaf.
+type objCache struct {
+	mu    sync.Mutex
+	m     map[Hash]cachedObj
+	bytes int
+}
+
+type cachedObj struct {
+	t    plumbing.ObjectType
+	data []byte
+}
+
+const objCacheMax = 4 << 20
+
+func (c *objCache) get(h Hash) (cachedObj, bool) {
+	c.mu.Lock()
+	o, ok := c.m[h]
+	c.mu.Unlock()
+	return o, ok
+}
+
+func (c *objCache) put(h Hash, t plumbing.ObjectType, data []byte) {
+	if t != plumbing.TreeObject && t != plumbing.CommitObject || len(data) > objCacheMax/16 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(data) > objCacheMax {
+		c.m, c.bytes = make(map[Hash]cachedObj, 256), 0 // crude but bounded: start over
+	}
+	if _, ok := c.m[h]; !ok {
+		c.m[h] = cachedObj{t, data}
+		c.bytes += len(data)
+	}
+}

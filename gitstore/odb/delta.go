@@ -1,0 +1,112 @@
+package odb
+
+import (
+	"errors"
+	"fmt"
+)
+
+// maxCopyLen is the largest number of bytes one delta copy instruction can
+// produce (three size bytes); it bounds the declared result size.
+const maxCopyLen = 0xffffff
+
+var errDeltaTruncated = errors.New("delta: truncated instruction stream")
+
+// deltaVarint decodes the little-endian base-128 size used in delta headers.
+// It returns the value and the number of bytes consumed, or n == 0 when the
+// input is truncated or the value does not fit in 64 bits.
+func deltaVarint(b []byte) (v uint64, n int) {
+	var shift uint
+	for i, c := range b {
+		bits := uint64(c & 0x7f)
+		if shift >= 64 || (shift > 57 && bits>>(64-shift) != 0) {
+			return 0, 0
+		}
+		v |= bits << shift
+		if c&0x80 == 0 {
+			return v, i + 1
+		}
+		shift += 7
+	}
+	return 0, 0
+}
+
+// applyDelta applies a git delta (as stored in OFS_DELTA and REF_DELTA pack
+// entries) to base and returns the newly allocated result. Every size and
+// offset is validated; malformed input yields an error, never a panic.
+func applyDelta(base, delta []byte) ([]byte, error) {
+	srcSize, n := deltaVarint(delta)
+	if n == 0 {
+		return nil, errors.New("delta: bad base size header")
+	}
+	if srcSize != uint64(len(base)) {
+		return nil, fmt.Errorf("delta: base size mismatch: delta expects %d bytes, base has %d", srcSize, len(base))
+	}
+	dstSize, m := deltaVarint(delta[n:])
+	if m == 0 {
+		return nil, errors.New("delta: bad result size header")
+	}
+	ops := delta[n+m:]
+	if dstSize > uint64(len(ops))*maxCopyLen || dstSize > maxAlloc {
+		return nil, fmt.Errorf("delta: result size %d impossible for %d instruction bytes", dstSize, len(ops))
+	}
+	// Preallocate the declared size unless it is wildly larger than what the
+	// inputs plausibly expand to; a hostile header then cannot force a huge
+	// allocation up front, and the result still grows only with real output.
+	capHint := dstSize
+	if limit := 4*(uint64(len(base))+uint64(len(ops))) + 1<<20; capHint > limit {
+		capHint = limit
+	}
+	out := make([]byte, 0, int(capHint))
+	for i := 0; i < len(ops); {
+		c := ops[i]
+		i++
+		switch {
+		case c&0x80 != 0: // copy from base
+			var off, size uint64
+			for b := uint(0); b < 4; b++ {
+				if c&(1<<b) != 0 {
+					if i >= len(ops) {
+						return nil, errDeltaTruncated
+					}
+					off |= uint64(ops[i]) << (8 * b)
+					i++
+				}
+			}
+			for b := uint(0); b < 3; b++ {
+				if c&(0x10<<b) != 0 {
+					if i >= len(ops) {
+						return nil, errDeltaTruncated
+					}
+					size |= uint64(ops[i]) << (8 * b)
+					i++
+				}
+			}
+			if size == 0 {
+				size = 0x10000
+			}
+			if off+size > uint64(len(base)) {
+				return nil, fmt.Errorf("delta: copy of %d bytes at offset %d exceeds base of %d bytes", size, off, len(base))
+			}
+			if uint64(len(out))+size > dstSize {
+				return nil, fmt.Errorf("delta: copy overflows declared result size %d", dstSize)
+			}
+			out = append(out, base[off:off+size]...)
+		case c != 0: // insert literal bytes
+			k := int(c)
+			if k > len(ops)-i {
+				return nil, errDeltaTruncated
+			}
+			if uint64(len(out)+k) > dstSize {
+				return nil, fmt.Errorf("delta: insert overflows declared result size %d", dstSize)
+			}
+			out = append(out, ops[i:i+k]...)
+			i += k
+		default:
+			return nil, errors.New("delta: reserved instruction 0")
+		}
+	}
+	if uint64(len(out)) != dstSize {
+		return nil, fmt.Errorf("delta: result has %d bytes, header declares %d", len(out), dstSize)
+	}
+	return out, nil
+}

@@ -1,0 +1,561 @@
+package odb
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// ErrNotFound is wrapped by errors of Read when the object is in none of the
+// object stores, even after rescanning the pack directories.
+var ErrNotFound = errors.New("object not found")
+
+var errClosed = errors.New("odb: database is closed")
+
+const (
+	// maxDeltaDepth caps delta chains (and so REF_DELTA cycles).
+	maxDeltaDepth = 10000
+	// maxAlternateDepth is how deep objects/info/alternates may nest.
+	maxAlternateDepth = 5
+	// defaultCacheBytes is the budget of the resolved-object cache.
+	defaultCacheBytes = 8 << 20
+)
+
+// Test hooks: how many delta entries of each kind were applied.
+var (
+	ofsDeltaCount atomic.Int64
+	refDeltaCount atomic.Int64
+)
+
+// store is one objects directory: the local one or an alternate.
+type store struct {
+	dir   string
+	packs []*pack // guarded by DB.mu (writes also hold DB.scanMu)
+	bad   []error // packs that exist but could not be opened; same guard
+}
+
+// DB reads git objects from an objects directory: loose objects and packs
+// (idx v2, mmap'd), with alternates. It is safe for concurrent use.
+type DB struct {
+	stores []*store // fixed at Open
+	cache  *baseCache
+	nextID atomic.Uint64
+
+	// scanMu serialises pack-directory scans. Lock order: scanMu, then mu.
+	scanMu sync.Mutex
+
+	// mu guards the pack lists, scanned and closed. It is read-held for
+	// the whole time mapped memory is being read, so that packs dropped by
+	// a rescan (or Close) are unmapped only once no reader uses them.
+	mu      sync.RWMutex
+	scanned bool
+	closed  bool
+}
+
+// Open prepares to read the objects directory objectsDir (usually
+// ".git/objects"). It reads objects/info/alternates but no pack; packs are
+// mapped on the first lookup.
+func Open(objectsDir string) (*DB, error) {
+	abs, err := filepath.Abs(objectsDir)
+	if err != nil {
+		return nil, fmt.Errorf("odb: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("odb: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("odb: %s is not a directory", abs)
+	}
+	db := &DB{cache: newBaseCache(defaultCacheBytes)}
+	if err := db.addStore(abs, 0, map[string]bool{}); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// addStore appends dir and, depth first, the alternates it lists.
+func (db *DB) addStore(dir string, depth int, seen map[string]bool) error {
+	dir = filepath.Clean(dir)
+	if seen[dir] {
+		return nil
+	}
+	seen[dir] = true
+	db.stores = append(db.stores, &store{dir: dir})
+	if depth >= maxAlternateDepth {
+		return nil
+	}
+	altFile := filepath.Join(dir, "info", "alternates")
+	raw, err := os.ReadFile(altFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("odb: %w", err)
+	}
+	for _, alt := range parseAlternates(raw) {
+		if !filepath.IsAbs(alt) {
+			alt = filepath.Join(dir, alt)
+		}
+		if fi, err := os.Stat(alt); err != nil || !fi.IsDir() {
+			continue // git warns and ignores unusable alternates
+		}
+		if err := db.addStore(alt, depth+1, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseAlternates returns the paths listed in an alternates file: one per
+// line, blank lines and '#' comments ignored, C-style quoting honoured.
+func parseAlternates(raw []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '"' {
+			if uq, err := strconv.Unquote(line); err == nil {
+				line = uq
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// Close unmaps every pack. Reads after Close fail; Close is idempotent.
+func (db *DB) Close() error {
+	db.scanMu.Lock()
+	defer db.scanMu.Unlock()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	var errs []error
+	for _, s := range db.stores {
+		for _, p := range s.packs {
+			errs = append(errs, p.unmap())
+		}
+		s.packs, s.bad = nil, nil
+	}
+	db.cache.clear()
+	return errors.Join(errs...)
+}
+
+// Has reports whether the object exists (in a pack index or as a loose
+// file). It does not validate the object's content.
+func (db *DB) Has(h plumbing.Hash) bool {
+	fresh, err := db.ensureScanned()
+	if err != nil {
+		return false
+	}
+	if db.hasOnce(h) {
+		return true
+	}
+	if fresh {
+		return false
+	}
+	if db.rescan() != nil {
+		return false
+	}
+	return db.hasOnce(h)
+}
+
+func (db *DB) hasOnce(h plumbing.Hash) (found bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			found = false
+		}
+	}()
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return false
+	}
+	for _, s := range db.stores {
+		for _, p := range s.packs {
+			if p.contains(h) {
+				return true
+			}
+		}
+		if hasLoose(s.dir, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// Read returns the type and fully resolved content (without header) of the
+// object h. When the object is absent the error wraps ErrNotFound.
+func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	fresh, err := db.ensureScanned()
+	if err != nil {
+		return plumbing.InvalidObject, nil, err
+	}
+	typ, data, found, err := db.readOnce(h)
+	if found {
+		return typ, data, err
+	}
+	if !fresh {
+		if err := db.rescan(); err != nil {
+			return plumbing.InvalidObject, nil, err
+		}
+		typ, data, found, err = db.readOnce(h)
+		if found {
+			return typ, data, err
+		}
+	}
+	if err != nil { // found nowhere cleanly, but some copy was unreadable
+		return plumbing.InvalidObject, nil, err
+	}
+	db.mu.RLock()
+	var bad []error
+	for _, s := range db.stores {
+		bad = append(bad, s.bad...)
+	}
+	db.mu.RUnlock()
+	if len(bad) > 0 {
+		return plumbing.InvalidObject, nil, fmt.Errorf("odb: object %s: %w (and some packs are unreadable: %w)", h, ErrNotFound, errors.Join(bad...))
+	}
+	return plumbing.InvalidObject, nil, fmt.Errorf("odb: object %s: %w", h, ErrNotFound)
+}
+
+// readOnce searches every store (packs, then loose) once. found reports a
+// successful read. When not found, err is the first corruption met (a copy
+// that exists but cannot be decoded), or nil if the object is simply absent.
+func (db *DB) readOnce(h plumbing.Hash) (typ plumbing.ObjectType, data []byte, found bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			fault, ok := r.(interface{ Addr() uintptr })
+			if !ok {
+				panic(r)
+			}
+			typ, data, found = plumbing.InvalidObject, nil, false
+			err = fmt.Errorf("odb: object %s: fault reading mapped pack memory at %#x (file truncated underneath?)", h, fault.Addr())
+		}
+	}()
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return plumbing.InvalidObject, nil, false, errClosed
+	}
+	var firstErr error
+	for _, s := range db.stores {
+		for _, p := range s.packs {
+			off, ok, ferr := p.find(h)
+			if ferr != nil {
+				firstErr = cmpErr(firstErr, fmt.Errorf("odb: object %s: %w", h, ferr))
+				continue
+			}
+			if !ok {
+				continue
+			}
+			t, d, shared, rerr := db.resolve(p, off)
+			if rerr != nil {
+				firstErr = cmpErr(firstErr, fmt.Errorf("odb: object %s: %w", h, rerr))
+				continue
+			}
+			if shared {
+				d = bytes.Clone(d)
+			}
+			return t, d, true, nil
+		}
+		t, d, lerr := readLoose(s.dir, h)
+		if lerr == nil {
+			return t, d, true, nil
+		}
+		if !errors.Is(lerr, fs.ErrNotExist) {
+			firstErr = cmpErr(firstErr, lerr)
+		}
+	}
+	return plumbing.InvalidObject, nil, false, firstErr
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// locate finds h in any mapped pack (preferring prefer) for REF_DELTA bases.
+// The caller holds db.mu for reading.
+func (db *DB) locate(h plumbing.Hash, prefer *pack) (*pack, uint64, bool) {
+	if off, ok, _ := prefer.find(h); ok {
+		return prefer, off, true
+	}
+	for _, s := range db.stores {
+		for _, p := range s.packs {
+			if p == prefer {
+				continue
+			}
+			if off, ok, _ := p.find(h); ok {
+				return p, off, true
+			}
+		}
+	}
+	return nil, 0, false
+}
+
+// deltaLink is one delta entry of a chain being resolved.
+type deltaLink struct {
+	p   *pack
+	off uint64
+	hdr entryHdr
+}
+
+// resolve returns the fully resolved object at off in p. shared reports
+// that data is also held by the cache and must be copied before it is
+// handed out. The caller holds db.mu for reading.
+func (db *DB) resolve(p *pack, off uint64) (typ plumbing.ObjectType, data []byte, shared bool, err error) {
+	var chain []deltaLink
+	cp, coff := p, off
+	for {
+		if t, d, ok := db.cache.get(cacheKey{cp.id, coff}); ok {
+			typ, data, shared = t, d, true
+			break
+		}
+		hdr, err := cp.header(coff)
+		if err != nil {
+			return plumbing.InvalidObject, nil, false, err
+		}
+		if hdr.typ == typOfsDelta || hdr.typ == typRefDelta {
+			if len(chain) >= maxDeltaDepth {
+				return plumbing.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("delta chain longer than %d (cycle?)", maxDeltaDepth))
+			}
+			chain = append(chain, deltaLink{cp, coff, hdr})
+			if hdr.typ == typOfsDelta {
+				coff = hdr.baseOff
+				continue
+			}
+			if bp, boff, ok := db.locate(hdr.baseHash, cp); ok {
+				cp, coff = bp, boff
+				continue
+			}
+			// The base may be a loose object in any store.
+			var lerr error = fs.ErrNotExist
+			for _, s := range db.stores {
+				var t plumbing.ObjectType
+				var d []byte
+				if t, d, lerr = readLoose(s.dir, hdr.baseHash); !errors.Is(lerr, fs.ErrNotExist) {
+					typ, data = t, d
+					break
+				}
+			}
+			if errors.Is(lerr, fs.ErrNotExist) {
+				return plumbing.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("REF_DELTA base %s is missing", hdr.baseHash))
+			}
+			if lerr != nil {
+				return plumbing.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("REF_DELTA base %s: %w", hdr.baseHash, lerr))
+			}
+			break
+		}
+		if data, err = cp.inflate(coff, hdr); err != nil {
+			return plumbing.InvalidObject, nil, false, err
+		}
+		typ = plumbing.ObjectType(hdr.typ)
+		if len(chain) > 0 { // a delta base: worth keeping
+			db.cache.put(cacheKey{cp.id, coff}, typ, data)
+		}
+		break
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		l := chain[i]
+		delta, err := l.p.inflate(l.off, l.hdr)
+		if err != nil {
+			return plumbing.InvalidObject, nil, false, err
+		}
+		if data, err = applyDelta(data, delta); err != nil {
+			return plumbing.InvalidObject, nil, false, l.p.corrupt(l.off, err)
+		}
+		if l.hdr.typ == typOfsDelta {
+			ofsDeltaCount.Add(1)
+		} else {
+			refDeltaCount.Add(1)
+		}
+		// Intermediate results are bases of the next link; the final
+		// one is often the base of an object read soon after.
+		shared = db.cache.put(cacheKey{l.p.id, l.off}, typ, data)
+	}
+	return typ, data, shared, nil
+}
+
+// ensureScanned maps the packs on first use. fresh reports that this call
+// performed the initial scan (so an immediate rescan would be pointless).
+func (db *DB) ensureScanned() (fresh bool, err error) {
+	db.mu.RLock()
+	scanned, closed := db.scanned, db.closed
+	db.mu.RUnlock()
+	if closed {
+		return false, errClosed
+	}
+	if scanned {
+		return false, nil
+	}
+	db.scanMu.Lock()
+	defer db.scanMu.Unlock()
+	db.mu.RLock()
+	scanned = db.scanned
+	db.mu.RUnlock()
+	if scanned {
+		return false, nil
+	}
+	return true, db.scanLocked()
+}
+
+// rescan re-reads every pack directory (see scanLocked).
+func (db *DB) rescan() error {
+	db.scanMu.Lock()
+	defer db.scanMu.Unlock()
+	return db.scanLocked()
+}
+
+// scanLocked lists objects/pack/*.idx of every store: packs already mapped
+// that are still listed are kept, new ones are mapped, vanished ones are
+// dropped and unmapped. The caller holds db.scanMu.
+func (db *DB) scanLocked() error {
+	type result struct {
+		packs []*pack
+		bad   []error
+	}
+	results := make([]result, len(db.stores))
+	for i, s := range db.stores {
+		results[i].packs, results[i].bad = db.scanStore(s)
+	}
+
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		// Close (which takes scanMu) ran before this scan began, so every
+		// pack in results was mapped by this scan.
+		for _, r := range results {
+			for _, p := range r.packs {
+				p.unmap()
+			}
+		}
+		return errClosed
+	}
+	var dropped []*pack
+	for i, s := range db.stores {
+		for _, p := range s.packs {
+			if !containsPack(results[i].packs, p) {
+				dropped = append(dropped, p)
+			}
+		}
+		s.packs, s.bad = results[i].packs, results[i].bad
+	}
+	db.scanned = true
+	// Holding mu exclusively means no reader is inside mapped memory.
+	for _, p := range dropped {
+		p.unmap()
+	}
+	db.mu.Unlock()
+	for _, p := range dropped {
+		db.cache.dropPack(p.id)
+	}
+	return nil
+}
+
+func containsPack(list []*pack, p *pack) bool {
+	for _, q := range list {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// scanStore computes the new pack list of s without publishing it. Packs
+// that are already mapped and still present are reused (pack names are
+// content hashes, and an open mapping stays self-consistent regardless).
+// The caller holds db.scanMu, so s.packs cannot change underneath.
+func (db *DB) scanStore(s *store) ([]*pack, []error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, "pack"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return append([]*pack(nil), s.packs...), []error{fmt.Errorf("odb: %w", err)}
+	}
+	present := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		present[e.Name()] = true
+	}
+	existing := make(map[string]*pack, len(s.packs))
+	for _, p := range s.packs {
+		existing[p.base] = p
+	}
+	type cand struct {
+		p     *pack
+		mtime int64
+	}
+	var fresh []cand
+	var kept []*pack
+	var bad []error
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".idx") {
+			continue
+		}
+		stem := strings.TrimSuffix(name, ".idx")
+		if !present[stem+".pack"] {
+			continue
+		}
+		base := filepath.Join(s.dir, "pack", stem)
+		if p, ok := existing[base]; ok {
+			kept = append(kept, p)
+			continue
+		}
+		p, err := openPack(db.nextID.Add(1), base)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) { // deleted meanwhile: ignore
+				bad = append(bad, err)
+			}
+			continue
+		}
+		var mtime int64
+		if fi, err := os.Stat(p.packPath); err == nil {
+			mtime = fi.ModTime().UnixNano()
+		}
+		fresh = append(fresh, cand{p, mtime})
+	}
+	// Newest packs first (like git); previously known packs keep their order.
+	sort.SliceStable(fresh, func(i, j int) bool { return fresh[i].mtime > fresh[j].mtime })
+	out := make([]*pack, 0, len(fresh)+len(kept))
+	for _, c := range fresh {
+		out = append(out, c.p)
+	}
+	keptSet := make(map[*pack]bool, len(kept))
+	for _, p := range kept {
+		keptSet[p] = true
+	}
+	for _, p := range s.packs { // preserve previous order
+		if keptSet[p] {
+			out = append(out, p)
+		}
+	}
+	return out, bad
+}

@@ -1,0 +1,357 @@
+package odb
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+const (
+	hashLen = 20 // SHA-1
+
+	idxHeaderLen = 8                     // magic + version
+	idxFanoutLen = 256 * 4               // fanout table
+	idxPerObject = hashLen + 4 + 4       // name + CRC32 + 32-bit offset
+	idxTrailer   = 2 * hashLen           // pack checksum + idx checksum
+	packHeader   = 12                    // "PACK", version, object count
+	packTrailer  = hashLen               // pack checksum
+	maxInflation = 1032                  // deflate cannot expand input more than ~1032:1
+	largeOffFlag = uint32(1) << 31       // MSB of a 32-bit idx offset: index into the 64-bit table
+	maxHdrShift  = 64 - 7                // size varints beyond this would overflow uint64
+	idxMagic     = "\xfftOc"             // idx v2+ signature
+	packMagic    = "PACK"                // pack signature
+	maxAlloc     = uint64(^uint(0) >> 2) // largest buffer we will allocate (int-safe)
+)
+
+// Pack entry type codes (identical to plumbing.ObjectType values).
+const (
+	typCommit   = 1
+	typTree     = 2
+	typBlob     = 3
+	typTag      = 4
+	typOfsDelta = 6
+	typRefDelta = 7
+)
+
+// pack is one mapped .idx/.pack pair. Its fields are immutable after
+// openPack; the mapped slices are only valid while the owning DB holds the
+// pack (readers hold DB.mu for reading).
+type pack struct {
+	id       uint64
+	base     string // path without the .idx/.pack extension
+	idxPath  string
+	packPath string
+
+	idx  []byte // mapped .idx
+	data []byte // mapped .pack
+
+	fanout  [256]uint32 // copied out of the idx at open (validated)
+	n       int         // number of objects
+	names   int         // offset of the sorted name table in idx
+	offs32  int         // offset of the 32-bit offset table in idx
+	offs64  int         // offset of the 64-bit offset table in idx
+	nLarge  int         // entries in the 64-bit offset table
+	dataEnd int         // len(data) - trailer: entries live in [packHeader, dataEnd)
+}
+
+// openPack maps base+".idx" and base+".pack" and validates both headers.
+// Errors name the offending file; a missing file yields an error matching
+// os.ErrNotExist so that callers can treat it as a concurrent deletion.
+func openPack(id uint64, base string) (*pack, error) {
+	p := &pack{id: id, base: base, idxPath: base + ".idx", packPath: base + ".pack"}
+	var err error
+	if p.idx, err = mapFile(p.idxPath); err != nil {
+		return nil, fmt.Errorf("odb: %w", err)
+	}
+	if err := p.parseIdx(); err != nil {
+		unmapFile(p.idx)
+		return nil, fmt.Errorf("odb: %s: %w", p.idxPath, err)
+	}
+	if p.data, err = mapFile(p.packPath); err != nil {
+		unmapFile(p.idx)
+		return nil, fmt.Errorf("odb: %w", err)
+	}
+	if err := p.checkPack(); err != nil {
+		p.unmap()
+		return nil, fmt.Errorf("odb: %s: %w", p.packPath, err)
+	}
+	return p, nil
+}
+
+func (p *pack) unmap() error {
+	err1 := unmapFile(p.idx)
+	err2 := unmapFile(p.data)
+	p.idx, p.data = nil, nil
+	return errors.Join(err1, err2)
+}
+
+// parseIdx validates the v2 index layout without reading per-object data.
+func (p *pack) parseIdx() error {
+	idx := p.idx
+	if len(idx) < idxHeaderLen+idxFanoutLen+idxTrailer {
+		return fmt.Errorf("pack index truncated (%d bytes)", len(idx))
+	}
+	if string(idx[:4]) != idxMagic {
+		return errors.New("not a version 2 pack index (bad magic; version 1 indexes are not supported)")
+	}
+	if v := binary.BigEndian.Uint32(idx[4:8]); v != 2 {
+		return fmt.Errorf("unsupported pack index version %d", v)
+	}
+	prev := uint32(0)
+	for i := range p.fanout {
+		v := binary.BigEndian.Uint32(idx[idxHeaderLen+4*i:])
+		if v < prev {
+			return fmt.Errorf("pack index fanout not monotonic at entry %d", i)
+		}
+		p.fanout[i], prev = v, v
+	}
+	n := uint64(p.fanout[255])
+	minLen := uint64(idxHeaderLen+idxFanoutLen+idxTrailer) + n*idxPerObject
+	if uint64(len(idx)) < minLen {
+		return fmt.Errorf("pack index truncated: %d objects need at least %d bytes, file has %d", n, minLen, len(idx))
+	}
+	extra := uint64(len(idx)) - minLen
+	if extra%8 != 0 || extra/8 > n {
+		return fmt.Errorf("pack index has invalid size %d for %d objects", len(idx), n)
+	}
+	p.n = int(n)
+	p.names = idxHeaderLen + idxFanoutLen
+	p.offs32 = p.names + p.n*(hashLen+4)
+	p.offs64 = p.offs32 + p.n*4
+	p.nLarge = int(extra / 8)
+	return nil
+}
+
+// checkPack validates the pack header against the index.
+func (p *pack) checkPack() error {
+	d := p.data
+	if len(d) < packHeader+packTrailer {
+		return fmt.Errorf("pack truncated (%d bytes)", len(d))
+	}
+	if string(d[:4]) != packMagic {
+		return errors.New("not a pack file (bad signature)")
+	}
+	if v := binary.BigEndian.Uint32(d[4:8]); v != 2 && v != 3 {
+		return fmt.Errorf("unsupported pack version %d", v)
+	}
+	if c := binary.BigEndian.Uint32(d[8:12]); uint64(c) != uint64(p.n) {
+		return fmt.Errorf("pack holds %d objects but its index lists %d", c, p.n)
+	}
+	packSum := d[len(d)-packTrailer:]
+	idxSum := p.idx[len(p.idx)-idxTrailer : len(p.idx)-hashLen]
+	if !bytes.Equal(packSum, idxSum) {
+		return fmt.Errorf("pack checksum does not match %s", p.idxPath)
+	}
+	p.dataEnd = len(d) - packTrailer
+	return nil
+}
+
+// find binary-searches the mapped index for h and returns its pack offset.
+func (p *pack) find(h plumbing.Hash) (uint64, bool, error) {
+	lo := 0
+	if h[0] > 0 {
+		lo = int(p.fanout[h[0]-1])
+	}
+	hi := int(p.fanout[h[0]])
+	names := p.idx[p.names : p.names+p.n*hashLen]
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		switch c := bytes.Compare(names[mid*hashLen:mid*hashLen+hashLen], h[:]); {
+		case c < 0:
+			lo = mid + 1
+		case c > 0:
+			hi = mid
+		default:
+			off, err := p.offsetAt(mid)
+			return off, err == nil, err
+		}
+	}
+	return 0, false, nil
+}
+
+// contains reports whether the index lists h.
+func (p *pack) contains(h plumbing.Hash) bool {
+	_, ok, _ := p.find(h)
+	return ok
+}
+
+// offsetAt returns the pack offset of the i-th object in index order.
+func (p *pack) offsetAt(i int) (uint64, error) {
+	v := binary.BigEndian.Uint32(p.idx[p.offs32+4*i:])
+	if v&largeOffFlag == 0 {
+		return uint64(v), nil
+	}
+	j := int(v &^ largeOffFlag)
+	if j >= p.nLarge {
+		return 0, fmt.Errorf("%s: large offset index %d out of range (table has %d entries)", p.idxPath, j, p.nLarge)
+	}
+	return binary.BigEndian.Uint64(p.idx[p.offs64+8*j:]), nil
+}
+
+// entryHdr is a decoded pack entry header.
+type entryHdr struct {
+	typ      byte
+	size     uint64 // inflated size of the entry data (delta size for deltas)
+	dataOff  int    // start of the zlib stream
+	baseOff  uint64 // OFS_DELTA: base entry offset
+	baseHash plumbing.Hash
+}
+
+func (p *pack) corrupt(off uint64, err error) error {
+	if off == 0 {
+		return fmt.Errorf("%s: %w", p.packPath, err)
+	}
+	return fmt.Errorf("%s: entry at offset %d: %w", p.packPath, off, err)
+}
+
+// header decodes the entry header at off with full bounds checking.
+func (p *pack) header(off uint64) (entryHdr, error) {
+	var h entryHdr
+	if off < packHeader || off >= uint64(p.dataEnd) {
+		return h, p.corrupt(off, errors.New("offset outside pack data"))
+	}
+	d := p.data[:p.dataEnd]
+	pos := int(off)
+	c := d[pos]
+	pos++
+	h.typ = (c >> 4) & 7
+	h.size = uint64(c & 0x0f)
+	shift := uint(4)
+	for c&0x80 != 0 {
+		if pos >= len(d) {
+			return h, p.corrupt(off, errors.New("truncated entry header"))
+		}
+		if shift > maxHdrShift {
+			return h, p.corrupt(off, errors.New("entry size overflows"))
+		}
+		c = d[pos]
+		pos++
+		h.size |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	switch h.typ {
+	case typCommit, typTree, typBlob, typTag:
+	case typOfsDelta:
+		if pos >= len(d) {
+			return h, p.corrupt(off, errors.New("truncated delta base offset"))
+		}
+		c = d[pos]
+		pos++
+		rel := uint64(c & 0x7f)
+		for c&0x80 != 0 {
+			if pos >= len(d) {
+				return h, p.corrupt(off, errors.New("truncated delta base offset"))
+			}
+			if rel >= 1<<(64-8) {
+				return h, p.corrupt(off, errors.New("delta base offset overflows"))
+			}
+			c = d[pos]
+			pos++
+			rel = (rel+1)<<7 | uint64(c&0x7f)
+		}
+		if rel == 0 || rel > off-packHeader {
+			return h, p.corrupt(off, fmt.Errorf("delta base offset %d out of range", rel))
+		}
+		h.baseOff = off - rel
+	case typRefDelta:
+		if len(d)-pos < hashLen {
+			return h, p.corrupt(off, errors.New("truncated delta base name"))
+		}
+		copy(h.baseHash[:], d[pos:pos+hashLen])
+		pos += hashLen
+	default:
+		return h, p.corrupt(off, fmt.Errorf("invalid object type %d", h.typ))
+	}
+	h.dataOff = pos
+	return h, nil
+}
+
+// inflate decompresses the zlib stream of the entry at off, which must
+// produce exactly h.size bytes.
+func (p *pack) inflate(off uint64, h entryHdr) ([]byte, error) {
+	src := p.data[h.dataOff:p.dataEnd]
+	if h.size > uint64(len(src))*maxInflation+64 {
+		return nil, p.corrupt(off, fmt.Errorf("declared size %d exceeds what the remaining %d bytes can inflate to", h.size, len(src)))
+	}
+	if h.size > maxAlloc {
+		return nil, p.corrupt(off, fmt.Errorf("declared size %d too large for this platform", h.size))
+	}
+	out, err := inflateExact(src, h.size)
+	if err != nil {
+		return nil, p.corrupt(off, err)
+	}
+	return out, nil
+}
+
+var zlibPool sync.Pool // of io.ReadCloser implementing zlib.Resetter
+
+// getZlib returns a pooled zlib reader reading from r; release it with
+// zlibPool.Put once done.
+func getZlib(r io.Reader) (io.ReadCloser, error) {
+	if v := zlibPool.Get(); v != nil {
+		zr := v.(io.ReadCloser)
+		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			zlibPool.Put(zr)
+			return nil, fmt.Errorf("zlib: %w", err)
+		}
+		return zr, nil
+	}
+	zr, err := zlib.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("zlib: %w", err)
+	}
+	return zr, nil
+}
+
+// expectEnd checks that zr has no data left and that its stream ends
+// cleanly (the zlib reader verifies the Adler-32 checksum at the end).
+func expectEnd(zr io.Reader, size uint64) error {
+	var one [1]byte
+	for tries := 0; ; tries++ {
+		n, err := zr.Read(one[:])
+		if n > 0 {
+			return fmt.Errorf("zlib stream longer than declared size %d", size)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("zlib: %w", err)
+		}
+		if tries > 8 {
+			return errors.New("zlib stream does not terminate")
+		}
+	}
+}
+
+// readFullExact fills out from zr and requires the stream to end there.
+func readFullExact(zr io.Reader, out []byte, size uint64) error {
+	if _, err := io.ReadFull(zr, out); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return fmt.Errorf("zlib stream shorter than declared size %d", size)
+		}
+		return fmt.Errorf("zlib: %w", err)
+	}
+	return expectEnd(zr, size)
+}
+
+// inflateExact inflates a zlib stream at the start of src that must produce
+// exactly size bytes and then end.
+func inflateExact(src []byte, size uint64) ([]byte, error) {
+	zr, err := getZlib(bytes.NewReader(src))
+	if err != nil {
+		return nil, err
+	}
+	defer zlibPool.Put(zr)
+	out := make([]byte, int(size))
+	if err := readFullExact(zr, out, size); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
