@@ -15,7 +15,8 @@ import (
 // gc.auto, starts `git gc --auto --quiet` as a detached background process.
 // The check costs one small directory read, at most once per 256 objects
 // written by a process; a stamp file keeps two processes from starting gc
-// within 30 seconds of each other. Disabled by ideate.maintenance=false or
+// within 5 seconds of each other (git's gc.pid lock keeps
+// a second gc from running at the same time anyway). Disabled by ideate.maintenance=false or
 // $GIT_IDEATE_NO_MAINTENANCE.
 type maintenance struct {
 	enabled   bool
@@ -43,9 +44,16 @@ func (m *maintenance) committed() {
 		m.checked, m.written = true, 0
 	}
 	m.mu.Unlock()
-	if due && m.LooseEstimate() > m.threshold {
+	if due && m.needed() {
 		m.spawn()
 	}
+}
+
+// needed applies git's own test (builtin/gc.c): more than
+// ceil(gc.auto/256) loose objects in objects/17. Using the same test means
+// a spawned `git gc --auto` never decides there is nothing to do.
+func (m *maintenance) needed() bool {
+	return m.LooseEstimate()/256 > (m.threshold+255)/256
 }
 
 // LooseEstimate is git's estimate of the number of loose objects.
@@ -62,7 +70,7 @@ func (m *maintenance) LooseEstimate() int64 {
 func (m *maintenance) spawn() {
 	dir := m.store.repo.StateDir()
 	stamp := filepath.Join(dir, "gc.stamp")
-	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < 30*time.Second {
+	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < 5*time.Second {
 		return
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -83,7 +91,7 @@ func (m *maintenance) spawn() {
 // Maintain runs `git gc --auto` in the foreground when the repository needs
 // it and reports whether it ran (for `git ideate gc` and tests).
 func (s *Store) Maintain(force bool) (bool, error) {
-	if !force && s.maint.LooseEstimate() <= s.maint.threshold {
+	if !force && !s.maint.needed() {
 		return false, nil
 	}
 	args := []string{"--git-dir=" + s.repo.CommonDir, "gc", "--quiet"}
