@@ -63,14 +63,14 @@ func TestParse_RoundTrip(t *testing.T) {
 func TestParse_Rejects(t *testing.T) {
 	good := string(Marshal(sample()))
 	cases := map[string]string{
-		"no front matter":  "hello",
-		"no end":           "---\nid: \"x\"\n",
-		"missing kind":     strings.Replace(good, "kind: \"finding\"\n", "", 1),
-		"missing source":   strings.Replace(good, "  session_id: \"s1\"\n", "", 1),
-		"unquoted value":   strings.Replace(good, `scope: "src/a"`, "scope: src/a", 1),
-		"bad references":   strings.Replace(good, `references: "[`, `references: "{`, 1),
-		"no blank line":    strings.Replace(good, "---\n\nbody", "---\nbody", 1),
-		"invalid utf-8":    good + "\xff",
+		"no front matter": "hello",
+		"no end":          "---\nid: \"x\"\n",
+		"missing kind":    strings.Replace(good, "kind: \"finding\"\n", "", 1),
+		"missing source":  strings.Replace(good, "  session_id: \"s1\"\n", "", 1),
+		"unquoted value":  strings.Replace(good, `scope: "src/a"`, "scope: src/a", 1),
+		"bad references":  strings.Replace(good, `references: "[`, `references: "{`, 1),
+		"no blank line":   strings.Replace(good, "---\n\nbody", "---\nbody", 1),
+		"invalid utf-8":   good + "\xff",
 	}
 	for name, in := range cases {
 		if _, err := Parse([]byte(in)); err != ErrUnparseable {

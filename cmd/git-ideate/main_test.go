@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
