@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -108,3 +109,36 @@ func (s *Store) Maintain(force bool) (bool, error) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// PackRefsIfLoose starts `git pack-refs --all` in the background when the
+// directory of prefix holds more than threshold loose refs, so namespaces
+// with thousands of refs (board items) stay cheap to list. It costs one
+// directory read.
+func (s *Store) PackRefsIfLoose(prefix string, threshold int) {
+	if !s.maint.enabled {
+		return
+	}
+	d, err := os.Open(filepath.Join(s.repo.CommonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))))
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	if len(names) <= threshold {
+		return
+	}
+	stamp := filepath.Join(s.repo.StateDir(), "pack-refs.stamp")
+	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < 5*time.Second {
+		return
+	}
+	if os.MkdirAll(s.repo.StateDir(), 0o777) != nil || os.WriteFile(stamp, nil, 0o666) != nil {
+		return
+	}
+	now := time.Now()
+	os.Chtimes(stamp, now, now)
+	cmd := exec.Command("git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if cmd.Start() == nil {
+		go cmd.Wait()
+	}
+}

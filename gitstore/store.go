@@ -8,11 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/gitstore/odb"
 )
@@ -31,9 +27,6 @@ type Store struct {
 	odbOnce sync.Once
 	odb     *odb.DB
 	odbErr  error
-
-	wmu     sync.Mutex
-	objects *filesystem.ObjectStorage
 
 	ident     Signature
 	identOnce sync.Once
@@ -154,25 +147,12 @@ func (s *Store) ReadCommit(h Hash) (*Commit, error) {
 	return ParseCommit(data)
 }
 
-// WriteObject stores an object (a loose object written by go-git through a
-// temporary file and a rename) and returns its name.
+// WriteObject stores an object as a loose object (see writeLoose) and
+// returns its name.
 func (s *Store) WriteObject(t plumbing.ObjectType, data []byte) (Hash, error) {
-	s.wmu.Lock()
-	if s.objects == nil {
-		s.objects = filesystem.NewObjectStorageWithOptions(
-			dotgit.New(osfs.New(s.repo.CommonDir)), cache.NewObjectLRU(1<<20), filesystem.Options{})
-	}
-	st := s.objects
-	s.wmu.Unlock()
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(t)
-	obj.SetSize(int64(len(data)))
-	if _, err := obj.Write(data); err != nil {
-		return ZeroHash, err
-	}
-	h, err := st.SetEncodedObject(obj)
+	h, err := s.writeLoose(t, data)
 	if err != nil {
-		return ZeroHash, apperr.Wrap(apperr.Write, err, "cannot write a %s object", t)
+		return ZeroHash, err
 	}
 	s.cache.put(h, t, data)
 	s.maint.wrote()

@@ -250,3 +250,12 @@ func sortRefs(refs []Reference) {
 		return refs[i].Rel < refs[j].Rel
 	})
 }
+
+// HasRecord reports whether a record with this id exists at the current tip.
+func (s *Store) HasRecord(id string) (bool, error) {
+	sn, err := s.Snapshot()
+	if err != nil {
+		return false, err
+	}
+	return sn.s.exists(sn.Root, id)
+}

@@ -1,0 +1,457 @@
+package board
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/gitstore"
+	"github.com/ideate/git-ideate/paging"
+)
+
+// The board index is a per-clone cache under .git/ideate/ of what list,
+// sweep, claimability and backlinks need from every item, keyed by each
+// item ref's tip. It is refreshed on use: refs whose tip moved are re-read,
+// refs that vanished are dropped, so it is never the only copy of
+// anything and a deleted or corrupt index is simply rebuilt.
+const indexFile = "board-index.v1"
+
+type entry struct {
+	id        string
+	tip       gitstore.Hash
+	status    string
+	parent    string
+	deps      []string
+	createdAt string
+	lease     string
+	tenant    string
+	refs      string // JSON array of references ("[]" when none)
+	specLen   int
+	itemJSON  string // compact JSON of the item without its spec
+}
+
+type boardIndex struct {
+	byID map[string]*entry
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+func (s *Store) indexPath() string { return filepath.Join(s.git.Repo().StateDir(), indexFile) }
+
+func entryOf(tip gitstore.Hash, it *Item) *entry {
+	e := &entry{id: it.ID, tip: tip, status: it.Status, deps: it.DependsOn, createdAt: it.CreatedAt,
+		tenant: it.TenantID, specLen: len([]rune(it.Spec))}
+	if it.ParentID != nil {
+		e.parent = *it.ParentID
+	}
+	if it.Claim != nil {
+		e.lease = it.Claim.LeaseExpires
+	}
+	refs, _ := json.Marshal(it.References)
+	e.refs = string(refs)
+	light := *it
+	light.Spec = ""
+	b, _ := json.Marshal(&light)
+	e.itemJSON = string(b)
+	return e
+}
+
+// index returns the board index, refreshed against the current refs.
+func (s *Store) index() (*boardIndex, error) {
+	refs, err := s.git.Refs(ItemsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	old := readIndex(s.indexPath())
+	idx := &boardIndex{byID: make(map[string]*entry, len(refs))}
+	changed := len(old.byID) != len(refs)
+	for _, r := range refs {
+		id := strings.TrimPrefix(r.Name, ItemsPrefix)
+		if e, ok := old.byID[id]; ok && e.tip == r.Hash {
+			idx.byID[id] = e
+			continue
+		}
+		it, err := s.load(r.Hash)
+		if err != nil {
+			if apperr.Is(err, SchemaVersion) {
+				continue // an item from a newer git ideate is skipped by listings
+			}
+			return nil, err
+		}
+		idx.byID[id] = entryOf(r.Hash, it)
+		changed = true
+	}
+	if changed {
+		writeIndex(s.indexPath(), idx)
+	}
+	return idx, nil
+}
+
+func readIndex(path string) *boardIndex {
+	idx := &boardIndex{byID: map[string]*entry{}}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return idx
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	if !sc.Scan() || sc.Text() != "ideate-board-index 1" {
+		return idx
+	}
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 11 {
+			return &boardIndex{byID: map[string]*entry{}}
+		}
+		tip, err := gitstore.ParseHash(f[1])
+		if err != nil {
+			return &boardIndex{byID: map[string]*entry{}}
+		}
+		n, _ := strconv.Atoi(f[9])
+		e := &entry{id: f[0], tip: tip, status: f[2], parent: f[3], createdAt: f[5], lease: f[6],
+			refs: f[8], specLen: n, itemJSON: f[10]}
+		if f[4] != "" {
+			e.deps = strings.Split(f[4], ",")
+		}
+		e.tenant = unquoteFast(f[7])
+		idx.byID[e.id] = e
+	}
+	return idx
+}
+
+func unquoteFast(q string) string {
+	if len(q) >= 2 && strings.IndexByte(q, '\\') < 0 {
+		return q[1 : len(q)-1]
+	}
+	var s string
+	json.Unmarshal([]byte(q), &s)
+	return s
+}
+
+func writeIndex(path string, idx *boardIndex) {
+	var b bytes.Buffer
+	b.WriteString("ideate-board-index 1\n")
+	ids := make([]string, 0, len(idx.byID))
+	for id := range idx.byID {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		e := idx.byID[id]
+		tenant, _ := json.Marshal(e.tenant)
+		b.WriteString(strings.Join([]string{e.id, e.tip.String(), e.status, e.parent, strings.Join(e.deps, ","),
+			e.createdAt, e.lease, string(tenant), e.refs, strconv.Itoa(e.specLen), e.itemJSON}, "\t"))
+		b.WriteByte('\n')
+	}
+	dir := filepath.Dir(path)
+	if os.MkdirAll(dir, 0o777) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".board-index-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b.Bytes())
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+type kid struct{ id, status string }
+
+// children lists the direct children of id.
+func (s *Store) children(id string) ([]kid, error) {
+	idx, err := s.index()
+	if err != nil {
+		return nil, err
+	}
+	var out []kid
+	for _, e := range idx.byID {
+		if e.parent == id {
+			out = append(out, kid{e.id, e.status})
+		}
+	}
+	return out, nil
+}
+
+func (idx *boardIndex) backlinks() map[string][]Reference {
+	out := map[string][]Reference{}
+	for _, e := range idx.byID {
+		if e.refs == "[]" || e.refs == "" || e.refs == "null" {
+			continue
+		}
+		var refs []Reference
+		if json.Unmarshal([]byte(e.refs), &refs) != nil {
+			continue
+		}
+		for _, r := range refs {
+			out[r.ID] = append(out[r.ID], Reference{Rel: r.Rel, ID: e.id})
+		}
+	}
+	for _, refs := range out {
+		sort.Slice(refs, func(i, j int) bool { return refs[i].ID < refs[j].ID })
+	}
+	return out
+}
+
+func (s *Store) backlinksOf(id string) ([]Reference, error) {
+	idx, err := s.index()
+	if err != nil {
+		return nil, err
+	}
+	back := idx.backlinks()[id]
+	if back == nil {
+		back = []Reference{}
+	}
+	return back, nil
+}
+
+// claimableIn is the derived claimable flag: open, every direct dependency
+// done (a cancelled one still blocks), and no direct child open or in
+// progress (a cancelled child does not block).
+func (idx *boardIndex) claimableIn(e *entry, kids map[string][]*entry) bool {
+	if e.status != StatusOpen {
+		return false
+	}
+	for _, d := range e.deps {
+		de, ok := idx.byID[d]
+		if !ok || de.status != StatusDone {
+			return false
+		}
+	}
+	for _, k := range kids[e.id] {
+		if k.status == StatusOpen || k.status == StatusInProgress {
+			return false
+		}
+	}
+	return true
+}
+
+func (idx *boardIndex) kids() map[string][]*entry {
+	m := map[string][]*entry{}
+	for _, e := range idx.byID {
+		if e.parent != "" {
+			m[e.parent] = append(m[e.parent], e)
+		}
+	}
+	return m
+}
+
+// Sweep returns every expired claim (of tenant, or of all tenants when
+// tenant is "") to open with an orphan-recovery event, and reports how many.
+func (s *Store) Sweep(tenant string) (int, error) {
+	idx, err := s.index()
+	if err != nil {
+		return 0, err
+	}
+	return s.sweepIndex(idx, tenant)
+}
+
+func (s *Store) sweepIndex(idx *boardIndex, tenant string) (int, error) {
+	now := s.Now()
+	n := 0
+	for _, e := range idx.byID {
+		if e.status != StatusInProgress || e.lease == "" || (tenant != "" && e.tenant != tenant) {
+			continue
+		}
+		if parseTime(e.lease).After(now) {
+			continue
+		}
+		ok, err := s.Expire(e.id)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ListFilter selects items. Parent: nil = all, "" = roots only, else the
+// children of that item.
+type ListFilter struct {
+	TenantID string
+	Status   string
+	Parent   *string
+}
+
+func (f ListFilter) key() string {
+	p := "*"
+	if f.Parent != nil {
+		p = "=" + *f.Parent
+	}
+	return "tenant=" + f.TenantID + "\x00status=" + f.Status + "\x00parent=" + p
+}
+
+// ListRequest is one bounded page of the board.
+type ListRequest struct {
+	Filter      ListFilter
+	IncludeSpec bool
+	Limit       *int
+	Cursor      string
+	Measure     func(any) (int, error)
+}
+
+// ListPage is a page of rows, newest first; NextCursor is nil only when
+// the selection is exhausted.
+type ListPage struct {
+	Items      []Row   `json:"items"`
+	NextCursor *string `json:"next_cursor"`
+	// Swept counts expired claims the list's sweep returned to open.
+	Swept int `json:"-"`
+}
+
+const workCursorKind = "work"
+
+// List sweeps expired claims (best effort), then serves one page ordered by
+// created_at, then id, descending.
+func (s *Store) List(req ListRequest) (*ListPage, error) {
+	f := req.Filter
+	if f.Status != "" && !ValidStatus(f.Status) {
+		return nil, apperr.New(apperr.Schema, "status %q is not one of open, in_progress, done, cancelled", f.Status)
+	}
+	var after []string
+	if req.Cursor != "" {
+		key, err := paging.DecodeCursor(req.Cursor, workCursorKind, f.key(), 2)
+		if err != nil {
+			return nil, err
+		}
+		after = key
+	}
+	idx, err := s.index()
+	if err != nil {
+		return nil, err
+	}
+	page := &ListPage{Items: []Row{}}
+	if n, err := s.sweepIndex(idx, f.TenantID); err == nil && n > 0 {
+		page.Swept = n
+		if idx, err = s.index(); err != nil {
+			return nil, err
+		}
+	}
+	sel := make([]*entry, 0, len(idx.byID))
+	for _, e := range idx.byID {
+		if f.TenantID != "" && e.tenant != f.TenantID || f.Status != "" && e.status != f.Status {
+			continue
+		}
+		if f.Parent != nil && e.parent != *f.Parent {
+			continue
+		}
+		if after != nil && !(e.createdAt < after[0] || e.createdAt == after[0] && e.id < after[1]) {
+			continue
+		}
+		sel = append(sel, e)
+	}
+	sort.Slice(sel, func(i, j int) bool {
+		if sel[i].createdAt != sel[j].createdAt {
+			return sel[i].createdAt > sel[j].createdAt
+		}
+		return sel[i].id > sel[j].id
+	})
+	limit := paging.Limit(req.Limit)
+	more := len(sel) > limit
+	if more {
+		sel = sel[:limit]
+	}
+	kids := idx.kids()
+	back := idx.backlinks()
+	sizes := make([]int, 0, len(sel))
+	for _, e := range sel {
+		var it *Item
+		if req.IncludeSpec {
+			if it, err = s.load(e.tip); err != nil {
+				return nil, err
+			}
+		} else {
+			it = &Item{}
+			if err := json.Unmarshal([]byte(e.itemJSON), it); err != nil {
+				return nil, apperr.Wrap(apperr.Internal, err, "board index entry for %s does not parse", e.id)
+			}
+			it.normalize()
+		}
+		row := newRow(it, back[e.id], idx.claimableIn(e, kids), req.IncludeSpec)
+		row.SpecLength = e.specLen
+		page.Items = append(page.Items, row)
+		if req.Measure != nil {
+			n, err := req.Measure(row)
+			if err != nil {
+				return nil, err
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	if req.Measure != nil {
+		if keep := paging.Fit(sizes, paging.Budget); keep < len(page.Items) {
+			page.Items, more = page.Items[:keep], true
+		}
+	}
+	if more && len(page.Items) > 0 {
+		last := page.Items[len(page.Items)-1]
+		c := paging.EncodeCursor(workCursorKind, f.key(), []string{last.CreatedAt, last.ID})
+		page.NextCursor = &c
+	}
+	return page, nil
+}
+
+// Ready returns the claimable items of tenant ("" = all), oldest first.
+func (s *Store) Ready(tenant string) ([]Row, error) {
+	if _, err := s.Sweep(tenant); err != nil {
+		return nil, err
+	}
+	idx, err := s.index()
+	if err != nil {
+		return nil, err
+	}
+	kids, back := idx.kids(), idx.backlinks()
+	var sel []*entry
+	for _, e := range idx.byID {
+		if (tenant == "" || e.tenant == tenant) && idx.claimableIn(e, kids) {
+			sel = append(sel, e)
+		}
+	}
+	sort.Slice(sel, func(i, j int) bool {
+		if sel[i].createdAt != sel[j].createdAt {
+			return sel[i].createdAt < sel[j].createdAt
+		}
+		return sel[i].id < sel[j].id
+	})
+	rows := make([]Row, 0, len(sel))
+	for _, e := range sel {
+		it := &Item{}
+		if err := json.Unmarshal([]byte(e.itemJSON), it); err != nil {
+			return nil, err
+		}
+		it.normalize()
+		row := newRow(it, back[e.id], true, false)
+		row.SpecLength = e.specLen
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// ClaimNext claims the oldest ready item of tenant, trying the next one
+// when another contender wins a race; nil when nothing is ready.
+func (s *Store) ClaimNext(tenant string, who Actor, leaseMs *int64) (*Item, error) {
+	rows, err := s.Ready(tenant)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		it, err := s.Claim(r.ID, who, leaseMs)
+		if apperr.Is(err, NotClaimable) {
+			continue
+		}
+		return it, err
+	}
+	return nil, nil
+}
+
+var _ = time.Second

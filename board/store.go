@@ -1,0 +1,259 @@
+package board
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/gitstore"
+	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/secretgate"
+)
+
+// ItemsPrefix is the namespace of item refs: one ref per item, whose
+// first-parent commit chain is the item's audit trail.
+const ItemsPrefix = "refs/ideate/board/items/"
+
+// FormatVersion is the item tree layout this build writes and the newest it
+// reads; it is the blob FormatFile in every item commit's tree.
+const (
+	FormatVersion = 1
+	FormatFile    = "ideate-format"
+	itemFile      = "item.json"
+	eventFile     = "event.json"
+)
+
+var formatBlob = []byte("ideate-board-item " + strconv.Itoa(FormatVersion) + "\n")
+var formatBlobHash = gitstore.HashObject(plumbing.BlobObject, formatBlob)
+
+// Observer receives board signals (telemetry).
+type Observer interface {
+	Claimed(itemID string)
+}
+
+// Store is the delegation board of one repository.
+type Store struct {
+	git *gitstore.Store
+	rec *record.Store
+	ids *record.IDSource
+
+	// Now is the clock; leases and expiry use it.
+	Now func() time.Time
+	// Observer, when set, hears of successful claims.
+	Observer Observer
+	// Warn receives non-fatal problems (a completion record that could
+	// not be written); nil discards them.
+	Warn func(msg string)
+}
+
+// Open returns the board over git, writing completion records to rec.
+func Open(git *gitstore.Store, rec *record.Store) *Store {
+	return &Store{git: git, rec: rec, ids: record.NewIDSource(), Now: time.Now}
+}
+
+// RefName is the ref of one item.
+func RefName(id string) string { return ItemsPrefix + id }
+
+// Exists reports whether an item with this id exists.
+func (s *Store) Exists(id string) (bool, error) {
+	if !record.ValidID(id) {
+		return false, nil
+	}
+	h, err := s.git.Ref(RefName(id))
+	return h != gitstore.ZeroHash, err
+}
+
+// load reads the item snapshot at commit tip.
+func (s *Store) load(tip gitstore.Hash) (*Item, error) {
+	c, err := s.git.ReadCommit(tip)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := s.git.ReadTree(c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	var itemH gitstore.Hash
+	for _, e := range entries {
+		switch e.Name {
+		case FormatFile:
+			if e.Hash != formatBlobHash {
+				data, err := s.git.ReadBlob(e.Hash)
+				if err != nil {
+					return nil, err
+				}
+				var v int
+				if _, err := fmt.Sscanf(string(data), "ideate-board-item %d", &v); err != nil || v > FormatVersion {
+					return nil, apperr.New(SchemaVersion, "this board item was written by a newer git ideate (format %q); upgrade to use it", strings.TrimSpace(string(data)))
+				}
+			}
+		case itemFile:
+			itemH = e.Hash
+		}
+	}
+	if itemH == gitstore.ZeroHash {
+		return nil, apperr.New(apperr.Internal, "commit %s holds no %s", tip, itemFile)
+	}
+	data, err := s.git.ReadBlob(itemH)
+	if err != nil {
+		return nil, err
+	}
+	it, err := unmarshalStored(data)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "item snapshot at %s does not parse", tip)
+	}
+	return it, nil
+}
+
+// current returns the tip and item of id; tip is ZeroHash when absent.
+func (s *Store) current(id string) (gitstore.Hash, *Item, error) {
+	if !record.ValidID(id) {
+		return gitstore.ZeroHash, nil, apperr.New(apperr.Schema, "id %q is not a ULID", trunc(id, 40))
+	}
+	tip, err := s.git.Ref(RefName(id))
+	if err != nil || tip == gitstore.ZeroHash {
+		return tip, nil, err
+	}
+	it, err := s.load(tip)
+	return tip, it, err
+}
+
+// eventEnvelope is what one commit records.
+type transition struct {
+	item  *Item
+	event Event
+}
+
+// writeTree stores the snapshot and the event of one transition.
+func (s *Store) writeTree(t transition) (gitstore.Hash, error) {
+	fb, err := s.git.WriteBlob(formatBlob)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	ib, err := s.git.WriteBlob(t.item.marshalStored())
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	ev, _ := json.MarshalIndent(t.event, "", "  ")
+	eb, err := s.git.WriteBlob(append(ev, '\n'))
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return s.git.WriteTree([]gitstore.TreeEntry{
+		{Mode: gitstore.ModeFile, Name: FormatFile, Hash: fb},
+		{Mode: gitstore.ModeFile, Name: itemFile, Hash: ib},
+		{Mode: gitstore.ModeFile, Name: eventFile, Hash: eb},
+	})
+}
+
+func commitMessage(t transition) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n\n", t.event.Transition, trunc(strings.Join(strings.Fields(t.item.Title), " "), 72))
+	fmt.Fprintf(&b, "Ideate-Item: %s\nIdeate-Transition: %s\nIdeate-Status: %s\n", t.item.ID, t.event.Transition, t.item.Status)
+	actor := t.event.Actor.Human
+	if t.event.Actor.Agent != "" {
+		actor += " (" + t.event.Actor.Agent + ")"
+	}
+	fmt.Fprintf(&b, "Ideate-Actor: %s\n", oneLine(actor))
+	if t.event.ClaimToken != nil {
+		fmt.Fprintf(&b, "Ideate-Token: %d\n", *t.event.ClaimToken)
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func trunc(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// step computes the transition to apply to the item at tip (it is nil
+// when the item does not exist).
+type step func(tip gitstore.Hash, it *Item) (transition, error)
+
+// apply runs f against the current head of id and commits its transition
+// with one compare-and-swap of the item ref from that head. When another
+// writer moved the ref first, f runs again on the new head, so every guard
+// is checked against the state the commit lands on. It returns the
+// snapshot written.
+func (s *Store) apply(id string, f step) (*Item, error) {
+	var last *Item
+	_, err := s.git.Transact(RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+		var it *Item
+		if tip != gitstore.ZeroHash {
+			var err error
+			if it, err = s.load(tip); err != nil {
+				return gitstore.ZeroHash, "", err
+			}
+		}
+		t, err := f(tip, it)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		tree, err := s.writeTree(t)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		last = t.item
+		return tree, commitMessage(t), nil
+	})
+	return last, err
+}
+
+func (s *Store) nowTS() (time.Time, string) {
+	now := s.Now()
+	return now, Timestamp(now)
+}
+
+func tokenPtr(n int64) *int64 { return &n }
+
+// expired reports whether it holds a claim whose lease has run out at now.
+func expired(it *Item, now time.Time) bool {
+	return it != nil && it.Status == StatusInProgress && it.Claim != nil && !parseTime(it.Claim.LeaseExpires).After(now)
+}
+
+// recovery is the orphan-recovery transition of an expired claim.
+func recovery(it *Item, now time.Time) transition {
+	next := *it
+	c := it.Claim
+	next.Status, next.Claim = StatusOpen, nil
+	return transition{item: &next, event: Event{ItemID: it.ID, Actor: c.Holder, Transition: TOrphanRecovery,
+		ClaimToken: tokenPtr(c.ClaimToken), At: Timestamp(now),
+		Note: fmt.Sprintf("lease expired at %s; item reopened by the expiry check", c.LeaseExpires)}}
+}
+
+// Expire turns an expired claim on id back to open with an
+// orphan-recovery event. It reports whether it did.
+func (s *Store) Expire(id string) (bool, error) {
+	_, it, err := s.current(id)
+	if err != nil || it == nil {
+		return false, err
+	}
+	now := s.Now()
+	if !expired(it, now) {
+		return false, nil
+	}
+	_, err = s.apply(id, func(_ gitstore.Hash, it *Item) (transition, error) {
+		if !expired(it, now) {
+			return transition{}, errNothing
+		}
+		return recovery(it, now), nil
+	})
+	if err == errNothing {
+		return false, nil // someone else recovered or renewed it first
+	}
+	return err == nil, err
+}
+
+var errNothing = errors.New("nothing to do")
+
+func gate(fields ...*string) { secretgate.Fields(fields...) }
