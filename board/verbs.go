@@ -500,9 +500,13 @@ func (s *Store) Complete(id string, token int64, note string) (*Outcome, error) 
 			claim = fmt.Sprintf("%s — completed by %s at %s", it.Title, holder.Human, ev.At)
 			content = claim
 		}
+		session := holder.Agent
+		if session == "" {
+			session = holder.Human
+		}
 		_, rerr := s.rec.Append(record.AppendInput{Kind: "work-completion", Claim: claim,
 			VerificationAnchor: "board:" + id + "#complete@" + ev.At, Scope: it.TenantID + "/" + id,
-			Source:  record.Source{CapturePoint: "work-completion", SessionID: holder.Agent, TaskID: id},
+			Source:  record.Source{CapturePoint: "work-completion", SessionID: session, TaskID: id},
 			Content: content})
 		if rerr != nil && s.Warn != nil {
 			s.Warn("the work-completion record was not written: " + apperr.Message(rerr))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/board"
 	"github.com/ideate/git-ideate/gitstore"
 	"github.com/ideate/git-ideate/record"
 )
@@ -42,8 +43,9 @@ type Env struct {
 	Out io.Writer
 	Err io.Writer
 
-	git *gitstore.Store
-	rec *record.Store
+	git   *gitstore.Store
+	rec   *record.Store
+	board *board.Store
 }
 
 // Git opens the repository containing Dir once.
@@ -66,6 +68,10 @@ func (e *Env) Record() (*record.Store, error) {
 			return nil, err
 		}
 		e.rec = record.Open(g)
+		e.rec.Resolve = func(id string) (bool, error) {
+			h, err := g.Ref(board.RefName(id))
+			return h != gitstore.ZeroHash, err
+		}
 	}
 	return e.rec, nil
 }
@@ -83,6 +89,7 @@ type CLI struct {
 	Chdir   string           `short:"C" name:"chdir" placeholder:"DIR" help:"Run as if started in DIR."`
 
 	Record RecordCmd `cmd:"" help:"The append-only process record on refs/ideate/record."`
+	Work   WorkCmd   `cmd:"" help:"The delegation board: work items with leased claims on refs/ideate/board/items/*."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever

@@ -1,0 +1,508 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/board"
+	"github.com/ideate/git-ideate/paging"
+	"github.com/ideate/git-ideate/record"
+)
+
+// WorkCmd groups the board subcommands.
+type WorkCmd struct {
+	Create     WorkCreateCmd     `cmd:"" help:"Create an open work item."`
+	Get        WorkGetCmd        `cmd:"" help:"Show one item (after the lazy expiry check)."`
+	List       WorkListCmd       `cmd:"" help:"List items, newest first (sweeps expired claims first)."`
+	Ready      WorkReadyCmd      `cmd:"" help:"List claimable items, oldest first; --claim takes the first."`
+	UpdateMeta WorkUpdateMetaCmd `cmd:"" name:"update-meta" help:"Change an item's metadata if it is still at --expected-version."`
+	Claim      WorkClaimCmd      `cmd:"" help:"Claim an open, claimable item: a lease and a fencing token."`
+	Renew      WorkRenewCmd      `cmd:"" help:"Extend the lease held with --token."`
+	Release    WorkReleaseCmd    `cmd:"" help:"Hand the claim held with --token back; the item is open again."`
+	Complete   WorkCompleteCmd   `cmd:"" help:"Complete the item claimed with --token (writes a work-completion record)."`
+	Cancel     WorkCancelCmd     `cmd:"" help:"Cancel an open or in-progress item."`
+	Reopen     WorkReopenCmd     `cmd:"" help:"Move a done item back to open."`
+	Events     WorkEventsCmd     `cmd:"" help:"Every event of an item, oldest first."`
+	Sweep      WorkSweepCmd      `cmd:"" help:"Return expired claims to open (always exits 0)."`
+}
+
+// Board opens the delegation board once.
+func (e *Env) Board() (*board.Store, error) {
+	if e.board == nil {
+		rec, err := e.Record()
+		if err != nil {
+			return nil, err
+		}
+		b := board.Open(e.git, rec)
+		b.Warn = func(msg string) { fmt.Fprintln(e.Err, "warning: "+msg) }
+		e.board = b
+	}
+	return e.board, nil
+}
+
+func printItem(env *Env, v any, pretty bool) error { return writeJSON(env.Out, v, pretty) }
+
+func warnUnresolved(env *Env, us []record.Unresolved) {
+	for _, u := range us {
+		fmt.Fprintf(env.Err, "warning: %s is cited but names no record or board item (%s)\n", u.ID, u.Resolution)
+	}
+}
+
+func parseBoardRefs(s string) ([]board.Reference, error) {
+	refs, err := parseReferences(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]board.Reference, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, board.Reference{Rel: r.Rel, ID: r.ID})
+	}
+	return out, nil
+}
+
+// WorkCreateCmd creates an item.
+type WorkCreateCmd struct {
+	Title      string   `required:"" help:"Title."`
+	Spec       string   `required:"" help:"Spec body (opaque to the board), or - for stdin."`
+	SpecFormat string   `required:"" name:"spec-format" help:"A hint of the spec's format (plan/outline, a URI scheme…)."`
+	Human      string   `required:"" help:"Who creates it."`
+	Agent      string   `help:"Through which agent."`
+	DependsOn  []string `name:"depends-on" sep:"," placeholder:"ID,ID" help:"Items that must be done before this one can be claimed."`
+	Parent     string   `placeholder:"ID" help:"Parent item (containment)."`
+	Supersedes string   `placeholder:"ID" help:"The item this one replaces."`
+	References string   `placeholder:"JSON" help:"Typed edges as JSON: [{\"rel\":\"…\",\"id\":\"…\"}]."`
+	Tenant     string   `help:"Tenant (default local)."`
+}
+
+// Run creates the item and prints it as one line of JSON.
+func (c *WorkCreateCmd) Run(env *Env) error {
+	spec, err := readContent(env, c.Spec)
+	if err != nil {
+		return err
+	}
+	refs, err := parseBoardRefs(c.References)
+	if err != nil {
+		return err
+	}
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	out, err := b.Create(board.CreateInput{Title: c.Title, Spec: spec, SpecFormat: c.SpecFormat,
+		CreatedBy: board.Actor{Human: c.Human, Agent: c.Agent}, DependsOn: c.DependsOn, ParentID: c.Parent,
+		Supersedes: c.Supersedes, References: refs, TenantID: c.Tenant})
+	if err != nil {
+		return err
+	}
+	warnUnresolved(env, out.Unresolved)
+	return printItem(env, out.Item, false)
+}
+
+// WorkGetCmd shows one item.
+type WorkGetCmd struct {
+	ID   string `name:"id" required:"" help:"Item id."`
+	JSON bool   `name:"json" help:"Pretty JSON (null when missing)."`
+}
+
+// Run prints the item.
+func (c *WorkGetCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	v, err := b.Get(c.ID)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		if c.JSON {
+			fmt.Fprintln(env.Out, "null")
+		} else {
+			fmt.Fprintln(env.Out, "(not found)")
+		}
+		return nil
+	}
+	return printItem(env, v, c.JSON)
+}
+
+// WorkListCmd lists items.
+type WorkListCmd struct {
+	Tenant      string `help:"Only this tenant."`
+	Status      string `help:"open, in_progress, done or cancelled."`
+	Parent      string `placeholder:"ID" help:"Only the children of this item."`
+	Roots       bool   `help:"Only items without a parent."`
+	JSON        bool   `name:"json" help:"Bounded JSON page: {items, next_cursor}."`
+	IncludeSpec bool   `name:"include-spec" help:"Include specs (requires --json)."`
+	Limit       *int   `help:"Page size (default 100 with --json, 1..500)."`
+	Cursor      string `help:"Resume after a previous page (opaque, bound to its filter)."`
+}
+
+func (c *WorkListCmd) filter() (board.ListFilter, error) {
+	f := board.ListFilter{TenantID: c.Tenant, Status: c.Status}
+	if c.Roots && c.Parent != "" {
+		return f, apperr.New(apperr.Schema, "--roots and --parent cannot be combined")
+	}
+	if c.Roots {
+		root := ""
+		f.Parent = &root
+	} else if c.Parent != "" {
+		p := c.Parent
+		f.Parent = &p
+	}
+	return f, nil
+}
+
+// Run prints the page (or, without --json, --limit or --cursor, every item).
+func (c *WorkListCmd) Run(env *Env) error {
+	if c.IncludeSpec && !c.JSON {
+		return apperr.New(apperr.Schema, "--include-spec requires --json")
+	}
+	if c.Limit != nil && *c.Limit < 0 {
+		return apperr.New(apperr.Schema, "--limit must not be negative")
+	}
+	f, err := c.filter()
+	if err != nil {
+		return err
+	}
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	req := board.ListRequest{Filter: f, IncludeSpec: c.IncludeSpec, Limit: c.Limit, Cursor: c.Cursor}
+	if c.JSON {
+		req.Measure = paging.PrettyLen
+		page, err := b.List(req)
+		if err != nil {
+			return err
+		}
+		return writeJSON(env.Out, page, true)
+	}
+	paged := c.Limit != nil || c.Cursor != ""
+	if !paged {
+		max := paging.MaxLimit
+		req.Limit = &max
+	}
+	w := newBufWriter(env.Out)
+	defer w.Flush()
+	n := 0
+	for {
+		page, err := b.List(req)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Items {
+			flag := ""
+			if r.Claimable {
+				flag = " claimable"
+			}
+			fmt.Fprintf(w, "%s [%s]%s %s\n", r.ID, r.Status, flag, r.Title)
+			n++
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		if paged {
+			fmt.Fprintf(w, "(more items — resume with --cursor %s)\n", *page.NextCursor)
+			break
+		}
+		req.Cursor = *page.NextCursor
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "(no items)")
+	}
+	return nil
+}
+
+// WorkReadyCmd lists (or claims) ready work.
+type WorkReadyCmd struct {
+	Tenant  string `help:"Only this tenant."`
+	Claim   bool   `help:"Claim the oldest ready item atomically (trying the next one if another claimer wins)."`
+	Human   string `help:"Who claims (with --claim)."`
+	Agent   string `help:"Through which agent (with --claim)."`
+	LeaseMs *int64 `name:"lease-ms" help:"Lease length in ms (with --claim; default 4h)."`
+	JSON    bool   `name:"json" help:"JSON output."`
+}
+
+// Run lists or claims.
+func (c *WorkReadyCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	if c.Claim {
+		if strings.TrimSpace(c.Human) == "" {
+			return apperr.New(apperr.Schema, "--claim needs --human")
+		}
+		it, err := b.ClaimNext(c.Tenant, board.Actor{Human: c.Human, Agent: c.Agent}, c.LeaseMs)
+		if err != nil {
+			return err
+		}
+		if it == nil {
+			return apperr.New(board.NotClaimable, "no item is ready to claim")
+		}
+		return printItem(env, it, c.JSON)
+	}
+	rows, err := b.Ready(c.Tenant)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, map[string]any{"items": rows}, true)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(env.Out, "%s %s\n", r.ID, r.Title)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(env.Out, "(nothing ready)")
+	}
+	return nil
+}
+
+// WorkUpdateMetaCmd changes metadata.
+type WorkUpdateMetaCmd struct {
+	ID              string    `name:"id" required:""`
+	ExpectedVersion int64     `name:"expected-version" required:"" help:"The version you read; a stale one is VERSION_CONFLICT."`
+	Title           *string   `help:"New title."`
+	Spec            *string   `help:"New spec (- for stdin)."`
+	SpecFormat      *string   `name:"spec-format" help:"New spec format."`
+	DependsOn       *[]string `name:"depends-on" sep:"," placeholder:"ID,ID" help:"Replace the dependencies (empty string clears)."`
+	Parent          string    `placeholder:"ID" help:"Move under this parent."`
+	Root            bool      `help:"Make the item a root (no parent)."`
+	Supersedes      *string   `placeholder:"ID" help:"Replace the edges with one supersedes edge (plus --references)."`
+	References      *string   `placeholder:"JSON" help:"Replace the typed edges (\"[]\" clears)."`
+	Human           string    `help:"Who changes it (default: the creator)."`
+	Agent           string    `help:"Through which agent."`
+}
+
+// Run applies the update.
+func (c *WorkUpdateMetaCmd) Run(env *Env) error {
+	in := board.UpdateInput{ExpectedVersion: c.ExpectedVersion, Title: c.Title, SpecFormat: c.SpecFormat,
+		Supersedes: c.Supersedes, Actor: board.Actor{Human: c.Human, Agent: c.Agent}}
+	if c.Spec != nil {
+		spec, err := readContent(env, *c.Spec)
+		if err != nil {
+			return err
+		}
+		in.Spec = &spec
+	}
+	if c.DependsOn != nil {
+		deps := []string{}
+		for _, d := range *c.DependsOn {
+			if strings.TrimSpace(d) != "" {
+				deps = append(deps, d)
+			}
+		}
+		in.DependsOn = &deps
+	}
+	if c.Root && c.Parent != "" {
+		return apperr.New(apperr.Schema, "--root and --parent cannot be combined")
+	}
+	if c.Root {
+		root := ""
+		in.ParentID = &root
+	} else if c.Parent != "" {
+		p := c.Parent
+		in.ParentID = &p
+	}
+	if c.References != nil {
+		refs, err := parseBoardRefs(*c.References)
+		if err != nil {
+			return err
+		}
+		in.References = &refs
+	}
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	out, err := b.UpdateMeta(c.ID, in)
+	if err != nil {
+		return err
+	}
+	warnUnresolved(env, out.Unresolved)
+	return printItem(env, out.Item, false)
+}
+
+// WorkClaimCmd claims an item.
+type WorkClaimCmd struct {
+	ID      string `name:"id" required:""`
+	Human   string `required:"" help:"Who claims."`
+	Agent   string `help:"Through which agent."`
+	LeaseMs *int64 `name:"lease-ms" help:"Lease length in ms (default 4h, at most 30 days)."`
+}
+
+// Run claims.
+func (c *WorkClaimCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	it, err := b.Claim(c.ID, board.Actor{Human: c.Human, Agent: c.Agent}, c.LeaseMs)
+	if err != nil {
+		return err
+	}
+	return printItem(env, it, false)
+}
+
+// WorkRenewCmd renews a lease.
+type WorkRenewCmd struct {
+	ID      string `name:"id" required:""`
+	Token   int64  `required:"" help:"The fencing token the claim returned."`
+	LeaseMs *int64 `name:"lease-ms" help:"New lease length from now, in ms."`
+}
+
+// Run renews.
+func (c *WorkRenewCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	it, err := b.Renew(c.ID, c.Token, c.LeaseMs)
+	if err != nil {
+		return err
+	}
+	return printItem(env, it, false)
+}
+
+// WorkReleaseCmd releases a claim.
+type WorkReleaseCmd struct {
+	ID    string `name:"id" required:""`
+	Token int64  `required:""`
+	Note  string `help:"Why."`
+}
+
+// Run releases.
+func (c *WorkReleaseCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	out, err := b.Release(c.ID, c.Token, c.Note)
+	if err != nil {
+		return err
+	}
+	warnUnresolved(env, out.Unresolved)
+	return printItem(env, out.Item, false)
+}
+
+// WorkCompleteCmd completes an item.
+type WorkCompleteCmd struct {
+	ID    string `name:"id" required:""`
+	Token int64  `required:""`
+	Note  string `help:"What was done (becomes the work-completion record)."`
+}
+
+// Run completes.
+func (c *WorkCompleteCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	out, err := b.Complete(c.ID, c.Token, c.Note)
+	if err != nil {
+		return err
+	}
+	warnUnresolved(env, out.Unresolved)
+	return printItem(env, out.Item, false)
+}
+
+// WorkCancelCmd cancels.
+type WorkCancelCmd struct {
+	ID    string `name:"id" required:""`
+	Human string `required:""`
+	Agent string
+}
+
+// Run cancels.
+func (c *WorkCancelCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	it, err := b.Cancel(c.ID, board.Actor{Human: c.Human, Agent: c.Agent})
+	if err != nil {
+		return err
+	}
+	return printItem(env, it, false)
+}
+
+// WorkReopenCmd reopens.
+type WorkReopenCmd struct {
+	ID    string `name:"id" required:""`
+	Human string `required:""`
+	Agent string
+}
+
+// Run reopens.
+func (c *WorkReopenCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	it, err := b.Reopen(c.ID, board.Actor{Human: c.Human, Agent: c.Agent})
+	if err != nil {
+		return err
+	}
+	return printItem(env, it, false)
+}
+
+// WorkEventsCmd prints the audit trail.
+type WorkEventsCmd struct {
+	ID   string `name:"id" required:""`
+	JSON bool   `name:"json" help:"Pretty JSON array."`
+}
+
+// Run prints events.
+func (c *WorkEventsCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	evs, err := b.Events(c.ID)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, evs, true)
+	}
+	printEvents(env.Out, evs)
+	return nil
+}
+
+func printEvents(w io.Writer, evs []board.Event) {
+	if len(evs) == 0 {
+		fmt.Fprintln(w, "(no events)")
+	}
+	for _, e := range evs {
+		fmt.Fprintf(w, "%s %s actor=%s", e.At, e.Transition, e.Actor.Human)
+		if e.ClaimToken != nil {
+			fmt.Fprintf(w, " token=%d", *e.ClaimToken)
+		}
+		if e.Note != "" {
+			fmt.Fprintf(w, " note=%q", e.Note)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// WorkSweepCmd sweeps expired claims.
+type WorkSweepCmd struct {
+	Tenant string `help:"Only this tenant."`
+}
+
+func (*WorkSweepCmd) alwaysZero() {}
+
+// Run sweeps; it never fails its caller.
+func (c *WorkSweepCmd) Run(env *Env) error {
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	n, err := b.Sweep(c.Tenant)
+	if n > 0 {
+		fmt.Fprintf(env.Err, "reclaimed %d expired claim(s)\n", n)
+	}
+	return err
+}
