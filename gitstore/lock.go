@@ -116,7 +116,7 @@ func acquireLock(lockPath string, pol LockPolicy) (*os.File, error) {
 				continue
 			}
 		case errors.Is(err, os.ErrNotExist):
-			if err := os.MkdirAll(filepath.Dir(lockPath), 0o777); err != nil {
+			if err := mkdirAll(filepath.Dir(lockPath)); err != nil {
 				return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(lockPath))
 			}
 			continue
@@ -199,4 +199,17 @@ func trimOut(b []byte) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// mkdirAll is os.MkdirAll that survives a concurrent git removing empty
+// directories (pack-refs prunes emptied ref directories, prune emptied
+// object fan-out directories) between our creating a parent and its child.
+func mkdirAll(dir string) error {
+	var err error
+	for i := 0; i < 100; i++ {
+		if err = os.MkdirAll(dir, 0o777); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return err
 }

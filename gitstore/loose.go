@@ -44,8 +44,8 @@ func (s *Store) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 		return ZeroHash, err
 	}
 	f, err := os.CreateTemp(dir, "tmp_obj_")
-	if errors.Is(err, os.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o777); err == nil {
+	for i := 0; i < 100 && errors.Is(err, os.ErrNotExist); i++ {
+		if err = mkdirAll(dir); err == nil {
 			f, err = os.CreateTemp(dir, "tmp_obj_")
 		}
 	}
@@ -64,6 +64,11 @@ func (s *Store) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 		// Loose objects are read-only, as git makes them.
 		os.Chmod(f.Name(), 0o444)
 		werr = os.Rename(f.Name(), final)
+	}
+	if errors.Is(werr, os.ErrNotExist) {
+		// git prune removed the emptied fan-out directory under us.
+		os.Remove(f.Name())
+		return s.writeLoose(t, data)
 	}
 	if werr != nil {
 		os.Remove(f.Name())
