@@ -107,9 +107,9 @@ func main() {
 // run parses args, runs the command and returns the exit code.
 func run(args []string, env *Env) int {
 	defer env.Close()
-	var cli CLI
+	cli := grammar(args)
 	exited := -1
-	parser, err := kong.New(&cli,
+	parser, err := kong.New(cli,
 		kong.Name("git ideate"),
 		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository."),
 		kong.UsageOnError(),
@@ -144,8 +144,8 @@ func run(args []string, env *Env) int {
 			}
 			return 1, true
 		}
-		if cli.Chdir != "" {
-			env.Dir = cli.Chdir
+		if d := chdirOf(cli); d != "" {
+			env.Dir = d
 		}
 		if env.Dir == "" {
 			env.Dir = "."
