@@ -13,11 +13,22 @@ import (
 // maintenance keeps the repository healthy without user action: many small
 // commits leave many loose objects, so after commits it estimates the loose
 // object count the way git does (entries in objects/17 × 256) and, past
-// gc.auto, starts `git gc --auto --quiet` as a detached background process.
+// gc.auto, starts a detached background repack.
+//
+// It does not start `git gc --auto`: under a burst of appends, objects keep
+// arriving while gc packs, its final check then warns "too many unreachable
+// loose objects", and a detached gc that warned writes gc.log, which stops
+// every later `git gc --auto` for a day (gc.logExpiry) while loose objects
+// pile up (seen in bench/recordbench: 57k loose objects at 10k records).
+// Instead it runs `git repack -d -q` (pack the loose objects, drop the
+// packed copies), or, past gc.autoPackLimit packs, `git repack -a -d -q`
+// followed by `git prune --expire=1.hour.ago` (objects of lost
+// compare-and-swap attempts are unreachable; an hour is far beyond any
+// write in flight) and `git pack-refs --all`.
+//
 // The check costs one small directory read, at most once per 256 objects
-// written by a process; a stamp file keeps two processes from starting gc
-// within 5 seconds of each other (git's gc.pid lock keeps
-// a second gc from running at the same time anyway). Disabled by ideate.maintenance=false or
+// written by a process; a lock file under .git/ideate keeps two repacks
+// from running at once. Disabled by ideate.maintenance=false or
 // $GIT_IDEATE_NO_MAINTENANCE.
 type maintenance struct {
 	enabled   bool
@@ -70,24 +81,54 @@ func (m *maintenance) LooseEstimate() int64 {
 
 func (m *maintenance) spawn() {
 	dir := m.store.repo.StateDir()
-	stamp := filepath.Join(dir, "gc.stamp")
-	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < 5*time.Second {
-		return
+	lock := filepath.Join(dir, "maintenance.lock")
+	if fi, err := os.Stat(lock); err == nil {
+		if time.Since(fi.ModTime()) < 30*time.Minute {
+			return // a repack is running (or died less than 30 min ago)
+		}
+		os.Remove(lock)
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return
 	}
-	if err := os.WriteFile(stamp, nil, 0o666); err != nil {
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
 		return
 	}
-	now := time.Now()
-	os.Chtimes(stamp, now, now)
-	cmd := exec.Command("git", "--git-dir="+m.store.repo.CommonDir, "gc", "--auto", "--quiet")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err == nil {
-		go cmd.Wait() // reap it if this process outlives it
+	f.Close()
+	gd := shellQuote(m.store.repo.CommonDir)
+	script := "git --git-dir=" + gd + " repack -d -q"
+	if m.packCount() > int(m.store.cfg.Int("gc", "autopacklimit", 50)) {
+		script = "git --git-dir=" + gd + " repack -a -d -q && git --git-dir=" + gd +
+			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
+	script = "(" + script + "); rm -f " + shellQuote(lock)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		os.Remove(lock)
+		return
+	}
+	go cmd.Wait() // reap it if this process outlives it
 }
+
+func (m *maintenance) packCount() int {
+	d, err := os.Open(filepath.Join(m.store.repo.CommonDir, "objects", "pack"))
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	n := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, ".pack") {
+			n++
+		}
+	}
+	return n
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Maintain runs `git gc --auto` in the foreground when the repository needs
 // it and reports whether it ran (for `git ideate gc` and tests).
