@@ -90,6 +90,7 @@ type CLI struct {
 
 	Record RecordCmd `cmd:"" help:"The append-only process record on refs/ideate/record."`
 	Work   WorkCmd   `cmd:"" help:"The delegation board: work items with leased claims on refs/ideate/board/items/*."`
+	Mcp    McpCmd    `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"time"
+
+	"github.com/ideate/git-ideate/mcpserver"
+	"github.com/ideate/git-ideate/record"
+)
+
+// McpCmd serves the MCP tools on stdio.
+type McpCmd struct{}
+
+// Run serves until stdin closes. Nothing but protocol goes to stdout; the
+// repository is opened on the first tool call, from the directory the
+// server was started in.
+func (c *McpCmd) Run(env *Env) error {
+	session := "mcp-" + record.NewIDSource().New(time.Now())
+	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
+		return env.Backend(session)
+	})
+	return srv.ServeStdio()
+}
+
+// Backend opens the stores the MCP tools use, for this environment.
+func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
+	b, err := e.Board()
+	if err != nil {
+		return nil, err
+	}
+	return &mcpserver.Backend{Git: e.git, Record: e.rec, Board: b, Session: session}, nil
+}
