@@ -332,9 +332,9 @@ func TestStore_Transact_RetriesOnMovedRef(t *testing.T) {
 	h, err := s.Transact(ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		calls++
 		if calls == 1 {
-			// Another writer moves the ref after we read it.
-			other := commit(t, s, "other", gitstore.ZeroHash)
-			gt.Git(t, dir, "update-ref", ref, other.String())
+			// Another writer (git itself) moves the ref after we read it.
+			other := gt.Git(t, dir, "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", "other")
+			gt.Git(t, dir, "update-ref", ref, other)
 		}
 		blob, _ := s.WriteBlob([]byte("mine"))
 		tree, err := s.WriteTree([]gitstore.TreeEntry{{Mode: gitstore.ModeFile, Name: "f", Hash: blob}})

@@ -117,10 +117,7 @@ func (s *Store) Append(in AppendInput) (res *AppendResult, err error) {
 		red = secretgate.Merge(red, secretgate.Fields(&rec.References[i].Rel, &rec.References[i].ID))
 	}
 	// The gate ran before any object exists; now write.
-	blob, err := s.git.WriteBlob(Marshal(rec))
-	if err != nil {
-		return nil, err
-	}
+	data := Marshal(rec)
 	dirs, file := Path(rec.ID)
 	var unresolved []Unresolved
 	commit, err := s.git.Transact(RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
@@ -132,6 +129,10 @@ func (s *Store) Append(in AppendInput) (res *AppendResult, err error) {
 			return gitstore.ZeroHash, "", err
 		}
 		unresolved = s.lint(root, rec)
+		blob, err := s.git.WriteBlob(data)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
 		if root, err = s.ensureFormat(root); err != nil {
 			return gitstore.ZeroHash, "", err
 		}
