@@ -1,0 +1,171 @@
+// Command mcpbench measures the MCP server as a host meets it: one
+// long-lived `git-ideate mcp` process on stdio, one request at a time,
+// the median per call over many calls.
+//
+//	go run ./bench/mcpbench
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ideate/git-ideate/bench/internal/benchutil"
+	"github.com/ideate/git-ideate/gitstore"
+	"github.com/ideate/git-ideate/record"
+)
+
+type client struct {
+	in  io.Writer
+	out *bufio.Scanner
+	id  int
+}
+
+func (c *client) call(method string, params any) (json.RawMessage, time.Duration) {
+	c.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	t0 := time.Now()
+	c.in.Write(append(b, '\n'))
+	for c.out.Scan() {
+		var m struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(c.out.Bytes(), &m) == nil && m.ID == c.id {
+			d := time.Since(t0)
+			if m.Error != nil {
+				benchutil.Must(fmt.Errorf("%s: %s", method, m.Error))
+			}
+			return m.Result, d
+		}
+	}
+	benchutil.Must(fmt.Errorf("server closed"))
+	return nil, 0
+}
+
+type toolRes struct {
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+func (c *client) tool(name string, args map[string]any) (json.RawMessage, time.Duration) {
+	raw, d := c.call("tools/call", map[string]any{"name": name, "arguments": args})
+	var r toolRes
+	benchutil.Must(json.Unmarshal(raw, &r))
+	if r.IsError {
+		benchutil.Must(fmt.Errorf("%s failed: %s", name, r.StructuredContent))
+	}
+	return r.StructuredContent, d
+}
+
+func start(bin, repo string) (*client, func()) {
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir = repo
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	benchutil.Must(cmd.Start())
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	c := &client{in: in, out: sc}
+	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "mcpbench", "version": "0"}})
+	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	return c, func() { in.Close(); cmd.Wait() }
+}
+
+func main() {
+	n := flag.Int("calls", 1000, "calls per figure")
+	walkN := flag.Int("walk", 10000, "records for the full-walk figure")
+	flag.Parse()
+	work, err := os.MkdirTemp("", "mcpbench-")
+	benchutil.Must(err)
+	defer os.RemoveAll(work)
+	bin, err := benchutil.Build(work)
+	benchutil.Must(err)
+	repo := filepath.Join(work, "repo")
+	benchutil.Must(benchutil.InitRepo(repo))
+	c, stop := start(bin, repo)
+	defer stop()
+	fmt.Printf("mcpbench: %s, one server process, %d calls per figure\n", time.Now().UTC().Format(time.RFC3339), *n)
+
+	body := strings.Repeat("x", 300)
+	var app []time.Duration
+	for i := 0; i < *n; i++ {
+		_, d := c.tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp claim %d", i), "content": body, "scope": "bench"})
+		app = append(app, d)
+	}
+	fmt.Printf("%-34s %10v\n", "record_append", benchutil.Median(app).Round(time.Microsecond))
+
+	var ids []string
+	for i := 0; i < *n; i++ {
+		res, _ := c.tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
+		var r struct{ Item struct{ ID string } }
+		json.Unmarshal(res, &r)
+		ids = append(ids, r.Item.ID)
+	}
+	var claim, complete []time.Duration
+	for _, id := range ids {
+		res, d := c.tool("work_claim", map[string]any{"id": id, "actor_human": "bench"})
+		claim = append(claim, d)
+		var r struct {
+			Item struct{ Claim struct{ ClaimToken int64 `json:"claim_token"` } }
+		}
+		json.Unmarshal(res, &r)
+		_, d = c.tool("work_complete", map[string]any{"id": id, "claim_token": r.Item.Claim.ClaimToken, "note": "done"})
+		complete = append(complete, d)
+	}
+	fmt.Printf("%-34s %10v\n", "work_claim", benchutil.Median(claim).Round(time.Microsecond))
+	fmt.Printf("%-34s %10v   (includes the work-completion record)\n", "work_complete", benchutil.Median(complete).Round(time.Microsecond))
+
+	// Full record_read walk over walkN records (fill the rest in-process).
+	g, err := gitstore.Open(repo)
+	benchutil.Must(err)
+	rec := record.Open(g)
+	sn, _ := rec.Snapshot()
+	have, _ := sn.Count()
+	for ; have < *walkN; have++ {
+		_, err := rec.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("fill %d", have), Content: body})
+		benchutil.Must(err)
+	}
+	g.Close()
+	var walks []time.Duration
+	pages := 0
+	for run := 0; run < 3; run++ {
+		t0 := time.Now()
+		cursor := ""
+		pages = 0
+		seen := 0
+		for {
+			args := map[string]any{}
+			if cursor != "" {
+				args["cursor"] = cursor
+			}
+			res, _ := c.tool("record_read", args)
+			var p struct {
+				Records    []json.RawMessage `json:"records"`
+				NextCursor *string           `json:"next_cursor"`
+			}
+			benchutil.Must(json.Unmarshal(res, &p))
+			pages++
+			seen += len(p.Records)
+			if p.NextCursor == nil {
+				break
+			}
+			cursor = *p.NextCursor
+		}
+		if seen != have {
+			benchutil.Must(fmt.Errorf("walk saw %d of %d records", seen, have))
+		}
+		walks = append(walks, time.Since(t0))
+	}
+	fmt.Printf("%-34s %10v   (%d records, %d pages; runs %v)\n", "record_read full walk", benchutil.Median(walks).Round(time.Millisecond), have, pages, walks)
+}
