@@ -23,6 +23,7 @@ import (
 	"github.com/ideate/git-ideate/board"
 	"github.com/ideate/git-ideate/gitstore"
 	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/steering"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -36,14 +37,11 @@ type Backend struct {
 	Git      *gitstore.Store
 	Record   *record.Store
 	Board    *board.Store
-	Steering SteeringStore // nil: steering tools answer GATED
-	Session  string        // the server's session id, mcp-<ULID>
-}
-
-// SteeringStore is the part of the steering store the tools use.
-type SteeringStore interface {
-	PutJSON(args json.RawMessage) (any, error)
-	ReadJSON(args json.RawMessage, measure func(any) (int, error)) (any, error)
+	Steering *steering.Store // nil or not enabled: steering tools answer GATED
+	// SteeringErr, when set, is why steering could not be opened (an
+	// unreadable .ideate.json); steering tools answer with it.
+	SteeringErr error
+	Session  string          // the server's session id, mcp-<ULID>
 }
 
 // Opener builds the backend on the first tool call.
@@ -108,7 +106,10 @@ func (s *Server) call(t toolDef, req mcp.CallToolRequest) *mcp.CallToolResult {
 		if err != nil {
 			return errorResult(err)
 		}
-		if b.Steering == nil {
+		if b.SteeringErr != nil {
+			return errorResult(b.SteeringErr)
+		}
+		if b.Steering == nil || !b.Steering.Enabled() {
 			return errorResult(apperr.New("GATED", "steering is gated off; set steering.enabled in .ideate.json (or git config ideate.steering true) to use it"))
 		}
 	}

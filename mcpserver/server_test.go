@@ -12,6 +12,7 @@ import (
 	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/mcpserver"
 	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/steering"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -22,7 +23,7 @@ type harness struct {
 	c   *client.Client
 }
 
-func backendFor(dir string, steering mcpserver.SteeringStore) mcpserver.Opener {
+func backendFor(dir string, steeringOn bool) mcpserver.Opener {
 	return func() (*mcpserver.Backend, error) {
 		g, err := gitstore.Open(dir)
 		if err != nil {
@@ -31,7 +32,7 @@ func backendFor(dir string, steering mcpserver.SteeringStore) mcpserver.Opener {
 		rec := record.Open(g)
 		b := board.Open(g, rec)
 		rec.Resolve = b.Exists
-		return &mcpserver.Backend{Git: g, Record: rec, Board: b, Steering: steering, Session: "mcp-test"}, nil
+		return &mcpserver.Backend{Git: g, Record: rec, Board: b, Steering: steering.Open(g, steeringOn), Session: "mcp-test"}, nil
 	}
 }
 
@@ -58,7 +59,7 @@ func start(t *testing.T, dir string, open mcpserver.Opener) *harness {
 
 func newHarness(t *testing.T) *harness {
 	dir := gt.NewRepo(t)
-	return start(t, dir, backendFor(dir, nil))
+	return start(t, dir, backendFor(dir, false))
 }
 
 // call returns the decoded text payload and whether it was an error.
@@ -258,7 +259,7 @@ func TestServer_SteeringGatedWritesNothing(t *testing.T) {
 func TestServer_NotARepository(t *testing.T) {
 	dir := t.TempDir()
 	gt.Isolate(t)
-	h := start(t, dir, backendFor(dir, nil))
+	h := start(t, dir, backendFor(dir, false))
 	h.fails("record_read", map[string]any{}, "NOT_A_REPOSITORY")
 }
 
@@ -289,4 +290,27 @@ func TestServer_SeesOtherWriters(t *testing.T) {
 	if v, _ := b.Get(it.Item.ID); v.Status != board.StatusDone {
 		t.Fatal("outside store does not see the server's complete")
 	}
+}
+
+func TestServer_SteeringEnabled(t *testing.T) {
+	dir := gt.NewRepo(t)
+	h := start(t, dir, backendFor(dir, true))
+	r := h.ok("steering_put", map[string]any{"id": "GP-1", "kind": "principle", "statement": "Prefer small commits", "domain": "process"})
+	if r["id"] != "GP-1" || r["status"] != "active" || r["amended"] != false {
+		t.Fatalf("put: %v", r)
+	}
+	r = h.ok("steering_put", map[string]any{"id": "GP-1", "kind": "principle", "statement": "Prefer small, reviewed commits", "status": "active"})
+	if r["amended"] != true {
+		t.Fatalf("amend: %v", r)
+	}
+	h.ok("steering_put", map[string]any{"id": "GP-2", "kind": "principle", "statement": "Newer", "supersedes": "GP-1"})
+	p := h.ok("steering_read", map[string]any{"domain": "PROC", "include_history": true})
+	items := p["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["history_length"].(float64) != 1 || len(items[0].(map[string]any)["referenced_by"].([]any)) != 1 {
+		t.Fatalf("read: %v", p)
+	}
+	h.fails("steering_put", map[string]any{"id": "GP-3", "kind": "k", "statement": "s", "status": "retired"}, "SCHEMA")
+	h.fails("steering_put", map[string]any{"id": "GP-3", "kind": "k", "statement": "s", "supersedes": "GP-404"}, "DANGLING_SUPERSEDES")
+	h.fails("steering_read", map[string]any{"limit": "many"}, "SCHEMA")
+	gt.Fsck(t, dir)
 }

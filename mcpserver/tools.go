@@ -9,6 +9,7 @@ import (
 	"github.com/ideate/git-ideate/paging"
 	"github.com/ideate/git-ideate/record"
 	"github.com/ideate/git-ideate/secretgate"
+	"github.com/ideate/git-ideate/steering"
 )
 
 type toolDef struct {
@@ -464,9 +465,51 @@ func workEvents(b *Backend, raw json.RawMessage) (any, error) {
 }
 
 func steeringRead(b *Backend, raw json.RawMessage) (any, error) {
-	return b.Steering.ReadJSON(raw, paging.CompactLen)
+	var a struct {
+		ID, Domain, Status, Kind, Cursor string
+		IncludeHistory                   bool
+		Limit                            *int
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	p, err := b.Steering.Read(steering.ReadRequest{ID: a.ID, Domain: a.Domain, Status: a.Status, Kind: a.Kind,
+		IncludeHistory: a.IncludeHistory, Limit: a.Limit, Cursor: a.Cursor, Measure: paging.CompactLen})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		*steering.Page
+	}{true, p}, nil
 }
 
 func steeringPut(b *Backend, raw json.RawMessage) (any, error) {
-	return b.Steering.PutJSON(raw)
+	var a struct {
+		ID, Kind, Statement, Status, Supersedes, References string
+		Domain                                              *string
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	var refs []steering.Reference
+	if strings.TrimSpace(a.References) != "" {
+		rr, err := parseRefs(a.References)
+		if err != nil {
+			return nil, err
+		}
+		refs = []steering.Reference{}
+		for _, r := range rr {
+			refs = append(refs, steering.Reference{Rel: r.Rel, ID: r.ID})
+		}
+	}
+	res, err := b.Steering.Put(steering.PutInput{ID: a.ID, Kind: a.Kind, Statement: a.Statement, Domain: a.Domain,
+		Status: a.Status, Supersedes: a.Supersedes, References: refs, Actor: b.Session})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		*steering.PutResult
+	}{true, res}, nil
 }

@@ -15,6 +15,7 @@ type McpCmd struct{}
 // server was started in.
 func (c *McpCmd) Run(env *Env) error {
 	session := "mcp-" + record.NewIDSource().New(time.Now())
+	env.session = session
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
 		return env.Backend(session)
 	})
@@ -27,5 +28,7 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mcpserver.Backend{Git: e.git, Record: e.rec, Board: b, Session: session}, nil
+	// A broken .ideate.json only affects the tools that read it.
+	st, serr := e.Steering()
+	return &mcpserver.Backend{Git: e.git, Record: e.rec, Board: b, Steering: st, SteeringErr: serr, Session: session}, nil
 }

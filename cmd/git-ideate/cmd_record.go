@@ -349,6 +349,9 @@ func (c *RecordPrimeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	if t := env.Telemetry(); t != nil {
+		t.PrimingRequested("cli:prime")
+	}
 	_, err = io.WriteString(env.Out, out)
 	return err
 }

@@ -37,6 +37,9 @@ func (e *Env) Board() (*board.Store, error) {
 		}
 		b := board.Open(e.git, rec)
 		b.Warn = func(msg string) { fmt.Fprintln(e.Err, "warning: "+msg) }
+		if t := e.Telemetry(); t != nil {
+			b.Observer = t
+		}
 		e.board = b
 	}
 	return e.board, nil

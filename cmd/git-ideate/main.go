@@ -15,8 +15,10 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/board"
+	"github.com/ideate/git-ideate/config"
 	"github.com/ideate/git-ideate/gitstore"
 	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/telemetry"
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module
@@ -43,9 +45,30 @@ type Env struct {
 	Out io.Writer
 	Err io.Writer
 
-	git   *gitstore.Store
-	rec   *record.Store
-	board *board.Store
+	git     *gitstore.Store
+	rec     *record.Store
+	board   *board.Store
+	tel     *telemetry.Recorder
+	cfg     *config.Config
+	session string // set by the MCP server: its mcp-<ULID>
+}
+
+// Config loads the project configuration (.ideate.json at the top of the
+// working tree, then git config ideate.*) once.
+func (e *Env) Config() (*config.Config, error) {
+	if e.cfg != nil {
+		return e.cfg, nil
+	}
+	g, err := e.Git()
+	if err != nil {
+		return nil, err
+	}
+	c, err := config.Load(g.Repo().WorkTree, g.Config())
+	if err != nil {
+		return nil, err
+	}
+	e.cfg = c
+	return c, nil
 }
 
 // Git opens the repository containing Dir once.
@@ -68,6 +91,9 @@ func (e *Env) Record() (*record.Store, error) {
 			return nil, err
 		}
 		e.rec = record.Open(g)
+		if t := e.Telemetry(); t != nil {
+			e.rec.Observer = t
+		}
 		e.rec.Resolve = func(id string) (bool, error) {
 			h, err := g.Ref(board.RefName(id))
 			return h != gitstore.ZeroHash, err
@@ -88,9 +114,11 @@ type CLI struct {
 	Version kong.VersionFlag `help:"Print the version and exit."`
 	Chdir   string           `short:"C" name:"chdir" placeholder:"DIR" help:"Run as if started in DIR."`
 
-	Record RecordCmd `cmd:"" help:"The append-only process record on refs/ideate/record."`
-	Work   WorkCmd   `cmd:"" help:"The delegation board: work items with leased claims on refs/ideate/board/items/*."`
-	Mcp    McpCmd    `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
+	Record    RecordCmd    `cmd:"" help:"The append-only process record on refs/ideate/record."`
+	Work      WorkCmd      `cmd:"" help:"The delegation board: work items with leased claims on refs/ideate/board/items/*."`
+	Steering  SteeringCmd  `cmd:"" help:"Steering items (project principles) on refs/ideate/steering; gated off unless enabled."`
+	Telemetry TelemetryCmd `cmd:"" help:"Print this clone's telemetry counters."`
+	Mcp       McpCmd       `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever

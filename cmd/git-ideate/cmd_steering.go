@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/paging"
+	"github.com/ideate/git-ideate/steering"
+)
+
+// SteeringCmd groups the steering subcommands.
+type SteeringCmd struct {
+	Put  SteeringPutCmd  `cmd:"" help:"Create or amend one steering item (gated by ideate.steering)."`
+	Read SteeringReadCmd `cmd:"" help:"Select steering items, newest-updated first (gated by ideate.steering)."`
+}
+
+// steeringEnabled is the steering gate: git config ideate.steering, off
+// unless set true.
+func steeringEnabled(e *Env) (bool, error) {
+	c, err := e.Config()
+	if err != nil {
+		return false, err
+	}
+	return c.SteeringEnabled, nil
+}
+
+// Steering opens the steering store, enabled or gated by steeringEnabled.
+func (e *Env) Steering() (*steering.Store, error) {
+	g, err := e.Git()
+	if err != nil {
+		return nil, err
+	}
+	enabled, err := steeringEnabled(e)
+	if err != nil {
+		return nil, err
+	}
+	s := steering.Open(g, enabled)
+	s.Now = nowFunc
+	s.Warn = func(msg string) { fmt.Fprintln(e.Err, "warning: "+msg) }
+	return s, nil
+}
+
+// SteeringPutCmd creates or amends an item.
+type SteeringPutCmd struct {
+	ID         string  `name:"id" required:"" help:"Item id, a stem like GP-23 ([A-Za-z0-9][A-Za-z0-9._-]*)."`
+	Kind       string  `required:"" help:"Kind (open vocabulary: guiding-principle, policy, …)."`
+	Statement  string  `required:"" help:"The steering text, or - to read it from stdin."`
+	Domain     *string `help:"Domain tag (default: the prior one, or empty for a new item; \"\" clears it)."`
+	Status     string  `help:"active, deprecated or superseded (default: the prior one, or active)."`
+	Supersedes string  `placeholder:"ID" help:"The item this one replaces (a supersedes edge)."`
+	References string  `placeholder:"JSON" help:"Typed edges as JSON: [{\"rel\":\"clarifies\",\"id\":\"GP-1\"}]. With --supersedes or this flag the edge list is replaced; without both it is kept."`
+	Actor      string  `help:"Who writes it (recorded as a commit trailer)."`
+}
+
+// steeringPutResult is the one line put prints.
+type steeringPutResult struct {
+	OK      bool   `json:"ok"`
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Amended bool   `json:"amended"`
+}
+
+// Run writes the item and prints {"ok","id","status","amended"}.
+func (c *SteeringPutCmd) Run(env *Env) error {
+	s, err := env.Steering()
+	if err != nil {
+		return err
+	}
+	if !s.Enabled() {
+		// The gate answers before any argument is looked at (stdin
+		// included).
+		_, err := s.Put(steering.PutInput{})
+		return err
+	}
+	statement, err := readContent(env, c.Statement)
+	if err != nil {
+		return err
+	}
+	in := steering.PutInput{ID: c.ID, Kind: c.Kind, Statement: statement, Domain: c.Domain, Status: c.Status,
+		Supersedes: c.Supersedes, Actor: c.Actor}
+	if strings.TrimSpace(c.References) != "" {
+		refs, err := parseReferences(c.References)
+		if err != nil {
+			return err
+		}
+		in.References = make([]steering.Reference, 0, len(refs))
+		for _, r := range refs {
+			in.References = append(in.References, steering.Reference{Rel: r.Rel, ID: r.ID})
+		}
+	}
+	res, err := s.Put(in)
+	if err != nil {
+		return err
+	}
+	return writeJSON(env.Out, steeringPutResult{OK: true, ID: res.ID, Status: res.Status, Amended: res.Amended}, false)
+}
+
+// SteeringReadCmd selects items.
+type SteeringReadCmd struct {
+	ID             string `name:"id" help:"Only this id (exact)."`
+	Domain         string `help:"Only domains containing this text (case-insensitive)."`
+	Status         string `help:"Only this status: active, deprecated or superseded."`
+	Kind           string `help:"Only this kind (exact)."`
+	IncludeHistory bool   `name:"include-history" help:"Include each item's prior versions."`
+	Limit          *int   `help:"Page size (default 100 with --json, 1..500)."`
+	Cursor         string `help:"Resume after a previous page (opaque, bound to its filter)."`
+	JSON           bool   `name:"json" help:"Bounded JSON page: {items, next_cursor}."`
+}
+
+// Run prints one bounded JSON page, or a human listing (every matching
+// item unless --limit or --cursor is given).
+func (c *SteeringReadCmd) Run(env *Env) error {
+	s, err := env.Steering()
+	if err != nil {
+		return err
+	}
+	if !s.Enabled() {
+		_, err := s.Read(steering.ReadRequest{})
+		return err
+	}
+	if c.Limit != nil && *c.Limit < 0 {
+		return apperr.New(apperr.Schema, "--limit must not be negative")
+	}
+	req := steering.ReadRequest{ID: c.ID, Domain: c.Domain, Status: c.Status, Kind: c.Kind,
+		IncludeHistory: c.IncludeHistory, Limit: c.Limit, Cursor: c.Cursor}
+	if c.JSON {
+		req.Measure = paging.PrettyLen
+		page, err := s.Read(req)
+		if err != nil {
+			return err
+		}
+		return writeJSON(env.Out, page, true)
+	}
+	paged := c.Limit != nil || c.Cursor != ""
+	if !paged {
+		max := paging.MaxLimit
+		req.Limit = &max
+	}
+	w := newBufWriter(env.Out)
+	defer w.Flush()
+	n := 0
+	for {
+		page, err := s.Read(req)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Items {
+			domain := ""
+			if r.Domain != "" {
+				domain = " (" + steeringOneLine(r.Domain) + ")"
+			}
+			fmt.Fprintf(w, "%s [%s] %s%s: %s\n", r.ID, r.Status, steeringOneLine(r.Kind), domain, steeringFirstLine(r.Statement))
+			for _, ref := range r.References {
+				fmt.Fprintf(w, "    %s %s\n", steeringOneLine(ref.Rel), ref.ID)
+			}
+			for _, ref := range r.ReferencedBy {
+				fmt.Fprintf(w, "    %s by %s\n", steeringOneLine(ref.Rel), ref.ID)
+			}
+			for _, h := range r.History {
+				fmt.Fprintf(w, "    was [%s] until %s: %s\n", h.Status, h.At, steeringFirstLine(h.Statement))
+			}
+			n++
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		if paged {
+			fmt.Fprintf(w, "(more items — resume with --cursor %s)\n", *page.NextCursor)
+			break
+		}
+		req.Cursor = *page.NextCursor
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "(no items)")
+	}
+	return nil
+}
+
+func steeringOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// steeringFirstLine is the first non-blank line of s, whitespace folded.
+func steeringFirstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = steeringOneLine(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}

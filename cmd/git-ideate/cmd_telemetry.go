@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/telemetry"
+)
+
+// TelemetryCmd prints the report of this clone's telemetry counters.
+type TelemetryCmd struct {
+	JSON bool   `name:"json" help:"Print the summary as JSON."`
+	Dir  string `help:"state directory (default: this clone's .git/ideate)" placeholder:"DIR"`
+}
+
+// Run folds the event file and prints every counter.
+func (c *TelemetryCmd) Run(env *Env) error {
+	dir, err := c.stateDir(env)
+	if err != nil {
+		return err
+	}
+	s, err := telemetry.Read(dir)
+	if err != nil {
+		return err
+	}
+	if s.BadLines > 0 {
+		fmt.Fprintf(env.Err, "note: skipped %d unparseable line(s) in %s\n", s.BadLines, s.File)
+	}
+	if c.JSON {
+		return writeJSON(env.Out, s, true)
+	}
+	return s.WriteText(env.Out)
+}
+
+// stateDir is --dir (relative to the directory the command runs in, which
+// must exist), else the repository's state directory (which need not
+// exist yet: no events is an empty report).
+func (c *TelemetryCmd) stateDir(env *Env) (string, error) {
+	if c.Dir == "" {
+		g, err := env.Git()
+		if err != nil {
+			return "", err
+		}
+		return g.Repo().StateDir(), nil
+	}
+	dir := c.Dir
+	if !filepath.IsAbs(dir) && env.Dir != "" {
+		dir = filepath.Join(env.Dir, dir)
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case os.IsNotExist(err):
+		return "", apperr.New(apperr.Schema, "--dir %s does not exist", c.Dir)
+	case err != nil:
+		return "", apperr.Wrap(apperr.Schema, err, "--dir %s cannot be used: %v", c.Dir, err)
+	case !fi.IsDir():
+		return "", apperr.New(apperr.Schema, "--dir %s is not a directory", c.Dir)
+	}
+	return dir, nil
+}
+
+// Telemetry returns a recorder for this clone's state directory, for the
+// session "cli-<ULID>" (every CLI call is a session), or nil when Dir is
+// not in a repository. Dropped events are reported once on Err. The
+// recorder is made once per Env.
+func (e *Env) Telemetry() *telemetry.Recorder {
+	if e.tel != nil {
+		return e.tel
+	}
+	g, err := e.Git()
+	if err != nil {
+		return nil
+	}
+	session := e.session
+	if session == "" {
+		session = "cli-" + record.NewIDSource().New(nowFunc())
+	}
+	r := telemetry.Open(g.Repo().StateDir(), session)
+	e.tel = r
+	r.Now = func() time.Time { return nowFunc() }
+	if e.Err != nil {
+		var once sync.Once
+		r.Warn = func(msg string) { once.Do(func() { fmt.Fprintln(e.Err, "warning: "+msg) }) }
+	}
+	return r
+}
