@@ -41,7 +41,7 @@ type Backend struct {
 	// SteeringErr, when set, is why steering could not be opened (an
 	// unreadable .ideate.json); steering tools answer with it.
 	SteeringErr error
-	Session  string          // the server's session id, mcp-<ULID>
+	Session     string // the server's session id, mcp-<ULID>
 }
 
 // Opener builds the backend on the first tool call.

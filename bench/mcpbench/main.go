@@ -117,7 +117,11 @@ func main() {
 		res, d := c.tool("work_claim", map[string]any{"id": id, "actor_human": "bench"})
 		claim = append(claim, d)
 		var r struct {
-			Item struct{ Claim struct{ ClaimToken int64 `json:"claim_token"` } }
+			Item struct {
+				Claim struct {
+					ClaimToken int64 `json:"claim_token"`
+				}
+			}
 		}
 		json.Unmarshal(res, &r)
 		_, d = c.tool("work_complete", map[string]any{"id": id, "claim_token": r.Item.Claim.ClaimToken, "note": "done"})
