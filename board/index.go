@@ -178,6 +178,7 @@ func (s *Store) children(id string) ([]kid, error) {
 			out = append(out, kid{e.id, e.status})
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/ideate/git-ideate/record"
 	"github.com/ideate/git-ideate/steering"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -36,14 +38,17 @@ func backendFor(dir string, steeringOn bool) mcpserver.Opener {
 	}
 }
 
+// start serves a server over in-memory pipes and connects mcp-go's client
+// to it, so the tests speak the real protocol.
 func start(t *testing.T, dir string, open mcpserver.Opener) *harness {
 	t.Helper()
 	srv := mcpserver.New("test", open)
-	c, err := client.NewInProcessClient(srv.MCP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() { srv.Serve(inR, outW); outW.Close(); close(done) }()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	t.Cleanup(func() { c.Close(); inW.Close(); <-done })
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -110,7 +115,7 @@ func (h *harness) fails(name string, args map[string]any, code string) {
 		h.t.Fatalf("%s(%v) succeeded, want %s", name, args, code)
 	}
 	if code == "schema-validation" {
-		if !strings.Contains(out["raw"].(string), "validation") {
+		if raw, _ := out["raw"].(string); !strings.HasPrefix(raw, "input validation failed") {
 			h.t.Fatalf("%s: want an input-schema failure, got %v", name, out)
 		}
 		return

@@ -16,6 +16,7 @@ type toolDef struct {
 	name, desc, schema string
 	readOnly, gated    bool
 	run                func(b *Backend, raw json.RawMessage) (any, error)
+	compiled           *schema
 }
 
 // Schema fragments.

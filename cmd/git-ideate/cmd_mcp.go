@@ -19,7 +19,7 @@ func (c *McpCmd) Run(env *Env) error {
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
 		return env.Backend(session)
 	})
-	return srv.ServeStdio()
+	return srv.ServeStdio(env.In, env.Out)
 }
 
 // Backend opens the stores the MCP tools use, for this environment.
