@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/gitstore"
@@ -454,5 +453,3 @@ func (s *Store) ClaimNext(tenant string, who Actor, leaseMs *int64) (*Item, erro
 	}
 	return nil, nil
 }
-
-var _ = time.Second

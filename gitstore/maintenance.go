@@ -130,27 +130,6 @@ func (m *maintenance) packCount() int {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// Maintain runs `git gc --auto` in the foreground when the repository needs
-// it and reports whether it ran (for `git ideate gc` and tests).
-func (s *Store) Maintain(force bool) (bool, error) {
-	if !force && !s.maint.needed() {
-		return false, nil
-	}
-	args := []string{"--git-dir=" + s.repo.CommonDir, "gc", "--quiet"}
-	if !force {
-		args = append(args, "--auto")
-	}
-	cmd := exec.Command("git", args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return false, &os.PathError{Op: "git gc", Path: s.repo.CommonDir, Err: errString(trimOut(out))}
-	}
-	return true, nil
-}
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
-
 // PackRefsIfLoose starts `git pack-refs --all` in the background when the
 // directory of prefix holds more than threshold loose refs, so namespaces
 // with thousands of refs (board items) stay cheap to list. It costs one
