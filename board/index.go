@@ -70,7 +70,7 @@ func (s *Store) index() (*boardIndex, error) {
 	}
 	old := readIndex(s.indexPath())
 	idx := &boardIndex{byID: make(map[string]*entry, len(refs))}
-	changed := len(old.byID) != len(refs)
+	stale := 0
 	for _, r := range refs {
 		id := strings.TrimPrefix(r.Name, ItemsPrefix)
 		if e, ok := old.byID[id]; ok && e.tip == r.Hash {
@@ -85,9 +85,12 @@ func (s *Store) index() (*boardIndex, error) {
 			return nil, err
 		}
 		idx.byID[id] = entryOf(r.Hash, it)
-		changed = true
+		stale++
 	}
-	if changed {
+	// Rewriting the whole index costs more than re-reading a few moved
+	// items (a claim moves one), so it is written only when it has
+	// fallen noticeably behind, or lists items that are gone.
+	if stale >= 16 || len(old.byID) == 0 && len(refs) > 0 || len(old.byID)+stale > len(idx.byID)+16 {
 		writeIndex(s.indexPath(), idx)
 	}
 	return idx, nil

@@ -206,6 +206,11 @@ func (s *Store) apply(id string, f step) (*Item, error) {
 		last = t.item
 		return tree, commitMessage(t), nil
 	})
+	if err == nil {
+		// Every transition leaves the item's ref loose; keep the namespace
+		// packed so listing thousands of items reads one file.
+		s.git.PackRefsIfLoose(ItemsPrefix, 64)
+	}
 	return last, err
 }
 

@@ -160,7 +160,6 @@ func (s *Store) Create(in CreateInput) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.git.PackRefsIfLoose(ItemsPrefix, 512)
 	return &Outcome{Item: it, Unresolved: s.lint(it.Title)}, nil
 }
 
