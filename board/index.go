@@ -68,7 +68,7 @@ func (s *Store) index() (*boardIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	old := readIndex(s.indexPath())
+	old := s.cachedIndex()
 	idx := &boardIndex{byID: make(map[string]*entry, len(refs))}
 	stale := 0
 	for _, r := range refs {
@@ -93,7 +93,21 @@ func (s *Store) index() (*boardIndex, error) {
 	if stale >= 16 || len(old.byID) == 0 && len(refs) > 0 || len(old.byID)+stale > len(idx.byID)+16 {
 		writeIndex(s.indexPath(), idx)
 	}
+	s.idxMu.Lock()
+	s.idxMem = idx // a long-lived process (the MCP server) starts from here next time
+	s.idxMu.Unlock()
 	return idx, nil
+}
+
+// cachedIndex is the newest index this process built, or the one on disk.
+func (s *Store) cachedIndex() *boardIndex {
+	s.idxMu.Lock()
+	mem := s.idxMem
+	s.idxMu.Unlock()
+	if mem != nil {
+		return mem
+	}
+	return readIndex(s.indexPath())
 }
 
 func readIndex(path string) *boardIndex {

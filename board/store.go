@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -49,6 +50,9 @@ type Store struct {
 	// Warn receives non-fatal problems (a completion record that could
 	// not be written); nil discards them.
 	Warn func(msg string)
+
+	idxMu  sync.Mutex
+	idxMem *boardIndex
 }
 
 // Open returns the board over git, writing completion records to rec.
