@@ -390,7 +390,8 @@ func (c *RecordSessionEndCmd) Run(env *Env) error {
 
 // RecordExportCmd exports the record tree.
 type RecordExportCmd struct {
-	Dir string `arg:"" help:"Destination directory (created if missing)."`
+	Dir  string `arg:"" help:"Destination directory (created if missing)."`
+	JSON bool   `name:"json" help:"Print the counts as JSON."`
 }
 
 // Run writes the files, with progress on a terminal.
@@ -410,6 +411,9 @@ func (c *RecordExportCmd) Run(env *Env) error {
 	}
 	if err != nil {
 		return apperr.Wrap(apperr.Write, err, "export to %s stopped: %v", c.Dir, err)
+	}
+	if c.JSON {
+		return writeJSON(env.Out, map[string]any{"dir": c.Dir, "total": stats.Total, "written": stats.Written, "unchanged": stats.Unchanged}, false)
 	}
 	fmt.Fprintf(env.Out, "exported %d records to %s (%d written, %d unchanged)\n", stats.Total, c.Dir, stats.Written, stats.Unchanged)
 	return nil

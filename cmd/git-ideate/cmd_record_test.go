@@ -160,6 +160,11 @@ func TestRecord_ExportAndWalk(t *testing.T) {
 	if n != 130 {
 		t.Fatalf("%d files exported", n)
 	}
+	r = mustOK(t, bin(t, dir, "", "record", "export", "--json", out))
+	var counts struct{ Total, Written, Unchanged int }
+	if err := json.Unmarshal([]byte(r.out), &counts); err != nil || counts.Total != 130 || counts.Unchanged != 130 || counts.Written != 0 {
+		t.Fatalf("export --json again: %s (%v)", r.out, err)
+	}
 	// A full cursor walk through the CLI covers every record once.
 	seen := map[string]bool{}
 	cursor := ""
