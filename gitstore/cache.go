@@ -21,7 +21,7 @@ type cachedObj struct {
 	data []byte
 }
 
-const objCacheMax = 4 << 20
+const objCacheMax = 2 << 20
 
 func (c *objCache) get(h Hash) (cachedObj, bool) {
 	c.mu.Lock()

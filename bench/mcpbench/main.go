@@ -97,6 +97,24 @@ func main() {
 	defer stop()
 	fmt.Printf("mcpbench: %s, one server process, %d calls per figure\n", time.Now().UTC().Format(time.RFC3339), *n)
 
+	// Baseline, same run: what this disk charges for one small file created
+	// and renamed into place (a loose object costs one; a record append
+	// writes nine objects and one ref lock).
+	var files []time.Duration
+	fdir := filepath.Join(repo, ".git", "objects", "ff")
+	os.MkdirAll(fdir, 0o755)
+	for i := 0; i < *n; i++ {
+		t0 := time.Now()
+		f, err := os.CreateTemp(fdir, "tmp_obj_")
+		benchutil.Must(err)
+		f.Write([]byte(strings.Repeat("z", 120)))
+		f.Close()
+		benchutil.Must(os.Rename(f.Name(), filepath.Join(fdir, fmt.Sprintf("bench%06d", i))))
+		files = append(files, time.Since(t0))
+	}
+	os.RemoveAll(fdir)
+	fmt.Printf("%-34s %10v   (baseline: one small file created + renamed)\n", "file create+rename", benchutil.Median(files).Round(time.Microsecond))
+
 	body := strings.Repeat("x", 300)
 	var app []time.Duration
 	for i := 0; i < *n; i++ {

@@ -30,7 +30,7 @@ const (
 	// maxAlternateDepth is how deep objects/info/alternates may nest.
 	maxAlternateDepth = 5
 	// defaultCacheBytes is the budget of the resolved-object cache.
-	defaultCacheBytes = 8 << 20
+	defaultCacheBytes = 4 << 20
 )
 
 // Test hooks: how many delta entries of each kind were applied.
