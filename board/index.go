@@ -1,7 +1,6 @@
 package board
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -116,27 +115,41 @@ func readIndex(path string) *boardIndex {
 	if err != nil {
 		return idx
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	if !sc.Scan() || sc.Text() != "ideate-board-index 1" {
+	// One string for the whole file: every field below is a substring of
+	// it, so 10k lines cost 10k entries, not 110k small strings.
+	text := string(data)
+	header, rest, ok := strings.Cut(text, "\n")
+	if !ok || header != "ideate-board-index 1" {
 		return idx
 	}
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 11 {
+	idx.byID = make(map[string]*entry, strings.Count(rest, "\n"))
+	var f [11]string
+	for len(rest) > 0 {
+		line, next, _ := strings.Cut(rest, "\n")
+		rest = next
+		n := 0
+		for n < 10 {
+			i := strings.IndexByte(line, '\t')
+			if i < 0 {
+				break
+			}
+			f[n], line = line[:i], line[i+1:]
+			n++
+		}
+		if n != 10 {
 			return &boardIndex{byID: map[string]*entry{}}
 		}
+		f[10] = line
 		tip, err := gitstore.ParseHash(f[1])
 		if err != nil {
 			return &boardIndex{byID: map[string]*entry{}}
 		}
-		n, _ := strconv.Atoi(f[9])
+		n2, _ := strconv.Atoi(f[9])
 		e := &entry{id: f[0], tip: tip, status: f[2], parent: f[3], createdAt: f[5], lease: f[6],
-			refs: f[8], specLen: n, itemJSON: f[10]}
+			refs: f[8], specLen: n2, itemJSON: f[10], tenant: unquoteFast(f[7])}
 		if f[4] != "" {
 			e.deps = strings.Split(f[4], ",")
 		}
-		e.tenant = unquoteFast(f[7])
 		idx.byID[e.id] = e
 	}
 	return idx

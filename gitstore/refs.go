@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"errors"
@@ -152,20 +151,21 @@ func (r *refReader) loadPacked() ([]Ref, error) {
 }
 
 func parsePacked(data []byte) []Ref {
-	refs := make([]Ref, 0, bytes.Count(data, []byte{'\n'}))
+	// One string for the file; names are substrings of it.
+	text := string(data)
+	refs := make([]Ref, 0, strings.Count(text, "\n"))
 	sorted := true
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
 		if len(line) < 42 || line[0] == '#' || line[0] == '^' || line[40] != ' ' {
 			continue
 		}
-		h, ok := parseHashLine(line[:40])
-		if !ok {
+		var h Hash
+		if _, err := hex.Decode(h[:], []byte(line[:40])); err != nil {
 			continue
 		}
-		name := string(line[41:])
+		name := strings.TrimSuffix(line[41:], "\r")
 		if n := len(refs); n > 0 && refs[n-1].Name >= name {
 			sorted = false
 		}
@@ -212,11 +212,14 @@ func (r *refReader) listOnce(prefix string) ([]Ref, error) {
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]Hash{}
-	i := sort.Search(len(packed), func(i int) bool { return packed[i].Name >= prefix })
-	for ; i < len(packed) && strings.HasPrefix(packed[i].Name, prefix); i++ {
-		byName[packed[i].Name] = packed[i].Hash
+	// packed-refs is sorted: take the prefix's range as it is, then lay the
+	// (few, once packed regularly) loose refs over it.
+	lo := sort.Search(len(packed), func(i int) bool { return packed[i].Name >= prefix })
+	hi := lo
+	for hi < len(packed) && strings.HasPrefix(packed[hi].Name, prefix) {
+		hi++
 	}
+	var loose []Ref
 	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -246,17 +249,30 @@ func (r *refReader) listOnce(prefix string) ([]Ref, error) {
 			return err
 		}
 		if h, ok := parseHashLine(b); ok {
-			byName[name] = h
+			loose = append(loose, Ref{Name: name, Hash: h})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
 	}
-	out := make([]Ref, 0, len(byName))
-	for n, h := range byName {
-		out = append(out, Ref{Name: n, Hash: h})
+	out := make([]Ref, hi-lo, hi-lo+len(loose))
+	copy(out, packed[lo:hi])
+	if len(loose) == 0 {
+		return out, nil
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	var added []Ref
+	for _, l := range loose {
+		i := sort.Search(len(out), func(i int) bool { return out[i].Name >= l.Name })
+		if i < len(out) && out[i].Name == l.Name {
+			out[i].Hash = l.Hash // loose wins over packed
+		} else {
+			added = append(added, l)
+		}
+	}
+	if len(added) > 0 {
+		out = append(out, added...)
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	}
 	return out, nil
 }
