@@ -210,7 +210,9 @@ func Parse(data []byte) (*Record, error) {
 			if err := dec.Decode(&refs); err != nil {
 				return nil, ErrUnparseable
 			}
-			r.References = refs
+			if len(refs) > 0 { // "[]" and no line at all mean the same
+				r.References = refs
+			}
 		}
 	}
 	for _, f := range []string{"id", "kind", "claim", "verification_anchor", "scope", "source",
