@@ -91,3 +91,19 @@ func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (
 	}
 	return s.WriteTree(entries)
 }
+
+// EnsureRootFile returns root with a file name holding data at its top
+// level, adding it (and writing its blob) only when it is missing. Stores
+// use it for their format-version entry.
+func (s *Store) EnsureRootFile(root Hash, name string, data []byte) (Hash, error) {
+	if root != ZeroHash {
+		if _, ok, err := s.Lookup(root, []string{name}); err != nil || ok {
+			return root, err
+		}
+	}
+	h, err := s.WriteBlob(data)
+	if err != nil {
+		return root, err
+	}
+	return s.Insert(root, nil, TreeEntry{Mode: ModeFile, Name: name, Hash: h}, true)
+}

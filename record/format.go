@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/ideate/git-ideate/jsstr"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,43 +39,8 @@ type Record struct {
 // ErrUnparseable is returned by Parse for a file that is not a record.
 var ErrUnparseable = errors.New("not a record file")
 
-// quote encodes s as a JSON string exactly as JavaScript's JSON.stringify
-// does (no HTML escaping; U+2028/U+2029 kept), so files are byte-identical
-// to those of the existing implementation.
-func quote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				const hex = "0123456789abcdef"
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[r>>4])
-				b.WriteByte(hex[r&0xf])
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// quote encodes s as JavaScript's JSON.stringify does (see jsstr).
+func quote(s string) string { return jsstr.Quote(s) }
 
 // Marshal renders r as its Markdown file: a front matter of JSON-string
 // scalars, one blank line, the body and exactly one trailing newline.

@@ -264,16 +264,7 @@ func (s *Store) checkFormat(root gitstore.Hash) error {
 }
 
 func (s *Store) ensureFormat(root gitstore.Hash) (gitstore.Hash, error) {
-	if root != gitstore.ZeroHash {
-		if _, ok, err := s.git.Lookup(root, []string{FormatFile}); err != nil || ok {
-			return root, err
-		}
-	}
-	h, err := s.git.WriteBlob(formatBlob)
-	if err != nil {
-		return root, err
-	}
-	return s.git.Insert(root, nil, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: FormatFile, Hash: h}, true)
+	return s.git.EnsureRootFile(root, FormatFile, formatBlob)
 }
 
 // exists reports whether a record with this id is in the tree root.

@@ -3,6 +3,7 @@ package steering
 import (
 	"encoding/json"
 	"errors"
+	"github.com/ideate/git-ideate/jsstr"
 	"strings"
 	"unicode/utf8"
 )
@@ -79,40 +80,8 @@ func (it *Item) normalize() {
 // ErrUnparseable is returned by Parse for bytes that are not an item file.
 var ErrUnparseable = errors.New("not a steering item file")
 
-// quote encodes s as a JSON string the way JavaScript's JSON.stringify
-// does: no HTML escaping, U+2028 and U+2029 written raw, control
-// characters as their short escapes or \u00XX. s must be valid UTF-8.
-func quote(b *strings.Builder, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[r>>4])
-				b.WriteByte(hex[r&0xf])
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-}
+// quote appends s as JavaScript's JSON.stringify writes it (see jsstr).
+func quote(b *strings.Builder, s string) { jsstr.Write(b, s) }
 
 func line(b *strings.Builder, key, value string) {
 	b.WriteString(key)
