@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/board"
 	"github.com/ideate/git-ideate/paging"
 	"github.com/ideate/git-ideate/record"
@@ -130,18 +129,7 @@ func loose(props ...string) string {
 	return b.String()
 }
 
-func parseRefs(s string) ([]record.Reference, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var refs []record.Reference
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&refs); err != nil {
-		return nil, apperr.New(apperr.Schema, `references must be a JSON-encoded array of {"rel","id"} objects`)
-	}
-	return refs, nil
-}
+func parseRefs(s string) ([]record.Reference, error) { return record.ParseReferences(s) }
 
 func boardRefs(refs []record.Reference) []board.Reference {
 	out := make([]board.Reference, 0, len(refs))

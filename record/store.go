@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -348,4 +349,20 @@ func FindIDs(text string) []string {
 		}
 	}
 	return out
+}
+
+// ParseReferences decodes typed edges given as a JSON array of
+// {"rel","id"} objects (how both the CLI and the MCP tools take them);
+// blank means none. Anything else is apperr.Schema.
+func ParseReferences(s string) ([]Reference, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var refs []Reference
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&refs); err != nil || dec.More() {
+		return nil, apperr.New(apperr.Schema, `references must be a JSON array of {"rel","id"} objects`)
+	}
+	return refs, nil
 }

@@ -49,18 +49,7 @@ func readContent(env *Env, v string) (string, error) {
 	return string(b), nil
 }
 
-func parseReferences(s string) ([]record.Reference, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var refs []record.Reference
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&refs); err != nil {
-		return nil, apperr.New(apperr.Schema, `references must be a JSON array of {"rel","id"} objects`)
-	}
-	return refs, nil
-}
+func parseReferences(s string) ([]record.Reference, error) { return record.ParseReferences(s) }
 
 func reportAppend(env *Env, res *record.AppendResult, asJSON bool) error {
 	for _, r := range res.Redactions {
