@@ -108,6 +108,11 @@ func TestRecord_ThroughGit(t *testing.T) {
 	if r := bin(t, dir, "not json", "record", "session-end"); r.code != 0 || r.out != "" {
 		t.Fatalf("session-end garbage: %+v", r)
 	}
+	for _, args := range [][]string{{"record", "prime", "--bogus"}, {"record", "session-end", "--x"}, {"work", "sweep", "--nope"}} {
+		if r := bin(t, dir, "", args...); r.code != 0 || !strings.Contains(r.err, "SCHEMA") {
+			t.Fatalf("%v: hook paths exit 0 with a note, got %+v", args, r)
+		}
+	}
 	gt.Fsck(t, dir)
 }
 

@@ -170,8 +170,8 @@ func run(args []string, env *Env) int {
 		ctx, err := parser.Parse(args)
 		if err != nil {
 			fmt.Fprintf(env.Err, "git ideate: %s: %v\n", apperr.Schema, err)
-			if ctx != nil && isHookPath(ctx) {
-				return 0, true
+			if ctx != nil && isHookPath(ctx) || hookWords[strings.Join(commandWords(args), " ")] {
+				return 0, true // a hook path never fails its caller, not even on a bad flag
 			}
 			return 1, true
 		}
@@ -197,6 +197,9 @@ func run(args []string, env *Env) int {
 }
 
 type exitPanic struct{}
+
+// hookWords are the commands hosts run as hooks; see hookPath.
+var hookWords = map[string]bool{"record prime": true, "record session-end": true, "work sweep": true}
 
 func isHookPath(ctx *kong.Context) bool {
 	if ctx == nil || ctx.Selected() == nil {
