@@ -87,11 +87,25 @@ func unquote(v string) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
+	// Most values hold no escape: the text between the quotes is the value
+	// (the file was checked to be UTF-8 already).
+	if inner := v[1 : len(v)-1]; v[len(v)-1] == '"' && !strings.ContainsAny(inner, "\\\"") && !hasControl(inner) {
+		return inner, true
+	}
 	var s string
 	if err := json.Unmarshal([]byte(v), &s); err != nil {
 		return "", false
 	}
 	return s, true
+}
+
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // Parse reads a record file. Unknown front-matter keys are ignored; a file
