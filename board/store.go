@@ -53,6 +53,8 @@ type Store struct {
 
 	idxMu  sync.Mutex
 	idxMem *boardIndex
+
+	afterStep func() // tests: runs between a transition's checks and its swap
 }
 
 // Open returns the board over git, writing completion records to rec.
@@ -127,10 +129,13 @@ func (s *Store) current(id string) (gitstore.Hash, *Item, error) {
 	return tip, it, err
 }
 
-// eventEnvelope is what one commit records.
+// transition is what one commit records; guards are other items' refs
+// the decision was taken on (a claim's dependencies), which must not move
+// before the commit lands.
 type transition struct {
-	item  *Item
-	event Event
+	item   *Item
+	event  Event
+	guards []gitstore.Guard
 }
 
 // writeTree stores the snapshot and the event of one transition.
@@ -191,24 +196,27 @@ type step func(tip gitstore.Hash, it *Item) (transition, error)
 // snapshot written.
 func (s *Store) apply(id string, f step) (*Item, error) {
 	var last *Item
-	_, err := s.git.Transact(RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	_, err := s.git.TransactGuarded(RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
 		var it *Item
 		if tip != gitstore.ZeroHash {
 			var err error
 			if it, err = s.load(tip); err != nil {
-				return gitstore.ZeroHash, "", err
+				return gitstore.ZeroHash, "", nil, err
 			}
 		}
 		t, err := f(tip, it)
 		if err != nil {
-			return gitstore.ZeroHash, "", err
+			return gitstore.ZeroHash, "", nil, err
 		}
 		tree, err := s.writeTree(t)
 		if err != nil {
-			return gitstore.ZeroHash, "", err
+			return gitstore.ZeroHash, "", nil, err
+		}
+		if s.afterStep != nil {
+			s.afterStep()
 		}
 		last = t.item
-		return tree, commitMessage(t), nil
+		return tree, commitMessage(t), t.guards, nil
 	})
 	if err == nil {
 		// Every transition leaves the item's ref loose; keep the namespace

@@ -370,7 +370,8 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
-		if err := s.claimable(cur); err != nil {
+		guards, err := s.claimable(cur)
+		if err != nil {
 			return transition{}, err
 		}
 		now, ts := s.nowTS()
@@ -379,7 +380,7 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 		next.Status = StatusInProgress
 		next.Claim = &Claim{Holder: who, ClaimToken: next.TokenCounter, AcquiredAt: ts, LeaseExpires: Timestamp(now.Add(lease))}
 		return transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TClaim,
-			ClaimToken: tokenPtr(next.TokenCounter), At: ts}}, nil
+			ClaimToken: tokenPtr(next.TokenCounter), At: ts}, guards: guards}, nil
 	})
 	if err == nil && s.Observer != nil {
 		s.Observer.Claimed(id)
@@ -387,41 +388,45 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 	return it, err
 }
 
-// claimable explains why cur cannot be claimed, or returns nil.
-func (s *Store) claimable(cur *Item) error {
+// claimable explains why cur cannot be claimed, or returns the guards of
+// the claim: the dependencies' refs at the heads that were found done, so
+// the claim lands only if none of them was reopened meanwhile.
+func (s *Store) claimable(cur *Item) ([]gitstore.Guard, error) {
 	if cur.Status != StatusOpen {
 		if cur.Status == StatusInProgress && cur.Claim != nil {
 			h := cur.Claim.Holder.Human
 			if cur.Claim.Holder.Agent != "" {
 				h += " (" + cur.Claim.Holder.Agent + ")"
 			}
-			return apperr.New(NotClaimable, "item %s is in_progress, held by %s until %s", cur.ID, h, cur.Claim.LeaseExpires)
+			return nil, apperr.New(NotClaimable, "item %s is in_progress, held by %s until %s", cur.ID, h, cur.Claim.LeaseExpires)
 		}
-		return apperr.New(NotClaimable, "item %s is %s", cur.ID, cur.Status)
+		return nil, apperr.New(NotClaimable, "item %s is %s", cur.ID, cur.Status)
 	}
+	var guards []gitstore.Guard
 	for _, d := range cur.DependsOn {
-		_, dep, err := s.current(d)
+		dtip, dep, err := s.current(d)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if dep == nil || dep.Status != StatusDone {
 			st := "missing"
 			if dep != nil {
 				st = dep.Status
 			}
-			return apperr.New(NotClaimable, "item %s depends on %s, which is %s", cur.ID, d, st)
+			return nil, apperr.New(NotClaimable, "item %s depends on %s, which is %s", cur.ID, d, st)
 		}
+		guards = append(guards, gitstore.Guard{Ref: RefName(d), Want: dtip})
 	}
 	kids, err := s.children(cur.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, k := range kids {
 		if k.status == StatusOpen || k.status == StatusInProgress {
-			return apperr.New(NotClaimable, "item %s has a child %s that is %s", cur.ID, k.id, k.status)
+			return nil, apperr.New(NotClaimable, "item %s has a child %s that is %s", cur.ID, k.id, k.status)
 		}
 	}
-	return nil
+	return guards, nil
 }
 
 // fenced applies a token-checked transition of the holder.

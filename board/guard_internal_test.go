@@ -1,0 +1,70 @@
+package board
+
+import (
+	"testing"
+
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/gitstore"
+	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/record"
+)
+
+// A dependency reopened after a claim checked it, but before the claim's
+// swap, makes the claim fail: the dependency's ref is a guard of the swap.
+func TestClaim_DependencyReopenedBeforeSwap(t *testing.T) {
+	dir := gt.NewRepo(t)
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := Open(g, record.Open(g))
+	mk := func(title string, deps ...string) *Item {
+		o, err := s.Create(CreateInput{Title: title, Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}, DependsOn: deps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Item
+	}
+	dep := mk("dep")
+	cl, _ := s.Claim(dep.ID, Actor{Human: "w"}, nil)
+	if _, err := s.Complete(dep.ID, cl.Claim.ClaimToken, ""); err != nil {
+		t.Fatal(err)
+	}
+	x := mk("x", dep.ID)
+
+	// Another writer (its own store, as another process would be) reopens
+	// the dependency in the window between the claim's checks and its swap.
+	g2, _ := gitstore.Open(dir)
+	defer g2.Close()
+	other := Open(g2, record.Open(g2))
+	fired := false
+	s.afterStep = func() {
+		if !fired {
+			fired = true
+			if _, err := other.Reopen(dep.ID, Actor{Human: "boss"}); err != nil {
+				t.Errorf("reopen: %v", err)
+			}
+		}
+	}
+	_, err = s.Claim(x.ID, Actor{Human: "w"}, nil)
+	s.afterStep = nil
+	if !fired || apperr.CodeOf(err) != NotClaimable {
+		t.Fatalf("claim after its dependency was reopened: %v (hook fired %v)", err, fired)
+	}
+	v, _ := s.Get(x.ID)
+	evs, _ := s.Events(x.ID)
+	if v.Status != StatusOpen || len(evs) != 1 {
+		t.Fatalf("x is %s with %d events; the claim must not have landed", v.Status, len(evs))
+	}
+	// Without interference the claim goes through.
+	cl2, _ := s.Claim(dep.ID, Actor{Human: "w"}, nil)
+	s.Complete(dep.ID, cl2.Claim.ClaimToken, "")
+	if _, err := s.Claim(x.ID, Actor{Human: "w"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gt.GitErr(dir, "for-each-ref"); err != nil {
+		t.Fatal(err)
+	}
+	gt.Fsck(t, dir)
+}
