@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ideate/git-ideate/apperr"
@@ -132,18 +133,11 @@ func (c *SteeringReadCmd) Run(env *Env) error {
 		}
 		return writeJSON(env.Out, page, true)
 	}
-	paged := c.Limit != nil || c.Cursor != ""
-	if !paged {
-		max := paging.MaxLimit
-		req.Limit = &max
-	}
-	w := newBufWriter(env.Out)
-	defer w.Flush()
-	n := 0
-	for {
+	return listHuman(env.Out, c.Limit, c.Cursor, func(w io.Writer, limit *int, cursor string) (int, *string, error) {
+		req.Limit, req.Cursor = limit, cursor
 		page, err := s.Read(req)
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		for _, r := range page.Items {
 			domain := ""
@@ -160,21 +154,9 @@ func (c *SteeringReadCmd) Run(env *Env) error {
 			for _, h := range r.History {
 				fmt.Fprintf(w, "    was [%s] until %s: %s\n", h.Status, h.At, steeringFirstLine(h.Statement))
 			}
-			n++
 		}
-		if page.NextCursor == nil {
-			break
-		}
-		if paged {
-			fmt.Fprintf(w, "(more items — resume with --cursor %s)\n", *page.NextCursor)
-			break
-		}
-		req.Cursor = *page.NextCursor
-	}
-	if n == 0 {
-		fmt.Fprintln(w, "(no items)")
-	}
-	return nil
+		return len(page.Items), page.NextCursor, nil
+	})
 }
 
 func steeringOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -182,18 +182,11 @@ func (c *WorkListCmd) Run(env *Env) error {
 		}
 		return writeJSON(env.Out, page, true)
 	}
-	paged := c.Limit != nil || c.Cursor != ""
-	if !paged {
-		max := paging.MaxLimit
-		req.Limit = &max
-	}
-	w := newBufWriter(env.Out)
-	defer w.Flush()
-	n := 0
-	for {
+	return listHuman(env.Out, c.Limit, c.Cursor, func(w io.Writer, limit *int, cursor string) (int, *string, error) {
+		req.Limit, req.Cursor = limit, cursor
 		page, err := b.List(req)
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		for _, r := range page.Items {
 			flag := ""
@@ -201,21 +194,9 @@ func (c *WorkListCmd) Run(env *Env) error {
 				flag = " claimable"
 			}
 			fmt.Fprintf(w, "%s [%s]%s %s\n", r.ID, r.Status, flag, r.Title)
-			n++
 		}
-		if page.NextCursor == nil {
-			break
-		}
-		if paged {
-			fmt.Fprintf(w, "(more items — resume with --cursor %s)\n", *page.NextCursor)
-			break
-		}
-		req.Cursor = *page.NextCursor
-	}
-	if n == 0 {
-		fmt.Fprintln(w, "(no items)")
-	}
-	return nil
+		return len(page.Items), page.NextCursor, nil
+	})
 }
 
 // WorkReadyCmd lists (or claims) ready work.

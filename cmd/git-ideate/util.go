@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"time"
+
+	"github.com/ideate/git-ideate/paging"
 )
 
 var nowFunc = time.Now
@@ -18,4 +21,39 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// listHuman prints a human listing. Unpaged (no --limit or --cursor given)
+// it fetches every page at the largest page size; paged, it prints one page
+// and a resume hint when more remain. fetch serves one page from a limit
+// and a cursor, printing its rows to w and returning how many it printed
+// and the next cursor.
+func listHuman(out io.Writer, limit *int, cursor string, fetch func(w io.Writer, limit *int, cursor string) (int, *string, error)) error {
+	paged := limit != nil || cursor != ""
+	if !paged {
+		max := paging.MaxLimit
+		limit = &max
+	}
+	w := newBufWriter(out)
+	defer w.Flush()
+	n := 0
+	for {
+		rows, next, err := fetch(w, limit, cursor)
+		if err != nil {
+			return err
+		}
+		n += rows
+		if next == nil {
+			break
+		}
+		if paged {
+			fmt.Fprintf(w, "(more items — resume with --cursor %s)\n", *next)
+			break
+		}
+		cursor = *next
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "(no items)")
+	}
+	return nil
 }
