@@ -68,3 +68,42 @@ func TestClaim_DependencyReopenedBeforeSwap(t *testing.T) {
 	}
 	gt.Fsck(t, dir)
 }
+
+// A child created under an item after the item's claim checked for open
+// children, but before its swap, makes the claim fail: the check runs
+// again under the item's lock, which creating a child also takes.
+func TestClaim_ChildCreatedBeforeSwap(t *testing.T) {
+	dir := gt.NewRepo(t)
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := Open(g, record.Open(g))
+	o, err := s.Create(CreateInput{Title: "parent", Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := o.Item
+	g2, _ := gitstore.Open(dir)
+	defer g2.Close()
+	other := Open(g2, record.Open(g2))
+	fired := false
+	s.afterStep = func() {
+		if !fired {
+			fired = true
+			if _, err := other.Create(CreateInput{Title: "late child", Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}, ParentID: p.ID}); err != nil {
+				t.Errorf("create child: %v", err)
+			}
+		}
+	}
+	_, err = s.Claim(p.ID, Actor{Human: "w"}, nil)
+	s.afterStep = nil
+	if !fired || apperr.CodeOf(err) != NotClaimable {
+		t.Fatalf("claim after a child appeared: %v (hook fired %v)", err, fired)
+	}
+	if v, _ := s.Get(p.ID); v.Status != StatusOpen {
+		t.Fatalf("parent is %s; the claim must not have landed", v.Status)
+	}
+	gt.Fsck(t, dir)
+}

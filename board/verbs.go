@@ -155,12 +155,33 @@ func (s *Store) Create(in CreateInput) (*Outcome, error) {
 		if cur != nil {
 			return transition{}, apperr.New(apperr.Conflict, "item %s already exists", it.ID)
 		}
+		if parent != nil {
+			g, err := s.parentGuard(*parent)
+			if err != nil {
+				return transition{}, err
+			}
+			t.guards = []gitstore.Guard{g}
+		}
 		return t, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Outcome{Item: it, Unresolved: s.lint(it.Title)}, nil
+}
+
+// parentGuard holds a parent's lock while a child appears under it, so a
+// claim of the parent (which checks for open children under that lock)
+// cannot miss the child.
+func (s *Store) parentGuard(parent string) (gitstore.Guard, error) {
+	tip, err := s.git.Ref(RefName(parent))
+	if err != nil {
+		return gitstore.Guard{}, err
+	}
+	if tip == gitstore.ZeroHash {
+		return gitstore.Guard{}, apperr.New(DanglingParent, "parent %s names no item", parent)
+	}
+	return gitstore.Guard{Ref: RefName(parent), Want: tip}, nil
 }
 
 // UpdateInput changes an item's metadata; nil fields are left alone.
@@ -274,8 +295,16 @@ func (s *Store) UpdateMeta(id string, in UpdateInput) (*Outcome, error) {
 		if who.Human == "" {
 			who = cur.CreatedBy
 		}
-		return transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TUpdateMeta, At: ts,
-			Note: fmt.Sprintf("version %d → %d", cur.Version, next.Version)}}, nil
+		t := transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TUpdateMeta, At: ts,
+			Note: fmt.Sprintf("version %d → %d", cur.Version, next.Version)}}
+		if next.ParentID != nil && (cur.ParentID == nil || *cur.ParentID != *next.ParentID) {
+			g, err := s.parentGuard(*next.ParentID) // the item appears under a new parent
+			if err != nil {
+				return transition{}, err
+			}
+			t.guards = []gitstore.Guard{g}
+		}
+		return t, nil
 	})
 	if err != nil {
 		return nil, err
@@ -379,6 +408,10 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 		next.TokenCounter++
 		next.Status = StatusInProgress
 		next.Claim = &Claim{Holder: who, ClaimToken: next.TokenCounter, AcquiredAt: ts, LeaseExpires: Timestamp(now.Add(lease))}
+		// Children are checked again under the item's own lock: creating a
+		// child holds that lock too (as a guard), so none can appear between
+		// this check and the swap.
+		guards = append(guards, gitstore.Guard{Ref: RefName(id), Check: func() error { return s.noOpenChild(id) }})
 		return transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TClaim,
 			ClaimToken: tokenPtr(next.TokenCounter), At: ts}, guards: guards}, nil
 	})
@@ -417,16 +450,25 @@ func (s *Store) claimable(cur *Item) ([]gitstore.Guard, error) {
 		}
 		guards = append(guards, gitstore.Guard{Ref: RefName(d), Want: dtip})
 	}
-	kids, err := s.children(cur.ID)
-	if err != nil {
+	if err := s.noOpenChild(cur.ID); err != nil {
 		return nil, err
+	}
+	return guards, nil
+}
+
+// noOpenChild is NOT_CLAIMABLE when id has a direct child open or in
+// progress.
+func (s *Store) noOpenChild(id string) error {
+	kids, err := s.children(id)
+	if err != nil {
+		return err
 	}
 	for _, k := range kids {
 		if k.status == StatusOpen || k.status == StatusInProgress {
-			return nil, apperr.New(NotClaimable, "item %s has a child %s that is %s", cur.ID, k.id, k.status)
+			return apperr.New(NotClaimable, "item %s has a child %s that is %s", id, k.id, k.status)
 		}
 	}
-	return guards, nil
+	return nil
 }
 
 // fenced applies a token-checked transition of the holder.
@@ -562,7 +604,15 @@ func (s *Store) Reopen(id string, who Actor) (*Item, error) {
 		_, ts := s.nowTS()
 		next := *cur
 		next.Status, next.UpdatedAt = StatusOpen, ts
-		return transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TReopen, At: ts}}, nil
+		t := transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TReopen, At: ts}}
+		if cur.ParentID != nil { // an open child appears under the parent
+			g, err := s.parentGuard(*cur.ParentID)
+			if err != nil {
+				return transition{}, err
+			}
+			t.guards = []gitstore.Guard{g}
+		}
+		return t, nil
 	})
 }
 

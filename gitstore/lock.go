@@ -46,6 +46,12 @@ func (p LockPolicy) withDefaults() LockPolicy {
 // updateRef moves name from old to new with git's lockfile protocol. old ==
 // ZeroHash means the ref must not exist; new == ZeroHash deletes it.
 func (s *Store) updateRef(name string, newH, oldH Hash) error {
+	return s.updateRefChecked(name, newH, oldH, nil)
+}
+
+// updateRefChecked is updateRef that, holding the ref's lock and having
+// found oldH, runs check (when set) and gives up with its error.
+func (s *Store) updateRefChecked(name string, newH, oldH Hash, check func() error) error {
 	if !ValidRefName(name) {
 		return apperr.New(apperr.Schema, "%q is not a valid ref name", name)
 	}
@@ -72,6 +78,11 @@ func (s *Store) updateRef(name string, newH, oldH Hash) error {
 	}
 	if cur != oldH {
 		return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while this update was prepared", name), Err: ErrStale}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	if _, err := f.WriteString(newH.String() + "\n"); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)

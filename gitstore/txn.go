@@ -37,6 +37,12 @@ func (s *Store) Transact(ref string, build BuildFunc) (Hash, error) {
 type Guard struct {
 	Ref  string
 	Want Hash
+	// Check, when set on a guard whose Ref is the transaction's own ref,
+	// runs while that ref's lock is held, just before it moves: a last
+	// look at state that other writers change only under this ref's lock
+	// (a claim checks its item has no open child; creating a child holds
+	// the parent's lock as a guard). Its error aborts the transaction.
+	Check func() error
 }
 
 // GuardedBuildFunc is a BuildFunc that also names the guards of the commit
@@ -98,7 +104,13 @@ func (s *Store) commitOn(ref string, tip Hash, build GuardedBuildFunc) (Hash, er
 	if err != nil {
 		return ZeroHash, err
 	}
-	err = s.UpdateRef(ref, h, tip)
+	var check func() error
+	for _, g := range guards {
+		if g.Ref == ref && g.Check != nil {
+			check = g.Check
+		}
+	}
+	err = s.updateRefChecked(ref, h, tip, check)
 	release()
 	if err != nil {
 		return ZeroHash, err
