@@ -128,10 +128,8 @@ type hookPath interface{ alwaysZero() }
 func main() {
 	// A CLI call lives for milliseconds: collecting garbage costs more than
 	// it frees. The soft limit keeps a long export or the MCP server sane.
-	if os.Getenv("ZZ_GC") == "" {
-		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(128 << 20)
-	}
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(128 << 20)
 	os.Exit(run(os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }
 
