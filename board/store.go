@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/gitstore"
 	"github.com/ideate/git-ideate/record"
@@ -29,8 +27,7 @@ const (
 	eventFile     = "event.json"
 )
 
-var formatBlob = []byte("ideate-board-item " + strconv.Itoa(FormatVersion) + "\n")
-var formatBlobHash = gitstore.HashObject(plumbing.BlobObject, formatBlob)
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-board-item", Version: FormatVersion}
 
 // Observer receives board signals (telemetry).
 type Observer interface {
@@ -88,15 +85,8 @@ func (s *Store) load(tip gitstore.Hash) (*Item, error) {
 	for _, e := range entries {
 		switch e.Name {
 		case FormatFile:
-			if e.Hash != formatBlobHash {
-				data, err := s.git.ReadBlob(e.Hash)
-				if err != nil {
-					return nil, err
-				}
-				var v int
-				if _, err := fmt.Sscanf(string(data), "ideate-board-item %d", &v); err != nil || v > FormatVersion {
-					return nil, apperr.New(SchemaVersion, "this board item was written by a newer git ideate (format %q); upgrade to use it", strings.TrimSpace(string(data)))
-				}
+			if err := s.git.CheckFormat(e, format, SchemaVersion, "this board item"); err != nil {
+				return nil, err
 			}
 		case itemFile:
 			itemH = e.Hash
@@ -140,7 +130,7 @@ type transition struct {
 
 // writeTree stores the snapshot and the event of one transition.
 func (s *Store) writeTree(t transition) (gitstore.Hash, error) {
-	fb, err := s.git.WriteBlob(formatBlob)
+	fb, err := s.git.WriteBlob(format.Blob())
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}

@@ -2,6 +2,10 @@ package gitstore
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/ideate/git-ideate/apperr"
 )
@@ -106,4 +110,49 @@ func (s *Store) EnsureRootFile(root Hash, name string, data []byte) (Hash, error
 		return root, err
 	}
 	return s.Insert(root, nil, TreeEntry{Mode: ModeFile, Name: name, Hash: h}, true)
+}
+
+// Format is the version entry a store keeps at the root of its trees: a
+// blob named File holding "<Kind> <Version>\n". Readers meeting a newer
+// version stop instead of misreading it.
+type Format struct {
+	File, Kind string
+	Version    int
+}
+
+// Blob is the entry's content for this version.
+func (f Format) Blob() []byte { return []byte(f.Kind + " " + strconv.Itoa(f.Version) + "\n") }
+
+// CheckFormat returns an error with code (a sentence naming what) when the
+// tree entry e holds a version newer than f's, or one that does not parse.
+func (s *Store) CheckFormat(e TreeEntry, f Format, code apperr.Code, what string) error {
+	if e.Hash == HashObject(plumbing.BlobObject, f.Blob()) {
+		return nil
+	}
+	data, err := s.ReadBlob(e.Hash)
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(data), "\uFFFD"))
+	var v int
+	if _, err := fmt.Sscanf(text, f.Kind+" %d", &v); err != nil || v > f.Version {
+		if len(text) > 40 {
+			text = text[:40]
+		}
+		return apperr.New(code, "%s was written by a newer git ideate (format %q); upgrade to use it", what, text)
+	}
+	return nil
+}
+
+// CheckRootFormat is CheckFormat for the entry at the top of root; a root
+// without one (an empty or pre-format store) passes.
+func (s *Store) CheckRootFormat(root Hash, f Format, code apperr.Code, what string) error {
+	if root == ZeroHash {
+		return nil
+	}
+	e, ok, err := s.Lookup(root, []string{f.File})
+	if err != nil || !ok {
+		return err
+	}
+	return s.CheckFormat(e, f, code, what)
 }

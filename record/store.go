@@ -3,12 +3,10 @@ package record
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/gitstore"
 	"github.com/ideate/git-ideate/secretgate"
@@ -245,27 +243,14 @@ func (s *Store) rootTree(tip gitstore.Hash) (gitstore.Hash, error) {
 	return c.Tree, s.checkFormat(c.Tree)
 }
 
-var formatBlob = []byte("ideate-record " + strconv.Itoa(FormatVersion) + "\n")
-var formatBlobHash = gitstore.HashObject(plumbing.BlobObject, formatBlob)
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-record", Version: FormatVersion}
 
 func (s *Store) checkFormat(root gitstore.Hash) error {
-	e, ok, err := s.git.Lookup(root, []string{FormatFile})
-	if err != nil || !ok || e.Hash == formatBlobHash {
-		return err
-	}
-	data, err := s.git.ReadBlob(e.Hash)
-	if err != nil {
-		return err
-	}
-	var v int
-	if _, err := fmt.Sscanf(string(data), "ideate-record %d", &v); err != nil || v > FormatVersion {
-		return apperr.New(apperr.FormatVersion, "the record on %s was written by a newer git ideate (format %q); upgrade to read it", RefName, strings.TrimSpace(string(data)))
-	}
-	return nil
+	return s.git.CheckRootFormat(root, format, apperr.FormatVersion, "the record on "+RefName)
 }
 
 func (s *Store) ensureFormat(root gitstore.Hash) (gitstore.Hash, error) {
-	return s.git.EnsureRootFile(root, FormatFile, formatBlob)
+	return s.git.EnsureRootFile(root, FormatFile, format.Blob())
 }
 
 // exists reports whether a record with this id is in the tree root.

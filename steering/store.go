@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/gitstore"
 	"github.com/ideate/git-ideate/secretgate"
@@ -37,8 +36,7 @@ const (
 	DanglingSupersedes apperr.Code = "DANGLING_SUPERSEDES"
 )
 
-var formatBlob = []byte("ideate-steering " + strconv.Itoa(FormatVersion) + "\n")
-var formatBlobHash = gitstore.HashObject(plumbing.BlobObject, formatBlob)
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-steering", Version: FormatVersion}
 
 // Store is the steering store of one repository.
 type Store struct {
@@ -78,23 +76,7 @@ func itemPath(id string) []string { return []string{itemsDir, id + itemExt} }
 // checkFormat fails with FORMAT_VERSION when the tree root was written by
 // a newer layout. A tree without the format file (none yet) passes.
 func (s *Store) checkFormat(root gitstore.Hash) error {
-	if root == gitstore.ZeroHash {
-		return nil
-	}
-	e, ok, err := s.git.Lookup(root, []string{FormatFile})
-	if err != nil || !ok || e.Hash == formatBlobHash {
-		return err
-	}
-	data, err := s.git.ReadBlob(e.Hash)
-	if err != nil {
-		return err
-	}
-	var v int
-	if _, err := fmt.Sscanf(string(data), "ideate-steering %d", &v); err != nil || v > FormatVersion {
-		return apperr.New(apperr.FormatVersion, "the steering store on %s was written by a newer git ideate (format %q); upgrade to use it",
-			RefName, trunc(strings.TrimSpace(clean(string(data))), 40))
-	}
-	return nil
+	return s.git.CheckRootFormat(root, format, apperr.FormatVersion, "the steering store on "+RefName)
 }
 
 // snapshot returns the root tree at the current tip (ZeroHash when the
@@ -365,7 +347,7 @@ func (s *Store) next(root gitstore.Hash, prior *Item, p *prepared) (*Item, error
 }
 
 func (s *Store) ensureFormat(root gitstore.Hash) (gitstore.Hash, error) {
-	return s.git.EnsureRootFile(root, FormatFile, formatBlob)
+	return s.git.EnsureRootFile(root, FormatFile, format.Blob())
 }
 
 // commitMessage is "<kind> <id>: <first line of the statement>", then the
