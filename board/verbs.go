@@ -408,9 +408,10 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 		next.TokenCounter++
 		next.Status = StatusInProgress
 		next.Claim = &Claim{Holder: who, ClaimToken: next.TokenCounter, AcquiredAt: ts, LeaseExpires: Timestamp(now.Add(lease))}
-		// Children are checked again under the item's own lock: creating a
-		// child holds that lock too (as a guard), so none can appear between
-		// this check and the swap.
+		// Children are checked under the item's own lock, just before the
+		// swap: creating a child holds that lock too (as a guard), so none
+		// can appear between the check and the swap. Checking here only
+		// would cost a second board-index refresh on every claim.
 		guards = append(guards, gitstore.Guard{Ref: RefName(id), Check: func() error { return s.noOpenChild(id) }})
 		return transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TClaim,
 			ClaimToken: tokenPtr(next.TokenCounter), At: ts}, guards: guards}, nil
@@ -450,9 +451,7 @@ func (s *Store) claimable(cur *Item) ([]gitstore.Guard, error) {
 		}
 		guards = append(guards, gitstore.Guard{Ref: RefName(d), Want: dtip})
 	}
-	if err := s.noOpenChild(cur.ID); err != nil {
-		return nil, err
-	}
+	// Children are checked once, under the item's own lock (see Claim).
 	return guards, nil
 }
 
