@@ -44,6 +44,11 @@ type Store struct {
 	Now func() time.Time
 	// Observer, when set, hears of successful claims.
 	Observer Observer
+	// Authority, when set, is the remote whose acceptance makes a claim,
+	// renew, release, complete, cancel or reopen count (see package
+	// teamsync): the verb succeeds only once it has accepted the item's
+	// new head.
+	Authority Authority
 	// Warn receives non-fatal problems (a completion record that could
 	// not be written); nil discards them.
 	Warn func(msg string)
@@ -57,6 +62,18 @@ type Store struct {
 // Open returns the board over git, writing completion records to rec.
 func Open(git *gitstore.Store, rec *record.Store) *Store {
 	return &Store{git: git, rec: rec, ids: record.NewIDSource(), Now: time.Now}
+}
+
+// Authority accepts or refuses an item's new local head.
+type Authority interface {
+	// Publish makes the authority accept mine, the head a verb just wrote
+	// on item id's local ref. It returns the head the item settled on:
+	// mine, or mine's transitions replayed onto the authority's newer
+	// head. When the verb's own transition did not survive, it returns the
+	// typed error the verb would have given there (NOT_CLAIMABLE naming
+	// the holder, INVALID_CLAIM, INVALID_TRANSITION), and the local ref
+	// has been moved back to the authority's state.
+	Publish(id string, mine gitstore.Hash) (gitstore.Hash, error)
 }
 
 // RefName is the ref of one item.
@@ -185,8 +202,32 @@ type step func(tip gitstore.Hash, it *Item) (transition, error)
 // is checked against the state the commit lands on. It returns the
 // snapshot written.
 func (s *Store) apply(id string, f step) (*Item, error) {
+	it, _, err := s.applyAt(id, f)
+	return it, err
+}
+
+// applyPublished is apply for the transitions a remote authority must
+// accept (claim, renew, release, complete, cancel, reopen): with
+// s.Authority set, the new head is pushed before the call returns, and the
+// item returned is the one the remote settled on.
+func (s *Store) applyPublished(id string, f step) (*Item, error) {
+	it, head, err := s.applyAt(id, f)
+	if err != nil || s.Authority == nil {
+		return it, err
+	}
+	settled, err := s.Authority.Publish(id, head)
+	if err != nil {
+		return nil, err
+	}
+	if settled == head {
+		return it, nil
+	}
+	return s.load(settled)
+}
+
+func (s *Store) applyAt(id string, f step) (*Item, gitstore.Hash, error) {
 	var last *Item
-	_, err := s.git.TransactGuarded(RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
+	head, err := s.git.TransactGuarded(RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
 		var it *Item
 		if tip != gitstore.ZeroHash {
 			var err error
@@ -213,7 +254,7 @@ func (s *Store) apply(id string, f step) (*Item, error) {
 		// packed so listing thousands of items reads one file.
 		s.git.PackRefsIfLoose(ItemsPrefix, 64)
 	}
-	return last, err
+	return last, head, err
 }
 
 func (s *Store) nowTS() (time.Time, string) {

@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -395,7 +396,7 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 	if _, err := s.Expire(id); err != nil {
 		return nil, err
 	}
-	it, err := s.apply(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	it, err := s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -405,7 +406,7 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 		}
 		now, ts := s.nowTS()
 		next := *cur
-		next.TokenCounter++
+		next.TokenCounter += s.tokenStride()
 		next.Status = StatusInProgress
 		next.Claim = &Claim{Holder: who, ClaimToken: next.TokenCounter, AcquiredAt: ts, LeaseExpires: Timestamp(now.Add(lease))}
 		// Children are checked under the item's own lock, just before the
@@ -420,6 +421,21 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 		s.Observer.Claimed(id)
 	}
 	return it, err
+}
+
+// tokenStride is how far a claim moves the item's fencing counter. A
+// board that only this clone writes, or whose claims a remote authority
+// serializes, counts 1, 2, 3…. A clone with a remote that claims without
+// the authority (offline) may be claiming the same item as another clone
+// from the same counter; a random stride in [1, 2^20] makes the two
+// tokens differ (but for a one-in-a-million chance), so when the
+// other claim wins at sync, this clone's token is rejected instead of
+// matching the winner's. Tokens stay increasing either way.
+func (s *Store) tokenStride() int64 {
+	if s.Authority != nil || len(s.git.Remotes()) == 0 {
+		return 1
+	}
+	return 1 + rand.Int64N(1<<20)
 }
 
 // claimable explains why cur cannot be claimed, or returns the guards of
@@ -475,7 +491,7 @@ func (s *Store) fenced(id string, token int64, f func(cur *Item, now time.Time, 
 	if _, err := s.Expire(id); err != nil {
 		return nil, err
 	}
-	return s.apply(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -569,7 +585,7 @@ func (s *Store) Cancel(id string, who Actor) (*Item, error) {
 	if _, err := s.Expire(id); err != nil {
 		return nil, err
 	}
-	return s.apply(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -593,7 +609,7 @@ func (s *Store) Reopen(id string, who Actor) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.apply(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}

@@ -24,7 +24,9 @@ func (c *McpCmd) Run(env *Env) error {
 
 // Backend opens the stores the MCP tools use, for this environment.
 func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
-	b, err := e.Board()
+	// With ideate.remote set, the claim-lifecycle tools are
+	// remote-authoritative, as the CLI verbs are.
+	b, err := e.AuthBoard("")
 	if err != nil {
 		return nil, err
 	}

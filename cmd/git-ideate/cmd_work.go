@@ -9,6 +9,7 @@ import (
 	"github.com/ideate/git-ideate/board"
 	"github.com/ideate/git-ideate/paging"
 	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/teamsync"
 )
 
 // WorkCmd groups the board subcommands.
@@ -43,6 +44,32 @@ func (e *Env) Board() (*board.Store, error) {
 		e.board = b
 	}
 	return e.board, nil
+}
+
+// RemoteFlag makes a board verb remote-authoritative.
+type RemoteFlag struct {
+	Remote string `placeholder:"REMOTE" help:"Succeed only once this remote has accepted the transition (default: git config ideate.remote; unset: local only)."`
+}
+
+// AuthBoard is Board with the remote authority of --remote, else of
+// ideate.remote, when either names one.
+func (e *Env) AuthBoard(remote string) (*board.Store, error) {
+	b, err := e.Board()
+	if err != nil {
+		return nil, err
+	}
+	if remote == "" {
+		remote, _ = e.git.Config().Get("ideate", "remote")
+	}
+	if remote == "" {
+		return b, nil
+	}
+	name, err := e.git.ResolveRemote(remote, "")
+	if err != nil {
+		return nil, err
+	}
+	b.Authority = &teamsync.Authority{Git: e.git, Board: b, Remote: name}
+	return b, nil
 }
 
 func printItem(env *Env, v any, pretty bool) error { return writeJSON(env.Out, v, pretty) }
@@ -201,6 +228,7 @@ func (c *WorkListCmd) Run(env *Env) error {
 
 // WorkReadyCmd lists (or claims) ready work.
 type WorkReadyCmd struct {
+	RemoteFlag
 	Tenant  string `help:"Only this tenant."`
 	Claim   bool   `help:"Claim the oldest ready item atomically (trying the next one if another claimer wins)."`
 	Human   string `help:"Who claims (with --claim)."`
@@ -211,7 +239,7 @@ type WorkReadyCmd struct {
 
 // Run lists or claims.
 func (c *WorkReadyCmd) Run(env *Env) error {
-	b, err := env.Board()
+	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
@@ -311,6 +339,7 @@ func (c *WorkUpdateMetaCmd) Run(env *Env) error {
 
 // WorkClaimCmd claims an item.
 type WorkClaimCmd struct {
+	RemoteFlag
 	ID      string `name:"id" required:""`
 	Human   string `required:"" help:"Who claims."`
 	Agent   string `help:"Through which agent."`
@@ -319,7 +348,7 @@ type WorkClaimCmd struct {
 
 // Run claims.
 func (c *WorkClaimCmd) Run(env *Env) error {
-	b, err := env.Board()
+	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
@@ -332,6 +361,7 @@ func (c *WorkClaimCmd) Run(env *Env) error {
 
 // WorkRenewCmd renews a lease.
 type WorkRenewCmd struct {
+	RemoteFlag
 	ID      string `name:"id" required:""`
 	Token   int64  `required:"" help:"The fencing token the claim returned."`
 	LeaseMs *int64 `name:"lease-ms" help:"New lease length from now, in ms."`
@@ -339,7 +369,7 @@ type WorkRenewCmd struct {
 
 // Run renews.
 func (c *WorkRenewCmd) Run(env *Env) error {
-	b, err := env.Board()
+	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
@@ -352,6 +382,7 @@ func (c *WorkRenewCmd) Run(env *Env) error {
 
 // WorkReleaseCmd releases a claim.
 type WorkReleaseCmd struct {
+	RemoteFlag
 	ID    string `name:"id" required:""`
 	Token int64  `required:""`
 	Note  string `help:"Why."`
@@ -359,7 +390,7 @@ type WorkReleaseCmd struct {
 
 // Run releases.
 func (c *WorkReleaseCmd) Run(env *Env) error {
-	b, err := env.Board()
+	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
@@ -373,6 +404,7 @@ func (c *WorkReleaseCmd) Run(env *Env) error {
 
 // WorkCompleteCmd completes an item.
 type WorkCompleteCmd struct {
+	RemoteFlag
 	ID    string `name:"id" required:""`
 	Token int64  `required:""`
 	Note  string `help:"What was done (becomes the work-completion record)."`
@@ -380,7 +412,7 @@ type WorkCompleteCmd struct {
 
 // Run completes.
 func (c *WorkCompleteCmd) Run(env *Env) error {
-	b, err := env.Board()
+	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
@@ -394,6 +426,7 @@ func (c *WorkCompleteCmd) Run(env *Env) error {
 
 // WorkCancelCmd cancels.
 type WorkCancelCmd struct {
+	RemoteFlag
 	ID    string `name:"id" required:""`
 	Human string `required:""`
 	Agent string
@@ -401,7 +434,7 @@ type WorkCancelCmd struct {
 
 // Run cancels.
 func (c *WorkCancelCmd) Run(env *Env) error {
-	b, err := env.Board()
+	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
@@ -414,6 +447,7 @@ func (c *WorkCancelCmd) Run(env *Env) error {
 
 // WorkReopenCmd reopens.
 type WorkReopenCmd struct {
+	RemoteFlag
 	ID    string `name:"id" required:""`
 	Human string `required:""`
 	Agent string
@@ -421,7 +455,7 @@ type WorkReopenCmd struct {
 
 // Run reopens.
 func (c *WorkReopenCmd) Run(env *Env) error {
-	b, err := env.Board()
+	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}

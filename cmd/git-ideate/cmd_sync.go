@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ideate/git-ideate/teamsync"
+)
+
+// SyncCmd shares the record, board, steering and notes through a remote.
+type SyncCmd struct {
+	Remote string `arg:"" optional:"" help:"The remote (default: git config ideate.remote, else the only remote)."`
+	JSON   bool   `name:"json" help:"Print the summary as JSON."`
+}
+
+// Run syncs.
+func (c *SyncCmd) Run(env *Env) error {
+	g, err := env.Git()
+	if err != nil {
+		return err
+	}
+	configured, _ := g.Config().Get("ideate", "remote")
+	name, err := g.ResolveRemote(c.Remote, configured)
+	if err != nil {
+		return err
+	}
+	rec, err := env.Record()
+	if err != nil {
+		return err
+	}
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	y := &teamsync.Syncer{Git: g, Record: rec, Board: b, Remote: name}
+	if !c.JSON && isTerminal(env.Err) {
+		y.Progress = env.Err
+	}
+	sum, err := y.Sync()
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, sum, false)
+	}
+	fmt.Fprintf(env.Out, "synced with %s", sum.Remote)
+	if sum.Rounds > 1 {
+		fmt.Fprintf(env.Out, " in %d rounds", sum.Rounds)
+	}
+	fmt.Fprintln(env.Out)
+	fmt.Fprintf(env.Out, "  record:   %s\n  steering: %s\n  notes:    %s\n", sum.Record, sum.Steering, sum.Notes)
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{sum.ItemsPulled, "pulled"}, {sum.ItemsPushed, "pushed"}, {sum.ItemsRebased, "rebased"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"up-to-date"}
+	}
+	fmt.Fprintf(env.Out, "  items:    %s\n", strings.Join(parts, ", "))
+	for _, l := range sum.Lost {
+		fmt.Fprintf(env.Out, "  lost: %s of %s — %s: %s", l.Transition, l.Item, l.Code, l.Message)
+		if l.Record != "" {
+			fmt.Fprintf(env.Out, " (recorded as %s)", l.Record)
+		}
+		fmt.Fprintln(env.Out)
+	}
+	return nil
+}

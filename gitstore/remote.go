@@ -1,0 +1,315 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/ideate/git-ideate/apperr"
+)
+
+// Remote-tracking copies of our refs live under TrackingRoot, never over
+// refs/ideate/* itself: refs/ideate/<x> of remote R is tracked as
+// refs/ideate-remotes/R/ideate/<x>, refs/notes/ideate as
+// refs/ideate-remotes/R/notes/ideate. A fetch writes only there; the tool
+// then moves its own refs with compare-and-swap.
+const TrackingRoot = "refs/ideate-remotes/"
+
+// NotesRef is the notes ref the tool writes and syncs.
+const NotesRef = "refs/notes/ideate"
+
+// Sync error codes.
+const (
+	// NoRemote: no remote is named, configured, or the only one.
+	NoRemote apperr.Code = "NO_REMOTE"
+	// RemoteFailed: git could not fetch from or push to the remote.
+	RemoteFailed apperr.Code = "REMOTE"
+)
+
+// TrackingRef is the remote-tracking copy of ref (refs/ideate/… or
+// refs/notes/ideate) for remote.
+func TrackingRef(remote, ref string) string {
+	return TrackingRoot + remote + "/" + strings.TrimPrefix(ref, "refs/")
+}
+
+// LocalRef is the inverse of TrackingRef: the ref a tracking ref of remote
+// mirrors, or "" when tracking is not one of remote's.
+func LocalRef(remote, tracking string) string {
+	p := TrackingRoot + remote + "/"
+	if !strings.HasPrefix(tracking, p) {
+		return ""
+	}
+	return "refs/" + tracking[len(p):]
+}
+
+// FetchRefspecs are the refspecs that bring a remote's ideate refs into
+// their tracking namespace. The notes pattern is a glob so that a remote
+// without notes is not an error (an exact refspec for a missing ref makes
+// every `git fetch` fail).
+func FetchRefspecs(remote string) []string {
+	return []string{
+		"+refs/ideate/*:" + TrackingRef(remote, "refs/ideate/*"),
+		"+" + NotesRef + "*:" + TrackingRef(remote, NotesRef) + "*",
+	}
+}
+
+// Remotes lists the remotes configured for this repository, sorted.
+func (s *Store) Remotes() []string {
+	seen := map[string]bool{}
+	for _, f := range s.cfg.files {
+		for _, sec := range f.Sections {
+			if !strings.EqualFold(sec.Name, "remote") {
+				continue
+			}
+			for _, sub := range sec.Subsections {
+				for _, o := range sub.Options {
+					if strings.EqualFold(o.Key, "url") {
+						seen[sub.Name] = true
+					}
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveRemote picks the remote to talk to: name when given, else
+// configured (ideate.remote), else the only remote. It checks the remote
+// exists.
+func (s *Store) ResolveRemote(name, configured string) (string, error) {
+	remotes := s.Remotes()
+	if name == "" {
+		name = configured
+	}
+	if name == "" {
+		switch len(remotes) {
+		case 0:
+			return "", apperr.New(NoRemote, "this repository has no remote; add one with `git remote add` or name one")
+		case 1:
+			return remotes[0], nil
+		default:
+			return "", apperr.New(NoRemote, "this repository has %d remotes (%s); name one or set ideate.remote", len(remotes), strings.Join(remotes, ", "))
+		}
+	}
+	for _, r := range remotes {
+		if r == name {
+			return name, nil
+		}
+	}
+	return "", apperr.New(NoRemote, "no remote named %q (remotes: %s)", name, strings.Join(remotes, ", "))
+}
+
+// RemoteOptions shape how git is run against a remote.
+type RemoteOptions struct {
+	// Progress receives git's progress output (a terminal); nil keeps git
+	// quiet.
+	Progress io.Writer
+}
+
+func (s *Store) gitCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command("git", append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	return cmd
+}
+
+// Fetch brings remote's refs into their tracking copies with the git CLI:
+// the whole ideate namespace and the notes when refs is empty, else
+// exactly those refs (absent ones are not an error). Tracking copies of
+// refs the remote no longer has are pruned.
+func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
+	args := []string{"fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
+	var specs []string
+	if len(refs) == 0 {
+		args = append(args, "--prune")
+		specs = FetchRefspecs(remote)
+	} else {
+		for _, r := range refs {
+			// "<ref>*" is a glob, so a ref the remote lacks is not an
+			// error; our ref names are fixed-length ids, so it matches r
+			// alone.
+			specs = append(specs, "+"+r+"*:"+TrackingRef(remote, r)+"*")
+		}
+	}
+	if opt.Progress != nil {
+		args = append(args, "--progress")
+	} else {
+		args = append(args, "--quiet")
+	}
+	args = append(args, remote)
+	args = append(args, specs...)
+	cmd := s.gitCmd(args...)
+	var errb bytes.Buffer
+	if opt.Progress != nil {
+		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
+	} else {
+		cmd.Stderr = &errb
+	}
+	if err := cmd.Run(); err != nil {
+		return apperr.New(RemoteFailed, "git fetch %s failed: %s", remote, firstLine(errb.String(), err))
+	}
+	return nil
+}
+
+func firstLine(stderr string, err error) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "hint:") {
+			return l
+		}
+	}
+	return err.Error()
+}
+
+// PushUpdate is one ref a push moves: to New, provided the remote still
+// holds Old (ZeroHash: the remote must not have the ref).
+type PushUpdate struct {
+	Ref      string
+	New, Old Hash
+}
+
+// PushResult is the remote's answer for one ref.
+type PushResult struct {
+	Ref    string
+	OK     bool
+	Reason string // why it was rejected: "stale info", "atomic push failed", …
+}
+
+// Push sends updates to remote in one `git push --atomic
+// --force-with-lease=<ref>:<old>` (atomic when more than one ref), so the
+// remote applies all of them against the values we last saw, or none. It
+// returns the remote's per-ref answers; an error only when git could not
+// talk to the remote at all. Server-side hooks run; the local pre-push
+// hook does not (it guards branches, not these refs).
+func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
+	if len(ups) == 0 {
+		return nil, nil
+	}
+	args := []string{"push", "--porcelain", "--no-verify"}
+	if len(ups) > 1 {
+		args = append(args, "--atomic")
+	}
+	if opt.Progress != nil {
+		args = append(args, "--progress")
+	}
+	for _, u := range ups {
+		old := ""
+		if u.Old != ZeroHash {
+			old = u.Old.String()
+		}
+		args = append(args, "--force-with-lease="+u.Ref+":"+old)
+	}
+	args = append(args, remote)
+	for _, u := range ups {
+		args = append(args, u.New.String()+":"+u.Ref)
+	}
+	cmd := s.gitCmd(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	if opt.Progress != nil {
+		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
+	} else {
+		cmd.Stderr = &errb
+	}
+	runErr := cmd.Run()
+	res := parsePorcelain(out.Bytes())
+	if len(res) == 0 {
+		if runErr == nil {
+			runErr = fmt.Errorf("no status reported")
+		}
+		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(errb.String(), runErr))
+	}
+	byRef := map[string]PushResult{}
+	for _, r := range res {
+		byRef[r.Ref] = r
+	}
+	outRes := make([]PushResult, len(ups))
+	for i, u := range ups {
+		r, ok := byRef[u.Ref]
+		if !ok {
+			r = PushResult{Ref: u.Ref, Reason: "no status reported"}
+		}
+		outRes[i] = r
+	}
+	return outRes, nil
+}
+
+// parsePorcelain reads `git push --porcelain` status lines:
+// "<flag>\t<src>:<dst>\t<summary>".
+func parsePorcelain(b []byte) []PushResult {
+	var out []PushResult
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), "\t", 3)
+		if len(parts) < 3 || len(parts[0]) != 1 {
+			continue
+		}
+		colon := strings.LastIndexByte(parts[1], ':')
+		if colon < 0 {
+			continue
+		}
+		r := PushResult{Ref: parts[1][colon+1:]}
+		switch parts[0] {
+		case " ", "+", "*", "=", "-":
+			r.OK = true
+		default:
+			r.Reason = strings.Trim(strings.TrimPrefix(parts[2], "[rejected] "), "()")
+			if strings.HasPrefix(parts[2], "[rejected]") {
+				r.Reason = strings.TrimSpace(strings.TrimPrefix(parts[2], "[rejected]"))
+				r.Reason = strings.Trim(r.Reason, "()")
+			}
+			if r.Reason == "" {
+				r.Reason = parts[2]
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// IsAncestor reports whether commit a is reachable from commit b (a commit
+// is its own ancestor).
+func (s *Store) IsAncestor(a, b Hash) (bool, error) {
+	if a == ZeroHash || b == ZeroHash {
+		return false, nil
+	}
+	if a == b {
+		return true, nil
+	}
+	seen := map[Hash]bool{b: true}
+	queue := []Hash{b}
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		c, err := s.ReadCommit(h)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range c.Parents {
+			if p == a {
+				return true, nil
+			}
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false, nil
+}
+
+// HasObject reports whether the object h is in the repository.
+func (s *Store) HasObject(h Hash) bool {
+	_, _, err := s.ReadObject(h)
+	return err == nil
+}
