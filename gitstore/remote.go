@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/apperr"
 )
@@ -147,17 +150,45 @@ func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
 	}
 	args = append(args, remote)
 	args = append(args, specs...)
-	cmd := s.gitCmd(args...)
-	var errb bytes.Buffer
-	if opt.Progress != nil {
-		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
-	} else {
-		cmd.Stderr = &errb
-	}
-	if err := cmd.Run(); err != nil {
+	for attempt := 0; ; attempt++ {
+		cmd := s.gitCmd(args...)
+		var errb bytes.Buffer
+		if opt.Progress != nil {
+			cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
+		} else {
+			cmd.Stderr = &errb
+		}
+		err := cmd.Run()
+		if err == nil {
+			return nil
+		}
+		// A fetch killed mid-way leaves lock files in the tracking
+		// namespace, and git refuses to update those refs until they are
+		// gone. That namespace is ours and only fetches write it: break
+		// locks there that are older than the stale-lock age, once.
+		if attempt == 0 && strings.Contains(errb.String(), ".lock") && s.breakTrackingLocks(remote) > 0 {
+			continue
+		}
 		return apperr.New(RemoteFailed, "git fetch %s failed: %s", remote, firstLine(errb.String(), err))
 	}
-	return nil
+}
+
+// breakTrackingLocks removes stale *.lock files under remote's tracking
+// namespace and returns how many it removed.
+func (s *Store) breakTrackingLocks(remote string) int {
+	root := filepath.Join(s.repo.CommonDir, filepath.FromSlash(TrackingRoot+remote))
+	stale := s.lockPolicy.withDefaults().StaleAfter
+	n := 0
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > stale && os.Remove(path) == nil {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 func firstLine(stderr string, err error) string {
@@ -181,7 +212,25 @@ type PushUpdate struct {
 type PushResult struct {
 	Ref    string
 	OK     bool
-	Reason string // why it was rejected: "stale info", "atomic push failed", …
+	Status string // "rejected", "remote rejected", …
+	Reason string // why: "stale info", "atomic push failed", "cannot lock ref …"
+}
+
+// Raced reports whether r was refused only because the remote moved since
+// we looked (a lease that no longer holds, or the atomic push it was part
+// of): fetching again and retrying can succeed. Anything else (a lock
+// held at the remote, a server hook, permissions) will not go away by
+// retrying.
+func (r PushResult) Raced() bool {
+	if r.OK {
+		return false
+	}
+	for _, p := range []string{"stale info", "atomic push failed", "fetch first", "non-fast-forward", "already exists"} {
+		if strings.HasPrefix(r.Reason, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Push sends updates to remote in one `git push --atomic
@@ -263,13 +312,17 @@ func parsePorcelain(b []byte) []PushResult {
 		case " ", "+", "*", "=", "-":
 			r.OK = true
 		default:
-			r.Reason = strings.Trim(strings.TrimPrefix(parts[2], "[rejected] "), "()")
-			if strings.HasPrefix(parts[2], "[rejected]") {
-				r.Reason = strings.TrimSpace(strings.TrimPrefix(parts[2], "[rejected]"))
-				r.Reason = strings.Trim(r.Reason, "()")
+			// "[rejected] (stale info)", "[remote rejected] (cannot lock …)"
+			sum := parts[2]
+			if strings.HasPrefix(sum, "[") {
+				if i := strings.IndexByte(sum, ']'); i > 0 {
+					r.Status = sum[1:i]
+					sum = strings.TrimSpace(sum[i+1:])
+				}
 			}
+			r.Reason = strings.TrimSuffix(strings.TrimPrefix(sum, "("), ")")
 			if r.Reason == "" {
-				r.Reason = parts[2]
+				r.Reason = r.Status
 			}
 		}
 		out = append(out, r)

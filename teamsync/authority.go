@@ -55,6 +55,10 @@ func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error
 			_ = a.Git.UpdateRef(tr, head, theirs)
 			return head, nil
 		}
+		if !res[0].Raced() {
+			a.takeBack(ref, head)
+			return gitstore.ZeroHash, apperr.New(gitstore.RemoteFailed, "the remote %s refused item %s (%s), so the transition was not made", a.Remote, id, res[0].Reason)
+		}
 		// Someone else moved the item at the remote: look, and replay.
 		if err := a.Git.Fetch(a.Remote, gitstore.RemoteOptions{}, ref); err != nil {
 			a.takeBack(ref, head)

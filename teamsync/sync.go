@@ -133,7 +133,10 @@ func (y *Syncer) Sync() (*Summary, error) {
 			r.fill(sum)
 			return y.finish(sum)
 		}
-		y.progress("the remote moved meanwhile (%s); starting again", firstReject(res))
+		if r := firstReject(res); !r.Raced() {
+			return sum, apperr.New(gitstore.RemoteFailed, "the remote %s refused %s: %s", y.Remote, r.Ref, r.Reason)
+		}
+		y.progress("the remote moved meanwhile (%s); starting again", firstReject(res).Reason)
 	}
 	return sum, apperr.New(apperr.Conflict, "the remote %s kept moving; gave up after %d rounds (run sync again)", y.Remote, MaxRounds)
 }
@@ -171,16 +174,20 @@ func allOK(res []gitstore.PushResult) bool {
 	return true
 }
 
-func firstReject(res []gitstore.PushResult) string {
+// firstReject is the refusal that explains a failed push: a ref refused
+// for its own sake rather than as part of the atomic whole.
+func firstReject(res []gitstore.PushResult) gitstore.PushResult {
 	for _, r := range res {
 		if !r.OK && r.Reason != "atomic push failed" {
-			return r.Ref + ": " + r.Reason
+			return r
 		}
 	}
-	if len(res) > 0 {
-		return res[0].Reason
+	for _, r := range res {
+		if !r.OK {
+			return r
+		}
 	}
-	return "rejected"
+	return gitstore.PushResult{Reason: "rejected"}
 }
 
 type roundResult struct {
