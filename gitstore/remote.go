@@ -216,16 +216,19 @@ type PushResult struct {
 	Reason string // why: "stale info", "atomic push failed", "cannot lock ref …"
 }
 
-// Raced reports whether r was refused only because the remote moved since
-// we looked (a lease that no longer holds, or the atomic push it was part
-// of): fetching again and retrying can succeed. Anything else (a lock
-// held at the remote, a server hook, permissions) will not go away by
-// retrying.
+// Raced reports whether r was refused because the remote moved or was
+// being moved meanwhile: a lease that no longer holds, the atomic push it
+// was part of, or a concurrent push holding or winning the ref's lock at
+// the remote ("failed to update ref", "cannot lock ref"). Fetching again
+// and retrying can succeed (a lock left behind by a dead server process
+// keeps failing, and the bounded retries then report it). Anything else —
+// a server hook, permissions — will not go away by retrying.
 func (r PushResult) Raced() bool {
 	if r.OK {
 		return false
 	}
-	for _, p := range []string{"stale info", "atomic push failed", "fetch first", "non-fast-forward", "already exists"} {
+	for _, p := range []string{"stale info", "atomic push failed", "fetch first", "non-fast-forward", "already exists",
+		"failed to update ref", "cannot lock ref", "failed to lock", "incorrect old value"} {
 		if strings.HasPrefix(r.Reason, p) {
 			return true
 		}

@@ -41,6 +41,7 @@ func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error
 	ref := board.RefName(id)
 	tr := gitstore.TrackingRef(a.Remote, ref)
 	head := mine
+	last := ""
 	for round := 0; round < PublishRounds; round++ {
 		theirs, err := a.Git.Ref(tr)
 		if err != nil {
@@ -59,6 +60,7 @@ func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error
 			a.takeBack(ref, head)
 			return gitstore.ZeroHash, apperr.New(gitstore.RemoteFailed, "the remote %s refused item %s (%s), so the transition was not made", a.Remote, id, res[0].Reason)
 		}
+		last = res[0].Reason
 		// Someone else moved the item at the remote: look, and replay.
 		if err := a.Git.Fetch(a.Remote, gitstore.RemoteOptions{}, ref); err != nil {
 			a.takeBack(ref, head)
@@ -90,7 +92,8 @@ func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error
 		}
 		head = rb.New
 	}
-	return gitstore.ZeroHash, apperr.New(apperr.Conflict, "item %s kept moving at remote %s; gave up after %d rounds", id, a.Remote, PublishRounds)
+	a.takeBack(ref, head)
+	return gitstore.ZeroHash, apperr.New(apperr.Conflict, "the remote %s kept refusing item %s (last: %s); gave up after %d rounds", a.Remote, id, last, PublishRounds)
 }
 
 // takeBack moves ref from head to head's parent: the transition at head

@@ -100,6 +100,7 @@ func (y *Syncer) progress(format string, a ...any) {
 // push (or MaxRounds is reached: CONFLICT).
 func (y *Syncer) Sync() (*Summary, error) {
 	sum := &Summary{Remote: y.Remote, Lost: []Lost{}}
+	last := ""
 	lost := map[gitstore.Hash]bool{}
 	for round := 1; round <= MaxRounds; round++ {
 		sum.Rounds = round
@@ -136,9 +137,10 @@ func (y *Syncer) Sync() (*Summary, error) {
 		if r := firstReject(res); !r.Raced() {
 			return sum, apperr.New(gitstore.RemoteFailed, "the remote %s refused %s: %s", y.Remote, r.Ref, r.Reason)
 		}
-		y.progress("the remote moved meanwhile (%s); starting again", firstReject(res).Reason)
+		last = firstReject(res).Reason
+		y.progress("the remote moved meanwhile (%s); starting again", last)
 	}
-	return sum, apperr.New(apperr.Conflict, "the remote %s kept moving; gave up after %d rounds (run sync again)", y.Remote, MaxRounds)
+	return sum, apperr.New(apperr.Conflict, "the remote %s kept refusing the push (last: %s); gave up after %d rounds (run sync again)", y.Remote, last, MaxRounds)
 }
 
 // finish records every lost transition as a sync-conflict record.
