@@ -143,8 +143,12 @@ func (y *Syncer) Sync() (*Summary, error) {
 	return sum, apperr.New(apperr.Conflict, "the remote %s kept refusing the push (last: %s); gave up after %d rounds (run sync again)", y.Remote, last, MaxRounds)
 }
 
-// finish records every lost transition as a sync-conflict record.
+// finish records every lost transition as a sync-conflict record, and
+// packs the item refs a sync may have created by the thousand.
 func (y *Syncer) finish(sum *Summary) (*Summary, error) {
+	if sum.ItemsPulled > 0 {
+		y.Git.PackRefsIfLoose(board.ItemsPrefix, 64)
+	}
 	for i := range sum.Lost {
 		l := &sum.Lost[i]
 		if y.Record == nil {

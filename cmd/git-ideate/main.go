@@ -119,6 +119,7 @@ type CLI struct {
 	Steering  SteeringCmd  `cmd:"" help:"Steering items (project principles) on refs/ideate/steering; gated off unless enabled."`
 	Telemetry TelemetryCmd `cmd:"" help:"Print this clone's telemetry counters."`
 	Mcp       McpCmd       `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
+	Sync      SyncCmd      `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever

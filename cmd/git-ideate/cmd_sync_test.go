@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+)
+
+// syncRemote makes a bare remote with one commit on main and returns its
+// path and two clones of it.
+func syncRemote(t *testing.T) (bare, a, b string) {
+	t.Helper()
+	seed := gt.NewRepo(t)
+	bare = filepath.Join(t.TempDir(), "remote.git")
+	gt.Git(t, seed, "init", "-q", "--bare", bare)
+	gt.Git(t, seed, "push", "-q", bare, "HEAD:refs/heads/main")
+	for _, d := range []*string{&a, &b} {
+		*d = filepath.Join(t.TempDir(), "clone")
+		if out, err := exec.Command("git", "clone", "-q", bare, *d).CombinedOutput(); err != nil {
+			t.Fatalf("clone: %v\n%s", err, out)
+		}
+	}
+	return bare, a, b
+}
+
+func TestSync_CLI(t *testing.T) {
+	bare, a, b := syncRemote(t)
+	// No remote at all, or two without a choice: NO_REMOTE, nothing done.
+	lonely := gt.NewRepo(t)
+	if r := bin(t, lonely, "", "sync"); r.code != 1 || !strings.Contains(r.err, "NO_REMOTE") {
+		t.Fatalf("sync without a remote: %+v", r)
+	}
+	gt.Git(t, a, "remote", "add", "other", bare)
+	if r := bin(t, a, "", "sync"); r.code != 1 || !strings.Contains(r.err, "NO_REMOTE") || !strings.Contains(r.err, "origin, other") {
+		t.Fatalf("sync with two remotes: %+v", r)
+	}
+	if r := bin(t, a, "", "sync", "nope"); r.code != 1 || !strings.Contains(r.err, "no remote named") {
+		t.Fatalf("sync with an unknown remote: %+v", r)
+	}
+
+	rid := strings.TrimSpace(mustOK(t, bin(t, a, "", "record", "append", "--kind", "finding", "--claim", "from a")).out)
+	item := itemID(t, mustOK(t, bin(t, a, "", "work", "create", "--title", "t", "--spec", "s", "--spec-format", "f", "--human", "h")).out)
+	out := mustOK(t, bin(t, a, "", "sync", "origin")).out
+	for _, want := range []string{"synced with origin", "record:   pushed", "items:    1 pushed"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("sync summary lacks %q:\n%s", want, out)
+		}
+	}
+	// ideate.remote picks the remote when there are several.
+	gt.Git(t, a, "config", "ideate.remote", "origin")
+	var sum struct {
+		Remote string `json:"remote"`
+		Record string `json:"record"`
+		Lost   []any  `json:"lost"`
+	}
+	if err := json.Unmarshal([]byte(mustOK(t, bin(t, a, "", "sync", "--json")).out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Remote != "origin" || sum.Record != "up-to-date" || sum.Lost == nil {
+		t.Fatalf("second sync: %+v", sum)
+	}
+	// The other clone gets everything with one sync.
+	mustOK(t, bin(t, b, "", "sync"))
+	if out := mustOK(t, bin(t, b, "", "record", "read", "--json")).out; !strings.Contains(out, rid) {
+		t.Fatalf("b lacks a's record after sync:\n%s", out)
+	}
+	if out := mustOK(t, bin(t, b, "", "work", "get", "--id", item)).out; !strings.Contains(out, `"title":"t"`) {
+		t.Fatalf("b lacks a's item after sync:\n%s", out)
+	}
+
+	// Remote-authoritative claims: b wins through the remote, a (stale) loses.
+	mustOK(t, bin(t, b, "", "work", "claim", "--id", item, "--human", "bob", "--remote", "origin"))
+	r := bin(t, a, "", "work", "claim", "--id", item, "--human", "alice") // ideate.remote=origin
+	if r.code != 1 || !strings.Contains(r.err, "NOT_CLAIMABLE") || !strings.Contains(r.err, "bob") {
+		t.Fatalf("a's claim through ideate.remote: %+v", r)
+	}
+	if r := bin(t, a, "", "work", "claim", "--id", item, "--human", "alice", "--remote", "nope"); r.code != 1 || !strings.Contains(r.err, "NO_REMOTE") {
+		t.Fatalf("claim with an unknown remote: %+v", r)
+	}
+	gt.Fsck(t, a)
+	gt.Fsck(t, bare)
+}
+
+// With ideate.remote set, the MCP server's claim tools are
+// remote-authoritative like the CLI's.
+func TestSync_MCPClaimThroughRemote(t *testing.T) {
+	_, a, b := syncRemote(t)
+	item := itemID(t, mustOK(t, bin(t, a, "", "work", "create", "--title", "t", "--spec", "s", "--spec-format", "f", "--human", "h")).out)
+	mustOK(t, bin(t, a, "", "sync"))
+	mustOK(t, bin(t, b, "", "sync"))
+	gt.Git(t, a, "config", "ideate.remote", "origin")
+	mustOK(t, bin(t, b, "", "work", "claim", "--id", item, "--human", "bob", "--remote", "origin"))
+	r := startMCP(t, a)
+	res := r.call(1, "work_claim", map[string]any{"id": item, "actor_human": "mcp"})
+	if !res.IsError || res.StructuredContent["code"] != "NOT_CLAIMABLE" {
+		t.Fatalf("MCP claim of an item held at the remote: %+v", res)
+	}
+	if msg, _ := res.StructuredContent["message"].(string); !strings.Contains(msg, "bob") {
+		t.Fatalf("the MCP loser is not told the holder: %+v", res.StructuredContent)
+	}
+}
