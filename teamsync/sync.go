@@ -108,6 +108,9 @@ func (y *Syncer) Sync() (*Summary, error) {
 		if err := y.Git.Fetch(y.Remote, opt); err != nil {
 			return sum, err
 		}
+		// A first fetch writes one loose tracking ref per item: keep that
+		// namespace packed, as the board keeps its own.
+		y.Git.PackRefsIfLoose(gitstore.TrackingRef(y.Remote, board.ItemsPrefix), 64)
 		r, err := y.round(lost)
 		if err != nil {
 			if apperr.Is(err, apperr.Conflict) {
