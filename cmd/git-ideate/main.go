@@ -120,6 +120,7 @@ type CLI struct {
 	Telemetry TelemetryCmd `cmd:"" help:"Print this clone's telemetry counters."`
 	Mcp       McpCmd       `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
 	Sync      SyncCmd      `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
+	Init      InitCmd      `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever
