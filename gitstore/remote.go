@@ -210,10 +210,11 @@ type PushUpdate struct {
 
 // PushResult is the remote's answer for one ref.
 type PushResult struct {
-	Ref    string
-	OK     bool
-	Status string // "rejected", "remote rejected", …
-	Reason string // why: "stale info", "atomic push failed", "cannot lock ref …"
+	Ref      string
+	OK       bool
+	UpToDate bool   // the remote already held the value
+	Status   string // "rejected", "remote rejected", …
+	Reason   string // why: "stale info", "atomic push failed", "cannot lock ref …"
 }
 
 // Raced reports whether r was refused because the remote moved or was
@@ -295,6 +296,57 @@ func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]Push
 	return outRes, nil
 }
 
+// PushAll pushes every local ref under refs/ideate/ and the notes ref in
+// one atomic push, each leased on its tracking copy (a ref without one
+// must not exist at the remote), and returns the remote's answers for the
+// refs that were not already up to date there. It costs time linear in
+// the number of refs: `git push` matches N explicit refspecs and
+// --force-with-lease=<ref>:<old> options against each other and against
+// the remote's refs in O(N²) (a first sync of 10k item refs took almost 6
+// minutes that way, measured), while one glob refspec and the lease taken
+// from a fetch refspec are matched through hash maps. The lease mapping is
+// given on the command line under a remote name of its own, so whatever
+// the user configured for remote leaves it alone; git then also moves the
+// tracking copies of what it pushed.
+func (s *Store) PushAll(remote string, opt RemoteOptions) ([]PushResult, error) {
+	url, ok := s.cfg.GetSub("remote", remote, "pushurl")
+	if !ok {
+		if url, ok = s.cfg.GetSub("remote", remote, "url"); !ok {
+			return nil, apperr.New(NoRemote, "remote %q has no url", remote)
+		}
+	}
+	const tmp = "ideate-sync"
+	args := []string{"-c", "remote." + tmp + ".url=" + url}
+	for _, spec := range FetchRefspecs(remote) {
+		args = append(args, "-c", "remote."+tmp+".fetch="+spec)
+	}
+	args = append(args, "push", "--porcelain", "--no-verify", "--atomic", "--force-with-lease")
+	if opt.Progress != nil {
+		args = append(args, "--progress")
+	}
+	args = append(args, tmp, "refs/ideate/*:refs/ideate/*", NotesRef+"*:"+NotesRef+"*")
+	cmd := s.gitCmd(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	if opt.Progress != nil {
+		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
+	} else {
+		cmd.Stderr = &errb
+	}
+	runErr := cmd.Run()
+	res := parsePorcelain(out.Bytes())
+	if len(res) == 0 && runErr != nil {
+		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(errb.String(), runErr))
+	}
+	var moved []PushResult
+	for _, r := range res {
+		if !r.UpToDate {
+			moved = append(moved, r)
+		}
+	}
+	return moved, nil
+}
+
 // parsePorcelain reads `git push --porcelain` status lines:
 // "<flag>\t<src>:<dst>\t<summary>".
 func parsePorcelain(b []byte) []PushResult {
@@ -312,7 +364,9 @@ func parsePorcelain(b []byte) []PushResult {
 		}
 		r := PushResult{Ref: parts[1][colon+1:]}
 		switch parts[0] {
-		case " ", "+", "*", "=", "-":
+		case "=":
+			r.OK, r.UpToDate = true, true
+		case " ", "+", "*", "-":
 			r.OK = true
 		default:
 			// "[rejected] (stale info)", "[remote rejected] (cannot lock …)"

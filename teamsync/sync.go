@@ -124,16 +124,16 @@ func (y *Syncer) Sync() (*Summary, error) {
 			return y.finish(sum)
 		}
 		y.progress("pushing %d ref(s) to %s", len(r.updates), y.Remote)
-		res, err := y.Git.Push(y.Remote, r.updates, opt)
+		// One push of the whole namespace, each ref leased on its tracking
+		// copy: exactly the updates above plus whatever a local writer
+		// added meanwhile (git skips the refs the remote already has, and
+		// moves the tracking copies of those it pushed).
+		res, err := y.Git.PushAll(y.Remote, opt)
 		if err != nil {
 			return sum, err
 		}
 		if allOK(res) {
-			for _, u := range r.updates {
-				// Our copy of the remote now names what it accepted.
-				_ = y.Git.UpdateRef(gitstore.TrackingRef(y.Remote, u.Ref), u.New, u.Old)
-			}
-			sum.RefsPushed += len(r.updates)
+			sum.RefsPushed += len(res)
 			r.fill(sum)
 			return y.finish(sum)
 		}
