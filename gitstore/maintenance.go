@@ -128,6 +128,32 @@ func (m *maintenance) packCount() int {
 	return n
 }
 
+// looseRefs counts the entries of prefix's directory (one directory read).
+func (s *Store) looseRefs(prefix string) int {
+	d, err := os.Open(filepath.Join(s.repo.CommonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))))
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	return len(names)
+}
+
+// PackRefsNow runs `git pack-refs --all` and waits for it when any of the
+// prefixes' directories holds more than threshold loose refs. A sync that
+// has just created thousands of refs uses it: the next command then reads
+// one packed-refs file instead of thousands of files. It runs even when
+// background maintenance is off (it is part of the command, not
+// housekeeping), and a failure only leaves the refs loose.
+func (s *Store) PackRefsNow(threshold int, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if s.looseRefs(p) > threshold {
+			return exec.Command("git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all").Run() == nil
+		}
+	}
+	return false
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // PackRefsIfLoose starts `git pack-refs --all` in the background when the
@@ -135,16 +161,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // with thousands of refs (board items) stay cheap to list. It costs one
 // directory read.
 func (s *Store) PackRefsIfLoose(prefix string, threshold int) {
-	if !s.maint.enabled {
-		return
-	}
-	d, err := os.Open(filepath.Join(s.repo.CommonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))))
-	if err != nil {
-		return
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	if len(names) <= threshold {
+	if !s.maint.enabled || s.looseRefs(prefix) <= threshold {
 		return
 	}
 	stamp := filepath.Join(s.repo.StateDir(), "pack-refs.stamp")

@@ -108,9 +108,6 @@ func (y *Syncer) Sync() (*Summary, error) {
 		if err := y.Git.Fetch(y.Remote, opt); err != nil {
 			return sum, err
 		}
-		// A first fetch writes one loose tracking ref per item: keep that
-		// namespace packed, as the board keeps its own.
-		y.Git.PackRefsIfLoose(gitstore.TrackingRef(y.Remote, board.ItemsPrefix), 64)
 		r, err := y.round(lost)
 		if err != nil {
 			if apperr.Is(err, apperr.Conflict) {
@@ -146,12 +143,12 @@ func (y *Syncer) Sync() (*Summary, error) {
 	return sum, apperr.New(apperr.Conflict, "the remote %s kept refusing the push (last: %s); gave up after %d rounds (run sync again)", y.Remote, last, MaxRounds)
 }
 
-// finish records every lost transition as a sync-conflict record, and
-// packs the item refs a sync may have created by the thousand.
+// finish packs the item refs a sync may have created by the thousand
+// (fetch writes one loose tracking ref per new item, a first sync one
+// local ref per pulled item) and records every lost transition as a
+// sync-conflict record.
 func (y *Syncer) finish(sum *Summary) (*Summary, error) {
-	if sum.ItemsPulled > 0 {
-		y.Git.PackRefsIfLoose(board.ItemsPrefix, 64)
-	}
+	y.Git.PackRefsNow(256, board.ItemsPrefix, gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
 	for i := range sum.Lost {
 		l := &sum.Lost[i]
 		if y.Record == nil {
