@@ -277,17 +277,30 @@ func (idx *boardIndex) kids() map[string][]*entry {
 // Sweep returns every expired claim (of tenant, or of all tenants when
 // tenant is "") to open with an orphan-recovery event, and reports how many.
 func (s *Store) Sweep(tenant string) (int, error) {
-	idx, err := s.index()
-	if err != nil {
-		return 0, err
-	}
-	return s.sweepIndex(idx, tenant)
+	items, err := s.SweepItems(tenant, 0)
+	return len(items), err
 }
 
-func (s *Store) sweepIndex(idx *boardIndex, tenant string) (int, error) {
+// SweepItems is Sweep naming what it recovered: each item as it stood
+// before its claim lapsed (its Claim shows the holder and lease; no
+// spec), ordered by id. max > 0 stops it after that many recoveries (each
+// is a commit), for callers on a time budget; the rest wait for the next
+// sweep or the next verb that names them.
+func (s *Store) SweepItems(tenant string, max int) ([]*Item, error) {
+	idx, err := s.index()
+	if err != nil {
+		return nil, err
+	}
+	return s.sweepIndex(idx, tenant, max)
+}
+
+func (s *Store) sweepIndex(idx *boardIndex, tenant string, max int) ([]*Item, error) {
 	now := s.Now()
-	n := 0
+	var out []*Item
 	for _, e := range idx.byID {
+		if max > 0 && len(out) == max {
+			break
+		}
 		if e.status != StatusInProgress || e.lease == "" || (tenant != "" && e.tenant != tenant) {
 			continue
 		}
@@ -296,13 +309,19 @@ func (s *Store) sweepIndex(idx *boardIndex, tenant string) (int, error) {
 		}
 		ok, err := s.Expire(e.id)
 		if err != nil {
-			return n, err
+			return out, err
 		}
 		if ok {
-			n++
+			it := &Item{}
+			if json.Unmarshal([]byte(e.itemJSON), it) != nil {
+				it = &Item{ID: e.id}
+			}
+			it.normalize()
+			out = append(out, it)
 		}
 	}
-	return n, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
 }
 
 // ListFilter selects items. Parent: nil = all, "" = roots only, else the
@@ -361,8 +380,8 @@ func (s *Store) List(req ListRequest) (*ListPage, error) {
 		return nil, err
 	}
 	page := &ListPage{Items: []Row{}}
-	if n, err := s.sweepIndex(idx, f.TenantID); err == nil && n > 0 {
-		page.Swept = n
+	if swept, err := s.sweepIndex(idx, f.TenantID, 0); err == nil && len(swept) > 0 {
+		page.Swept = len(swept)
 		if idx, err = s.index(); err != nil {
 			return nil, err
 		}
@@ -436,11 +455,20 @@ func (s *Store) Ready(tenant string) ([]Row, error) {
 	if _, err := s.Sweep(tenant); err != nil {
 		return nil, err
 	}
+	rows, _, err := s.ReadyFirst(tenant, -1)
+	return rows, err
+}
+
+// ReadyFirst is Ready without the sweep and cut to the oldest limit items
+// (all when limit < 0); total counts every ready item. Only the rows
+// returned are decoded, so a caller that names a handful of a large board's
+// ready items (a session start, after SweepItems) pays for those alone.
+func (s *Store) ReadyFirst(tenant string, limit int) (rows []Row, total int, err error) {
 	idx, err := s.index()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	kids, back := idx.kids(), idx.backlinks()
+	kids := idx.kids()
 	var sel []*entry
 	for _, e := range idx.byID {
 		if (tenant == "" || e.tenant == tenant) && idx.claimableIn(e, kids) {
@@ -453,18 +481,23 @@ func (s *Store) Ready(tenant string) ([]Row, error) {
 		}
 		return sel[i].id < sel[j].id
 	})
-	rows := make([]Row, 0, len(sel))
+	total = len(sel)
+	if limit >= 0 && len(sel) > limit {
+		sel = sel[:limit]
+	}
+	back := idx.backlinks()
+	rows = make([]Row, 0, len(sel))
 	for _, e := range sel {
 		it := &Item{}
 		if err := json.Unmarshal([]byte(e.itemJSON), it); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		it.normalize()
 		row := newRow(it, back[e.id], true, false)
 		row.SpecLength = e.specLen
 		rows = append(rows, row)
 	}
-	return rows, nil
+	return rows, total, nil
 }
 
 // ClaimNext claims the oldest ready item of tenant, trying the next one

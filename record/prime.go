@@ -21,12 +21,29 @@ const (
 
 // Prime returns the priming digest of the newest n records matching scope
 // (n already clamped by the caller), or "" when nothing matches.
-func (s *Store) Prime(scope string, n int) (string, error) {
+func (s *Store) Prime(scope string, n int) (string, error) { return s.PrimeWithin(scope, n, 0) }
+
+// PrimeWithin is Prime looking among the newest within records only
+// (within <= 0: all of them). A scope that matches little makes Prime read
+// the whole record; this bounds the walk for callers on a time budget.
+func (s *Store) PrimeWithin(scope string, n, within int) (string, error) {
 	sn, err := s.Snapshot()
 	if err != nil {
 		return "", err
 	}
-	recs, _, err := sn.Select(Filter{Scope: scope}, "", n)
+	var recs []*Record
+	if within <= 0 {
+		recs, _, err = sn.Select(Filter{Scope: scope}, "", n)
+	} else {
+		f, seen := Filter{Scope: scope}, 0
+		err = sn.Walk("", func(r *Record) (bool, error) {
+			seen++
+			if f.Match(r) {
+				recs = append(recs, r)
+			}
+			return len(recs) < n && seen < within, nil
+		})
+	}
 	if err != nil || len(recs) == 0 {
 		return "", err
 	}

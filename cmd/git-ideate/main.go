@@ -119,6 +119,7 @@ type CLI struct {
 	Steering  SteeringCmd  `cmd:"" help:"Steering items (project principles) on refs/ideate/steering; gated off unless enabled."`
 	Telemetry TelemetryCmd `cmd:"" help:"Print this clone's telemetry counters."`
 	Mcp       McpCmd       `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
+	Hook      HookCmd      `cmd:"" help:"Handle one Claude Code hook event: its JSON payload on stdin (always exits 0)."`
 	Sync      SyncCmd      `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
 	Init      InitCmd      `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
 }
@@ -199,7 +200,7 @@ func run(args []string, env *Env) int {
 type exitPanic struct{}
 
 // hookWords are the commands hosts run as hooks; see hookPath.
-var hookWords = map[string]bool{"record prime": true, "record session-end": true, "work sweep": true}
+var hookWords = map[string]bool{"record prime": true, "record session-end": true, "work sweep": true, "hook": true}
 
 func isHookPath(ctx *kong.Context) bool {
 	if ctx == nil || ctx.Selected() == nil {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ideate/git-ideate/apperr"
+	"github.com/ideate/git-ideate/hooks"
+)
+
+// HookCmd is `git ideate hook [EVENT]`, the one command every Claude Code
+// hook runs: the payload arrives on stdin, the event is its
+// hook_event_name (EVENT names it when the payload does not), and stdout
+// carries at most one JSON object for the host.
+type HookCmd struct {
+	// Args is the event and nothing else; it takes whatever follows so
+	// that a stray flag or word after the event is a note, not a failure.
+	Args []string `arg:"" optional:"" passthrough:"partial" name:"event" help:"The event, when the payload does not name it (SessionStart, session-start, …)."`
+}
+
+func (*HookCmd) alwaysZero() {}
+
+// Run handles the event; every problem is one line on stderr and the exit
+// code is 0.
+func (c *HookCmd) Run(env *Env) error {
+	warn := func(msg string) { fmt.Fprintln(env.Err, "git ideate hook: "+msg) }
+	if len(c.Args) > 1 {
+		warn(fmt.Sprintf("%s: unexpected arguments %q after the event; nothing done", apperr.Schema, c.Args[1:]))
+		return nil
+	}
+	event := ""
+	if len(c.Args) == 1 {
+		event = c.Args[0]
+	}
+	if stdinIsTerminal(env.In) {
+		warn("stdin is a terminal, not a hook payload; nothing to do (the host pipes the event's JSON in)")
+		return nil
+	}
+	d := &hooks.Dispatcher{
+		Dir:  env.Dir,
+		Warn: warn,
+		Open: func(dir, session string) (*hooks.Stores, error) {
+			env.Dir = dir
+			if session != "" {
+				env.session = session
+			}
+			rec, err := env.Record()
+			if err != nil {
+				return nil, err
+			}
+			b, err := env.Board()
+			if err != nil {
+				return nil, err
+			}
+			st := &hooks.Stores{Record: rec, Board: b}
+			if t := env.Telemetry(); t != nil {
+				st.Primed = t.PrimingRequested
+			}
+			return st, nil
+		},
+	}
+	d.Run(env.In, env.Out, event)
+	return nil
+}
+
+// stdinIsTerminal reports whether in is a character device other than
+// /dev/null (which reads as an empty payload instead).
+func stdinIsTerminal(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	if !ok || !isTerminal(f) {
+		return false
+	}
+	fi, err := f.Stat()
+	null, nerr := os.Stat(os.DevNull)
+	return err != nil || nerr != nil || !os.SameFile(fi, null)
+}
