@@ -210,11 +210,10 @@ type PushUpdate struct {
 
 // PushResult is the remote's answer for one ref.
 type PushResult struct {
-	Ref      string
-	OK       bool
-	UpToDate bool   // the remote already held the value
-	Status   string // "rejected", "remote rejected", …
-	Reason   string // why: "stale info", "atomic push failed", "cannot lock ref …"
+	Ref    string
+	OK     bool
+	Status string // "rejected", "remote rejected", …
+	Reason string // why: "stale info", "atomic push failed", "cannot lock ref …"
 }
 
 // Raced reports whether r was refused because the remote moved or was
@@ -296,25 +295,61 @@ func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]Push
 	return outRes, nil
 }
 
-// PushAll pushes every local ref under refs/ideate/ and the notes ref in
-// one atomic push, each leased on its tracking copy (a ref without one
-// must not exist at the remote), and returns the remote's answers for the
-// refs that were not already up to date there. It costs time linear in
-// the number of refs: `git push` matches N explicit refspecs and
-// --force-with-lease=<ref>:<old> options against each other and against
-// the remote's refs in O(N²) (a first sync of 10k item refs took almost 6
-// minutes that way, measured), while one glob refspec and the lease taken
-// from a fetch refspec are matched through hash maps. The lease mapping is
-// given on the command line under a remote name of its own, so whatever
-// the user configured for remote leaves it alone; git then also moves the
-// tracking copies of what it pushed.
-func (s *Store) PushAll(remote string, opt RemoteOptions) ([]PushResult, error) {
+// ShadowRoot is where PushMany stages the values it pushes:
+// refs/ideate-push/<remote>/<ref minus "refs/">, there only for the
+// duration of one push.
+const ShadowRoot = "refs/ideate-push/"
+
+// PushMany pushes ups (refs under refs/ideate/ and the notes ref) in one
+// atomic push, each leased on its tracking copy — which must hold the Old
+// of its update: a ref without one must not exist at the remote — and
+// returns the remote's answers for them. After an accepted push git has
+// moved the tracking copies of the refs it pushed.
+//
+// Its cost is linear in the number of refs. `git push` matches N explicit
+// refspecs and N --force-with-lease=<ref>:<old> options against each other
+// and against the remote's refs in O(N²) (a first sync of 10k item refs
+// took almost 6 minutes that way, measured), and a glob over refs/ideate/*
+// makes git rewrite the tracking copy of every ref it finds up to date
+// (seconds with 10k items). So the new values are staged as shadow refs
+// (ShadowRoot) and pushed with one glob refspec, the lease taken from a
+// fetch refspec given with -c under a remote name of its own (whatever
+// the user configured for the remote stays out of it); the shadow refs are
+// removed afterwards, and any left by a killed push are removed first.
+func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
+	if len(ups) == 0 {
+		return nil, nil
+	}
 	url, ok := s.cfg.GetSub("remote", remote, "pushurl")
 	if !ok {
 		if url, ok = s.cfg.GetSub("remote", remote, "url"); !ok {
 			return nil, apperr.New(NoRemote, "remote %q has no url", remote)
 		}
 	}
+	shadow := ShadowRoot + remote + "/"
+	if err := s.clearShadow(shadow); err != nil {
+		return nil, err
+	}
+	src := shadow
+	if all, err := s.refs.list("refs/ideate/"); err == nil && 2*len(ups) > len(all) {
+		// Most refs move (a first push): push refs/ideate/* itself. Git
+		// then also takes the lock of every tracking copy it finds up to
+		// date, but staging would write and delete a shadow ref for
+		// nearly every ref. The values pushed are the local refs', which
+		// the updates' News were read from or newer (a local writer moved
+		// them since): still descendants of the leased tracking values.
+		src = "refs/"
+	} else {
+		var stage bytes.Buffer
+		for _, u := range ups {
+			fmt.Fprintf(&stage, "create %s%s %s\n", shadow, strings.TrimPrefix(u.Ref, "refs/"), u.New)
+		}
+		if err := s.updateRefsStdin(stage.Bytes()); err != nil {
+			return nil, err
+		}
+		defer s.clearShadow(shadow)
+	}
+
 	const tmp = "ideate-sync"
 	args := []string{"-c", "remote." + tmp + ".url=" + url}
 	for _, spec := range FetchRefspecs(remote) {
@@ -324,7 +359,7 @@ func (s *Store) PushAll(remote string, opt RemoteOptions) ([]PushResult, error) 
 	if opt.Progress != nil {
 		args = append(args, "--progress")
 	}
-	args = append(args, tmp, "refs/ideate/*:refs/ideate/*", NotesRef+"*:"+NotesRef+"*")
+	args = append(args, tmp, src+"ideate/*:refs/ideate/*", src+"notes/ideate*:"+NotesRef+"*")
 	cmd := s.gitCmd(args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
@@ -335,16 +370,51 @@ func (s *Store) PushAll(remote string, opt RemoteOptions) ([]PushResult, error) 
 	}
 	runErr := cmd.Run()
 	res := parsePorcelain(out.Bytes())
-	if len(res) == 0 && runErr != nil {
+	if len(res) == 0 {
+		if runErr == nil {
+			runErr = fmt.Errorf("no status reported")
+		}
 		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(errb.String(), runErr))
 	}
-	var moved []PushResult
+	byRef := make(map[string]PushResult, len(res))
 	for _, r := range res {
-		if !r.UpToDate {
-			moved = append(moved, r)
-		}
+		byRef[r.Ref] = r
 	}
-	return moved, nil
+	out2 := make([]PushResult, 0, len(ups))
+	for _, u := range ups {
+		r, ok := byRef[u.Ref]
+		if !ok {
+			r = PushResult{Ref: u.Ref, Reason: "no status reported"}
+		}
+		out2 = append(out2, r)
+	}
+	return out2, nil
+}
+
+// clearShadow deletes every ref under prefix (one git process, only when
+// there is something to delete).
+func (s *Store) clearShadow(prefix string) error {
+	refs, err := s.refs.list(prefix)
+	if err != nil || len(refs) == 0 {
+		return err
+	}
+	var b bytes.Buffer
+	for _, r := range refs {
+		fmt.Fprintf(&b, "delete %s %s\n", r.Name, r.Hash)
+	}
+	return s.updateRefsStdin(b.Bytes())
+}
+
+// updateRefsStdin runs one `git update-ref --stdin` transaction.
+func (s *Store) updateRefsStdin(cmds []byte) error {
+	cmd := s.gitCmd("update-ref", "--stdin")
+	cmd.Stdin = bytes.NewReader(cmds)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		return apperr.New(apperr.Write, "git update-ref --stdin failed: %s", firstLine(errb.String(), err))
+	}
+	return nil
 }
 
 // parsePorcelain reads `git push --porcelain` status lines:
@@ -364,9 +434,7 @@ func parsePorcelain(b []byte) []PushResult {
 		}
 		r := PushResult{Ref: parts[1][colon+1:]}
 		switch parts[0] {
-		case "=":
-			r.OK, r.UpToDate = true, true
-		case " ", "+", "*", "-":
+		case " ", "+", "*", "=", "-":
 			r.OK = true
 		default:
 			// "[rejected] (stale info)", "[remote rejected] (cannot lock …)"

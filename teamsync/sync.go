@@ -121,16 +121,15 @@ func (y *Syncer) Sync() (*Summary, error) {
 			return y.finish(sum)
 		}
 		y.progress("pushing %d ref(s) to %s", len(r.updates), y.Remote)
-		// One push of the whole namespace, each ref leased on its tracking
-		// copy: exactly the updates above plus whatever a local writer
-		// added meanwhile (git skips the refs the remote already has, and
-		// moves the tracking copies of those it pushed).
-		res, err := y.Git.PushAll(y.Remote, opt)
+		// One atomic push, each ref leased on its tracking copy (which
+		// holds the update's Old); git moves the tracking copies of what
+		// it pushed.
+		res, err := y.Git.PushMany(y.Remote, r.updates, opt)
 		if err != nil {
 			return sum, err
 		}
 		if allOK(res) {
-			sum.RefsPushed += len(res)
+			sum.RefsPushed += len(r.updates)
 			r.fill(sum)
 			return y.finish(sum)
 		}
