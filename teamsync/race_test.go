@@ -305,6 +305,9 @@ func TestKill9DuringSync(t *testing.T) {
 			t.Fatalf("%s differs between a and the remote after the final sync", r.Name)
 		}
 	}
+	if left := gt.Git(t, a.dir, "for-each-ref", "refs/ideate-push/"); left != "" {
+		t.Fatalf("shadow refs of a killed push were not cleared:\n%s", left)
+	}
 	if _, err := os.Stat(filepath.Join(bare, "refs", "ideate", "record.lock")); err == nil {
 		t.Fatal("a lock was left on the remote")
 	}
