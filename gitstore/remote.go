@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ideate/git-ideate/apperr"
@@ -176,8 +177,30 @@ func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
 // breakTrackingLocks removes stale *.lock files under remote's tracking
 // namespace and returns how many it removed.
 func (s *Store) breakTrackingLocks(remote string) int {
-	root := filepath.Join(s.repo.CommonDir, filepath.FromSlash(TrackingRoot+remote))
-	stale := s.lockPolicy.withDefaults().StaleAfter
+	return s.breakLocks(TrackingRoot+remote, s.lockPolicy.withDefaults().StaleAfter)
+}
+
+// flockState takes an exclusive flock on a file under .git/ideate/,
+// waiting for the holder, and returns its release.
+func (s *Store) flockState(name string) (func(), error) {
+	if err := os.MkdirAll(s.repo.StateDir(), 0o777); err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", s.repo.StateDir())
+	}
+	f, err := os.OpenFile(filepath.Join(s.repo.StateDir(), name), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot open the lock %s", name)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
+	}
+	return func() { f.Close() }, nil
+}
+
+// breakLocks removes the *.lock files under the ref directory prefix that
+// are older than stale, and returns how many it removed.
+func (s *Store) breakLocks(prefix string, stale time.Duration) int {
+	root := filepath.Join(s.repo.CommonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
 	n := 0
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".lock") {
@@ -327,6 +350,15 @@ func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]
 		}
 	}
 	shadow := ShadowRoot + remote + "/"
+	// One staging push per remote at a time in this repository: the
+	// shadow namespace is shared, and what a killed push left there
+	// (refs, lock files) is cleared only under this lock.
+	unlock, err := s.flockState("push-" + remote + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.breakLocks(shadow, 0)
 	if err := s.clearShadow(shadow); err != nil {
 		return nil, err
 	}
