@@ -423,6 +423,23 @@ func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]
 	return out2, nil
 }
 
+// ClearStaged removes what a killed PushMany to remote left behind in the
+// shadow namespace (refs, lock files). PushMany does it before staging;
+// a sync that ends up with nothing to push calls this instead.
+func (s *Store) ClearStaged(remote string) error {
+	shadow := ShadowRoot + remote + "/"
+	if refs, err := s.refs.list(shadow); err != nil || len(refs) == 0 {
+		return err // the usual case: nothing staged, no lock taken
+	}
+	unlock, err := s.flockState("push-" + remote + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.breakLocks(shadow, 0)
+	return s.clearShadow(shadow)
+}
+
 // clearShadow deletes every ref under prefix (one git process, only when
 // there is something to delete).
 func (s *Store) clearShadow(prefix string) error {

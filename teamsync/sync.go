@@ -100,6 +100,9 @@ func (y *Syncer) progress(format string, a ...any) {
 // push (or MaxRounds is reached: CONFLICT).
 func (y *Syncer) Sync() (*Summary, error) {
 	sum := &Summary{Remote: y.Remote, Lost: []Lost{}}
+	if err := y.Git.ClearStaged(y.Remote); err != nil {
+		return sum, err
+	}
 	last := ""
 	lost := map[gitstore.Hash]bool{}
 	for round := 1; round <= MaxRounds; round++ {
