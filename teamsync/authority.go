@@ -1,8 +1,6 @@
 package teamsync
 
 import (
-	"fmt"
-
 	"github.com/ideate/git-ideate/apperr"
 	"github.com/ideate/git-ideate/board"
 	"github.com/ideate/git-ideate/gitstore"
@@ -106,6 +104,3 @@ func (a *Authority) takeBack(ref string, head gitstore.Hash) {
 	}
 	_ = a.Git.UpdateRef(ref, c.Parents[0], head)
 }
-
-// String names the authority for messages.
-func (a *Authority) String() string { return fmt.Sprintf("remote %s", a.Remote) }

@@ -58,12 +58,6 @@ type Syncer struct {
 	Progress io.Writer
 }
 
-// RefChange is what happened to one ref in a sync.
-type RefChange struct {
-	Ref    string `json:"ref"`
-	Action string `json:"action"` // pulled, pushed, merged, created
-}
-
 // Lost is a local transition the remote did not take.
 type Lost struct {
 	Item       string        `json:"item"`
@@ -77,17 +71,16 @@ type Lost struct {
 
 // Summary is what a sync did.
 type Summary struct {
-	Remote       string      `json:"remote"`
-	Rounds       int         `json:"rounds"`
-	Record       string      `json:"record"`   // up-to-date, pulled, pushed, merged, created
-	Steering     string      `json:"steering"` // same
-	Notes        string      `json:"notes"`    // same
-	ItemsPulled  int         `json:"items_pulled"`
-	ItemsPushed  int         `json:"items_pushed"`
-	ItemsRebased int         `json:"items_rebased"`
-	RefsPushed   int         `json:"refs_pushed"`
-	Lost         []Lost      `json:"lost"`
-	Changes      []RefChange `json:"-"`
+	Remote       string `json:"remote"`
+	Rounds       int    `json:"rounds"`
+	Record       string `json:"record"`   // up-to-date, pulled, pushed, merged, created
+	Steering     string `json:"steering"` // same
+	Notes        string `json:"notes"`    // same
+	ItemsPulled  int    `json:"items_pulled"`
+	ItemsPushed  int    `json:"items_pushed"`
+	ItemsRebased int    `json:"items_rebased"`
+	RefsPushed   int    `json:"refs_pushed"`
+	Lost         []Lost `json:"lost"`
 }
 
 func (y *Syncer) progress(format string, a ...any) {
