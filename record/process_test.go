@@ -155,7 +155,21 @@ func TestAppend_SurvivesKill9(t *testing.T) {
 	}
 	dir := gt.NewRepo(t)
 	gt.Git(t, dir, "config", "ideate.staleLockMs", "200")
-	kills := 0
+	// A first writer runs until the ref exists (how long that takes
+	// depends on the machine's file creation speed), so that every kill
+	// below lands on a record that already has a tip to keep intact.
+	first := startWriter(t, dir, "loop", "k-first", 0)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := gt.GitErr(dir, "rev-parse", "--verify", "-q", record.RefName); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first writer wrote no record in 30 s")
+		}
+	}
+	first.Process.Signal(syscall.SIGKILL)
+	first.Wait()
+	kills := 1
 	for round := 0; round < 60; round++ {
 		cmd := startWriter(t, dir, "loop", fmt.Sprintf("k%d", round), 0)
 		time.Sleep(time.Duration(5+rand.IntN(40)) * time.Millisecond)
@@ -163,7 +177,7 @@ func TestAppend_SurvivesKill9(t *testing.T) {
 			kills++
 		}
 		cmd.Wait()
-		if _, err := gt.GitErr(dir, "rev-parse", "--verify", "-q", record.RefName); err != nil && round > 5 {
+		if _, err := gt.GitErr(dir, "rev-parse", "--verify", "-q", record.RefName); err != nil {
 			t.Fatalf("round %d: ref broken or missing", round)
 		}
 	}
