@@ -63,6 +63,15 @@ type Actor struct {
 	Agent string `json:"agent,omitempty"`
 }
 
+// String is "human" or "human (agent)", as messages and trailers name an
+// actor.
+func (a Actor) String() string {
+	if a.Agent == "" {
+		return a.Human
+	}
+	return a.Human + " (" + a.Agent + ")"
+}
+
 // Claim is a lease on an in-progress item.
 type Claim struct {
 	Holder       Actor  `json:"holder"`

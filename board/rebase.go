@@ -163,18 +163,11 @@ func (s *Store) transitionAt(h gitstore.Hash) (before, after *Item, ev Event, er
 			return nil, nil, ev, err
 		}
 	}
-	e, ok, err := s.git.Lookup(c.Tree, []string{eventFile})
-	if err != nil || !ok {
-		return nil, nil, ev, fmt.Errorf("commit %s has no event: %v", h, err)
+	e, ok, err := s.eventOf(c)
+	if err == nil && !ok {
+		err = apperr.New(apperr.Internal, "commit %s of item %s holds no readable %s", h, after.ID, eventFile)
 	}
-	data, err := s.git.ReadBlob(e.Hash)
-	if err != nil {
-		return nil, nil, ev, err
-	}
-	if err := jsonUnmarshal(data, &ev); err != nil {
-		return nil, nil, ev, err
-	}
-	return before, after, ev, nil
+	return before, after, e, err
 }
 
 func holderOf(it *Item) *Actor {
@@ -187,11 +180,7 @@ func holderOf(it *Item) *Actor {
 
 func describe(it *Item) string {
 	if h := holderOf(it); h != nil {
-		who := h.Human
-		if h.Agent != "" {
-			who += " (" + h.Agent + ")"
-		}
-		return fmt.Sprintf("in_progress, held by %s with token %d", who, it.Claim.ClaimToken)
+		return fmt.Sprintf("in_progress, held by %s with token %d", h, it.Claim.ClaimToken)
 	}
 	return it.Status
 }

@@ -171,11 +171,7 @@ func commitMessage(t transition) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n\n", t.event.Transition, trunc(strings.Join(strings.Fields(t.item.Title), " "), 72))
 	fmt.Fprintf(&b, "Ideate-Item: %s\nIdeate-Transition: %s\nIdeate-Status: %s\n", t.item.ID, t.event.Transition, t.item.Status)
-	actor := t.event.Actor.Human
-	if t.event.Actor.Agent != "" {
-		actor += " (" + t.event.Actor.Agent + ")"
-	}
-	fmt.Fprintf(&b, "Ideate-Actor: %s\n", oneLine(actor))
+	fmt.Fprintf(&b, "Ideate-Actor: %s\n", oneLine(t.event.Actor.String()))
 	if t.event.ClaimToken != nil {
 		fmt.Fprintf(&b, "Ideate-Token: %d\n", *t.event.ClaimToken)
 	}

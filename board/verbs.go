@@ -444,11 +444,7 @@ func (s *Store) tokenStride() int64 {
 func (s *Store) claimable(cur *Item) ([]gitstore.Guard, error) {
 	if cur.Status != StatusOpen {
 		if cur.Status == StatusInProgress && cur.Claim != nil {
-			h := cur.Claim.Holder.Human
-			if cur.Claim.Holder.Agent != "" {
-				h += " (" + cur.Claim.Holder.Agent + ")"
-			}
-			return nil, apperr.New(NotClaimable, "item %s is in_progress, held by %s until %s", cur.ID, h, cur.Claim.LeaseExpires)
+			return nil, apperr.New(NotClaimable, "item %s is in_progress, held by %s until %s", cur.ID, cur.Claim.Holder, cur.Claim.LeaseExpires)
 		}
 		return nil, apperr.New(NotClaimable, "item %s is %s", cur.ID, cur.Status)
 	}
@@ -648,6 +644,20 @@ func (s *Store) Get(id string) (*View, error) {
 	return &View{Item: it, ReferencedBy: back}, nil
 }
 
+// eventOf reads the event a transition commit recorded; ok is false when
+// the commit holds none that parses.
+func (s *Store) eventOf(c *gitstore.Commit) (ev Event, ok bool, err error) {
+	e, found, err := s.git.Lookup(c.Tree, []string{eventFile})
+	if err != nil || !found {
+		return ev, false, err
+	}
+	data, err := s.git.ReadBlob(e.Hash)
+	if err != nil {
+		return ev, false, err
+	}
+	return ev, jsonUnmarshal(data, &ev) == nil, nil
+}
+
 // Events returns every event of the item, oldest first ([] when unknown).
 func (s *Store) Events(id string) ([]Event, error) {
 	if _, err := s.Expire(id); err != nil {
@@ -663,19 +673,12 @@ func (s *Store) Events(id string) ([]Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, ok, err := s.git.Lookup(c.Tree, []string{eventFile})
+		ev, ok, err := s.eventOf(c)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			data, err := s.git.ReadBlob(e.Hash)
-			if err != nil {
-				return nil, err
-			}
-			var ev Event
-			if err := jsonUnmarshal(data, &ev); err == nil {
-				evs = append(evs, ev)
-			}
+			evs = append(evs, ev)
 		}
 		if len(c.Parents) == 0 {
 			break

@@ -148,7 +148,7 @@ func (s *Store) looseRefs(prefix string) int {
 func (s *Store) PackRefsNow(threshold int, prefixes ...string) bool {
 	for _, p := range prefixes {
 		if s.looseRefs(p) > threshold {
-			return exec.Command("git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all").Run() == nil
+			return s.gitCmd("pack-refs", "--all").Run() == nil
 		}
 	}
 	return false

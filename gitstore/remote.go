@@ -41,16 +41,6 @@ func TrackingRef(remote, ref string) string {
 	return TrackingRoot + remote + "/" + strings.TrimPrefix(ref, "refs/")
 }
 
-// LocalRef is the inverse of TrackingRef: the ref a tracking ref of remote
-// mirrors, or "" when tracking is not one of remote's.
-func LocalRef(remote, tracking string) string {
-	p := TrackingRoot + remote + "/"
-	if !strings.HasPrefix(tracking, p) {
-		return ""
-	}
-	return "refs/" + tracking[len(p):]
-}
-
 // FetchRefspecs are the refspecs that bring a remote's ideate refs into
 // their tracking namespace. The notes pattern is a glob so that a remote
 // without notes is not an error (an exact refspec for a missing ref makes
@@ -126,6 +116,21 @@ func (s *Store) gitCmd(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// runRemote runs a git command that talks to a remote: stdout is
+// returned, stderr is kept for the error and also passed to
+// opt.Progress when set.
+func (s *Store) runRemote(opt RemoteOptions, args ...string) (stdout []byte, stderr string, err error) {
+	cmd := s.gitCmd(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errb
+	if opt.Progress != nil {
+		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
+	}
+	err = cmd.Run()
+	return out.Bytes(), errb.String(), err
+}
+
 // Fetch brings remote's refs into their tracking copies with the git CLI:
 // the whole ideate namespace and the notes when refs is empty, else
 // exactly those refs (absent ones are not an error). Tracking copies of
@@ -152,14 +157,7 @@ func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
 	args = append(args, remote)
 	args = append(args, specs...)
 	for attempt := 0; ; attempt++ {
-		cmd := s.gitCmd(args...)
-		var errb bytes.Buffer
-		if opt.Progress != nil {
-			cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
-		} else {
-			cmd.Stderr = &errb
-		}
-		err := cmd.Run()
+		_, stderr, err := s.runRemote(opt, args...)
 		if err == nil {
 			return nil
 		}
@@ -167,17 +165,12 @@ func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
 		// namespace, and git refuses to update those refs until they are
 		// gone. That namespace is ours and only fetches write it: break
 		// locks there that are older than the stale-lock age, once.
-		if attempt == 0 && strings.Contains(errb.String(), ".lock") && s.breakTrackingLocks(remote) > 0 {
+		if attempt == 0 && strings.Contains(stderr, ".lock") &&
+			s.breakLocks(TrackingRoot+remote, s.lockPolicy.withDefaults().StaleAfter) > 0 {
 			continue
 		}
-		return apperr.New(RemoteFailed, "git fetch %s failed: %s", remote, firstLine(errb.String(), err))
+		return apperr.New(RemoteFailed, "git fetch %s failed: %s", remote, firstLine(stderr, err))
 	}
-}
-
-// breakTrackingLocks removes stale *.lock files under remote's tracking
-// namespace and returns how many it removed.
-func (s *Store) breakTrackingLocks(remote string) int {
-	return s.breakLocks(TrackingRoot+remote, s.lockPolicy.withDefaults().StaleAfter)
 }
 
 // flockState takes an exclusive flock on a file under .git/ideate/,
@@ -264,7 +257,9 @@ func (r PushResult) Raced() bool {
 // remote applies all of them against the values we last saw, or none. It
 // returns the remote's per-ref answers; an error only when git could not
 // talk to the remote at all. Server-side hooks run; the local pre-push
-// hook does not (it guards branches, not these refs).
+// hook does not (it guards branches, not these refs). git matches explicit
+// refspecs and leases in O(N²): Push is for a ref or a few (a
+// remote-authoritative verb); PushMany is for a sync.
 func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
 	if len(ups) == 0 {
 		return nil, nil
@@ -287,35 +282,7 @@ func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]Push
 	for _, u := range ups {
 		args = append(args, u.New.String()+":"+u.Ref)
 	}
-	cmd := s.gitCmd(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout = &out
-	if opt.Progress != nil {
-		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
-	} else {
-		cmd.Stderr = &errb
-	}
-	runErr := cmd.Run()
-	res := parsePorcelain(out.Bytes())
-	if len(res) == 0 {
-		if runErr == nil {
-			runErr = fmt.Errorf("no status reported")
-		}
-		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(errb.String(), runErr))
-	}
-	byRef := map[string]PushResult{}
-	for _, r := range res {
-		byRef[r.Ref] = r
-	}
-	outRes := make([]PushResult, len(ups))
-	for i, u := range ups {
-		r, ok := byRef[u.Ref]
-		if !ok {
-			r = PushResult{Ref: u.Ref, Reason: "no status reported"}
-		}
-		outRes[i] = r
-	}
-	return outRes, nil
+	return s.push(remote, ups, opt, args...)
 }
 
 // ShadowRoot is where PushMany stages the values it pushes:
@@ -358,7 +325,6 @@ func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]
 		return nil, err
 	}
 	defer unlock()
-	s.breakLocks(shadow, 0)
 	if err := s.clearShadow(shadow); err != nil {
 		return nil, err
 	}
@@ -392,35 +358,34 @@ func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]
 		args = append(args, "--progress")
 	}
 	args = append(args, tmp, src+"ideate/*:refs/ideate/*", src+"notes/ideate*:"+NotesRef+"*")
-	cmd := s.gitCmd(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout = &out
-	if opt.Progress != nil {
-		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
-	} else {
-		cmd.Stderr = &errb
-	}
-	runErr := cmd.Run()
-	res := parsePorcelain(out.Bytes())
+	return s.push(remote, ups, opt, args...)
+}
+
+// push runs one `git push --porcelain` and returns the remote's answer for
+// each of ups, in their order; an error only when git reported no status
+// at all (it could not talk to the remote).
+func (s *Store) push(remote string, ups []PushUpdate, opt RemoteOptions, args ...string) ([]PushResult, error) {
+	stdout, stderr, runErr := s.runRemote(opt, args...)
+	res := parsePorcelain(stdout)
 	if len(res) == 0 {
 		if runErr == nil {
 			runErr = fmt.Errorf("no status reported")
 		}
-		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(errb.String(), runErr))
+		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(stderr, runErr))
 	}
 	byRef := make(map[string]PushResult, len(res))
 	for _, r := range res {
 		byRef[r.Ref] = r
 	}
-	out2 := make([]PushResult, 0, len(ups))
-	for _, u := range ups {
+	out := make([]PushResult, len(ups))
+	for i, u := range ups {
 		r, ok := byRef[u.Ref]
 		if !ok {
 			r = PushResult{Ref: u.Ref, Reason: "no status reported"}
 		}
-		out2 = append(out2, r)
+		out[i] = r
 	}
-	return out2, nil
+	return out, nil
 }
 
 // ClearStaged removes what a killed PushMany to remote left behind in the
@@ -436,13 +401,14 @@ func (s *Store) ClearStaged(remote string) error {
 		return err
 	}
 	defer unlock()
-	s.breakLocks(shadow, 0)
 	return s.clearShadow(shadow)
 }
 
-// clearShadow deletes every ref under prefix (one git process, only when
-// there is something to delete).
+// clearShadow removes what a push left under the shadow prefix: lock
+// files, then every ref (one git process, only when there is something to
+// delete). The caller holds the staging flock, so nothing there is live.
 func (s *Store) clearShadow(prefix string) error {
+	s.breakLocks(prefix, 0)
 	refs, err := s.refs.list(prefix)
 	if err != nil || len(refs) == 0 {
 		return err
@@ -533,10 +499,4 @@ func (s *Store) IsAncestor(a, b Hash) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// HasObject reports whether the object h is in the repository.
-func (s *Store) HasObject(h Hash) bool {
-	_, _, err := s.ReadObject(h)
-	return err == nil
 }

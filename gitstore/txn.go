@@ -91,12 +91,7 @@ func (s *Store) commitOn(ref string, tip Hash, build GuardedBuildFunc) (Hash, er
 	if err != nil {
 		return ZeroHash, err
 	}
-	sig := s.Identity()
-	c := &Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
-	if tip != ZeroHash {
-		c.Parents = []Hash{tip}
-	}
-	h, err := s.WriteCommit(c)
+	h, err := s.CommitTree(tree, tip, msg)
 	if err != nil {
 		return ZeroHash, err
 	}

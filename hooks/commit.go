@@ -155,100 +155,16 @@ func changedPaths(g *gitstore.Store, c *gitstore.Commit, max int) (paths []strin
 		}
 		parent = pc.Tree
 	}
-	d := &differ{g: g, max: max}
-	err = d.diff(parent, c.Tree, "")
-	sort.Strings(d.out)
-	return d.out, d.full, err
-}
-
-type differ struct {
-	g    *gitstore.Store
-	max  int
-	out  []string
-	full bool
-}
-
-func (d *differ) add(p string) {
-	if len(d.out) >= d.max {
-		d.full = true
-		return
-	}
-	d.out = append(d.out, p)
-}
-
-func (d *differ) entries(h gitstore.Hash) (map[string]gitstore.TreeEntry, []gitstore.TreeEntry, error) {
-	if h == gitstore.ZeroHash {
-		return nil, nil, nil
-	}
-	list, err := d.g.ReadTree(h)
-	if err != nil {
-		return nil, nil, err
-	}
-	m := make(map[string]gitstore.TreeEntry, len(list))
-	for _, e := range list {
-		m[e.Name] = e
-	}
-	return m, list, nil
-}
-
-// diff adds the paths that differ between trees a and b below prefix.
-func (d *differ) diff(a, b gitstore.Hash, prefix string) error {
-	if a == b || d.full {
+	err = g.DiffTrees(parent, c.Tree, func(p string, _, _ gitstore.TreeEntry) error {
+		if len(paths) >= max {
+			more = true
+			return gitstore.ErrStopDiff
+		}
+		paths = append(paths, p)
 		return nil
-	}
-	am, _, err := d.entries(a)
-	if err != nil {
-		return err
-	}
-	bm, bl, err := d.entries(b)
-	if err != nil {
-		return err
-	}
-	for _, e := range bl {
-		if d.full {
-			return nil
-		}
-		old, had := am[e.Name]
-		if had && old.Hash == e.Hash && old.Mode == e.Mode {
-			continue
-		}
-		p := prefix + e.Name
-		switch {
-		case e.IsDir() && had && old.IsDir():
-			err = d.diff(old.Hash, e.Hash, p+"/")
-		case e.IsDir():
-			if had {
-				d.add(p) // a file replaced by a directory
-			}
-			err = d.diff(gitstore.ZeroHash, e.Hash, p+"/")
-		default:
-			d.add(p)
-			if had && old.IsDir() {
-				err = d.diff(old.Hash, gitstore.ZeroHash, p+"/")
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	var gone []gitstore.TreeEntry
-	for name, e := range am {
-		if _, ok := bm[name]; !ok {
-			gone = append(gone, e)
-		}
-	}
-	sort.Slice(gone, func(i, j int) bool { return gone[i].Name < gone[j].Name })
-	for _, e := range gone {
-		if e.IsDir() {
-			err = d.diff(e.Hash, gitstore.ZeroHash, prefix+e.Name+"/")
-		} else {
-			d.add(prefix + e.Name)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	})
+	sort.Strings(paths)
+	return paths, more, err
 }
 
 // GitCommitDir reports whether a shell command line runs `git commit`, and

@@ -87,11 +87,7 @@ func boardSection(expired []*board.Item, ready []board.Row, readyTotal, names in
 			}
 			fmt.Fprintf(&b, "- %s %s", it.ID, cut(oneLine(it.Title), 100))
 			if cl := it.Claim; cl != nil {
-				holder := cl.Holder.Human
-				if cl.Holder.Agent != "" {
-					holder += " (" + cl.Holder.Agent + ")"
-				}
-				fmt.Fprintf(&b, " — was held by %s, lease ended %s", cut(oneLine(holder), 60), cl.LeaseExpires)
+				fmt.Fprintf(&b, " — was held by %s, lease ended %s", cut(oneLine(cl.Holder.String()), 60), cl.LeaseExpires)
 			}
 			b.WriteString("\n")
 		}

@@ -53,7 +53,7 @@ func (sn *Snapshot) edges() (*edgeCache, error) {
 		return old, nil
 	}
 	next := &edgeCache{root: sn.Root, edges: old.edges}
-	err := sn.diffTrees(old.root, sn.Root, 0, func(blob gitstore.Hash) error {
+	err := sn.diffTrees(old.root, sn.Root, func(blob gitstore.Hash) error {
 		r, err := sn.load(blob)
 		if err != nil {
 			return nil // unparseable files carry no edges
@@ -70,7 +70,7 @@ func (sn *Snapshot) edges() (*edgeCache, error) {
 			return nil, err
 		}
 		next = &edgeCache{root: sn.Root}
-		if err := sn.diffTrees(gitstore.ZeroHash, sn.Root, 0, func(blob gitstore.Hash) error {
+		if err := sn.diffTrees(gitstore.ZeroHash, sn.Root, func(blob gitstore.Hash) error {
 			r, err := sn.load(blob)
 			if err == nil {
 				for _, ref := range r.References {
@@ -87,45 +87,14 @@ func (sn *Snapshot) edges() (*edgeCache, error) {
 }
 
 // diffTrees calls fn for each record file in newT that is not in oldT.
-// Records are immutable, so equal names mean equal files.
-func (sn *Snapshot) diffTrees(oldT, newT gitstore.Hash, level int, fn func(gitstore.Hash) error) error {
-	if oldT == newT || newT == gitstore.ZeroHash {
+// Records are immutable, so only added files matter.
+func (sn *Snapshot) diffTrees(oldT, newT gitstore.Hash, fn func(gitstore.Hash) error) error {
+	return sn.s.git.DiffTrees(oldT, newT, func(path string, old, new gitstore.TreeEntry) error {
+		if old.Hash == gitstore.ZeroHash && new.Hash != gitstore.ZeroHash && strings.HasSuffix(path, ".md") {
+			return fn(new.Hash)
+		}
 		return nil
-	}
-	newE, err := sn.s.git.ReadTree(newT)
-	if err != nil {
-		return err
-	}
-	oldM := map[string]gitstore.Hash{}
-	if oldT != gitstore.ZeroHash {
-		oldE, err := sn.s.git.ReadTree(oldT)
-		if err != nil {
-			return err
-		}
-		for _, e := range oldE {
-			oldM[e.Name] = e.Hash
-		}
-	}
-	for _, e := range newE {
-		prev, had := oldM[e.Name]
-		if had && prev == e.Hash {
-			continue
-		}
-		if level < depth {
-			if e.IsDir() {
-				if err := sn.diffTrees(prev, e.Hash, level+1, fn); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if !had && !e.IsDir() && strings.HasSuffix(e.Name, ".md") {
-			if err := fn(e.Hash); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	})
 }
 
 func readEdgeCache(path string) *edgeCache {

@@ -137,6 +137,19 @@ func cloneOf(t *testing.T, url string) *clone {
 	return c
 }
 
+// sharedItem makes a remote and two clones of it that both have one item,
+// created by a and synced by both.
+func sharedItem(t *testing.T, title string) (bare string, a, b *clone, id string) {
+	t.Helper()
+	bare = newRemote(t)
+	a = cloneOf(t, bare)
+	id = a.create(t, title)
+	a.sync(t)
+	b = cloneOf(t, bare)
+	b.sync(t)
+	return bare, a, b, id
+}
+
 func (c *clone) sync(t *testing.T) *teamsync.Summary {
 	t.Helper()
 	y := &teamsync.Syncer{Git: c.g, Record: c.rec, Board: c.b, Remote: "origin"}
@@ -247,12 +260,7 @@ func TestSync_RecordsUnionExactlyOnce(t *testing.T) {
 }
 
 func TestSync_OfflineWorkThenSync(t *testing.T) {
-	bare := newRemote(t)
-	a := cloneOf(t, bare)
-	shared := a.create(t, "shared")
-	a.sync(t)
-	b := cloneOf(t, bare)
-	b.sync(t)
+	bare, a, b, shared := sharedItem(t, "shared")
 
 	// a works offline: records, creates, claims and completes.
 	var want []string
@@ -308,12 +316,7 @@ func TestSync_OfflineWorkThenSync(t *testing.T) {
 }
 
 func TestSync_LostClaimIsReportedAndRecorded(t *testing.T) {
-	bare := newRemote(t)
-	a := cloneOf(t, bare)
-	id := a.create(t, "contested")
-	a.sync(t)
-	b := cloneOf(t, bare)
-	b.sync(t)
+	bare, a, b, id := sharedItem(t, "contested")
 
 	// Both claim offline; b syncs first, so the remote holds b's claim.
 	ia, err := a.b.Claim(id, board.Actor{Human: "alice"}, nil)
@@ -364,12 +367,7 @@ func TestSync_LostClaimIsReportedAndRecorded(t *testing.T) {
 }
 
 func TestSync_ReplayKeepsTokensMonotonic(t *testing.T) {
-	bare := newRemote(t)
-	a := cloneOf(t, bare)
-	id := a.create(t, "x")
-	a.sync(t)
-	b := cloneOf(t, bare)
-	b.sync(t)
+	_, a, b, id := sharedItem(t, "x")
 	// b claims and releases three times through the remote (an authority
 	// counts 1, 2, 3).
 	b.authoritative()
@@ -421,12 +419,7 @@ func TestSync_ReplayKeepsTokensMonotonic(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestAuthority_ClaimLostAtRemote(t *testing.T) {
-	bare := newRemote(t)
-	a := cloneOf(t, bare)
-	id := a.create(t, "x")
-	a.sync(t)
-	b := cloneOf(t, bare)
-	b.sync(t)
+	bare, a, b, id := sharedItem(t, "x")
 	a.authoritative()
 	b.authoritative()
 	ib, err := b.b.Claim(id, board.Actor{Human: "bob"}, nil)

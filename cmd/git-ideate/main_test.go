@@ -54,6 +54,12 @@ func bin(t *testing.T, dir, stdin string, args ...string) result {
 	cmd := exec.Command("git", append([]string{"ideate"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binPath)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return runProcess(t, cmd, stdin)
+}
+
+// runProcess runs cmd with stdin and returns its exit code and output.
+func runProcess(t *testing.T, cmd *exec.Cmd, stdin string) result {
+	t.Helper()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
