@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
-	"github.com/ideate/git-ideate/board"
-	"github.com/ideate/git-ideate/gitstore"
-	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/record"
 )
 
 func fill(repo string, n int) []string {

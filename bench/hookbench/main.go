@@ -25,10 +25,10 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
-	"github.com/ideate/git-ideate/board"
-	"github.com/ideate/git-ideate/gitstore"
-	"github.com/ideate/git-ideate/hooks"
-	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/record"
 )
 
 // run runs bin with args in dir, stdin fed from in, and returns its wall

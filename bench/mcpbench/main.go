@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
-	"github.com/ideate/git-ideate/gitstore"
-	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/record"
 )
 
 type client struct {

@@ -5,8 +5,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/hooks"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/hooks"
 )
 
 // HookCmd is `git ideate hook [EVENT]`, the one command every Claude Code

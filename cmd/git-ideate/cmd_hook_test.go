@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
 // runBin runs the built binary directly (not through git), so the exit
@@ -49,7 +49,7 @@ func checkHostOutput(t *testing.T, what string, r result, event string) {
 func TestHook_Binary_ReplaysFixtures(t *testing.T) {
 	dir := gt.NewRepo(t)
 	head := gt.Git(t, dir, "rev-parse", "HEAD")
-	f, err := os.Open(filepath.Join("..", "..", "hooks", "testdata", "hook-payloads-2.1.328.jsonl"))
+	f, err := os.Open(filepath.Join("..", "..", "internal", "hooks", "testdata", "hook-payloads-2.1.328.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

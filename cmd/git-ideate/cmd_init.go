@@ -12,9 +12,9 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/config"
-	"github.com/ideate/git-ideate/gitstore"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/config"
+	"github.com/ideate/git-ideate/internal/gitstore"
 )
 
 // codeInit: init cannot merge into a file that is there (not JSON, or not

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
 // initRepo returns a fresh repository with a bare remote "origin".

@@ -3,8 +3,8 @@ package main
 import (
 	"time"
 
-	"github.com/ideate/git-ideate/mcpserver"
-	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/internal/mcpserver"
+	"github.com/ideate/git-ideate/internal/record"
 )
 
 // McpCmd serves the MCP tools on stdio.

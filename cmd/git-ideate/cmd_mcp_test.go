@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
 // rpc drives the built binary as a stdio MCP server.

@@ -8,9 +8,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/paging"
-	"github.com/ideate/git-ideate/record"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/paging"
+	"github.com/ideate/git-ideate/internal/record"
 )
 
 // RecordCmd groups the record subcommands.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
 func mustOK(t *testing.T, r result) result {

@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/paging"
-	"github.com/ideate/git-ideate/steering"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/paging"
+	"github.com/ideate/git-ideate/internal/steering"
 )
 
 // SteeringCmd groups the steering subcommands.

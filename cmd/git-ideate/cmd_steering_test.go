@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kong"
-	"github.com/ideate/git-ideate/apperr"
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
-	"github.com/ideate/git-ideate/steering"
+	"github.com/ideate/git-ideate/internal/apperr"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/steering"
 )
 
 // steeringEnv is a fresh Env over dir whose output and errors go to buf.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ideate/git-ideate/teamsync"
+	"github.com/ideate/git-ideate/internal/teamsync"
 )
 
 // SyncCmd shares the record, board, steering and notes through a remote.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
 // syncRemote makes a bare remote with one commit on main and returns its

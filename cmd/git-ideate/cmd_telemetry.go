@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/record"
-	"github.com/ideate/git-ideate/telemetry"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/telemetry"
 )
 
 // TelemetryCmd prints the report of this clone's telemetry counters.

@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kong"
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/board"
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
-	"github.com/ideate/git-ideate/record"
-	"github.com/ideate/git-ideate/telemetry"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/telemetry"
 )
 
 func runTelemetry(t *testing.T, dir string, c TelemetryCmd) (string, string, error) {

@@ -5,11 +5,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/board"
-	"github.com/ideate/git-ideate/paging"
-	"github.com/ideate/git-ideate/record"
-	"github.com/ideate/git-ideate/teamsync"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/paging"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/teamsync"
 )
 
 // WorkCmd groups the board subcommands.

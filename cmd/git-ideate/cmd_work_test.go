@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	gt "github.com/ideate/git-ideate/gitstore/gitstoretest"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
 func itemID(t *testing.T, out string) string {

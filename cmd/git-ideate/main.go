@@ -13,12 +13,12 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
-	"github.com/ideate/git-ideate/apperr"
-	"github.com/ideate/git-ideate/board"
-	"github.com/ideate/git-ideate/config"
-	"github.com/ideate/git-ideate/gitstore"
-	"github.com/ideate/git-ideate/record"
-	"github.com/ideate/git-ideate/telemetry"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/config"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/telemetry"
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ideate/git-ideate/paging"
+	"github.com/ideate/git-ideate/internal/paging"
 )
 
 var nowFunc = time.Now

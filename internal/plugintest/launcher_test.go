@@ -221,7 +221,7 @@ func TestLauncher(t *testing.T) {
 
 	t.Run("an added or removed file rebuilds", func(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
-		extra := filepath.Join(root, "apperr", "zz_extra.go")
+		extra := filepath.Join(root, "internal", "apperr", "zz_extra.go")
 		if err := os.WriteFile(extra, []byte("package apperr\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func TestLauncher(t *testing.T) {
 
 	t.Run("a failed build runs the previous binary and is not retried until a source changes", func(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
-		bad := filepath.Join(root, "apperr", "zz_bad.go")
+		bad := filepath.Join(root, "internal", "apperr", "zz_bad.go")
 		if err := os.WriteFile(bad, []byte("package apperr\nfunc {\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -304,7 +304,7 @@ func TestSkillsAndAgents(t *testing.T) {
 // mcpToolNames reads the tool names from the MCP server's tool table.
 func mcpToolNames(t *testing.T, root string) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "mcpserver", "tools.go"))
+	b, err := os.ReadFile(filepath.Join(root, "internal", "mcpserver", "tools.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

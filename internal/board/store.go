@@ -1,0 +1,303 @@
+package board
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/secretgate"
+)
+
+// ItemsPrefix is the namespace of item refs: one ref per item, whose
+// first-parent commit chain is the item's audit trail.
+const ItemsPrefix = "refs/ideate/board/items/"
+
+// FormatVersion is the item tree layout this build writes and the newest it
+// reads; it is the blob FormatFile in every item commit's tree.
+const (
+	FormatVersion = 1
+	FormatFile    = "ideate-format"
+	itemFile      = "item.json"
+	eventFile     = "event.json"
+)
+
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-board-item", Version: FormatVersion}
+
+// Observer receives board signals (telemetry).
+type Observer interface {
+	Claimed(itemID string)
+}
+
+// Store is the delegation board of one repository.
+type Store struct {
+	git *gitstore.Store
+	rec *record.Store
+	ids *record.IDSource
+
+	// Now is the clock; leases and expiry use it.
+	Now func() time.Time
+	// Observer, when set, hears of successful claims.
+	Observer Observer
+	// Authority, when set, is the remote whose acceptance makes a claim,
+	// renew, release, complete, cancel or reopen count (see package
+	// teamsync): the verb succeeds only once it has accepted the item's
+	// new head.
+	Authority Authority
+	// Warn receives non-fatal problems (a completion record that could
+	// not be written); nil discards them.
+	Warn func(msg string)
+
+	idxMu  sync.Mutex
+	idxMem *boardIndex
+
+	afterStep func() // tests: runs between a transition's checks and its swap
+}
+
+// Open returns the board over git, writing completion records to rec.
+func Open(git *gitstore.Store, rec *record.Store) *Store {
+	return &Store{git: git, rec: rec, ids: record.NewIDSource(), Now: time.Now}
+}
+
+// Authority accepts or refuses an item's new local head.
+type Authority interface {
+	// Publish makes the authority accept mine, the head a verb just wrote
+	// on item id's local ref. It returns the head the item settled on:
+	// mine, or mine's transitions replayed onto the authority's newer
+	// head. When the verb's own transition did not survive, it returns the
+	// typed error the verb would have given there (NOT_CLAIMABLE naming
+	// the holder, INVALID_CLAIM, INVALID_TRANSITION), and the local ref
+	// has been moved back to the authority's state.
+	Publish(id string, mine gitstore.Hash) (gitstore.Hash, error)
+}
+
+// RefName is the ref of one item.
+func RefName(id string) string { return ItemsPrefix + id }
+
+// Exists reports whether an item with this id exists.
+func (s *Store) Exists(id string) (bool, error) {
+	if !record.ValidID(id) {
+		return false, nil
+	}
+	h, err := s.git.Ref(RefName(id))
+	return h != gitstore.ZeroHash, err
+}
+
+// load reads the item snapshot at commit tip.
+func (s *Store) load(tip gitstore.Hash) (*Item, error) {
+	c, err := s.git.ReadCommit(tip)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := s.git.ReadTree(c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	var itemH gitstore.Hash
+	for _, e := range entries {
+		switch e.Name {
+		case FormatFile:
+			if err := s.git.CheckFormat(e, format, SchemaVersion, "this board item"); err != nil {
+				return nil, err
+			}
+		case itemFile:
+			itemH = e.Hash
+		}
+	}
+	if itemH == gitstore.ZeroHash {
+		return nil, apperr.New(apperr.Internal, "commit %s holds no %s", tip, itemFile)
+	}
+	data, err := s.git.ReadBlob(itemH)
+	if err != nil {
+		return nil, err
+	}
+	it, err := unmarshalStored(data)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "item snapshot at %s does not parse", tip)
+	}
+	return it, nil
+}
+
+// current returns the tip and item of id; tip is ZeroHash when absent.
+func (s *Store) current(id string) (gitstore.Hash, *Item, error) {
+	if !record.ValidID(id) {
+		return gitstore.ZeroHash, nil, apperr.New(apperr.Schema, "id %q is not a ULID", trunc(id, 40))
+	}
+	tip, err := s.git.Ref(RefName(id))
+	if err != nil || tip == gitstore.ZeroHash {
+		return tip, nil, err
+	}
+	it, err := s.load(tip)
+	return tip, it, err
+}
+
+// transition is what one commit records; guards are other items' refs
+// the decision was taken on (a claim's dependencies), which must not move
+// before the commit lands.
+type transition struct {
+	item   *Item
+	event  Event
+	guards []gitstore.Guard
+}
+
+// writeTree stores the snapshot and the event of one transition.
+func (s *Store) writeTree(t transition) (gitstore.Hash, error) {
+	fb, err := s.git.WriteBlob(format.Blob())
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	ib, err := s.git.WriteBlob(t.item.marshalStored())
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	ev, _ := json.MarshalIndent(t.event, "", "  ")
+	eb, err := s.git.WriteBlob(append(ev, '\n'))
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return s.git.WriteTree([]gitstore.TreeEntry{
+		{Mode: gitstore.ModeFile, Name: FormatFile, Hash: fb},
+		{Mode: gitstore.ModeFile, Name: itemFile, Hash: ib},
+		{Mode: gitstore.ModeFile, Name: eventFile, Hash: eb},
+	})
+}
+
+func commitMessage(t transition) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n\n", t.event.Transition, trunc(strings.Join(strings.Fields(t.item.Title), " "), 72))
+	fmt.Fprintf(&b, "Ideate-Item: %s\nIdeate-Transition: %s\nIdeate-Status: %s\n", t.item.ID, t.event.Transition, t.item.Status)
+	fmt.Fprintf(&b, "Ideate-Actor: %s\n", oneLine(t.event.Actor.String()))
+	if t.event.ClaimToken != nil {
+		fmt.Fprintf(&b, "Ideate-Token: %d\n", *t.event.ClaimToken)
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func trunc(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// step computes the transition to apply to the item at tip (it is nil
+// when the item does not exist).
+type step func(tip gitstore.Hash, it *Item) (transition, error)
+
+// apply runs f against the current head of id and commits its transition
+// with one compare-and-swap of the item ref from that head. When another
+// writer moved the ref first, f runs again on the new head, so every guard
+// is checked against the state the commit lands on. It returns the
+// snapshot written.
+func (s *Store) apply(id string, f step) (*Item, error) {
+	it, _, err := s.applyAt(id, f)
+	return it, err
+}
+
+// applyPublished is apply for the transitions a remote authority must
+// accept (claim, renew, release, complete, cancel, reopen): with
+// s.Authority set, the new head is pushed before the call returns, and the
+// item returned is the one the remote settled on.
+func (s *Store) applyPublished(id string, f step) (*Item, error) {
+	it, head, err := s.applyAt(id, f)
+	if err != nil || s.Authority == nil {
+		return it, err
+	}
+	settled, err := s.Authority.Publish(id, head)
+	if err != nil {
+		return nil, err
+	}
+	if settled == head {
+		return it, nil
+	}
+	return s.load(settled)
+}
+
+func (s *Store) applyAt(id string, f step) (*Item, gitstore.Hash, error) {
+	var last *Item
+	head, err := s.git.TransactGuarded(RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
+		var it *Item
+		if tip != gitstore.ZeroHash {
+			var err error
+			if it, err = s.load(tip); err != nil {
+				return gitstore.ZeroHash, "", nil, err
+			}
+		}
+		t, err := f(tip, it)
+		if err != nil {
+			return gitstore.ZeroHash, "", nil, err
+		}
+		tree, err := s.writeTree(t)
+		if err != nil {
+			return gitstore.ZeroHash, "", nil, err
+		}
+		if s.afterStep != nil {
+			s.afterStep()
+		}
+		last = t.item
+		return tree, commitMessage(t), t.guards, nil
+	})
+	if err == nil {
+		// Every transition leaves the item's ref loose; keep the namespace
+		// packed so listing thousands of items reads one file.
+		s.git.PackRefsIfLoose(ItemsPrefix, 64)
+	}
+	return last, head, err
+}
+
+func (s *Store) nowTS() (time.Time, string) {
+	now := s.Now()
+	return now, Timestamp(now)
+}
+
+func tokenPtr(n int64) *int64 { return &n }
+
+// expired reports whether it holds a claim whose lease has run out at now.
+func expired(it *Item, now time.Time) bool {
+	return it != nil && it.Status == StatusInProgress && it.Claim != nil && !parseTime(it.Claim.LeaseExpires).After(now)
+}
+
+// recovery is the orphan-recovery transition of an expired claim.
+func recovery(it *Item, now time.Time) transition {
+	next := *it
+	c := it.Claim
+	next.Status, next.Claim = StatusOpen, nil
+	return transition{item: &next, event: Event{ItemID: it.ID, Actor: c.Holder, Transition: TOrphanRecovery,
+		ClaimToken: tokenPtr(c.ClaimToken), At: Timestamp(now),
+		Note: fmt.Sprintf("lease expired at %s; item reopened by the expiry check", c.LeaseExpires)}}
+}
+
+// Expire turns an expired claim on id back to open with an
+// orphan-recovery event. It reports whether it did.
+func (s *Store) Expire(id string) (bool, error) {
+	_, it, err := s.current(id)
+	if err != nil || it == nil {
+		return false, err
+	}
+	now := s.Now()
+	if !expired(it, now) {
+		return false, nil
+	}
+	_, err = s.apply(id, func(_ gitstore.Hash, it *Item) (transition, error) {
+		if !expired(it, now) {
+			return transition{}, errNothing
+		}
+		return recovery(it, now), nil
+	})
+	if err == errNothing {
+		return false, nil // someone else recovered or renewed it first
+	}
+	return err == nil, err
+}
+
+var errNothing = errors.New("nothing to do")
+
+func gate(fields ...*string) { secretgate.Fields(fields...) }

@@ -1,0 +1,226 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// ErrStale is wrapped by the apperr.Conflict error UpdateRef returns when
+// the ref no longer holds the expected old value.
+var ErrStale = errors.New("ref changed since it was read")
+
+// LockPolicy governs waiting for and breaking <ref>.lock files.
+//
+// A writer holds <ref>.lock only for the microseconds between creating it
+// and renaming it over the ref, and git ideate also holds an flock(2) on it
+// for that time. A lock file is stale, and is removed, only when both are
+// true: nobody holds an flock on it (its creator died, or it was made by a
+// git process, which never flocks), and it is older than StaleAfter (git's
+// own ref locks live for milliseconds). A lock that is held, or young, is
+// waited for until Timeout and then reported as apperr.Locked naming the
+// file.
+type LockPolicy struct {
+	Timeout    time.Duration // how long to wait for a held lock (default 10s)
+	StaleAfter time.Duration // minimum age of an unheld lock before it is broken (default 1s)
+	Fsync      bool          // fsync the ref file and its directory
+}
+
+func (p LockPolicy) withDefaults() LockPolicy {
+	if p.Timeout <= 0 {
+		p.Timeout = 10 * time.Second
+	}
+	if p.StaleAfter <= 0 {
+		p.StaleAfter = time.Second
+	}
+	return p
+}
+
+// updateRef moves name from old to new with git's lockfile protocol. old ==
+// ZeroHash means the ref must not exist; new == ZeroHash deletes it.
+func (s *Store) updateRef(name string, newH, oldH Hash) error {
+	return s.updateRefChecked(name, newH, oldH, nil)
+}
+
+// updateRefChecked is updateRef that, holding the ref's lock and having
+// found oldH, runs check (when set) and gives up with its error.
+func (s *Store) updateRefChecked(name string, newH, oldH Hash, check func() error) error {
+	if !ValidRefName(name) {
+		return apperr.New(apperr.Schema, "%q is not a valid ref name", name)
+	}
+	if newH == ZeroHash {
+		return s.deleteRef(name, oldH)
+	}
+	pol := s.lockPolicy.withDefaults()
+	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
+	lockPath := path + ".lock"
+	f, err := acquireLock(lockPath, pol)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(lockPath)
+		}
+		f.Close()
+	}()
+	cur, err := s.refs.read(name)
+	if err != nil {
+		return err
+	}
+	if cur != oldH {
+		return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while this update was prepared", name), Err: ErrStale}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	if _, err := f.WriteString(newH.String() + "\n"); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
+	}
+	if pol.Fsync {
+		if err := f.Sync(); err != nil {
+			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
+		}
+	}
+	if err := os.Rename(lockPath, path); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
+	}
+	done = true
+	if pol.Fsync {
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	return nil
+}
+
+// acquireLock creates lockPath exclusively and flocks it, waiting for (and
+// breaking stale) locks per pol.
+func acquireLock(lockPath string, pol LockPolicy) (*os.File, error) {
+	deadline := time.Now().Add(pol.Timeout)
+	wait := 50 * time.Microsecond
+	for {
+		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			// A fresh inode: nobody else can hold its flock yet.
+			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+				f.Close()
+				os.Remove(lockPath)
+				return nil, apperr.Wrap(apperr.Write, err, "cannot flock %s", lockPath)
+			}
+			return f, nil
+		}
+		switch {
+		case errors.Is(err, os.ErrExist):
+			if breakStaleLock(lockPath, pol.StaleAfter) {
+				continue
+			}
+		case errors.Is(err, os.ErrNotExist):
+			if err := mkdirAll(filepath.Dir(lockPath)); err != nil {
+				return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(lockPath))
+			}
+			continue
+		default:
+			return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", lockPath)
+		}
+		if time.Now().After(deadline) {
+			age := "unknown age"
+			if fi, err := os.Stat(lockPath); err == nil {
+				age = time.Since(fi.ModTime()).Round(time.Millisecond).String() + " old"
+			}
+			return nil, apperr.New(apperr.Locked,
+				"%s is held by another process (%s); if no git or git-ideate process is running, remove that file", lockPath, age)
+		}
+		// Jittered exponential backoff, capped at 5ms.
+		time.Sleep(wait/2 + rand.N(wait))
+		if wait < 5*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// breakStaleLock removes lockPath when it is unheld and older than
+// staleAfter, and reports whether it did.
+func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
+	fi, err := os.Stat(lockPath)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) // gone: retry at once
+	}
+	if time.Since(fi.ModTime()) < staleAfter {
+		return false
+	}
+	f, err := os.Open(lockPath)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false // a live git-ideate process holds it
+	}
+	// Remove it only if the path still names the inode we flocked: another
+	// contender may have broken it and created a fresh lock meanwhile.
+	held, err1 := f.Stat()
+	now, err2 := os.Stat(lockPath)
+	if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+		return false
+	}
+	return os.Remove(lockPath) == nil
+}
+
+// deleteRef removes name if it still holds oldH. Deleting may rewrite
+// packed-refs, so it is done by git itself (under packed-refs.lock).
+func (s *Store) deleteRef(name string, oldH Hash) error {
+	cur, err := s.refs.read(name)
+	if err != nil {
+		return err
+	}
+	if cur != oldH {
+		return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while this delete was prepared", name), Err: ErrStale}
+	}
+	if oldH == ZeroHash {
+		return nil
+	}
+	cmd := exec.Command("git", "--git-dir="+s.repo.CommonDir, "update-ref", "-d", name, oldH.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if c, _ := s.refs.read(name); c != oldH {
+			return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while it was being deleted", name), Err: ErrStale}
+		}
+		return apperr.Wrap(apperr.Write, err, "git update-ref -d %s failed: %s", name, trimOut(out))
+	}
+	return nil
+}
+
+func trimOut(b []byte) string {
+	s := string(b)
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// mkdirAll is os.MkdirAll that survives a concurrent git removing empty
+// directories (pack-refs prunes emptied ref directories, prune emptied
+// object fan-out directories) between our creating a parent and its child.
+func mkdirAll(dir string) error {
+	var err error
+	for i := 0; i < 100; i++ {
+		if err = os.MkdirAll(dir, 0o777); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}

@@ -1,0 +1,218 @@
+package gitstore
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// Git notes
+//
+// A notes ref (refs/notes/<name>) is an ordinary commit chain whose tree
+// maps the 40-hex name of each annotated object to a blob, the note. When a
+// notes tree grows, git fans it out: the first two hex digits become a
+// directory and the entry inside it is named by the remaining 38 (and so on
+// for further levels). Readers here accept any mix of such levels, as git
+// does; the writer keeps the layout it finds, so `git notes` and git ideate
+// can take turns on the same ref.
+
+// ReadNote returns the note attached to obj on the notes ref, with ok false
+// when there is none (or the ref does not exist).
+func (s *Store) ReadNote(ref string, obj Hash) (note []byte, ok bool, err error) {
+	tip, err := s.Ref(ref)
+	if err != nil || tip == ZeroHash {
+		return nil, false, err
+	}
+	c, err := s.ReadCommit(tip)
+	if err != nil {
+		return nil, false, err
+	}
+	loc, err := s.findNote(c.Tree, obj)
+	if err != nil || !loc.found {
+		return nil, false, err
+	}
+	data, err := s.ReadBlob(loc.entry.Hash)
+	if err != nil {
+		return nil, false, err
+	}
+	return data, true, nil
+}
+
+// AppendNote adds text to the note on obj in the notes ref, creating the
+// note (and the ref) when there is none, as one commit on ref made with
+// Transact. An existing note is kept and text starts on the line after it;
+// text gets a final newline when it lacks one. It returns the notes commit.
+func (s *Store) AppendNote(ref string, obj Hash, text string) (Hash, error) {
+	if obj == ZeroHash {
+		return ZeroHash, apperr.New(apperr.Schema, "a note needs the object it is about")
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return s.Transact(ref, func(tip Hash) (Hash, string, error) {
+		root := ZeroHash
+		if tip != ZeroHash {
+			c, err := s.ReadCommit(tip)
+			if err != nil {
+				return ZeroHash, "", err
+			}
+			root = c.Tree
+		}
+		loc, err := s.findNote(root, obj)
+		if err != nil {
+			return ZeroHash, "", err
+		}
+		var body []byte
+		if loc.found {
+			old, err := s.ReadBlob(loc.entry.Hash)
+			if err != nil {
+				return ZeroHash, "", err
+			}
+			body = append(body, old...)
+			if len(body) > 0 && body[len(body)-1] != '\n' {
+				body = append(body, '\n')
+			}
+		}
+		body = append(body, text...)
+		blob, err := s.WriteBlob(body)
+		if err != nil {
+			return ZeroHash, "", err
+		}
+		newRoot, err := s.Insert(root, loc.dirs, TreeEntry{Mode: ModeFile, Name: loc.name, Hash: blob}, true)
+		if err != nil {
+			return ZeroHash, "", err
+		}
+		return newRoot, "Notes appended by git ideate\n", nil
+	})
+}
+
+// noteLoc is where the note on one object is, or would go.
+type noteLoc struct {
+	dirs  []string  // fan-out directories from the root
+	name  string    // the entry's name inside the last of them
+	entry TreeEntry // the note's blob entry, when found
+	found bool
+}
+
+// findNote looks for the note on obj below root. When there is none, the
+// location returned is where a new one belongs: inside the fan-out
+// directories that already exist for obj's prefix, plus one more level when
+// the tree reached there is itself fanned out (holds two-hex-digit
+// directories), else at that level under the remaining hex digits.
+func (s *Store) findNote(root, obj Hash) (noteLoc, error) {
+	rest := obj.String()
+	loc := noteLoc{name: rest}
+	cur := root
+	for cur != ZeroHash {
+		entries, err := s.ReadTree(cur)
+		if err != nil {
+			return loc, err
+		}
+		var sub *TreeEntry
+		fanned := false
+		for i, e := range entries {
+			if e.Name == rest && !e.IsDir() {
+				loc.name, loc.entry, loc.found = rest, e, true
+				return loc, nil
+			}
+			if e.IsDir() && isFanout(e.Name) {
+				fanned = true
+				if len(rest) > 2 && e.Name == rest[:2] {
+					sub = &entries[i]
+				}
+			}
+		}
+		if sub == nil {
+			if fanned && len(rest) > 2 {
+				loc.dirs = append(loc.dirs, rest[:2])
+				rest = rest[2:]
+			}
+			loc.name = rest
+			return loc, nil
+		}
+		loc.dirs = append(loc.dirs, sub.Name)
+		rest = rest[2:]
+		loc.name = rest
+		cur = sub.Hash
+	}
+	return loc, nil
+}
+
+func isFanout(name string) bool {
+	if len(name) != 2 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil && strings.ToLower(name) == name
+}
+
+// ResolveCommit names the commit that spec means: "HEAD" (or ""), a full
+// object name, or an abbreviated one (at least 4 hex digits). An
+// abbreviation that is a prefix of HEAD resolves without starting git, the
+// common case of a commit just made; any other is resolved by `git
+// rev-parse`. A name that resolves to no commit is apperr.NotFound, one
+// that is not hex apperr.Schema.
+func (s *Store) ResolveCommit(spec string) (Hash, error) {
+	spec = strings.ToLower(strings.TrimSpace(spec))
+	if spec == "" || spec == "head" {
+		h, err := s.Head()
+		if err == nil && h == ZeroHash {
+			return ZeroHash, apperr.New(apperr.NotFound, "HEAD names no commit yet")
+		}
+		return h, err
+	}
+	if len(spec) < 4 || len(spec) > 40 {
+		return ZeroHash, apperr.New(apperr.Schema, "%q is not an object name", spec)
+	}
+	if _, err := hex.DecodeString(spec + strings.Repeat("0", len(spec)%2)); err != nil {
+		return ZeroHash, apperr.New(apperr.Schema, "%q is not an object name", spec)
+	}
+	var h Hash
+	if len(spec) == 40 {
+		h, _ = ParseHash(spec)
+	} else if head, err := s.Head(); err == nil && head != ZeroHash && strings.HasPrefix(head.String(), spec) {
+		h = head
+	} else {
+		cmd := exec.Command("git", "--git-dir="+s.repo.GitDir, "rev-parse", "--verify", "--quiet", spec+"^{commit}")
+		out, err := cmd.Output()
+		if err != nil {
+			return ZeroHash, apperr.New(apperr.NotFound, "%s names no commit in this repository", spec)
+		}
+		if h, err = ParseHash(string(bytes.TrimSpace(out))); err != nil {
+			return ZeroHash, err
+		}
+	}
+	t, _, err := s.ReadObject(h)
+	if apperr.Is(err, apperr.NotFound) || err == nil && t != plumbing.CommitObject {
+		return ZeroHash, apperr.New(apperr.NotFound, "%s names no commit in this repository", spec)
+	}
+	return h, err
+}
+
+// Head returns the commit HEAD names: through the branch it points at, or
+// detached. It is ZeroHash on an unborn branch.
+func (s *Store) Head() (Hash, error) {
+	b, err := os.ReadFile(filepath.Join(s.repo.GitDir, "HEAD"))
+	if err != nil {
+		return ZeroHash, apperr.Wrap(apperr.NotARepo, err, "cannot read HEAD of %s", s.repo.GitDir)
+	}
+	if h, ok := parseHashLine(b); ok {
+		return h, nil
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+	if !ok {
+		return ZeroHash, apperr.New(apperr.Internal, "HEAD of %s holds neither a ref nor an object name", s.repo.GitDir)
+	}
+	h, err := s.Ref(strings.TrimSpace(target))
+	if errors.Is(err, os.ErrNotExist) {
+		return ZeroHash, nil
+	}
+	return h, err
+}

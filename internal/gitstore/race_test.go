@@ -1,0 +1,160 @@
+package gitstore_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/gitstore"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// TestMain lets the test binary act as a worker process: real OS processes
+// race each other, not goroutines.
+func TestMain(m *testing.M) {
+	if role := os.Getenv("GITSTORE_TEST_ROLE"); role != "" {
+		os.Exit(helperMain(role))
+	}
+	os.Exit(m.Run())
+}
+
+func helperMain(role string) int {
+	dir := os.Getenv("GITSTORE_TEST_DIR")
+	n, _ := strconv.Atoi(os.Getenv("GITSTORE_TEST_N"))
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer s.Close()
+	switch role {
+	case "counter":
+		ref := os.Getenv("GITSTORE_TEST_REF")
+		for i := 0; i < n; i++ {
+			_, err := s.Transact(ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+				blob, err := s.WriteBlob([]byte(fmt.Sprintf("%d %d", os.Getpid(), i)))
+				if err != nil {
+					return gitstore.ZeroHash, "", err
+				}
+				tree, err := s.WriteTree([]gitstore.TreeEntry{{Mode: gitstore.ModeFile, Name: "n", Hash: blob}})
+				return tree, fmt.Sprintf("pid %d seq %d\n", os.Getpid(), i), err
+			})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "transact:", err)
+				return 1
+			}
+		}
+		return 0
+	}
+	return 2
+}
+
+func spawn(t *testing.T, role, dir string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append([]string{"GITSTORE_TEST_ROLE=" + role, "GITSTORE_TEST_DIR=" + dir}, env...)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// gitCLIWriter appends commits to ref with the git CLI's own CAS
+// (`update-ref ref new old`), retrying on a lost race, and returns how many
+// landed.
+func gitCLIWriter(dir, ref string, n int) (int, error) {
+	landed := 0
+	for i := 0; i < n; i++ {
+		for attempt := 0; ; attempt++ {
+			tip, _ := gt.GitErr(dir, "rev-parse", "-q", "--verify", ref)
+			args := []string{"commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", fmt.Sprintf("git-cli seq %d", i)}
+			if tip != "" {
+				args = append(args, "-p", tip)
+			}
+			c, err := gt.GitErr(dir, args...)
+			if err != nil {
+				return landed, fmt.Errorf("commit-tree: %v %s", err, c)
+			}
+			old := tip
+			if old == "" {
+				old = strings.Repeat("0", 40)
+			}
+			if _, err := gt.GitErr(dir, "update-ref", ref, c, old); err == nil {
+				landed++
+				break
+			}
+			if attempt > 500 {
+				return landed, fmt.Errorf("git update-ref kept failing")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return landed, nil
+}
+
+// Eight worker processes and the git CLI append to one ref while another
+// loop runs `git pack-refs --all` and `git gc --auto`: no update is lost,
+// the ref is never broken, fsck stays clean.
+func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process race")
+	}
+	dir := gt.NewRepo(t)
+	gt.Git(t, dir, "config", "gc.auto", "50")
+	const ref = "refs/ideate/counter"
+	const workers, each, cliN = 8, 40, 30
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var packErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			args := []string{"pack-refs", "--all"}
+			if i%5 == 4 {
+				args = []string{"gc", "--auto", "--quiet"}
+			}
+			if out, err := gt.GitErr(dir, args...); err != nil && !strings.Contains(out, "lock") {
+				packErr = fmt.Errorf("git %v: %v %s", args, err, out)
+			}
+		}
+	}()
+	var cmds []*exec.Cmd
+	for i := 0; i < workers; i++ {
+		cmds = append(cmds, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each)))
+	}
+	cliLanded, cliErr := gitCLIWriter(dir, ref, cliN)
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	if packErr != nil {
+		t.Fatal(packErr)
+	}
+	want := workers*each + cliLanded
+	got, _ := strconv.Atoi(gt.Git(t, dir, "rev-list", "--count", ref))
+	if got != want {
+		t.Fatalf("chain has %d commits, want %d (lost updates)", got, want)
+	}
+	if out := gt.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ideate/"); out != ref {
+		t.Fatalf("refs after race: %q", out)
+	}
+	gt.Fsck(t, dir)
+}

@@ -1,0 +1,278 @@
+package gitstore
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// Hash is a SHA-1 object name.
+type Hash = plumbing.Hash
+
+// ZeroHash is the all-zero name: "absent" in ref updates.
+var ZeroHash = plumbing.ZeroHash
+
+// Ref is one name → commit pair.
+type Ref struct {
+	Name string
+	Hash Hash
+}
+
+// refReader reads refs from the loose files and packed-refs of one common
+// directory. packed-refs is parsed once and re-parsed only when its inode,
+// size or mtime change, so a process pays for a 10k-ref file once.
+type refReader struct {
+	dir string
+
+	mu     sync.Mutex
+	packed packedRefs
+}
+
+type packedRefs struct {
+	key  fileKey
+	refs []Ref // sorted by Name
+}
+
+type fileKey struct {
+	ino, size, mtime int64
+	exists           bool
+}
+
+func statKey(path string) (fileKey, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fileKey{}, nil
+	}
+	if err != nil {
+		return fileKey{}, err
+	}
+	k := fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano(), exists: true}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		k.ino = int64(st.Ino)
+	}
+	return k, nil
+}
+
+// ValidRefName reports whether name is a ref under refs/ that git accepts.
+func ValidRefName(name string) bool {
+	if !strings.HasPrefix(name, "refs/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") {
+		return false
+	}
+	if strings.Contains(name, "..") || strings.Contains(name, "@{") || strings.Contains(name, "//") {
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func parseHashLine(b []byte) (Hash, bool) {
+	b = bytes.TrimRight(b, "\r\n")
+	if len(b) != 40 {
+		return ZeroHash, false
+	}
+	var h Hash
+	if _, err := hex.Decode(h[:], b); err != nil {
+		return ZeroHash, false
+	}
+	return h, true
+}
+
+// read returns the current value of name (ZeroHash when absent).
+func (r *refReader) read(name string) (Hash, error) {
+	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	switch {
+	case err == nil:
+		h, ok := parseHashLine(b)
+		if !ok {
+			if bytes.HasPrefix(b, []byte("ref:")) {
+				return ZeroHash, apperr.New(apperr.Schema, "ref %s is symbolic; git ideate refs hold commits", name)
+			}
+			return ZeroHash, apperr.New(apperr.Internal, "ref %s is broken: its file does not hold an object name", name)
+		}
+		return h, nil
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
+		return r.readPacked(name)
+	default:
+		return ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
+	}
+}
+
+func (r *refReader) loadPacked() ([]Ref, error) {
+	path := filepath.Join(r.dir, "packed-refs")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		k, err := statKey(path)
+		if err != nil {
+			return nil, fmt.Errorf("stat packed-refs: %w", err)
+		}
+		if k == r.packed.key {
+			return r.packed.refs, nil
+		}
+		if !k.exists {
+			r.packed = packedRefs{key: k}
+			return nil, nil
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) && attempt < 3 {
+			continue // replaced between stat and read
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read packed-refs: %w", err)
+		}
+		k2, _ := statKey(path)
+		if k2 != k && attempt < 3 {
+			continue // rewritten while we read it
+		}
+		refs := parsePacked(data)
+		r.packed = packedRefs{key: k, refs: refs}
+		return refs, nil
+	}
+}
+
+func parsePacked(data []byte) []Ref {
+	// One string for the file; names are substrings of it.
+	text := string(data)
+	refs := make([]Ref, 0, strings.Count(text, "\n"))
+	sorted := true
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if len(line) < 42 || line[0] == '#' || line[0] == '^' || line[40] != ' ' {
+			continue
+		}
+		var h Hash
+		if _, err := hex.Decode(h[:], []byte(line[:40])); err != nil {
+			continue
+		}
+		name := strings.TrimSuffix(line[41:], "\r")
+		if n := len(refs); n > 0 && refs[n-1].Name >= name {
+			sorted = false
+		}
+		refs = append(refs, Ref{Name: name, Hash: h})
+	}
+	if !sorted {
+		sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	}
+	return refs
+}
+
+func (r *refReader) readPacked(name string) (Hash, error) {
+	refs, err := r.loadPacked()
+	if err != nil {
+		return ZeroHash, err
+	}
+	i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
+	if i < len(refs) && refs[i].Name == name {
+		return refs[i].Hash, nil
+	}
+	return ZeroHash, nil
+}
+
+// list returns every ref whose name starts with prefix (which should end in
+// "/"), loose values overriding packed ones, sorted by name.
+func (r *refReader) list(prefix string) ([]Ref, error) {
+	for attempt := 0; ; attempt++ {
+		before, _ := statKey(filepath.Join(r.dir, "packed-refs"))
+		refs, err := r.listOnce(prefix)
+		if err != nil {
+			return nil, err
+		}
+		after, _ := statKey(filepath.Join(r.dir, "packed-refs"))
+		// A pack-refs that ran while we walked may have moved a loose ref
+		// into packed-refs after we had read the old file: list again.
+		if before == after || attempt >= 5 {
+			return refs, nil
+		}
+	}
+}
+
+func (r *refReader) listOnce(prefix string) ([]Ref, error) {
+	packed, err := r.loadPacked()
+	if err != nil {
+		return nil, err
+	}
+	// packed-refs is sorted: take the prefix's range as it is, then lay the
+	// (few, once packed regularly) loose refs over it.
+	lo := sort.Search(len(packed), func(i int) bool { return packed[i].Name >= prefix })
+	hi := lo
+	for hi < len(packed) && strings.HasPrefix(packed[hi].Name, prefix) {
+		hi++
+	}
+	var loose []Ref
+	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(r.dir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if !strings.HasPrefix(name, prefix) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			// Pruned by pack-refs after we listed it: the packed value,
+			// which pack-refs wrote first, stands.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if h, ok := parseHashLine(b); ok {
+			loose = append(loose, Ref{Name: name, Hash: h})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+	}
+	out := make([]Ref, hi-lo, hi-lo+len(loose))
+	copy(out, packed[lo:hi])
+	if len(loose) == 0 {
+		return out, nil
+	}
+	var added []Ref
+	for _, l := range loose {
+		i := sort.Search(len(out), func(i int) bool { return out[i].Name >= l.Name })
+		if i < len(out) && out[i].Name == l.Name {
+			out[i].Hash = l.Hash // loose wins over packed
+		} else {
+			added = append(added, l)
+		}
+	}
+	if len(added) > 0 {
+		out = append(out, added...)
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	}
+	return out, nil
+}

@@ -1,0 +1,502 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// Remote-tracking copies of our refs live under TrackingRoot, never over
+// refs/ideate/* itself: refs/ideate/<x> of remote R is tracked as
+// refs/ideate-remotes/R/ideate/<x>, refs/notes/ideate as
+// refs/ideate-remotes/R/notes/ideate. A fetch writes only there; the tool
+// then moves its own refs with compare-and-swap.
+const TrackingRoot = "refs/ideate-remotes/"
+
+// NotesRef is the notes ref the tool writes and syncs.
+const NotesRef = "refs/notes/ideate"
+
+// Sync error codes.
+const (
+	// NoRemote: no remote is named, configured, or the only one.
+	NoRemote apperr.Code = "NO_REMOTE"
+	// RemoteFailed: git could not fetch from or push to the remote.
+	RemoteFailed apperr.Code = "REMOTE"
+)
+
+// TrackingRef is the remote-tracking copy of ref (refs/ideate/… or
+// refs/notes/ideate) for remote.
+func TrackingRef(remote, ref string) string {
+	return TrackingRoot + remote + "/" + strings.TrimPrefix(ref, "refs/")
+}
+
+// FetchRefspecs are the refspecs that bring a remote's ideate refs into
+// their tracking namespace. The notes pattern is a glob so that a remote
+// without notes is not an error (an exact refspec for a missing ref makes
+// every `git fetch` fail).
+func FetchRefspecs(remote string) []string {
+	return []string{
+		"+refs/ideate/*:" + TrackingRef(remote, "refs/ideate/*"),
+		"+" + NotesRef + "*:" + TrackingRef(remote, NotesRef) + "*",
+	}
+}
+
+// Remotes lists the remotes configured for this repository, sorted.
+func (s *Store) Remotes() []string {
+	seen := map[string]bool{}
+	for _, f := range s.cfg.files {
+		for _, sec := range f.Sections {
+			if !strings.EqualFold(sec.Name, "remote") {
+				continue
+			}
+			for _, sub := range sec.Subsections {
+				for _, o := range sub.Options {
+					if strings.EqualFold(o.Key, "url") {
+						seen[sub.Name] = true
+					}
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveRemote picks the remote to talk to: name when given, else
+// configured (ideate.remote), else the only remote. It checks the remote
+// exists.
+func (s *Store) ResolveRemote(name, configured string) (string, error) {
+	remotes := s.Remotes()
+	if name == "" {
+		name = configured
+	}
+	if name == "" {
+		switch len(remotes) {
+		case 0:
+			return "", apperr.New(NoRemote, "this repository has no remote; add one with `git remote add` or name one")
+		case 1:
+			return remotes[0], nil
+		default:
+			return "", apperr.New(NoRemote, "this repository has %d remotes (%s); name one or set ideate.remote", len(remotes), strings.Join(remotes, ", "))
+		}
+	}
+	for _, r := range remotes {
+		if r == name {
+			return name, nil
+		}
+	}
+	return "", apperr.New(NoRemote, "no remote named %q (remotes: %s)", name, strings.Join(remotes, ", "))
+}
+
+// RemoteOptions shape how git is run against a remote.
+type RemoteOptions struct {
+	// Progress receives git's progress output (a terminal); nil keeps git
+	// quiet.
+	Progress io.Writer
+}
+
+func (s *Store) gitCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command("git", append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	return cmd
+}
+
+// runRemote runs a git command that talks to a remote: stdout is
+// returned, stderr is kept for the error and also passed to
+// opt.Progress when set.
+func (s *Store) runRemote(opt RemoteOptions, args ...string) (stdout []byte, stderr string, err error) {
+	cmd := s.gitCmd(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errb
+	if opt.Progress != nil {
+		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
+	}
+	err = cmd.Run()
+	return out.Bytes(), errb.String(), err
+}
+
+// Fetch brings remote's refs into their tracking copies with the git CLI:
+// the whole ideate namespace and the notes when refs is empty, else
+// exactly those refs (absent ones are not an error). Tracking copies of
+// refs the remote no longer has are pruned.
+func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
+	args := []string{"fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
+	var specs []string
+	if len(refs) == 0 {
+		args = append(args, "--prune")
+		specs = FetchRefspecs(remote)
+	} else {
+		for _, r := range refs {
+			// "<ref>*" is a glob, so a ref the remote lacks is not an
+			// error; our ref names are fixed-length ids, so it matches r
+			// alone.
+			specs = append(specs, "+"+r+"*:"+TrackingRef(remote, r)+"*")
+		}
+	}
+	if opt.Progress != nil {
+		args = append(args, "--progress")
+	} else {
+		args = append(args, "--quiet")
+	}
+	args = append(args, remote)
+	args = append(args, specs...)
+	for attempt := 0; ; attempt++ {
+		_, stderr, err := s.runRemote(opt, args...)
+		if err == nil {
+			return nil
+		}
+		// A fetch killed mid-way leaves lock files in the tracking
+		// namespace, and git refuses to update those refs until they are
+		// gone. That namespace is ours and only fetches write it: break
+		// locks there that are older than the stale-lock age, once.
+		if attempt == 0 && strings.Contains(stderr, ".lock") &&
+			s.breakLocks(TrackingRoot+remote, s.lockPolicy.withDefaults().StaleAfter) > 0 {
+			continue
+		}
+		return apperr.New(RemoteFailed, "git fetch %s failed: %s", remote, firstLine(stderr, err))
+	}
+}
+
+// flockState takes an exclusive flock on a file under .git/ideate/,
+// waiting for the holder, and returns its release.
+func (s *Store) flockState(name string) (func(), error) {
+	if err := os.MkdirAll(s.repo.StateDir(), 0o777); err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", s.repo.StateDir())
+	}
+	f, err := os.OpenFile(filepath.Join(s.repo.StateDir(), name), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot open the lock %s", name)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
+	}
+	return func() { f.Close() }, nil
+}
+
+// breakLocks removes the *.lock files under the ref directory prefix that
+// are older than stale, and returns how many it removed.
+func (s *Store) breakLocks(prefix string, stale time.Duration) int {
+	root := filepath.Join(s.repo.CommonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	n := 0
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > stale && os.Remove(path) == nil {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+func firstLine(stderr string, err error) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "hint:") {
+			return l
+		}
+	}
+	return err.Error()
+}
+
+// PushUpdate is one ref a push moves: to New, provided the remote still
+// holds Old (ZeroHash: the remote must not have the ref).
+type PushUpdate struct {
+	Ref      string
+	New, Old Hash
+}
+
+// PushResult is the remote's answer for one ref.
+type PushResult struct {
+	Ref    string
+	OK     bool
+	Status string // "rejected", "remote rejected", …
+	Reason string // why: "stale info", "atomic push failed", "cannot lock ref …"
+}
+
+// Raced reports whether r was refused because the remote moved or was
+// being moved meanwhile: a lease that no longer holds, the atomic push it
+// was part of, or a concurrent push holding or winning the ref's lock at
+// the remote ("failed to update ref", "cannot lock ref"). Fetching again
+// and retrying can succeed (a lock left behind by a dead server process
+// keeps failing, and the bounded retries then report it). Anything else —
+// a server hook, permissions — will not go away by retrying.
+func (r PushResult) Raced() bool {
+	if r.OK {
+		return false
+	}
+	for _, p := range []string{"stale info", "atomic push failed", "fetch first", "non-fast-forward", "already exists",
+		"failed to update ref", "cannot lock ref", "failed to lock", "incorrect old value"} {
+		if strings.HasPrefix(r.Reason, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Push sends updates to remote in one `git push --atomic
+// --force-with-lease=<ref>:<old>` (atomic when more than one ref), so the
+// remote applies all of them against the values we last saw, or none. It
+// returns the remote's per-ref answers; an error only when git could not
+// talk to the remote at all. Server-side hooks run; the local pre-push
+// hook does not (it guards branches, not these refs). git matches explicit
+// refspecs and leases in O(N²): Push is for a ref or a few (a
+// remote-authoritative verb); PushMany is for a sync.
+func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
+	if len(ups) == 0 {
+		return nil, nil
+	}
+	args := []string{"push", "--porcelain", "--no-verify"}
+	if len(ups) > 1 {
+		args = append(args, "--atomic")
+	}
+	if opt.Progress != nil {
+		args = append(args, "--progress")
+	}
+	for _, u := range ups {
+		old := ""
+		if u.Old != ZeroHash {
+			old = u.Old.String()
+		}
+		args = append(args, "--force-with-lease="+u.Ref+":"+old)
+	}
+	args = append(args, remote)
+	for _, u := range ups {
+		args = append(args, u.New.String()+":"+u.Ref)
+	}
+	return s.push(remote, ups, opt, args...)
+}
+
+// ShadowRoot is where PushMany stages the values it pushes:
+// refs/ideate-push/<remote>/<ref minus "refs/">, there only for the
+// duration of one push.
+const ShadowRoot = "refs/ideate-push/"
+
+// PushMany pushes ups (refs under refs/ideate/ and the notes ref) in one
+// atomic push, each leased on its tracking copy — which must hold the Old
+// of its update: a ref without one must not exist at the remote — and
+// returns the remote's answers for them. After an accepted push git has
+// moved the tracking copies of the refs it pushed.
+//
+// Its cost is linear in the number of refs. `git push` matches N explicit
+// refspecs and N --force-with-lease=<ref>:<old> options against each other
+// and against the remote's refs in O(N²) (a first sync of 10k item refs
+// took almost 6 minutes that way, measured), and a glob over refs/ideate/*
+// makes git rewrite the tracking copy of every ref it finds up to date
+// (seconds with 10k items). So the new values are staged as shadow refs
+// (ShadowRoot) and pushed with one glob refspec, the lease taken from a
+// fetch refspec given with -c under a remote name of its own (whatever
+// the user configured for the remote stays out of it); the shadow refs are
+// removed afterwards, and any left by a killed push are removed first.
+func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
+	if len(ups) == 0 {
+		return nil, nil
+	}
+	url, ok := s.cfg.GetSub("remote", remote, "pushurl")
+	if !ok {
+		if url, ok = s.cfg.GetSub("remote", remote, "url"); !ok {
+			return nil, apperr.New(NoRemote, "remote %q has no url", remote)
+		}
+	}
+	shadow := ShadowRoot + remote + "/"
+	// One staging push per remote at a time in this repository: the
+	// shadow namespace is shared, and what a killed push left there
+	// (refs, lock files) is cleared only under this lock.
+	unlock, err := s.flockState("push-" + remote + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.clearShadow(shadow); err != nil {
+		return nil, err
+	}
+	src := shadow
+	if all, err := s.refs.list("refs/ideate/"); err == nil && 2*len(ups) > len(all) {
+		// Most refs move (a first push): push refs/ideate/* itself. Git
+		// then also takes the lock of every tracking copy it finds up to
+		// date, but staging would write and delete a shadow ref for
+		// nearly every ref. The values pushed are the local refs', which
+		// the updates' News were read from or newer (a local writer moved
+		// them since): still descendants of the leased tracking values.
+		src = "refs/"
+	} else {
+		var stage bytes.Buffer
+		for _, u := range ups {
+			fmt.Fprintf(&stage, "create %s%s %s\n", shadow, strings.TrimPrefix(u.Ref, "refs/"), u.New)
+		}
+		if err := s.updateRefsStdin(stage.Bytes()); err != nil {
+			return nil, err
+		}
+		defer s.clearShadow(shadow)
+	}
+
+	const tmp = "ideate-sync"
+	args := []string{"-c", "remote." + tmp + ".url=" + url}
+	for _, spec := range FetchRefspecs(remote) {
+		args = append(args, "-c", "remote."+tmp+".fetch="+spec)
+	}
+	args = append(args, "push", "--porcelain", "--no-verify", "--atomic", "--force-with-lease")
+	if opt.Progress != nil {
+		args = append(args, "--progress")
+	}
+	args = append(args, tmp, src+"ideate/*:refs/ideate/*", src+"notes/ideate*:"+NotesRef+"*")
+	return s.push(remote, ups, opt, args...)
+}
+
+// push runs one `git push --porcelain` and returns the remote's answer for
+// each of ups, in their order; an error only when git reported no status
+// at all (it could not talk to the remote).
+func (s *Store) push(remote string, ups []PushUpdate, opt RemoteOptions, args ...string) ([]PushResult, error) {
+	stdout, stderr, runErr := s.runRemote(opt, args...)
+	res := parsePorcelain(stdout)
+	if len(res) == 0 {
+		if runErr == nil {
+			runErr = fmt.Errorf("no status reported")
+		}
+		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(stderr, runErr))
+	}
+	byRef := make(map[string]PushResult, len(res))
+	for _, r := range res {
+		byRef[r.Ref] = r
+	}
+	out := make([]PushResult, len(ups))
+	for i, u := range ups {
+		r, ok := byRef[u.Ref]
+		if !ok {
+			r = PushResult{Ref: u.Ref, Reason: "no status reported"}
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// ClearStaged removes what a killed PushMany to remote left behind in the
+// shadow namespace (refs, lock files). PushMany does it before staging;
+// a sync that ends up with nothing to push calls this instead.
+func (s *Store) ClearStaged(remote string) error {
+	shadow := ShadowRoot + remote + "/"
+	if refs, err := s.refs.list(shadow); err != nil || len(refs) == 0 {
+		return err // the usual case: nothing staged, no lock taken
+	}
+	unlock, err := s.flockState("push-" + remote + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.clearShadow(shadow)
+}
+
+// clearShadow removes what a push left under the shadow prefix: lock
+// files, then every ref (one git process, only when there is something to
+// delete). The caller holds the staging flock, so nothing there is live.
+func (s *Store) clearShadow(prefix string) error {
+	s.breakLocks(prefix, 0)
+	refs, err := s.refs.list(prefix)
+	if err != nil || len(refs) == 0 {
+		return err
+	}
+	var b bytes.Buffer
+	for _, r := range refs {
+		fmt.Fprintf(&b, "delete %s %s\n", r.Name, r.Hash)
+	}
+	return s.updateRefsStdin(b.Bytes())
+}
+
+// updateRefsStdin runs one `git update-ref --stdin` transaction.
+func (s *Store) updateRefsStdin(cmds []byte) error {
+	cmd := s.gitCmd("update-ref", "--stdin")
+	cmd.Stdin = bytes.NewReader(cmds)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		return apperr.New(apperr.Write, "git update-ref --stdin failed: %s", firstLine(errb.String(), err))
+	}
+	return nil
+}
+
+// parsePorcelain reads `git push --porcelain` status lines:
+// "<flag>\t<src>:<dst>\t<summary>".
+func parsePorcelain(b []byte) []PushResult {
+	var out []PushResult
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), "\t", 3)
+		if len(parts) < 3 || len(parts[0]) != 1 {
+			continue
+		}
+		colon := strings.LastIndexByte(parts[1], ':')
+		if colon < 0 {
+			continue
+		}
+		r := PushResult{Ref: parts[1][colon+1:]}
+		switch parts[0] {
+		case " ", "+", "*", "=", "-":
+			r.OK = true
+		default:
+			// "[rejected] (stale info)", "[remote rejected] (cannot lock …)"
+			sum := parts[2]
+			if strings.HasPrefix(sum, "[") {
+				if i := strings.IndexByte(sum, ']'); i > 0 {
+					r.Status = sum[1:i]
+					sum = strings.TrimSpace(sum[i+1:])
+				}
+			}
+			r.Reason = strings.TrimSuffix(strings.TrimPrefix(sum, "("), ")")
+			if r.Reason == "" {
+				r.Reason = r.Status
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// IsAncestor reports whether commit a is reachable from commit b (a commit
+// is its own ancestor).
+func (s *Store) IsAncestor(a, b Hash) (bool, error) {
+	if a == ZeroHash || b == ZeroHash {
+		return false, nil
+	}
+	if a == b {
+		return true, nil
+	}
+	seen := map[Hash]bool{b: true}
+	queue := []Hash{b}
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		c, err := s.ReadCommit(h)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range c.Parents {
+			if p == a {
+				return true, nil
+			}
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false, nil
+}

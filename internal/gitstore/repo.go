@@ -1,0 +1,126 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// Repo locates one repository on disk. It is cheap to build and holds no
+// open files.
+type Repo struct {
+	// GitDir is the per-worktree git directory (where HEAD lives).
+	GitDir string
+	// CommonDir holds objects, refs, packed-refs and config. It equals
+	// GitDir except inside a linked worktree.
+	CommonDir string
+	// WorkTree is the top of the working tree, "" for a bare repository.
+	WorkTree string
+}
+
+// Discover finds the repository containing dir, the way git does: $GIT_DIR
+// when set, else the nearest ancestor with a ".git" directory or gitfile, or
+// a bare repository. A directory outside any repository is apperr.NotARepo.
+func Discover(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "cannot resolve %s", dir)
+	}
+	if gd := os.Getenv("GIT_DIR"); gd != "" {
+		if !filepath.IsAbs(gd) {
+			gd = filepath.Join(abs, gd)
+		}
+		r, err := fromGitDir(gd)
+		if err != nil {
+			return nil, err
+		}
+		if wt := os.Getenv("GIT_WORK_TREE"); wt != "" {
+			r.WorkTree = wt
+		}
+		return r, nil
+	}
+	for d := abs; ; {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotgit); err == nil {
+			var gd string
+			if fi.IsDir() {
+				gd = dotgit
+			} else if gd, err = readGitfile(dotgit); err != nil {
+				return nil, err
+			}
+			r, err := fromGitDir(gd)
+			if err != nil {
+				return nil, err
+			}
+			r.WorkTree = d
+			return r, nil
+		}
+		if isGitDir(d) {
+			return fromGitDir(d)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	return nil, apperr.New(apperr.NotARepo, "%s is not inside a git repository", abs)
+}
+
+func readGitfile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", apperr.Wrap(apperr.NotARepo, err, "cannot read %s", path)
+	}
+	line := strings.TrimSpace(string(b))
+	gd, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return "", apperr.New(apperr.NotARepo, "%s is not a valid gitfile", path)
+	}
+	gd = strings.TrimSpace(gd)
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(filepath.Dir(path), gd)
+	}
+	return gd, nil
+}
+
+func isGitDir(d string) bool {
+	if _, err := os.Stat(filepath.Join(d, "HEAD")); err != nil {
+		return false
+	}
+	_, errO := os.Stat(filepath.Join(d, "objects"))
+	_, errC := os.Stat(filepath.Join(d, "commondir"))
+	return errO == nil || errC == nil
+}
+
+func fromGitDir(gd string) (*Repo, error) {
+	gd = filepath.Clean(gd)
+	if !isGitDir(gd) {
+		return nil, apperr.New(apperr.NotARepo, "%s is not a git directory", gd)
+	}
+	r := &Repo{GitDir: gd, CommonDir: gd}
+	if b, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(gd, cd)
+		}
+		r.CommonDir = filepath.Clean(cd)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "cannot read %s/commondir", gd)
+	}
+	if cfg, err := os.ReadFile(filepath.Join(r.CommonDir, "config")); err == nil {
+		low := bytes.ToLower(cfg)
+		if bytes.Contains(low, []byte("objectformat")) && bytes.Contains(low, []byte("sha256")) {
+			return nil, apperr.New(apperr.NotARepo, "%s uses SHA-256 object names, which git ideate does not support yet", gd)
+		}
+	}
+	return r, nil
+}
+
+// StateDir is the per-clone directory for caches and telemetry
+// (<common dir>/ideate). Nothing in it is the only copy of anything.
+func (r *Repo) StateDir() string { return filepath.Join(r.CommonDir, "ideate") }

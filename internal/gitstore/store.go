@@ -1,0 +1,240 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore/odb"
+)
+
+// Store is the one door to git for everything above it: objects, trees,
+// commits, refs and maintenance of one repository. It is safe for concurrent
+// use by several goroutines; several processes may use the same repository
+// at once, and git itself may run beside them.
+type Store struct {
+	repo *Repo
+	cfg  *Config
+
+	refs       *refReader
+	lockPolicy LockPolicy
+
+	odbOnce sync.Once
+	odb     *odb.DB
+	odbErr  error
+
+	ident     Signature
+	identOnce sync.Once
+
+	maint maintenance
+	cache objCache
+
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+// Open discovers the repository containing dir and opens a Store on it.
+func Open(dir string) (*Store, error) {
+	r, err := Discover(dir)
+	if err != nil {
+		return nil, err
+	}
+	return OpenRepo(r), nil
+}
+
+// OpenRepo opens a Store on an already discovered repository. It touches no
+// file beyond the configuration.
+func OpenRepo(r *Repo) *Store {
+	cfg := LoadConfig(r)
+	s := &Store{
+		repo: r,
+		cfg:  cfg,
+		refs: &refReader{dir: r.CommonDir},
+		lockPolicy: LockPolicy{
+			Fsync:      cfg.Bool("ideate", "fsync", false),
+			Timeout:    time.Duration(cfg.Int("ideate", "locktimeoutms", 0)) * time.Millisecond,
+			StaleAfter: time.Duration(cfg.Int("ideate", "stalelockms", 0)) * time.Millisecond,
+		},
+		Now: time.Now,
+	}
+	s.maint = maintenance{
+		enabled:   cfg.Bool("ideate", "maintenance", true) && os.Getenv("GIT_IDEATE_NO_MAINTENANCE") == "",
+		threshold: cfg.Int("gc", "auto", 6700),
+		store:     s,
+	}
+	return s
+}
+
+// Repo returns the repository's location.
+func (s *Store) Repo() *Repo { return s.repo }
+
+// Config returns the merged git configuration read at Open.
+func (s *Store) Config() *Config { return s.cfg }
+
+// SetLockPolicy replaces the ref lock policy (tests, and callers that need
+// a shorter wait).
+func (s *Store) SetLockPolicy(p LockPolicy) { s.lockPolicy = p }
+
+// Close releases mapped pack files.
+func (s *Store) Close() error {
+	if s.odb != nil {
+		return s.odb.Close()
+	}
+	return nil
+}
+
+func (s *Store) db() (*odb.DB, error) {
+	s.odbOnce.Do(func() {
+		s.odb, s.odbErr = odb.Open(s.repo.CommonDir + "/objects")
+	})
+	return s.odb, s.odbErr
+}
+
+// ReadObject returns the type and content of an object.
+func (s *Store) ReadObject(h Hash) (plumbing.ObjectType, []byte, error) {
+	if o, ok := s.cache.get(h); ok {
+		return o.t, o.data, nil
+	}
+	db, err := s.db()
+	if err != nil {
+		return plumbing.InvalidObject, nil, err
+	}
+	t, data, err := db.Read(h)
+	if err != nil {
+		if errors.Is(err, odb.ErrNotFound) {
+			return t, nil, apperr.Wrap(apperr.NotFound, err, "object %s is missing from the repository", h)
+		}
+		return t, nil, fmt.Errorf("read object %s: %w", h, err)
+	}
+	s.cache.put(h, t, data)
+	return t, data, nil
+}
+
+func (s *Store) readTyped(h Hash, want plumbing.ObjectType) ([]byte, error) {
+	t, data, err := s.ReadObject(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != want {
+		return nil, fmt.Errorf("object %s is a %s, not a %s", h, t, want)
+	}
+	return data, nil
+}
+
+// ReadBlob returns a blob's content.
+func (s *Store) ReadBlob(h Hash) ([]byte, error) { return s.readTyped(h, plumbing.BlobObject) }
+
+// ReadTree returns a tree's entries in stored order.
+func (s *Store) ReadTree(h Hash) ([]TreeEntry, error) {
+	data, err := s.readTyped(h, plumbing.TreeObject)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTree(data)
+}
+
+// ReadCommit returns a parsed commit.
+func (s *Store) ReadCommit(h Hash) (*Commit, error) {
+	data, err := s.readTyped(h, plumbing.CommitObject)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCommit(data)
+}
+
+// WriteObject stores an object as a loose object (see writeLoose) and
+// returns its name.
+func (s *Store) WriteObject(t plumbing.ObjectType, data []byte) (Hash, error) {
+	h, err := s.writeLoose(t, data)
+	if err != nil {
+		return ZeroHash, err
+	}
+	s.cache.put(h, t, data)
+	s.maint.wrote()
+	return h, nil
+}
+
+// WriteBlob stores a blob.
+func (s *Store) WriteBlob(data []byte) (Hash, error) { return s.WriteObject(plumbing.BlobObject, data) }
+
+// WriteTree sorts and stores a tree.
+func (s *Store) WriteTree(entries []TreeEntry) (Hash, error) {
+	return s.WriteObject(plumbing.TreeObject, EncodeTree(entries))
+}
+
+// WriteCommit stores a commit.
+func (s *Store) WriteCommit(c *Commit) (Hash, error) {
+	return s.WriteObject(plumbing.CommitObject, EncodeCommit(c))
+}
+
+// Ref returns the commit a ref names, or ZeroHash when it does not exist.
+func (s *Store) Ref(name string) (Hash, error) {
+	if !ValidRefName(name) {
+		return ZeroHash, apperr.New(apperr.Schema, "%q is not a valid ref name", name)
+	}
+	return s.refs.read(name)
+}
+
+// Refs lists the refs under prefix ("refs/ideate/board/items/"), sorted.
+func (s *Store) Refs(prefix string) ([]Ref, error) {
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return s.refs.list(prefix)
+}
+
+// UpdateRef moves name from oldH to newH atomically with git's lockfile
+// protocol: oldH == ZeroHash creates (the ref must not exist), newH ==
+// ZeroHash deletes. It returns an apperr.Conflict wrapping ErrStale when
+// the ref does not hold oldH, and apperr.Locked when its lock stays held.
+func (s *Store) UpdateRef(name string, newH, oldH Hash) error {
+	return s.updateRef(name, newH, oldH)
+}
+
+// Identity is the signature commits are made with: $GIT_COMMITTER_* or
+// $GIT_AUTHOR_*, else user.name/user.email from git config, else the fixed
+// tool identity "git-ideate <git-ideate@localhost>". A missing identity
+// never stops a write.
+func (s *Store) Identity() Signature {
+	s.identOnce.Do(func() {
+		name, email := os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_COMMITTER_EMAIL")
+		if name == "" {
+			name = os.Getenv("GIT_AUTHOR_NAME")
+		}
+		if email == "" {
+			email = os.Getenv("GIT_AUTHOR_EMAIL")
+		}
+		if name == "" {
+			name, _ = s.cfg.Get("user", "name")
+		}
+		if email == "" {
+			email, _ = s.cfg.Get("user", "email")
+		}
+		name = sanitizeIdent(name)
+		email = sanitizeIdent(email)
+		if name == "" {
+			name = "git-ideate"
+		}
+		if email == "" {
+			email = "git-ideate@localhost"
+		}
+		s.ident = Signature{Name: name, Email: email}
+	})
+	sig := s.ident
+	sig.When = s.Now()
+	return sig
+}
+
+func sanitizeIdent(v string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r == '\n' || r == 0 {
+			return -1
+		}
+		return r
+	}, v))
+}

@@ -1,0 +1,158 @@
+package gitstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// ErrExists is wrapped when an insert finds its path already taken.
+var ErrExists = fmt.Errorf("path already exists")
+
+// Lookup finds the entry at path (slash-free components) below root. ok is
+// false when any component is missing.
+func (s *Store) Lookup(root Hash, path []string) (e TreeEntry, ok bool, err error) {
+	cur := root
+	for i, name := range path {
+		if cur == ZeroHash {
+			return e, false, nil
+		}
+		entries, err := s.ReadTree(cur)
+		if err != nil {
+			return e, false, err
+		}
+		found := false
+		for _, te := range entries {
+			if te.Name == name {
+				e, found = te, true
+				break
+			}
+		}
+		if !found {
+			return e, false, nil
+		}
+		if i < len(path)-1 {
+			if !e.IsDir() {
+				return e, false, nil
+			}
+			cur = e.Hash
+		}
+	}
+	return e, len(path) > 0, nil
+}
+
+// Insert returns a new root tree equal to root (ZeroHash = empty) plus leaf
+// at path (the directories, then leaf.Name). Only the trees on the path are
+// rewritten. When replace is false an existing entry of that name is an
+// apperr.Conflict wrapping ErrExists.
+func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (Hash, error) {
+	var entries []TreeEntry
+	if root != ZeroHash {
+		var err error
+		if entries, err = s.ReadTree(root); err != nil {
+			return ZeroHash, err
+		}
+	}
+	name := leaf.Name
+	if len(dirs) > 0 {
+		name = dirs[0]
+	}
+	idx := -1
+	for i, e := range entries {
+		if e.Name == name {
+			idx = i
+			break
+		}
+	}
+	var newEntry TreeEntry
+	if len(dirs) == 0 {
+		if idx >= 0 && !replace {
+			return ZeroHash, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("%s already exists", name), Err: ErrExists}
+		}
+		newEntry = leaf
+	} else {
+		sub := ZeroHash
+		if idx >= 0 {
+			if !entries[idx].IsDir() {
+				return ZeroHash, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("%s is a file, not a directory", name), Err: ErrExists}
+			}
+			sub = entries[idx].Hash
+		}
+		h, err := s.Insert(sub, dirs[1:], leaf, replace)
+		if err != nil {
+			return ZeroHash, err
+		}
+		newEntry = TreeEntry{Mode: ModeDir, Name: name, Hash: h}
+	}
+	if idx >= 0 {
+		entries[idx] = newEntry
+	} else {
+		entries = append(entries, newEntry)
+	}
+	return s.WriteTree(entries)
+}
+
+// EnsureRootFile returns root with a file name holding data at its top
+// level, adding it (and writing its blob) only when it is missing. Stores
+// use it for their format-version entry.
+func (s *Store) EnsureRootFile(root Hash, name string, data []byte) (Hash, error) {
+	if root != ZeroHash {
+		if _, ok, err := s.Lookup(root, []string{name}); err != nil || ok {
+			return root, err
+		}
+	}
+	h, err := s.WriteBlob(data)
+	if err != nil {
+		return root, err
+	}
+	return s.Insert(root, nil, TreeEntry{Mode: ModeFile, Name: name, Hash: h}, true)
+}
+
+// Format is the version entry a store keeps at the root of its trees: a
+// blob named File holding "<Kind> <Version>\n". Readers meeting a newer
+// version stop instead of misreading it.
+type Format struct {
+	File, Kind string
+	Version    int
+}
+
+// Blob is the entry's content for this version.
+func (f Format) Blob() []byte { return []byte(f.Kind + " " + strconv.Itoa(f.Version) + "\n") }
+
+// CheckFormat returns an error with code (a sentence naming what) when the
+// tree entry e holds a version newer than f's, or one that does not parse.
+func (s *Store) CheckFormat(e TreeEntry, f Format, code apperr.Code, what string) error {
+	if e.Hash == HashObject(plumbing.BlobObject, f.Blob()) {
+		return nil
+	}
+	data, err := s.ReadBlob(e.Hash)
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(data), "\uFFFD"))
+	var v int
+	if _, err := fmt.Sscanf(text, f.Kind+" %d", &v); err != nil || v > f.Version {
+		if len(text) > 40 {
+			text = text[:40]
+		}
+		return apperr.New(code, "%s was written by a newer git ideate (format %q); upgrade to use it", what, text)
+	}
+	return nil
+}
+
+// CheckRootFormat is CheckFormat for the entry at the top of root; a root
+// without one (an empty or pre-format store) passes.
+func (s *Store) CheckRootFormat(root Hash, f Format, code apperr.Code, what string) error {
+	if root == ZeroHash {
+		return nil
+	}
+	e, ok, err := s.Lookup(root, []string{f.File})
+	if err != nil || !ok {
+		return err
+	}
+	return s.CheckFormat(e, f, code, what)
+}

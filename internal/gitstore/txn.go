@@ -1,0 +1,165 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// BuildFunc computes the next commit of a ref from its current tip (ZeroHash
+// when the ref does not exist yet). It returns the new root tree and the
+// commit message. It may be called several times, once per tip it is
+// offered, and must not have side effects beyond writing objects.
+type BuildFunc func(tip Hash) (tree Hash, message string, err error)
+
+// Transact appends one commit to ref: it reads the tip, calls build, writes
+// the commit with the tip as its only parent and moves the ref from the tip
+// to it. When another writer moved the ref in between, build runs again on
+// the new tip, so whatever build checks is checked against the state the
+// commit lands on. It returns the new commit.
+func (s *Store) Transact(ref string, build BuildFunc) (Hash, error) {
+	return s.TransactGuarded(ref, func(tip Hash) (Hash, string, []Guard, error) {
+		tree, msg, err := build(tip)
+		return tree, msg, nil, err
+	})
+}
+
+// Guard is a ref a transaction reads but does not write: the commit lands
+// only if the guard still names Want when the ref moves. It makes a
+// decision taken on other refs (a claim checks that its dependencies are
+// done) part of the compare-and-swap.
+type Guard struct {
+	Ref  string
+	Want Hash
+	// Check, when set on a guard whose Ref is the transaction's own ref,
+	// runs while that ref's lock is held, just before it moves: a last
+	// look at state that other writers change only under this ref's lock
+	// (a claim checks its item has no open child; creating a child holds
+	// the parent's lock as a guard). Its error aborts the transaction.
+	Check func() error
+}
+
+// GuardedBuildFunc is a BuildFunc that also names the guards of the commit
+// it builds.
+type GuardedBuildFunc func(tip Hash) (tree Hash, message string, guards []Guard, err error)
+
+// TransactGuarded is Transact whose commit also depends on guards: their
+// locks are held (in name order, before the ref's own) while the ref moves,
+// and a guard that no longer names its Want sends build round again, as a
+// moved tip does.
+func (s *Store) TransactGuarded(ref string, build GuardedBuildFunc) (Hash, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	wait := 100 * time.Microsecond
+	for {
+		tip, err := s.Ref(ref)
+		if err != nil {
+			return ZeroHash, err
+		}
+		h, err := s.commitOn(ref, tip, build)
+		if err == nil || !errors.Is(err, ErrStale) {
+			return h, err
+		}
+		if time.Now().After(deadline) {
+			return ZeroHash, apperr.New(apperr.Conflict, "ref %s kept moving; gave up after 60s of retries", ref)
+		}
+		time.Sleep(wait/2 + rand.N(wait))
+		if wait < 4*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// CommitOn is one attempt of Transact from a tip the caller already read:
+// it fails with an apperr.Conflict wrapping ErrStale, without retrying, when
+// the ref no longer holds tip. This is the primitive of a claim: the swap
+// happens only from the head the claimer saw.
+func (s *Store) CommitOn(ref string, tip Hash, build BuildFunc) (Hash, error) {
+	return s.commitOn(ref, tip, func(tip Hash) (Hash, string, []Guard, error) {
+		tree, msg, err := build(tip)
+		return tree, msg, nil, err
+	})
+}
+
+func (s *Store) commitOn(ref string, tip Hash, build GuardedBuildFunc) (Hash, error) {
+	tree, msg, guards, err := build(tip)
+	if err != nil {
+		return ZeroHash, err
+	}
+	h, err := s.CommitTree(tree, tip, msg)
+	if err != nil {
+		return ZeroHash, err
+	}
+	release, err := s.holdGuards(ref, guards)
+	if err != nil {
+		return ZeroHash, err
+	}
+	var check func() error
+	for _, g := range guards {
+		if g.Ref == ref && g.Check != nil {
+			check = g.Check
+		}
+	}
+	err = s.updateRefChecked(ref, h, tip, check)
+	release()
+	if err != nil {
+		return ZeroHash, err
+	}
+	s.maint.committed()
+	return h, nil
+}
+
+// holdGuards takes the lock of every guard ref (sorted, so two
+// transactions never wait on each other in opposite orders), checks each
+// still names its Want, and returns the function that lets them go
+// without changing them.
+func (s *Store) holdGuards(ref string, guards []Guard) (func(), error) {
+	if len(guards) == 0 {
+		return func() {}, nil
+	}
+	gs := append([]Guard(nil), guards...)
+	sort.Slice(gs, func(i, j int) bool { return gs[i].Ref < gs[j].Ref })
+	pol := s.lockPolicy.withDefaults()
+	type held struct {
+		f    *os.File
+		path string
+	}
+	var locks []held
+	release := func() {
+		for _, l := range locks {
+			os.Remove(l.path)
+			l.f.Close()
+		}
+	}
+	for i, g := range gs {
+		if g.Ref == ref || i > 0 && g.Ref == gs[i-1].Ref {
+			continue
+		}
+		if !ValidRefName(g.Ref) {
+			release()
+			return nil, apperr.New(apperr.Schema, "%q is not a valid ref name", g.Ref)
+		}
+		path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(g.Ref)) + ".lock"
+		f, err := acquireLock(path, pol)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		locks = append(locks, held{f, path})
+		cur, err := s.refs.read(g.Ref)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		if cur != g.Want {
+			release()
+			return nil, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while a transaction depended on it", g.Ref), Err: ErrStale}
+		}
+	}
+	return release, nil
+}

@@ -1,0 +1,144 @@
+package hooks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/record"
+)
+
+// Lengths the capture handlers cut payload text to, in characters.
+const (
+	MaxReport       = 2000 // a subagent's final report, a compaction summary
+	MaxLastText     = 240  // the last assistant text in a compaction snapshot
+	MaxInstructions = 500  // the user's /compact instructions
+	MaxTaskSubject  = 160
+	MaxTaskDesc     = 300
+)
+
+// capture appends one record; capture handlers return no Response.
+func (c *call) capture(in record.AppendInput) (Response, error) {
+	st, err := c.stores()
+	if err != nil {
+		return Response{}, err
+	}
+	in.Source.SessionID = c.p.SessionID
+	_, err = st.Record.Append(in)
+	return Response{}, err
+}
+
+// preCompact writes a compaction-snapshot record: what the session had
+// done when its context was compacted.
+func preCompact(c *call) (Response, error) {
+	p := c.p
+	sid := sessionLabel(p)
+	trigger := oneLine(p.Trigger)
+	if trigger == "" {
+		trigger = "unspecified"
+	}
+	trigger = cut(trigger, 40)
+	sum := summarize(p.TranscriptPath, p.Cwd, MaxLastText)
+	in := record.AppendInput{Kind: "compaction-snapshot", VerificationAnchor: p.TranscriptPath,
+		Source: record.Source{CapturePoint: "pre-compact"}}
+	var b strings.Builder
+	if sum == nil {
+		in.Claim = fmt.Sprintf("Session %s hit %s context compaction.", sid, trigger)
+		fmt.Fprintf(&b, "Session %s hit %s context compaction. No readable transcript was available, so no activity summary was captured.\n", sid, trigger)
+	} else {
+		in.Claim = fmt.Sprintf("Session %s hit %s context compaction after %d user and %d assistant turns.", sid, trigger, sum.UserTurns, sum.AssistantTurns)
+		in.Scope = strings.Join(sum.Dirs, ", ")
+		if tl := sum.ToolList(); tl != "" {
+			fmt.Fprintf(&b, "Tool calls before compaction: %d (%s).\n", sum.ToolCalls, tl)
+		} else {
+			b.WriteString("Tool calls before compaction: none.\n")
+		}
+		if sum.LastAssistantText != "" {
+			fmt.Fprintf(&b, "Last assistant message: %s\n", sum.LastAssistantText)
+		}
+	}
+	if ci := strings.TrimSpace(p.CustomInstructions); ci != "" {
+		fmt.Fprintf(&b, "Compaction instructions from the user: %s\n", cut(ci, MaxInstructions))
+	}
+	in.Content = strings.TrimSuffix(b.String(), "\n")
+	return c.capture(in)
+}
+
+// subagentStop writes a subagent-outcome record with the subagent's final
+// report. The host also fires SubagentStop for the summarizer it runs at
+// compaction, with an empty agent_type and no SubagentStart; that one is
+// recorded as a compaction-summary instead.
+func subagentStop(c *call) (Response, error) {
+	p := c.p
+	sid := sessionLabel(p)
+	anchor := p.AgentTranscriptPath
+	if anchor == "" {
+		anchor = p.TranscriptPath
+	}
+	msg := strings.TrimSpace(p.LastAssistantMessage)
+	in := record.AppendInput{VerificationAnchor: anchor, Source: record.Source{CapturePoint: "subagent-stop"}}
+	agentType := strings.TrimSpace(p.AgentType)
+	if agentType == "" {
+		in.Kind = "compaction-summary"
+		in.Claim = fmt.Sprintf("Session %s compacted its context; the summary follows.", sid)
+		in.Content = cut(msg, MaxReport)
+		if in.Content == "" {
+			in.Content = fmt.Sprintf("Session %s compacted its context; the host passed no summary text.", sid)
+		}
+		return c.capture(in)
+	}
+	id := cut(oneLine(p.AgentID), 80)
+	if id == "" {
+		id = "(unknown id)"
+	}
+	in.Kind = "subagent-outcome"
+	in.Scope = agentType
+	in.Claim = fmt.Sprintf("Subagent %s (%s) finished in session %s.", id, cut(oneLine(agentType), 80), sid)
+	if msg == "" {
+		// Hosts before 2.1.47 send no last_assistant_message: read the
+		// subagent's own transcript for its last words.
+		if sum := summarize(p.AgentTranscriptPath, p.Cwd, MaxReport); sum != nil {
+			msg = sum.LastAssistantText
+		}
+	}
+	in.Content = cut(msg, MaxReport)
+	if in.Content == "" {
+		in.Content = fmt.Sprintf("Subagent %s (%s) finished in session %s without a final message.", id, agentType, sid)
+	}
+	return c.capture(in)
+}
+
+// taskCompleted writes a native-task-completion record for a task the
+// host's task list marked done.
+func taskCompleted(c *call) (Response, error) {
+	p := c.p
+	sid := sessionLabel(p)
+	id := cut(oneLine(p.TaskID), 80)
+	label := id
+	if label == "" {
+		label = "(unknown id)"
+	}
+	in := record.AppendInput{Kind: "native-task-completion", VerificationAnchor: p.TranscriptPath,
+		Source: record.Source{CapturePoint: "task-completed", TaskID: id}}
+	subject := cut(oneLine(p.TaskSubject), MaxTaskSubject)
+	if subject != "" {
+		in.Claim = fmt.Sprintf("Task %s completed in session %s: %s", label, sid, subject)
+	} else {
+		in.Claim = fmt.Sprintf("Task %s completed in session %s.", label, sid)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task %s was marked completed in session %s.\n", label, sid)
+	if subject != "" {
+		fmt.Fprintf(&b, "Subject: %s\n", subject)
+	}
+	if d := strings.TrimSpace(p.TaskDescription); d != "" {
+		fmt.Fprintf(&b, "Description: %s\n", cut(d, MaxTaskDesc))
+	}
+	if t := oneLine(p.TeammateName); t != "" {
+		fmt.Fprintf(&b, "Teammate: %s\n", cut(t, 80))
+	}
+	if t := oneLine(p.TeamName); t != "" {
+		fmt.Fprintf(&b, "Team: %s\n", cut(t, 80))
+	}
+	in.Content = strings.TrimSuffix(b.String(), "\n")
+	return c.capture(in)
+}

@@ -1,0 +1,270 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/record"
+)
+
+// Stores are the stores of the repository a hook writes to.
+type Stores struct {
+	Record *record.Store
+	Board  *board.Store
+	// Primed, when set, hears of every priming digest a hook was asked
+	// for, by source ("hook:session-start", "hook:subagent-start").
+	Primed func(source string)
+}
+
+// Gate is the extension point for blocking checks. A gate runs before the
+// event's capture handler, on the events that can block an action:
+// PreToolUse, Stop and SubagentStop (Gated). It returns nil for no
+// opinion, or a Decision{Block: true, Reason: …}, which Render turns into
+// the host's blocking output for that event. A blocked action did not
+// happen, so a block skips the event's capture (a subagent told to go on
+// is recorded when it stops for good). A gate that returns an error is
+// skipped with a note: gates fail open, and capture continues.
+type Gate func(event string, p *Payload, st *Stores) (*Decision, error)
+
+// Gated reports whether event is one a Gate is consulted on.
+func Gated(event string) bool {
+	return event == "PreToolUse" || event == "Stop" || event == "SubagentStop"
+}
+
+// Dispatcher runs the handler of each event against the repository the
+// payload names. It is used once per hook process; nothing in it is
+// shared between calls.
+type Dispatcher struct {
+	// Open opens the stores of the repository containing dir; session is
+	// the host's session id ("" when the payload has none), for telemetry.
+	// An error (apperr.NotARepo for a directory outside any repository)
+	// stops the handler before it writes anything. It is called at most
+	// once per Dispatch.
+	Open func(dir, session string) (*Stores, error)
+	// Getenv reads $CLAUDE_PROJECT_DIR; nil means os.Getenv.
+	Getenv func(string) string
+	// Dir is the process's working directory, the last place a
+	// repository is looked for; "" means ".".
+	Dir string
+	// Gate, when set, is consulted on the Gated events.
+	Gate Gate
+	// Warn receives notes for the host's debug log, one line each; nil
+	// discards them.
+	Warn func(msg string)
+}
+
+// Events the host sends (an open set: names not listed here are handled
+// as unknown events, which do nothing).
+var knownEvents = []string{
+	"SessionStart", "SessionEnd", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+	"PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "PermissionRequest", "PermissionDenied",
+	"UserPromptSubmit", "UserPromptExpansion", "Stop", "StopFailure", "Notification",
+	"TaskCreated", "TaskCompleted", "Setup", "CwdChanged", "FileChanged",
+}
+
+// eventKey folds an event name for matching: lower case, without '-',
+// '_' and spaces.
+func eventKey(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '-' || c == '_' || c == ' ':
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// CanonicalEvent returns the host's spelling of a known event name given in
+// any case, with or without dashes or underscores ("session-start" →
+// "SessionStart"); other names come back trimmed and unchanged.
+func CanonicalEvent(name string) string {
+	name = strings.TrimSpace(name)
+	for _, e := range knownEvents {
+		if e == name {
+			return e
+		}
+	}
+	key := eventKey(name)
+	for _, e := range knownEvents {
+		if eventKey(e) == key {
+			return e
+		}
+	}
+	return name
+}
+
+type handler func(c *call) (Response, error)
+
+// handlers are the events git ideate acts on; every other event does
+// nothing and prints nothing.
+var handlers = map[string]handler{
+	"SessionStart":  sessionStart,
+	"SubagentStart": subagentStart,
+	"SessionEnd":    sessionEnd,
+	"PreCompact":    preCompact,
+	"SubagentStop":  subagentStop,
+	"PostToolUse":   postToolUse,
+	"TaskCompleted": taskCompleted,
+}
+
+// call is one event being handled.
+type call struct {
+	d     *Dispatcher
+	p     *Payload
+	event string
+
+	st     *Stores
+	stErr  error
+	opened bool
+}
+
+func (d *Dispatcher) warn(format string, args ...any) {
+	if d.Warn != nil {
+		d.Warn(oneLine(fmt.Sprintf(format, args...)))
+	}
+}
+
+func (d *Dispatcher) getenv(k string) string {
+	if d.Getenv != nil {
+		return d.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+// RepoDir is the directory the repository is looked for from: the
+// payload's cwd when it is an existing directory, else
+// $CLAUDE_PROJECT_DIR when it is one, else the process's directory.
+func (d *Dispatcher) RepoDir(p *Payload) string {
+	for _, dir := range []string{p.Cwd, d.getenv("CLAUDE_PROJECT_DIR")} {
+		if isDir(dir) {
+			return dir
+		}
+	}
+	if d.Dir == "" {
+		return "."
+	}
+	return d.Dir
+}
+
+func isDir(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
+
+// stores opens the repository of the payload once.
+func (c *call) stores() (*Stores, error) {
+	if !c.opened {
+		c.opened = true
+		c.st, c.stErr = c.openAt(c.d.RepoDir(c.p))
+	}
+	return c.st, c.stErr
+}
+
+// openAt opens the stores of the repository containing dir, explaining a
+// payload cwd that was not used.
+func (c *call) openAt(dir string) (*Stores, error) {
+	if c.d.Open == nil {
+		return nil, apperr.New(apperr.Internal, "the hook dispatcher has no way to open a repository")
+	}
+	st, err := c.d.Open(dir, c.p.SessionID)
+	if err != nil && apperr.Is(err, apperr.NotARepo) && c.p.Cwd != "" && !isDir(c.p.Cwd) {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "%s (the payload's cwd %s is not a directory)", apperr.Message(err), c.p.Cwd)
+	}
+	return st, err
+}
+
+// Dispatch runs the handler of event (the payload's hook_event_name when
+// event is "") and returns its response. Events without a handler return
+// the zero Response and touch nothing, not even the repository. An error
+// means the handler stopped early; whatever it had already done stands,
+// and the Response is still worth rendering.
+func (d *Dispatcher) Dispatch(event string, p *Payload) (Response, error) {
+	if event == "" {
+		event = p.HookEventName
+	}
+	event = CanonicalEvent(event)
+	c := &call{d: d, p: p, event: event}
+	if d.Gate != nil && Gated(event) {
+		if st, err := c.stores(); err != nil {
+			d.warn("gate skipped: %s", errText(err))
+		} else if dec, err := d.Gate(event, p, st); err != nil {
+			d.warn("gate skipped: %s", errText(err))
+		} else if dec != nil && dec.Block {
+			return Response{Event: event, Decision: dec}, nil
+		}
+	}
+	h := handlers[event]
+	if h == nil {
+		return Response{}, nil
+	}
+	resp, err := h(c)
+	if resp.Event == "" {
+		resp.Event = event
+	}
+	return resp, err
+}
+
+// Run is the whole of `git ideate hook [EVENT]`: it reads the payload from
+// in, dispatches it (event, when not "", names the event if the payload
+// does not), and writes at most one JSON object to out. It never fails:
+// every problem becomes one note through Warn, and the caller exits 0.
+func (d *Dispatcher) Run(in io.Reader, out io.Writer, event string) {
+	p, err := ReadPayload(in)
+	if err != nil {
+		d.warn("%s; nothing recorded", errText(err))
+		return
+	}
+	ev := CanonicalEvent(p.HookEventName)
+	if arg := CanonicalEvent(event); arg != "" {
+		if ev == "" {
+			ev = arg
+		} else if arg != ev {
+			d.warn("the payload is a %s event, not %s; handling it as %s", ev, arg, ev)
+		}
+	}
+	resp, err := d.Dispatch(ev, p)
+	if err != nil {
+		d.warn("%s: %s", ev, errText(err))
+	}
+	if b := resp.Render(); b != nil {
+		if _, err := out.Write(b); err != nil {
+			d.warn("cannot write the hook output: %v", err)
+		}
+	}
+}
+
+// errText is an error as one sentence: "CODE: sentence" for typed errors.
+func errText(err error) string {
+	var e *apperr.Error
+	if errors.As(err, &e) {
+		return e.Error()
+	}
+	return err.Error()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// absDir resolves dir against base.
+func absDir(base, dir string) string {
+	if dir == "" {
+		return base
+	}
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	return filepath.Join(base, dir)
+}

@@ -1,0 +1,206 @@
+package hooks_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/record"
+)
+
+// seeded is a repository holding one record, so a write shows as a moved ref.
+func seeded(t *testing.T) (dir, recTip string) {
+	t.Helper()
+	dir = gt.NewRepo(t)
+	res := runHook(t, dir, []byte(`{"session_id":"s0","hook_event_name":"SessionEnd","reason":"other","cwd":"`+dir+`"}`), "")
+	if len(res.notes) != 0 {
+		t.Fatal(res.notes)
+	}
+	return dir, tip(t, dir, record.RefName)
+}
+
+func TestRun_UnusableInput(t *testing.T) {
+	dir, before := seeded(t)
+	for name, in := range map[string]string{
+		"garbage": "this is not json", "empty": "", "array": `[{"hook_event_name":"SessionEnd","cwd":"` + dir + `"}]`,
+		"null": "null", "truncated": `{"hook_event_name":"SessionEnd","cwd":"` + dir,
+	} {
+		for _, event := range []string{"", "SessionEnd"} {
+			res := runHook(t, dir, []byte(in), event)
+			if res.out != "" || len(res.notes) != 1 || !strings.Contains(res.notes[0], "nothing recorded") {
+				t.Errorf("%s (event %q): out %q, notes %q", name, event, res.out, res.notes)
+			}
+		}
+	}
+	if got := tip(t, dir, record.RefName); got != before {
+		t.Fatal("unusable input moved the record")
+	}
+}
+
+func TestRun_NotARepository(t *testing.T) {
+	repo, before := seeded(t)
+	outside := t.TempDir()
+	missing := filepath.Join(outside, "gone", "away")
+	for name, c := range map[string]struct{ cwd, procDir string }{
+		"cwd outside any repository":     {outside, repo},
+		"cwd that does not exist":        {missing, outside},
+		"cwd that is a file":             {writeFile(t, outside, "f.txt"), outside},
+		"no cwd, process dir outside":    {"", outside},
+		"relative cwd that is not there": {"nope/nope", outside},
+	} {
+		for _, ev := range []string{"SessionEnd", "PreCompact", "SessionStart", "SubagentStop", "TaskCompleted"} {
+			in := `{"session_id":"s","hook_event_name":"` + ev + `","agent_type":"x","cwd":` + quote(c.cwd) + `}`
+			var out bytes.Buffer
+			var notes []string
+			d := &hooks.Dispatcher{Dir: c.procDir, Open: opener(t), Getenv: func(string) string { return "" },
+				Warn: func(m string) { notes = append(notes, m) }}
+			d.Run(strings.NewReader(in), &out, "")
+			if out.Len() != 0 || len(notes) != 1 || !strings.Contains(notes[0], "NOT_A_REPOSITORY") {
+				t.Errorf("%s, %s: out %q, notes %q", name, ev, out.String(), notes)
+			}
+			if c.cwd == missing && !strings.Contains(notes[0], "is not a directory") {
+				t.Errorf("%s: the note does not say the cwd is missing: %q", name, notes[0])
+			}
+		}
+	}
+	if got := tip(t, repo, record.RefName); got != before {
+		t.Fatal("a hook outside the repository wrote to it")
+	}
+	if _, err := os.Stat(filepath.Join(outside, ".git")); err == nil {
+		t.Fatal("a hook created a repository")
+	}
+}
+
+func writeFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+func TestRun_RepositoryFallbacks(t *testing.T) {
+	project := gt.NewRepo(t)
+	proc := gt.NewRepo(t)
+	missing := filepath.Join(t.TempDir(), "gone")
+	run := func(cwd string, env map[string]string) {
+		in := `{"session_id":"s","hook_event_name":"SessionEnd","reason":"other","cwd":` + quote(cwd) + `}`
+		var notes []string
+		d := &hooks.Dispatcher{Dir: proc, Open: opener(t), Getenv: func(k string) string { return env[k] },
+			Warn: func(m string) { notes = append(notes, m) }}
+		d.Run(strings.NewReader(in), &bytes.Buffer{}, "")
+		if len(notes) != 0 {
+			t.Fatal(notes)
+		}
+	}
+	// A cwd that is gone falls back to $CLAUDE_PROJECT_DIR, then to the
+	// process directory.
+	run(missing, map[string]string{"CLAUDE_PROJECT_DIR": project})
+	if len(records(t, project)) != 1 || tip(t, proc, record.RefName) != "" {
+		t.Fatal("the record did not go to $CLAUDE_PROJECT_DIR")
+	}
+	run(missing, map[string]string{"CLAUDE_PROJECT_DIR": missing})
+	if len(records(t, proc)) != 1 {
+		t.Fatal("the record did not go to the process directory")
+	}
+	// An existing cwd wins over both; a subdirectory finds its repository.
+	sub := filepath.Join(project, "deep", "er")
+	os.MkdirAll(sub, 0o755)
+	run(sub, map[string]string{"CLAUDE_PROJECT_DIR": proc})
+	if len(records(t, project)) != 2 || len(records(t, proc)) != 1 {
+		t.Fatal("the payload's cwd did not win")
+	}
+}
+
+func TestRun_EventArgument(t *testing.T) {
+	dir := gt.NewRepo(t)
+	// The payload names no event: the argument does, in any spelling.
+	res := runHook(t, dir, []byte(`{"session_id":"s","reason":"other","cwd":"`+dir+`"}`), "session-end")
+	if len(res.notes) != 0 || len(records(t, dir)) != 1 || records(t, dir)[0].Kind != "session-outcome" {
+		t.Fatalf("event from the argument: %q, %d records", res.notes, len(records(t, dir)))
+	}
+	// The payload's own name wins over a different argument, with a note.
+	res = runHook(t, dir, []byte(`{"session_id":"s","hook_event_name":"PreCompact","trigger":"manual","cwd":"`+dir+`"}`), "SessionEnd")
+	if len(res.notes) != 1 || !strings.Contains(res.notes[0], "PreCompact") || records(t, dir)[0].Kind != "compaction-snapshot" {
+		t.Fatalf("payload event vs argument: %q, newest %s", res.notes, records(t, dir)[0].Kind)
+	}
+	// Neither names one: nothing.
+	res = runHook(t, dir, []byte(`{"session_id":"s","cwd":"`+dir+`"}`), "")
+	if len(res.notes) != 0 || res.out != "" || len(records(t, dir)) != 2 {
+		t.Fatalf("no event: %q %q", res.notes, res.out)
+	}
+}
+
+func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
+	var opened bool
+	d := &hooks.Dispatcher{Open: func(string, string) (*hooks.Stores, error) { opened = true; return nil, errors.New("no") }}
+	for _, ev := range []string{"UserPromptSubmit", "PreToolUse", "PostCompact", "Stop", "Notification", "StopFailure", "SomethingNew"} {
+		var out bytes.Buffer
+		d.Run(strings.NewReader(`{"hook_event_name":"`+ev+`","session_id":"s"}`), &out, "")
+		if out.Len() != 0 || opened {
+			t.Fatalf("%s: printed %q, opened the repository %v", ev, out.String(), opened)
+		}
+	}
+	// A PostToolUse that is not a git commit does not open it either.
+	for _, in := range []string{
+		`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo \"git commit\""}}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"git commit-tree HEAD^{tree}"}}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"command":"git commit"}}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":"git commit"}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`,
+	} {
+		d.Run(strings.NewReader(in), &bytes.Buffer{}, "")
+		if opened {
+			t.Fatalf("%s opened the repository", in)
+		}
+	}
+}
+
+func TestDispatcher_Gate(t *testing.T) {
+	dir := gt.NewRepo(t)
+	var seen []string
+	gate := func(event string, p *hooks.Payload, st *hooks.Stores) (*hooks.Decision, error) {
+		seen = append(seen, event)
+		switch {
+		case strings.Contains(p.LastAssistantMessage, "unfinished"):
+			return &hooks.Decision{Block: true, Reason: "the item is not done"}, nil
+		case strings.Contains(p.LastAssistantMessage, "broken"):
+			return nil, errors.New("gate broke")
+		}
+		return nil, nil
+	}
+	run := func(in string) ([]byte, []string) {
+		var out bytes.Buffer
+		var notes []string
+		d := &hooks.Dispatcher{Dir: dir, Open: opener(t), Gate: gate, Warn: func(m string) { notes = append(notes, m) }}
+		d.Run(strings.NewReader(in), &out, "")
+		return out.Bytes(), notes
+	}
+	out, notes := run(`{"hook_event_name":"SubagentStop","agent_type":"w","agent_id":"a1","last_assistant_message":"unfinished work","cwd":"` + dir + `"}`)
+	if string(out) != `{"decision":"block","reason":"the item is not done","hookSpecificOutput":{"hookEventName":"SubagentStop"}}`+"\n" || len(notes) != 0 {
+		t.Fatalf("blocking gate: %s %q", out, notes)
+	}
+	if tip(t, dir, record.RefName) != "" {
+		t.Fatal("a blocked SubagentStop was still captured")
+	}
+	out, notes = run(`{"hook_event_name":"SubagentStop","agent_type":"w","agent_id":"a1","last_assistant_message":"broken gate","cwd":"` + dir + `"}`)
+	if len(out) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "gate skipped") || len(records(t, dir)) != 1 {
+		t.Fatalf("failing gate: %s %q", out, notes)
+	}
+	out, _ = run(`{"hook_event_name":"PreToolUse","tool_name":"Bash","last_assistant_message":"unfinished","cwd":"` + dir + `"}`)
+	if !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+		t.Fatalf("PreToolUse gate: %s", out)
+	}
+	run(`{"hook_event_name":"SessionEnd","last_assistant_message":"unfinished","cwd":"` + dir + `"}`)
+	if strings.Join(seen, ",") != "SubagentStop,SubagentStop,PreToolUse" {
+		t.Fatalf("gate consulted on %v", seen)
+	}
+}

@@ -1,0 +1,311 @@
+// Package mcpserver is git ideate's MCP stdio server: the record, board and
+// steering tools over the same library calls as the CLI. Registering tools
+// touches nothing on disk; the repository is opened on the first call.
+// Every call reads the current refs, so writes by other processes (the CLI,
+// hooks, other servers) are seen on the next call.
+//
+// # Why not mcp-go's server
+//
+// The server speaks the MCP stdio protocol itself (JSON-RPC 2.0, one
+// message per line: initialize, ping, tools/list, tools/call) and validates
+// arguments against its own hand-written schemas. mcp-go's server package
+// links github.com/santhosh-tekuri/jsonschema/v6, whose package init
+// compiles every JSON Schema meta-schema: 7.8 ms and 1.7 MB on every start
+// of the binary (GODEBUG=inittrace=1 on this machine), which every CLI call
+// and hook would pay since they are the same binary. The tests drive this
+// server with mcp-go's client.
+//
+// # Results
+//
+// A success carries the payload both as structuredContent and as the same
+// JSON in a text block (hosts differ in which they show the model). A
+// failure is a tool result with isError and the envelope
+// {"ok":false,"code","message","reason"} (message and reason are the same
+// sentence; both keys are kept for clients of the existing implementation).
+// Arguments that fail the input schema are a tool result with isError and
+// a text starting "input validation failed".
+package mcpserver
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/steering"
+)
+
+// Name is the server's MCP identity.
+const Name = "ideate"
+
+// Protocol versions this server speaks, newest first.
+var protocolVersions = []string{"2025-06-18", "2025-03-26", "2024-11-05"}
+
+const instructions = "git ideate: an append-only process record (record_*), a delegation board with leased claims (work_*) and steering items (steering_*, usually gated off), all stored in this git repository's refs/ideate/*. Reads are paged: follow next_cursor until it is null."
+
+// Backend is what the tools call. The Opener returns it on first use.
+type Backend struct {
+	Git      *gitstore.Store
+	Record   *record.Store
+	Board    *board.Store
+	Steering *steering.Store // nil or not enabled: steering tools answer GATED
+	// SteeringErr, when set, is why steering could not be opened (an
+	// unreadable .ideate.json); steering tools answer with it.
+	SteeringErr error
+	Session     string // the server's session id, mcp-<ULID>
+}
+
+// Opener builds the backend on the first tool call.
+type Opener func() (*Backend, error)
+
+// Server is one MCP server.
+type Server struct {
+	version string
+	open    Opener
+	tools   []toolDef
+	byName  map[string]*toolDef
+
+	mu      sync.Mutex
+	backend *Backend
+}
+
+// New registers every tool.
+func New(version string, open Opener) *Server {
+	s := &Server{version: version, open: open, tools: tools(), byName: map[string]*toolDef{}}
+	for i := range s.tools {
+		t := &s.tools[i]
+		t.compiled = mustCompile(t.schema)
+		s.byName[t.name] = t
+	}
+	return s
+}
+
+// ServeStdio serves on the process's stdin and stdout.
+func (s *Server) ServeStdio(in io.Reader, out io.Writer) error { return s.Serve(in, out) }
+
+// Serve reads JSON-RPC messages, one per line, from in and writes responses
+// to out until in ends. Requests are handled concurrently (responses may
+// come back out of order; they carry the request's id) by at most eight
+// workers; nothing but protocol is written to out.
+func (s *Server) Serve(in io.Reader, out io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	var wmu sync.Mutex
+	w := bufio.NewWriter(out)
+	write := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		wmu.Lock()
+		w.Write(b)
+		w.WriteByte('\n')
+		w.Flush()
+		wmu.Unlock()
+	}
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		var msg request
+		if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" {
+			write(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: -32700, Message: "parse error"}})
+			continue
+		}
+		if msg.ID == nil {
+			continue // a notification: nothing to answer
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			write(s.handle(msg))
+		}()
+	}
+	wg.Wait()
+	return sc.Err()
+}
+
+type request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (s *Server) handle(m request) (resp response) {
+	resp = response{JSONRPC: "2.0", ID: m.ID}
+	defer func() {
+		if r := recover(); r != nil {
+			resp.Result, resp.Error = nil, &rpcError{Code: -32603, Message: "internal error"}
+		}
+	}()
+	switch m.Method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		json.Unmarshal(m.Params, &p)
+		v := protocolVersions[0]
+		for _, pv := range protocolVersions {
+			if pv == p.ProtocolVersion {
+				v = pv
+			}
+		}
+		resp.Result = map[string]any{
+			"protocolVersion": v,
+			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": false}},
+			"serverInfo":      map[string]any{"name": Name, "version": s.version},
+			"instructions":    instructions,
+		}
+	case "ping":
+		resp.Result = struct{}{}
+	case "tools/list":
+		list := make([]map[string]any, 0, len(s.tools))
+		for _, t := range s.tools {
+			tl := map[string]any{"name": t.name, "description": t.desc, "inputSchema": json.RawMessage(t.schema)}
+			if t.readOnly {
+				tl["annotations"] = map[string]any{"readOnlyHint": true}
+			}
+			list = append(list, tl)
+		}
+		resp.Result = map[string]any{"tools": list}
+	case "tools/call":
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			resp.Error = &rpcError{Code: -32602, Message: "invalid params"}
+			return
+		}
+		t, ok := s.byName[p.Name]
+		if !ok {
+			resp.Error = &rpcError{Code: -32602, Message: "unknown tool " + p.Name}
+			return
+		}
+		resp.Result = s.Call(t.name, p.Arguments)
+	default:
+		resp.Error = &rpcError{Code: -32601, Message: "method not found: " + m.Method}
+	}
+	return resp
+}
+
+// ToolResult is an MCP tool result.
+type ToolResult struct {
+	Content           []textContent `json:"content"`
+	StructuredContent any           `json:"structuredContent,omitempty"`
+	IsError           bool          `json:"isError,omitempty"`
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func (s *Server) backendFor() (*Backend, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.backend != nil {
+		return s.backend, nil
+	}
+	b, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	s.backend = b
+	return b, nil
+}
+
+// Call runs one tool with raw JSON arguments (nil means {}).
+func (s *Server) Call(name string, raw json.RawMessage) *ToolResult {
+	t, ok := s.byName[name]
+	if !ok {
+		return errorResult(apperr.New(apperr.Schema, "no tool %s", name))
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	if t.gated {
+		// The steering gate answers before anything else, whatever the arguments.
+		b, err := s.backendFor()
+		if err != nil {
+			return errorResult(err)
+		}
+		if b.SteeringErr != nil {
+			return errorResult(b.SteeringErr)
+		}
+		if b.Steering == nil || !b.Steering.Enabled() {
+			return errorResult(apperr.New("GATED", "steering is gated off; set steering.enabled in .ideate.json (or git config ideate.steering true) to use it"))
+		}
+	}
+	var args any
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return validationResult("arguments are not JSON")
+	}
+	if msg := t.compiled.validate(args, ""); msg != "" {
+		return validationResult(msg)
+	}
+	b, err := s.backendFor()
+	if err != nil {
+		return errorResult(err)
+	}
+	out, err := t.run(b, raw)
+	if err != nil {
+		return errorResult(err)
+	}
+	text, jerr := marshal(out)
+	if jerr != nil {
+		return errorResult(apperr.Wrap(apperr.Internal, jerr, "result does not serialize"))
+	}
+	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: out}
+}
+
+func validationResult(msg string) *ToolResult {
+	return &ToolResult{Content: []textContent{{"text", "input validation failed: " + msg}}, IsError: true}
+}
+
+type envelope struct {
+	OK      bool   `json:"ok"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Reason  string `json:"reason"`
+}
+
+func errorResult(err error) *ToolResult {
+	code := apperr.CodeOf(err)
+	msg := apperr.Message(err)
+	env := envelope{OK: false, Code: string(code), Message: msg, Reason: msg}
+	text, _ := marshal(env)
+	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: env, IsError: true}
+}
+
+func marshal(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}

@@ -1,0 +1,504 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/paging"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/secretgate"
+	"github.com/ideate/git-ideate/internal/steering"
+)
+
+type toolDef struct {
+	name, desc, schema string
+	readOnly, gated    bool
+	run                func(b *Backend, raw json.RawMessage) (any, error)
+	compiled           *schema
+}
+
+// Schema fragments.
+const (
+	str      = `{"type":"string"}`
+	strArr   = `{"type":"array","items":{"type":"string"}}`
+	integer  = `{"type":"integer"}`
+	posInt   = `{"type":"integer","minimum":1}`
+	boolean  = `{"type":"boolean"}`
+	strOrNil = `{"type":["string","null"]}`
+)
+
+// obj builds an object schema: props is "name:schema" pairs, required lists
+// the required names. Unknown properties are refused.
+func obj(required []string, props ...string) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","additionalProperties":false,"properties":{`)
+	for i, p := range props {
+		name, schema, _ := strings.Cut(p, "=")
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + name + `":` + schema)
+	}
+	b.WriteString(`}`)
+	if len(required) > 0 {
+		b.WriteString(`,"required":["` + strings.Join(required, `","`) + `"]`)
+	}
+	b.WriteString(`}`)
+	return b.String()
+}
+
+func tools() []toolDef {
+	return []toolDef{
+		{name: "record_append", run: recordAppend,
+			desc: "Append one record to the project's append-only process record (a finding, outcome, note…). Never edits: to correct a record, append a new one with supersedes=<old id>. Secrets in any field are redacted before writing.",
+			schema: obj([]string{"kind", "claim", "content"}, "kind="+str, "claim="+str, "content="+str, "verification_anchor="+str,
+				"scope="+str, "task_id="+str, "supersedes="+str, "references="+str)},
+		{name: "record_decision", run: recordDecision,
+			desc: "Record a decision (an ADR entry): claim is the decision in one sentence, rationale why. Overturn one with supersedes=<old id>.",
+			schema: obj([]string{"claim"}, "claim="+str, "rationale="+str, "verification_anchor="+str, "scope="+str,
+				"task_id="+str, "supersedes="+str, "references="+str)},
+		{name: "record_read", run: recordRead, readOnly: true,
+			desc:   "Read records newest first. scope is a case-insensitive substring of scope/kind/capture point/session/task; id fetches one (with include_content for its body). Returns a page (default 100, ≤40k chars): pass next_cursor back as cursor until it is null; a short page is not the end.",
+			schema: obj(nil, "scope="+str, "id="+str, "include_content="+boolean, "limit="+integer, "cursor="+str)},
+		{name: "work_create", run: workCreate,
+			desc: "Create an open work item. spec is opaque to the board. depends_on: items that must be done first; parent_id: containment.",
+			schema: obj([]string{"title", "spec", "spec_format", "actor_human"}, "title="+str, "spec="+str, "spec_format="+str,
+				"actor_human="+str, "actor_agent="+str, "depends_on="+strArr, "parent_id="+strOrNil, "supersedes="+str,
+				"references="+str, "tenant_id="+str)},
+		{name: "work_get", run: workGet, readOnly: true,
+			desc:   "Get one work item with its full spec (null when it does not exist). Expired claims are released first.",
+			schema: obj([]string{"id"}, "id="+str)},
+		{name: "work_list", run: workList, readOnly: true,
+			desc: "List work items newest first with a derived claimable flag (expired claims are swept first). parent_id: omit for all, an id for its children, null for roots. Paged like record_read.",
+			schema: obj(nil, "tenant_id="+str, "status="+`{"type":"string","enum":["open","in_progress","done","cancelled"]}`,
+				"parent_id="+strOrNil, "include_spec="+boolean, "limit="+integer, "cursor="+str)},
+		{name: "work_update_meta", run: workUpdateMeta,
+			desc: "Change an item's title/spec/spec_format/depends_on/parent_id/references if it is still at expected_version (optimistic; VERSION_CONFLICT otherwise). parent_id null makes it a root.",
+			schema: obj([]string{"id", "expected_version"}, "id="+str, "expected_version="+integer, "title="+str, "spec="+str,
+				"spec_format="+str, "depends_on="+strArr, "parent_id="+strOrNil, "supersedes="+str, "references="+str,
+				"actor_human="+str, "actor_agent="+str)},
+		{name: "work_claim", run: workClaim,
+			desc:   "Claim an open, claimable item: you get a lease (default 4h) and claim.claim_token, which renew/release/complete require. Exactly one claimer wins; others get NOT_CLAIMABLE naming the holder.",
+			schema: obj([]string{"id", "actor_human"}, "id="+str, "actor_human="+str, "actor_agent="+str, "lease_ms="+posInt)},
+		{name: "work_renew", run: workRenew,
+			desc:   "Extend the lease of a claim you hold (claim_token from work_claim).",
+			schema: obj([]string{"id", "claim_token"}, "id="+str, "claim_token="+integer, "lease_ms="+posInt)},
+		{name: "work_release", run: workRelease,
+			desc:   "Give a claim back; the item is open again.",
+			schema: obj([]string{"id", "claim_token"}, "id="+str, "claim_token="+integer, "note="+str)},
+		{name: "work_complete", run: workComplete,
+			desc:   "Complete a claimed item; note becomes a work-completion record in the process record.",
+			schema: obj([]string{"id", "claim_token"}, "id="+str, "claim_token="+integer, "note="+str)},
+		{name: "work_cancel", run: workCancel,
+			desc:   "Cancel an open or in-progress item (voids any claim).",
+			schema: obj([]string{"id", "actor_human"}, "id="+str, "actor_human="+str, "actor_agent="+str)},
+		{name: "work_reopen", run: workReopen,
+			desc:   "Move a done item back to open.",
+			schema: obj([]string{"id", "actor_human"}, "id="+str, "actor_human="+str, "actor_agent="+str)},
+		{name: "work_events", run: workEvents, readOnly: true,
+			desc:   "Every event of an item (its audit trail), oldest first.",
+			schema: obj([]string{"id"}, "id="+str)},
+		{name: "steering_read", run: steeringRead, readOnly: true, gated: true,
+			desc: "Read steering items (project principles), gated off unless enabled. Filters: id, domain substring, status, kind. Paged like record_read.",
+			schema: loose("id:string", "domain:string", "status:string (active, deprecated or superseded)", "kind:string",
+				"include_history:boolean", "limit:integer", "cursor:string")},
+		{name: "steering_put", run: steeringPut, gated: true,
+			desc: "Create or amend one steering item (gated off unless enabled); amendments keep history. Requires id, kind, statement.",
+			schema: loose("id:string (required)", "kind:string (required)", "statement:string (required)", "domain:string",
+				"status:string (active, deprecated or superseded)", "supersedes:string", "references:string (JSON array of {rel,id})")},
+	}
+}
+
+// loose builds the schema of a gated tool: names and descriptions only, no
+// types and no required list, so that server-side validation never answers
+// before the gate does ("GATED, whatever the arguments"); the handler
+// checks types and required fields after the gate.
+func loose(props ...string) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i, p := range props {
+		name, desc, _ := strings.Cut(p, ":")
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		d, _ := json.Marshal(desc)
+		b.WriteString(`"` + name + `":{"description":` + string(d) + `}`)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+func parseRefs(s string) ([]record.Reference, error) { return record.ParseReferences(s) }
+
+func boardRefs(refs []record.Reference) []board.Reference {
+	out := make([]board.Reference, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, board.Reference{Rel: r.Rel, ID: r.ID})
+	}
+	return out
+}
+
+type appendResult struct {
+	OK         bool                   `json:"ok"`
+	ID         string                 `json:"id"`
+	Kind       string                 `json:"kind"`
+	Redactions []secretgate.Redaction `json:"redactions"`
+	Unresolved []record.Unresolved    `json:"unresolved_ids"`
+}
+
+func appendOut(res *record.AppendResult) appendResult {
+	out := appendResult{OK: true, ID: res.Record.ID, Kind: res.Record.Kind, Redactions: res.Redactions, Unresolved: res.Unresolved}
+	if out.Redactions == nil {
+		out.Redactions = []secretgate.Redaction{}
+	}
+	if out.Unresolved == nil {
+		out.Unresolved = []record.Unresolved{}
+	}
+	return out
+}
+
+func recordAppend(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Kind, Claim, Content, VerificationAnchor, Scope, TaskID, Supersedes, References string
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	refs, err := parseRefs(a.References)
+	if err != nil {
+		return nil, err
+	}
+	point := "mcp:record_append"
+	if strings.TrimSpace(a.Kind) == "decision" {
+		point = "mcp:record_decision"
+	}
+	res, err := b.Record.Append(record.AppendInput{Kind: a.Kind, Claim: a.Claim, Content: a.Content,
+		VerificationAnchor: a.VerificationAnchor, Scope: a.Scope, Supersedes: a.Supersedes, References: refs,
+		Source: record.Source{CapturePoint: point, SessionID: b.Session, TaskID: a.TaskID}})
+	if err != nil {
+		return nil, err
+	}
+	return appendOut(res), nil
+}
+
+func recordDecision(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Claim, Rationale, VerificationAnchor, Scope, TaskID, Supersedes, References string
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	refs, err := parseRefs(a.References)
+	if err != nil {
+		return nil, err
+	}
+	res, err := b.Record.Decision(record.DecisionInput{Claim: a.Claim, Rationale: a.Rationale,
+		VerificationAnchor: a.VerificationAnchor, Scope: a.Scope, Supersedes: a.Supersedes, References: refs,
+		Source: record.Source{CapturePoint: "mcp:record_decision", SessionID: b.Session, TaskID: a.TaskID}})
+	if err != nil {
+		return nil, err
+	}
+	return appendOut(res), nil
+}
+
+type recordPage struct {
+	OK         bool         `json:"ok"`
+	Records    []record.Row `json:"records"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+func recordRead(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Scope, ID, Cursor string
+		IncludeContent    bool
+		Limit             *int
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	p, err := b.Record.ReadPage(record.PageRequest{Filter: record.Filter{Scope: a.Scope, ID: a.ID}, Limit: a.Limit,
+		Cursor: a.Cursor, IncludeContent: a.IncludeContent, Measure: paging.CompactLen})
+	if err != nil {
+		return nil, err
+	}
+	return recordPage{OK: true, Records: p.Rows, NextCursor: p.NextCursor}, nil
+}
+
+type itemResult struct {
+	OK         bool                `json:"ok"`
+	Item       any                 `json:"item"`
+	Unresolved []record.Unresolved `json:"unresolved_ids,omitempty"`
+}
+
+func outcome(o *board.Outcome) itemResult {
+	r := itemResult{OK: true, Item: o.Item, Unresolved: o.Unresolved}
+	if r.Unresolved == nil {
+		r.Unresolved = []record.Unresolved{}
+	}
+	return r
+}
+
+// nullable distinguishes an absent key (nil), an explicit null (Null) and
+// a string.
+type nullable struct {
+	Set, Null bool
+	Value     string
+}
+
+func (n *nullable) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		n.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &n.Value)
+}
+
+func workCreate(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Title, Spec, SpecFormat, ActorHuman, ActorAgent, Supersedes, References, TenantID string
+		DependsOn                                                                         []string
+		ParentID                                                                          nullable
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	refs, err := parseRefs(a.References)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.Board.Create(board.CreateInput{Title: a.Title, Spec: a.Spec, SpecFormat: a.SpecFormat,
+		CreatedBy: board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}, DependsOn: a.DependsOn,
+		ParentID: a.ParentID.Value, Supersedes: a.Supersedes, References: boardRefs(refs), TenantID: a.TenantID})
+	if err != nil {
+		return nil, err
+	}
+	return outcome(o), nil
+}
+
+func workGet(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct{ ID string }
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	v, err := b.Board.Get(a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return itemResult{OK: true, Item: nil}, nil
+	}
+	return itemResult{OK: true, Item: v}, nil
+}
+
+type listResult struct {
+	OK         bool        `json:"ok"`
+	Items      []board.Row `json:"items"`
+	NextCursor *string     `json:"next_cursor"`
+}
+
+func workList(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		TenantID, Status, Cursor string
+		ParentID                 nullable
+		IncludeSpec              bool
+		Limit                    *int
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	f := board.ListFilter{TenantID: a.TenantID, Status: a.Status}
+	if a.ParentID.Set {
+		p := a.ParentID.Value // null → "" → roots
+		f.Parent = &p
+	}
+	p, err := b.Board.List(board.ListRequest{Filter: f, IncludeSpec: a.IncludeSpec, Limit: a.Limit, Cursor: a.Cursor, Measure: paging.CompactLen})
+	if err != nil {
+		return nil, err
+	}
+	return listResult{OK: true, Items: p.Items, NextCursor: p.NextCursor}, nil
+}
+
+func workUpdateMeta(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID                                  string
+		ExpectedVersion                     int64
+		Title, Spec, SpecFormat, Supersedes *string
+		References                          *string
+		DependsOn                           *[]string
+		ParentID                            nullable
+		ActorHuman, ActorAgent              string
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	in := board.UpdateInput{ExpectedVersion: a.ExpectedVersion, Title: a.Title, Spec: a.Spec, SpecFormat: a.SpecFormat,
+		DependsOn: a.DependsOn, Supersedes: a.Supersedes, Actor: board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}}
+	if a.ParentID.Set {
+		p := a.ParentID.Value
+		in.ParentID = &p
+	}
+	if a.References != nil {
+		refs, err := parseRefs(*a.References)
+		if err != nil {
+			return nil, err
+		}
+		br := boardRefs(refs)
+		in.References = &br
+	}
+	o, err := b.Board.UpdateMeta(a.ID, in)
+	if err != nil {
+		return nil, err
+	}
+	return outcome(o), nil
+}
+
+func workClaim(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID, ActorHuman, ActorAgent string
+		LeaseMs                    *int64
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	it, err := b.Board.Claim(a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}, a.LeaseMs)
+	if err != nil {
+		return nil, err
+	}
+	return itemResult{OK: true, Item: it}, nil
+}
+
+type tokenArgs struct {
+	ID         string
+	ClaimToken int64
+	LeaseMs    *int64
+	Note       string
+}
+
+func workRenew(b *Backend, raw json.RawMessage) (any, error) {
+	var a tokenArgs
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	it, err := b.Board.Renew(a.ID, a.ClaimToken, a.LeaseMs)
+	if err != nil {
+		return nil, err
+	}
+	return itemResult{OK: true, Item: it}, nil
+}
+
+func workRelease(b *Backend, raw json.RawMessage) (any, error) {
+	var a tokenArgs
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	o, err := b.Board.Release(a.ID, a.ClaimToken, a.Note)
+	if err != nil {
+		return nil, err
+	}
+	return outcome(o), nil
+}
+
+func workComplete(b *Backend, raw json.RawMessage) (any, error) {
+	var a tokenArgs
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	o, err := b.Board.Complete(a.ID, a.ClaimToken, a.Note)
+	if err != nil {
+		return nil, err
+	}
+	return outcome(o), nil
+}
+
+type actorArgs struct{ ID, ActorHuman, ActorAgent string }
+
+func workCancel(b *Backend, raw json.RawMessage) (any, error) {
+	var a actorArgs
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	it, err := b.Board.Cancel(a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent})
+	if err != nil {
+		return nil, err
+	}
+	return itemResult{OK: true, Item: it}, nil
+}
+
+func workReopen(b *Backend, raw json.RawMessage) (any, error) {
+	var a actorArgs
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	it, err := b.Board.Reopen(a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent})
+	if err != nil {
+		return nil, err
+	}
+	return itemResult{OK: true, Item: it}, nil
+}
+
+func workEvents(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct{ ID string }
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	evs, err := b.Board.Events(a.ID)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK     bool          `json:"ok"`
+		Events []board.Event `json:"events"`
+	}{true, evs}, nil
+}
+
+func steeringRead(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID, Domain, Status, Kind, Cursor string
+		IncludeHistory                   bool
+		Limit                            *int
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	p, err := b.Steering.Read(steering.ReadRequest{ID: a.ID, Domain: a.Domain, Status: a.Status, Kind: a.Kind,
+		IncludeHistory: a.IncludeHistory, Limit: a.Limit, Cursor: a.Cursor, Measure: paging.CompactLen})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		*steering.Page
+	}{true, p}, nil
+}
+
+func steeringPut(b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		ID, Kind, Statement, Status, Supersedes, References string
+		Domain                                              *string
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	var refs []steering.Reference
+	if strings.TrimSpace(a.References) != "" {
+		rr, err := parseRefs(a.References)
+		if err != nil {
+			return nil, err
+		}
+		refs = []steering.Reference{}
+		for _, r := range rr {
+			refs = append(refs, steering.Reference{Rel: r.Rel, ID: r.ID})
+		}
+	}
+	res, err := b.Steering.Put(steering.PutInput{ID: a.ID, Kind: a.Kind, Statement: a.Statement, Domain: a.Domain,
+		Status: a.Status, Supersedes: a.Supersedes, References: refs, Actor: b.Session})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		*steering.PutResult
+	}{true, res}, nil
+}

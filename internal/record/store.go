@@ -1,0 +1,353 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/secretgate"
+)
+
+// RefName is the ref whose commit chain is the process record.
+const RefName = "refs/ideate/record"
+
+// FormatVersion is the version of the record tree layout this build writes
+// and the newest it reads. It is stored in the tree as the blob FormatFile.
+const (
+	FormatVersion = 1
+	FormatFile    = "ideate-format"
+)
+
+// MaxContent is the largest body a record may carry.
+const MaxContent = 1 << 20
+
+// Error codes of the record store, beside apperr's shared ones.
+const (
+	DanglingSupersedes apperr.Code = "DANGLING_SUPERSEDES"
+	DanglingReference  apperr.Code = "DANGLING_REFERENCE"
+	Duplicate          apperr.Code = "DUPLICATE_ID"
+)
+
+// Observer receives capture signals (telemetry). All methods must be cheap
+// and must not fail the caller.
+type Observer interface {
+	Captured(point, session string)
+	CaptureFailed(point, session, reason string)
+	Redacted(pattern string, count int, session string)
+}
+
+// Store is the process record of one repository.
+type Store struct {
+	git *gitstore.Store
+	ids *IDSource
+
+	// Now is the clock (UTC ISO timestamps come from it).
+	Now func() time.Time
+	// Observer, when set, is told of captures, failures and redactions.
+	Observer Observer
+	// Resolve, when set, reports whether an id that is not a record names
+	// something else (a board item); it serves id-lint and references.
+	Resolve func(id string) (bool, error)
+}
+
+// Open returns the record store of the repository git opened.
+func Open(git *gitstore.Store) *Store {
+	return &Store{git: git, ids: NewIDSource(), Now: time.Now}
+}
+
+// Git returns the underlying git store.
+func (s *Store) Git() *gitstore.Store { return s.git }
+
+// AppendInput is what a caller supplies to Append. ID and Source.Timestamp
+// are minted when empty; Supersedes adds a "supersedes" reference.
+type AppendInput struct {
+	ID                 string
+	Kind               string
+	Claim              string
+	VerificationAnchor string
+	Scope              string
+	Source             Source
+	References         []Reference
+	Supersedes         string
+	Content            string
+}
+
+// Unresolved is an id cited in prose that names nothing in the record or
+// the board (id-lint, warn only).
+type Unresolved struct {
+	ID         string `json:"id"`
+	Resolution string `json:"resolution"` // "unresolved" or "unknown" (the lookup failed)
+}
+
+// AppendResult is the outcome of a successful append.
+type AppendResult struct {
+	Record     *Record
+	Commit     gitstore.Hash
+	Path       string
+	Redactions []secretgate.Redaction
+	Unresolved []Unresolved
+}
+
+func clean(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// Timestamp formats t as the record's ISO-8601 UTC form with milliseconds.
+func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// Append validates in, passes every text field through the secret gate,
+// and commits the record on refs/ideate/record. Nothing is written when it
+// returns an error.
+func (s *Store) Append(in AppendInput) (res *AppendResult, err error) {
+	defer func() {
+		if err != nil && s.Observer != nil {
+			s.Observer.CaptureFailed(in.Source.CapturePoint, in.Source.SessionID, apperr.Message(err))
+		}
+	}()
+	rec, err := s.prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	red := secretgate.Fields(&rec.Kind, &rec.Claim, &rec.VerificationAnchor, &rec.Scope,
+		&rec.Source.CapturePoint, &rec.Source.SessionID, &rec.Source.TaskID, &rec.Source.Timestamp, &rec.Content)
+	for i := range rec.References {
+		red = secretgate.Merge(red, secretgate.Fields(&rec.References[i].Rel, &rec.References[i].ID))
+	}
+	// The gate ran before any object exists; now write.
+	data := Marshal(rec)
+	dirs, file := Path(rec.ID)
+	var unresolved []Unresolved
+	commit, err := s.git.Transact(RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+		root, err := s.rootTree(tip)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		if err := s.checkReferences(root, rec); err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		unresolved = s.lint(root, rec)
+		blob, err := s.git.WriteBlob(data)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		if root, err = s.ensureFormat(root); err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		newRoot, err := s.git.Insert(root, dirs, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: file, Hash: blob}, false)
+		if err != nil {
+			if apperr.Is(err, apperr.Conflict) {
+				return gitstore.ZeroHash, "", apperr.New(Duplicate, "record %s already exists; records are never rewritten", rec.ID)
+			}
+			return gitstore.ZeroHash, "", err
+		}
+		return newRoot, commitMessage(rec), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.Observer != nil {
+		s.Observer.Captured(rec.Source.CapturePoint, rec.Source.SessionID)
+		for _, r := range red {
+			s.Observer.Redacted(r.Rule, r.Count, rec.Source.SessionID)
+		}
+	}
+	return &AppendResult{Record: rec, Commit: commit, Path: strings.Join(dirs, "/") + "/" + file,
+		Redactions: red, Unresolved: unresolved}, nil
+}
+
+func (s *Store) prepare(in AppendInput) (*Record, error) {
+	rec := &Record{
+		ID:                 strings.TrimSpace(in.ID),
+		Kind:               clean(strings.TrimSpace(in.Kind)),
+		Claim:              clean(in.Claim),
+		VerificationAnchor: clean(in.VerificationAnchor),
+		Scope:              clean(in.Scope),
+		Source: Source{
+			CapturePoint: clean(in.Source.CapturePoint),
+			SessionID:    clean(in.Source.SessionID),
+			TaskID:       clean(in.Source.TaskID),
+			Timestamp:    strings.TrimSpace(in.Source.Timestamp),
+		},
+		Content: clean(in.Content),
+	}
+	if rec.Kind == "" {
+		return nil, apperr.New(apperr.Schema, "kind is required")
+	}
+	if strings.TrimSpace(rec.Claim) == "" {
+		return nil, apperr.New(apperr.Schema, "claim is required")
+	}
+	if len(rec.Content) > MaxContent {
+		return nil, apperr.New(apperr.Schema, "content is %d bytes; a record body may be at most %d", len(rec.Content), MaxContent)
+	}
+	now := s.Now()
+	if rec.ID == "" {
+		rec.ID = s.ids.New(now)
+	} else if !ValidID(rec.ID) {
+		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", truncate(rec.ID, 40))
+	}
+	if rec.Source.Timestamp == "" {
+		rec.Source.Timestamp = Timestamp(now)
+	} else if _, err := time.Parse(time.RFC3339Nano, rec.Source.Timestamp); err != nil {
+		return nil, apperr.New(apperr.Schema, "source timestamp %q is not an RFC 3339 instant", truncate(rec.Source.Timestamp, 40))
+	}
+	refs := in.References
+	if sup := strings.TrimSpace(in.Supersedes); sup != "" {
+		refs = append([]Reference{{Rel: "supersedes", ID: sup}}, refs...)
+	}
+	seen := map[Reference]bool{}
+	for _, r := range refs {
+		r.Rel, r.ID = clean(strings.TrimSpace(r.Rel)), strings.TrimSpace(r.ID)
+		if r.Rel == "" {
+			return nil, apperr.New(apperr.Schema, "a reference needs a rel")
+		}
+		if !ValidID(r.ID) {
+			return nil, apperr.New(apperr.Schema, "reference id %q is not a ULID", truncate(r.ID, 40))
+		}
+		if r.ID == rec.ID {
+			return nil, apperr.New(apperr.Schema, "a record cannot reference itself")
+		}
+		if !seen[r] {
+			seen[r] = true
+			rec.References = append(rec.References, r)
+		}
+	}
+	return rec, nil
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// commitMessage makes `git log refs/ideate/record` readable: the kind and
+// claim as the subject, and the id as a trailer.
+func commitMessage(r *Record) string {
+	subj := strings.Join(strings.Fields(r.Claim), " ")
+	return fmt.Sprintf("%s: %s\n\nIdeate-Record: %s\n", r.Kind, truncate(subj, 72), r.ID)
+}
+
+// rootTree returns the root tree of the commit tip, checking its format
+// version; ZeroHash for an empty record.
+func (s *Store) rootTree(tip gitstore.Hash) (gitstore.Hash, error) {
+	if tip == gitstore.ZeroHash {
+		return gitstore.ZeroHash, nil
+	}
+	c, err := s.git.ReadCommit(tip)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return c.Tree, s.checkFormat(c.Tree)
+}
+
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-record", Version: FormatVersion}
+
+func (s *Store) checkFormat(root gitstore.Hash) error {
+	return s.git.CheckRootFormat(root, format, apperr.FormatVersion, "the record on "+RefName)
+}
+
+func (s *Store) ensureFormat(root gitstore.Hash) (gitstore.Hash, error) {
+	return s.git.EnsureRootFile(root, FormatFile, format.Blob())
+}
+
+// exists reports whether a record with this id is in the tree root.
+func (s *Store) exists(root gitstore.Hash, id string) (bool, error) {
+	if root == gitstore.ZeroHash || !ValidID(id) {
+		return false, nil
+	}
+	dirs, file := Path(id)
+	_, ok, err := s.git.Lookup(root, append(dirs, file))
+	return ok, err
+}
+
+func (s *Store) checkReferences(root gitstore.Hash, rec *Record) error {
+	for _, r := range rec.References {
+		ok, err := s.exists(root, r.ID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		if r.Rel == "supersedes" {
+			return apperr.New(DanglingSupersedes, "supersedes names %s, which is not a record", r.ID)
+		}
+		if s.Resolve != nil {
+			if found, err := s.Resolve(r.ID); err != nil {
+				return err
+			} else if found {
+				continue
+			}
+		}
+		return apperr.New(DanglingReference, "reference %s → %s names no record or board item", r.Rel, r.ID)
+	}
+	return nil
+}
+
+// lint returns the ULID-shaped tokens in the record's prose that resolve
+// to nothing.
+func (s *Store) lint(root gitstore.Hash, rec *Record) []Unresolved {
+	var out []Unresolved
+	seen := map[string]bool{rec.ID: true}
+	for _, text := range []string{rec.Claim, rec.VerificationAnchor, rec.Scope, rec.Content, rec.Source.TaskID} {
+		for _, id := range FindIDs(text) {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			ok, err := s.exists(root, id)
+			if err == nil && !ok && s.Resolve != nil {
+				ok, err = s.Resolve(id)
+			}
+			switch {
+			case err != nil:
+				out = append(out, Unresolved{ID: id, Resolution: "unknown"})
+			case !ok:
+				out = append(out, Unresolved{ID: id, Resolution: "unresolved"})
+			}
+		}
+	}
+	return out
+}
+
+// FindIDs returns the ULID-shaped tokens of text: 26 characters of [0-9A-Z]
+// with no letter or digit on either side, that are valid ULIDs.
+func FindIDs(text string) []string {
+	var out []string
+	isAlnum := func(c byte) bool {
+		return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+	}
+	for i := 0; i+26 <= len(text); i++ {
+		if i > 0 && isAlnum(text[i-1]) {
+			continue
+		}
+		j := i
+		for j < len(text) && j-i <= 26 && (text[j] >= '0' && text[j] <= '9' || text[j] >= 'A' && text[j] <= 'Z') {
+			j++
+		}
+		if j-i == 26 && (j == len(text) || !isAlnum(text[j])) && ValidID(text[i:j]) {
+			out = append(out, text[i:j])
+			i = j
+		}
+	}
+	return out
+}
+
+// ParseReferences decodes typed edges given as a JSON array of
+// {"rel","id"} objects (how both the CLI and the MCP tools take them);
+// blank means none. Anything else is apperr.Schema.
+func ParseReferences(s string) ([]Reference, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var refs []Reference
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&refs); err != nil || dec.More() {
+		return nil, apperr.New(apperr.Schema, `references must be a JSON array of {"rel","id"} objects`)
+	}
+	return refs, nil
+}

@@ -1,0 +1,106 @@
+package teamsync
+
+import (
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+)
+
+// PublishRounds bounds the push-fetch-rebase rounds of one authoritative
+// transition.
+const PublishRounds = 6
+
+// Authority makes a remote the judge of claims: it implements
+// board.Authority, so with it set on a board.Store, claim, renew, release,
+// complete, cancel and reopen succeed only once the remote has accepted
+// the item's new head (one `git push --force-with-lease` of that item's
+// ref from the value last seen there).
+//
+// When the push is refused, the item is fetched and the local transitions
+// are rebased onto the remote's head (board.Rebase): if the verb's own
+// transition still applies there (the remote had only moved in a way that
+// does not conflict), the rebased head is pushed again; if it does not (a
+// claim that lost to another clone's claim), the local ref is left at the
+// remote's state plus any other local transitions that still apply, and
+// the verb fails with the error it would have had on the remote's state:
+// NOT_CLAIMABLE naming the holder, INVALID_CLAIM, INVALID_TRANSITION.
+//
+// When the remote cannot be reached, the verb's commit is taken back off
+// the local ref (it was never accepted by anyone) and the verb fails with
+// REMOTE.
+type Authority struct {
+	Git    *gitstore.Store
+	Board  *board.Store
+	Remote string
+}
+
+// Publish implements board.Authority.
+func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error) {
+	ref := board.RefName(id)
+	tr := gitstore.TrackingRef(a.Remote, ref)
+	head := mine
+	last := ""
+	for round := 0; round < PublishRounds; round++ {
+		theirs, err := a.Git.Ref(tr)
+		if err != nil {
+			return head, err
+		}
+		res, err := a.Git.Push(a.Remote, []gitstore.PushUpdate{{Ref: ref, New: head, Old: theirs}}, gitstore.RemoteOptions{})
+		if err != nil {
+			a.takeBack(ref, head)
+			return gitstore.ZeroHash, apperr.Wrap(gitstore.RemoteFailed, err, "the remote %s did not answer, so the transition was not made: %s", a.Remote, apperr.Message(err))
+		}
+		if res[0].OK {
+			_ = a.Git.UpdateRef(tr, head, theirs)
+			return head, nil
+		}
+		if !res[0].Raced() {
+			a.takeBack(ref, head)
+			return gitstore.ZeroHash, apperr.New(gitstore.RemoteFailed, "the remote %s refused item %s (%s), so the transition was not made", a.Remote, id, res[0].Reason)
+		}
+		last = res[0].Reason
+		// Someone else moved the item at the remote: look, and replay.
+		if err := a.Git.Fetch(a.Remote, gitstore.RemoteOptions{}, ref); err != nil {
+			a.takeBack(ref, head)
+			return gitstore.ZeroHash, err
+		}
+		now, err := a.Git.Ref(tr)
+		if err != nil {
+			return head, err
+		}
+		if now == gitstore.ZeroHash {
+			// The lease named a value the remote no longer has and the item
+			// is gone there: nothing we can replay onto.
+			a.takeBack(ref, head)
+			return gitstore.ZeroHash, apperr.New(apperr.Conflict, "item %s is no longer on remote %s", id, a.Remote)
+		}
+		rb, err := a.Board.Rebase(id, now)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		for _, d := range rb.Dropped {
+			if d.Commit == head {
+				return gitstore.ZeroHash, d.Err
+			}
+		}
+		if rb.New == now {
+			// Our transition became a no-op there (for example, the remote
+			// already recovered the same lapsed claim).
+			return now, nil
+		}
+		head = rb.New
+	}
+	a.takeBack(ref, head)
+	return gitstore.ZeroHash, apperr.New(apperr.Conflict, "the remote %s kept refusing item %s (last: %s); gave up after %d rounds", a.Remote, id, last, PublishRounds)
+}
+
+// takeBack moves ref from head to head's parent: the transition at head
+// was never accepted, so it must not count locally either. If ref moved
+// meanwhile it is left alone.
+func (a *Authority) takeBack(ref string, head gitstore.Hash) {
+	c, err := a.Git.ReadCommit(head)
+	if err != nil || len(c.Parents) == 0 {
+		return // a create is never published through an authority
+	}
+	_ = a.Git.UpdateRef(ref, c.Parents[0], head)
+}

@@ -1,0 +1,377 @@
+// Package teamsync shares a repository's ideate state through a git remote
+// the team already has: `git ideate sync` and the remote-authoritative
+// board verbs.
+//
+// # Model
+//
+// The remote is the authority. A git server applies each ref update
+// atomically against the old value the pusher names, so every push here is
+// `git push --atomic --force-with-lease=<ref>:<what we last saw there>`:
+// a claim pushed that way is won by exactly one clone, and no server of our
+// own is needed.
+//
+// A fetch never writes refs/ideate/*: it brings the remote's refs into
+// refs/ideate-remotes/<remote>/… (gitstore.TrackingRef), and the local refs
+// then move by compare-and-swap:
+//
+//   - records, steering and notes are unions: when both sides moved, a
+//     merge commit (parents: local, remote) holds every file of both trees
+//     (steering items amended on both sides keep every amendment; a commit
+//     annotated on both sides keeps both notes);
+//   - an item fast-forwards when one side is behind; when both moved, the
+//     local transitions are replayed onto the remote head one by one and
+//     re-checked there (board.Rebase): one that no longer applies (a claim
+//     that lost to a remote claim, a complete after a remote cancel) is
+//     dropped, reported and recorded as a sync-conflict record, never kept.
+//
+// Then everything that changed is pushed in one atomic push, each ref with
+// its lease; a rejection (someone pushed meanwhile) starts the round again
+// from a new fetch, a bounded number of times.
+package teamsync
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/steering"
+)
+
+// MaxRounds bounds how many fetch-merge-push rounds a sync tries before
+// giving up on a remote that keeps moving.
+const MaxRounds = 8
+
+// Syncer syncs one repository with one remote.
+type Syncer struct {
+	Git    *gitstore.Store
+	Record *record.Store
+	Board  *board.Store
+	Remote string
+	// Progress receives git's progress and one line per phase (a
+	// terminal); nil is quiet.
+	Progress io.Writer
+}
+
+// Lost is a local transition the remote did not take.
+type Lost struct {
+	Item       string        `json:"item"`
+	Transition string        `json:"transition"`
+	Code       apperr.Code   `json:"code"`
+	Message    string        `json:"message"`
+	Holder     *board.Actor  `json:"holder,omitempty"`
+	Commit     gitstore.Hash `json:"-"`
+	Record     string        `json:"record,omitempty"` // the sync-conflict record
+}
+
+// Summary is what a sync did.
+type Summary struct {
+	Remote       string `json:"remote"`
+	Rounds       int    `json:"rounds"`
+	Record       string `json:"record"`   // up-to-date, pulled, pushed, merged, created
+	Steering     string `json:"steering"` // same
+	Notes        string `json:"notes"`    // same
+	ItemsPulled  int    `json:"items_pulled"`
+	ItemsPushed  int    `json:"items_pushed"`
+	ItemsRebased int    `json:"items_rebased"`
+	RefsPushed   int    `json:"refs_pushed"`
+	Lost         []Lost `json:"lost"`
+}
+
+func (y *Syncer) progress(format string, a ...any) {
+	if y.Progress != nil {
+		fmt.Fprintf(y.Progress, format+"\n", a...)
+	}
+}
+
+// Sync runs fetch, merge and push rounds until the remote accepts the
+// push (or MaxRounds is reached: CONFLICT).
+func (y *Syncer) Sync() (*Summary, error) {
+	sum := &Summary{Remote: y.Remote, Lost: []Lost{}}
+	if err := y.Git.ClearStaged(y.Remote); err != nil {
+		return sum, err
+	}
+	last := ""
+	lost := map[gitstore.Hash]bool{}
+	for round := 1; round <= MaxRounds; round++ {
+		sum.Rounds = round
+		opt := gitstore.RemoteOptions{Progress: y.Progress}
+		if err := y.Git.Fetch(y.Remote, opt); err != nil {
+			return sum, err
+		}
+		r, err := y.round(lost)
+		if err != nil {
+			if apperr.Is(err, apperr.Conflict) {
+				continue // a local writer moved a ref meanwhile: again
+			}
+			return sum, err
+		}
+		sum.Lost = append(sum.Lost, r.lost...)
+		if len(r.updates) == 0 {
+			r.fill(sum)
+			return y.finish(sum)
+		}
+		y.progress("pushing %d ref(s) to %s", len(r.updates), y.Remote)
+		// One atomic push, each ref leased on its tracking copy (which
+		// holds the update's Old); git moves the tracking copies of what
+		// it pushed.
+		res, err := y.Git.PushMany(y.Remote, r.updates, opt)
+		if err != nil {
+			return sum, err
+		}
+		if allOK(res) {
+			sum.RefsPushed += len(r.updates)
+			r.fill(sum)
+			return y.finish(sum)
+		}
+		if r := firstReject(res); !r.Raced() {
+			return sum, apperr.New(gitstore.RemoteFailed, "the remote %s refused %s: %s", y.Remote, r.Ref, r.Reason)
+		}
+		last = firstReject(res).Reason
+		y.progress("the remote moved meanwhile (%s); starting again", last)
+	}
+	return sum, apperr.New(apperr.Conflict, "the remote %s kept refusing the push (last: %s); gave up after %d rounds (run sync again)", y.Remote, last, MaxRounds)
+}
+
+// finish packs the item refs a sync may have created by the thousand
+// (fetch writes one loose tracking ref per new item, a first sync one
+// local ref per pulled item) and records every lost transition as a
+// sync-conflict record.
+func (y *Syncer) finish(sum *Summary) (*Summary, error) {
+	y.Git.PackRefsNow(256, board.ItemsPrefix, gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
+	for i := range sum.Lost {
+		l := &sum.Lost[i]
+		if y.Record == nil {
+			continue
+		}
+		res, err := y.Record.Append(record.AppendInput{
+			Kind:               "sync-conflict",
+			Claim:              fmt.Sprintf("Local %s of item %s was not accepted by remote %s: %s", l.Transition, l.Item, y.Remote, l.Message),
+			VerificationAnchor: "board:" + l.Item,
+			Scope:              "board/" + l.Item,
+			Source:             record.Source{CapturePoint: "sync", SessionID: "sync-" + y.Remote},
+			References:         []record.Reference{{Rel: "concerns", ID: l.Item}},
+			Content: fmt.Sprintf("During `git ideate sync` with %s, the local %s transition of board item %s (commit %s) "+
+				"no longer applied on the remote's head and was dropped.\n\n%s: %s", y.Remote, l.Transition, l.Item, l.Commit, l.Code, l.Message),
+		})
+		if err == nil {
+			l.Record = res.Record.ID
+		}
+	}
+	return sum, nil
+}
+
+func allOK(res []gitstore.PushResult) bool {
+	for _, r := range res {
+		if !r.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// firstReject is the refusal that explains a failed push: a ref refused
+// for its own sake rather than as part of the atomic whole.
+func firstReject(res []gitstore.PushResult) gitstore.PushResult {
+	for _, r := range res {
+		if !r.OK && r.Reason != "atomic push failed" {
+			return r
+		}
+	}
+	for _, r := range res {
+		if !r.OK {
+			return r
+		}
+	}
+	return gitstore.PushResult{Reason: "rejected"}
+}
+
+type roundResult struct {
+	updates                 []gitstore.PushUpdate
+	record, steering, notes string
+	pulled, pushed, rebased int
+	lost                    []Lost
+}
+
+func (r *roundResult) fill(sum *Summary) {
+	sum.Record, sum.Steering, sum.Notes = r.record, r.steering, r.notes
+	sum.ItemsPulled, sum.ItemsPushed, sum.ItemsRebased = r.pulled, r.pushed, r.rebased
+}
+
+// round merges the fetched tracking refs into the local ones and returns
+// the pushes that would bring the remote level.
+func (y *Syncer) round(lost map[gitstore.Hash]bool) (*roundResult, error) {
+	r := &roundResult{}
+	var err error
+	if r.record, err = y.union(record.RefName, keepOurs, r); err != nil {
+		return nil, err
+	}
+	if r.steering, err = y.union(steering.RefName, steering.Resolve(y.Git), r); err != nil {
+		return nil, err
+	}
+	if r.notes, err = y.union(gitstore.NotesRef, y.catNotes, r); err != nil {
+		return nil, err
+	}
+	if err := y.items(r, lost); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// keepOurs resolves two different record files at one path: records are
+// never rewritten, so the same id can only differ if two clones minted one
+// ULID (practically never); the local file stays.
+func keepOurs(_ string, ours, _ gitstore.TreeEntry) (gitstore.TreeEntry, error) { return ours, nil }
+
+// catNotes merges two notes on one commit: the lines of both, each once.
+func (y *Syncer) catNotes(_ string, ours, theirs gitstore.TreeEntry) (gitstore.TreeEntry, error) {
+	a, err := y.Git.ReadBlob(ours.Hash)
+	if err != nil {
+		return ours, err
+	}
+	b, err := y.Git.ReadBlob(theirs.Hash)
+	if err != nil {
+		return ours, err
+	}
+	seen := map[string]bool{}
+	var out bytes.Buffer
+	for _, data := range [][]byte{a, b} {
+		for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+			if !seen[l] {
+				seen[l] = true
+				out.WriteString(l + "\n")
+			}
+		}
+	}
+	h, err := y.Git.WriteBlob(out.Bytes())
+	ours.Hash = h
+	return ours, err
+}
+
+// union brings ref and its tracking copy together and queues the push
+// that levels the remote. It returns what it did.
+func (y *Syncer) union(ref string, resolve gitstore.ResolveFunc, r *roundResult) (string, error) {
+	tr := gitstore.TrackingRef(y.Remote, ref)
+	local, err := y.Git.Ref(ref)
+	if err != nil {
+		return "", err
+	}
+	theirs, err := y.Git.Ref(tr)
+	if err != nil {
+		return "", err
+	}
+	push := func(h gitstore.Hash) {
+		r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, New: h, Old: theirs})
+	}
+	switch {
+	case local == theirs:
+		return "up-to-date", nil
+	case theirs == gitstore.ZeroHash:
+		push(local)
+		return "pushed", nil
+	case local == gitstore.ZeroHash:
+		return "pulled", y.Git.UpdateRef(ref, theirs, gitstore.ZeroHash)
+	}
+	if ok, err := y.Git.IsAncestor(theirs, local); err != nil {
+		return "", err
+	} else if ok {
+		push(local)
+		return "pushed", nil
+	}
+	if ok, err := y.Git.IsAncestor(local, theirs); err != nil {
+		return "", err
+	} else if ok {
+		return "pulled", y.Git.UpdateRef(ref, theirs, local)
+	}
+	lc, err := y.Git.ReadCommit(local)
+	if err != nil {
+		return "", err
+	}
+	tc, err := y.Git.ReadCommit(theirs)
+	if err != nil {
+		return "", err
+	}
+	tree, err := y.Git.UnionTrees(lc.Tree, tc.Tree, resolve)
+	if err != nil {
+		return "", err
+	}
+	m, err := y.Git.MergeCommit(tree, local, theirs, "sync: merge "+ref+" from "+y.Remote+"\n")
+	if err != nil {
+		return "", err
+	}
+	if err := y.Git.UpdateRef(ref, m, local); err != nil {
+		return "", err
+	}
+	push(m)
+	return "merged", nil
+}
+
+// items levels every item ref: pull what only the remote has or moved,
+// queue what only we have or moved, rebase what both moved.
+func (y *Syncer) items(r *roundResult, lost map[gitstore.Hash]bool) error {
+	locals, err := y.Git.Refs(board.ItemsPrefix)
+	if err != nil {
+		return err
+	}
+	remotes, err := y.Git.Refs(gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
+	if err != nil {
+		return err
+	}
+	ids := map[string][2]gitstore.Hash{}
+	for _, l := range locals {
+		v := ids[strings.TrimPrefix(l.Name, board.ItemsPrefix)]
+		v[0] = l.Hash
+		ids[strings.TrimPrefix(l.Name, board.ItemsPrefix)] = v
+	}
+	tp := gitstore.TrackingRef(y.Remote, board.ItemsPrefix)
+	for _, t := range remotes {
+		id := strings.TrimPrefix(t.Name, tp)
+		v := ids[id]
+		v[1] = t.Hash
+		ids[id] = v
+	}
+	keys := make([]string, 0, len(ids))
+	for id, v := range ids {
+		if v[0] != v[1] {
+			keys = append(keys, id)
+		}
+	}
+	sort.Strings(keys)
+	for _, id := range keys {
+		local, theirs := ids[id][0], ids[id][1]
+		ref := board.RefName(id)
+		if theirs == gitstore.ZeroHash {
+			r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, New: local})
+			r.pushed++
+			continue
+		}
+		res, err := y.Board.Rebase(id, theirs)
+		if err != nil {
+			return err
+		}
+		for _, d := range res.Dropped {
+			if lost[d.Commit] {
+				continue
+			}
+			lost[d.Commit] = true
+			r.lost = append(r.lost, Lost{Item: id, Transition: d.Event.Transition, Code: d.Err.Code,
+				Message: d.Err.Msg, Holder: d.Holder, Commit: d.Commit})
+		}
+		switch {
+		case res.New == theirs:
+			r.pulled++
+		case res.FastForward:
+			r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, New: res.New, Old: theirs})
+			r.pushed++
+		default:
+			r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, New: res.New, Old: theirs})
+			r.rebased++
+		}
+	}
+	return nil
+}
