@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/record"
 )
@@ -356,7 +358,7 @@ func (c *RecordSessionEndCmd) Run(env *Env) error {
 	if err != nil {
 		return apperr.Wrap(apperr.Schema, err, "cannot read the payload from stdin")
 	}
-	p, err := record.ParseSessionEnd(payload)
+	p, err := hooks.ParseSessionEnd(payload)
 	if err != nil {
 		return err
 	}
@@ -369,7 +371,7 @@ func (c *RecordSessionEndCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := st.SessionEnd(payload)
+	res, err := st.AppendSessionOutcome(context.Background(), hooks.SessionOutcome(p))
 	if err != nil {
 		return err
 	}

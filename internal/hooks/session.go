@@ -2,12 +2,14 @@ package hooks
 
 import (
 	"fmt"
+
+	"github.com/ideate/git-ideate/internal/apperr"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/hooks/transcript"
 	"github.com/ideate/git-ideate/internal/record"
-	"github.com/ideate/git-ideate/internal/transcript"
 )
 
 // PrimeRecords is how many records a session or subagent digest quotes.
@@ -162,14 +164,39 @@ func sessionEnd(c *call) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	p := c.p
-	in := record.SessionOutcome(record.SessionEndPayload{SessionID: p.SessionID, Reason: p.Reason, Cwd: p.Cwd,
-		TranscriptPath: p.TranscriptPath}, summarize(p.TranscriptPath, p.Cwd, 0))
-	_, err = st.Record.Append(in)
+	_, err = st.Record.AppendSessionOutcome(c.ctx, SessionOutcome(c.p))
 	if _, serr := st.Board.SweepItems("", SweepMax); serr != nil {
 		c.d.warn("board sweep: %s", errText(serr))
 	}
 	return Response{}, err
+}
+
+// SessionOutcome is the outcome of the session a SessionEnd payload ends:
+// its id and reason, and a summary of its transcript when that can be
+// read.
+func SessionOutcome(p *Payload) record.SessionOutcome {
+	o := record.SessionOutcome{SessionID: p.SessionID, Reason: p.Reason, Anchor: p.TranscriptPath}
+	if sum := summarize(p.TranscriptPath, p.Cwd, 0); sum != nil {
+		o.Activity = &record.SessionActivity{
+			UserTurns: sum.UserTurns, Prompts: sum.Prompts, AssistantTurns: sum.AssistantTurns,
+			ToolCalls: sum.ToolCalls, Tools: sum.ToolList(), Files: sum.Files, Dirs: sum.Dirs,
+			LastAssistantText: sum.LastAssistantText, Truncated: sum.Truncated,
+		}
+	}
+	return o
+}
+
+// ParseSessionEnd reads a SessionEnd payload as `git ideate record
+// session-end` takes it (see ParsePayload); every error is apperr.Schema.
+func ParseSessionEnd(data []byte) (*Payload, error) {
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil, apperr.New(apperr.Schema, "the SessionEnd payload is empty")
+	}
+	p, err := ParsePayload(data)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Schema, err, "the SessionEnd payload is not a JSON object")
+	}
+	return p, nil
 }
 
 // summarize reads a transcript, or returns nil when there is none to read.

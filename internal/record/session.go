@@ -1,53 +1,50 @@
 package record
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"strings"
-
-	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/transcript"
 )
 
-// SessionEndPayload is the part of the host's SessionEnd hook payload a
-// session-outcome record is made from.
-type SessionEndPayload struct {
-	SessionID      string `json:"session_id"`
-	Reason         string `json:"reason"`
-	Cwd            string `json:"cwd"`
-	TranscriptPath string `json:"transcript_path"`
+// SessionOutcome is what is known of a session that ended, in the host's
+// terms translated to ours: the host package fills it from its own payload
+// and transcript.
+type SessionOutcome struct {
+	SessionID string // "" when the host named none
+	Reason    string // why it ended, as the host put it ("" when unknown)
+	Anchor    string // where the session's own log can be checked (a transcript path), or ""
+	// Activity summarizes the session's log; nil when there was no
+	// readable log.
+	Activity *SessionActivity
 }
 
-// ParseSessionEnd decodes a SessionEnd payload. Empty or non-object input
-// is apperr.Schema.
-func ParseSessionEnd(data []byte) (SessionEndPayload, error) {
-	var p SessionEndPayload
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return p, apperr.New(apperr.Schema, "the SessionEnd payload is empty")
-	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		return p, apperr.New(apperr.Schema, "the SessionEnd payload is not a JSON object")
-	}
-	return p, nil
+// SessionActivity is a summary of what a session did.
+type SessionActivity struct {
+	UserTurns, Prompts, AssistantTurns int
+	ToolCalls                          int
+	Tools                              string   // per-tool counts as one phrase ("Edit (2x), Bash (1x)"), "" for none
+	Files                              []string // files touched, relative to the session's directory where inside it
+	Dirs                               []string // their directories, the record's scope
+	LastAssistantText                  string
+	Truncated                          bool // the log was longer than the summary read
 }
 
-// SessionOutcome builds the session-outcome record of a session from its
-// payload and, when the transcript could be read, its summary (sum nil
-// otherwise).
-func SessionOutcome(p SessionEndPayload, sum *transcript.Summary) AppendInput {
-	sid := p.SessionID
+// Input is the session-outcome record of o.
+func (o SessionOutcome) Input() AppendInput {
+	sid := o.SessionID
 	if sid == "" {
 		sid = "(unknown session)"
 	}
-	reason := p.Reason
+	reason := o.Reason
 	if reason == "" {
 		reason = "unspecified"
 	}
 	in := AppendInput{
 		Kind:               "session-outcome",
-		VerificationAnchor: p.TranscriptPath,
-		Source:             Source{CapturePoint: "session-end", SessionID: p.SessionID},
+		VerificationAnchor: o.Anchor,
+		Source:             Source{CapturePoint: "session-end", SessionID: o.SessionID},
 	}
+	sum := o.Activity
 	if sum == nil {
 		in.Claim = fmt.Sprintf("Session %s ended (%s).", sid, reason)
 		in.Content = fmt.Sprintf("Session %s ended with reason %q. No readable transcript was available, so no activity summary was captured.", sid, reason)
@@ -58,8 +55,8 @@ func SessionOutcome(p SessionEndPayload, sum *transcript.Summary) AppendInput {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Session %s ended with reason %q.\n", sid, reason)
 	fmt.Fprintf(&b, "Turns: %d user (%d prompts), %d assistant.\n", sum.UserTurns, sum.Prompts, sum.AssistantTurns)
-	if tl := sum.ToolList(); tl != "" {
-		fmt.Fprintf(&b, "Tool calls (%d): %s.\n", sum.ToolCalls, tl)
+	if sum.Tools != "" {
+		fmt.Fprintf(&b, "Tool calls (%d): %s.\n", sum.ToolCalls, sum.Tools)
 	} else {
 		b.WriteString("Tool calls: none.\n")
 	}
@@ -76,20 +73,9 @@ func SessionOutcome(p SessionEndPayload, sum *transcript.Summary) AppendInput {
 	return in
 }
 
-// SessionEnd reads a SessionEnd payload, summarizes its transcript when it
-// can, and appends the session-outcome record.
-func (s *Store) SessionEnd(payload []byte) (*AppendResult, error) {
-	p, err := ParseSessionEnd(payload)
-	if err != nil {
-		return nil, err
-	}
-	var sum *transcript.Summary
-	if p.TranscriptPath != "" {
-		if got, err := transcript.Summarize(p.TranscriptPath, transcript.Options{Cwd: p.Cwd}); err == nil {
-			sum = &got
-		}
-	}
-	return s.Append(SessionOutcome(p, sum))
+// AppendSessionOutcome appends the session-outcome record of o.
+func (s *Store) AppendSessionOutcome(ctx context.Context, o SessionOutcome) (*AppendResult, error) {
+	return s.Append(o.Input())
 }
 
 // DecisionInput is the sugar for a decision record.
