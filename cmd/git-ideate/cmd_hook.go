@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -60,7 +61,7 @@ func (c *HookCmd) Run(env *Env) error {
 			return st, nil
 		},
 	}
-	d.Run(env.In, env.Out, event)
+	d.Run(context.Background(), env.In, env.Out, event)
 	return nil
 }
 

@@ -107,3 +107,32 @@ func (s *Store) diffTrees(a, b Hash, prefix string, fn DiffFunc) error {
 	}
 	return nil
 }
+
+// ChangedPaths lists the file paths that differ between commits from and
+// to, sorted; from ZeroHash means the empty tree, so a root commit's
+// paths are all its files. It reads at most max paths (max <= 0: no
+// limit) and reports more when it stopped there. Only subtrees that differ
+// are read.
+func (s *Store) ChangedPaths(from, to Hash, max int) (paths []string, more bool, err error) {
+	trees := [2]Hash{}
+	for i, h := range []Hash{from, to} {
+		if h == ZeroHash {
+			continue
+		}
+		c, err := s.ReadCommit(h)
+		if err != nil {
+			return nil, false, err
+		}
+		trees[i] = c.Tree
+	}
+	err = s.DiffTrees(trees[0], trees[1], func(p string, _, _ TreeEntry) error {
+		if max > 0 && len(paths) >= max {
+			more = true
+			return ErrStopDiff
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	sort.Strings(paths)
+	return paths, more, err
+}

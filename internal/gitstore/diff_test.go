@@ -96,3 +96,59 @@ func TestDiffTrees_MatchesGit(t *testing.T) {
 		t.Fatalf("stopped diff: %d calls, err %v", calls, err)
 	}
 }
+
+// ChangedPaths between commits names what `git diff-tree -r --name-only`
+// names, sorted; from ZeroHash it names every file; max stops it.
+func TestStore_ChangedPaths(t *testing.T) {
+	dir := gt.NewRepo(t)
+	commit := func(files map[string]string, remove ...string) string {
+		for p, body := range files {
+			full := filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range remove {
+			os.RemoveAll(filepath.Join(dir, p))
+		}
+		gt.Git(t, dir, "add", "-A")
+		gt.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "c")
+		return gt.Git(t, dir, "rev-parse", "HEAD")
+	}
+	c1 := commit(map[string]string{"z.txt": "z", "a/b/c.txt": "c", "a/d.txt": "d", "m.txt": "m"})
+	c2 := commit(map[string]string{"a/b/c.txt": "c2", "new/x.txt": "x"}, "m.txt")
+	c3 := commit(nil)
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	hash := func(s string) gitstore.Hash {
+		h, err := gitstore.ParseHash(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		from, to gitstore.Hash
+		max      int
+		want     string
+		more     bool
+	}{
+		{hash(c1), hash(c2), 0, strings.Join(strings.Fields(gt.Git(t, dir, "diff-tree", "-r", "--name-only", c1, c2)), " "), false},
+		{gitstore.ZeroHash, hash(c1), 0, "a/b/c.txt a/d.txt m.txt z.txt", false},
+		{gitstore.ZeroHash, hash(c1), 2, "a/b/c.txt a/d.txt", true},
+		{hash(c2), hash(c3), 0, "", false},
+		{hash(c2), hash(c1), 3, "a/b/c.txt m.txt new/x.txt", false},
+	} {
+		got, more, err := g.ChangedPaths(tc.from, tc.to, tc.max)
+		if err != nil || strings.Join(got, " ") != tc.want || more != tc.more {
+			t.Errorf("ChangedPaths(%s, %s, %d) = %q, %v, %v; want %q, %v", tc.from, tc.to, tc.max, got, more, err, tc.want, tc.more)
+		}
+	}
+	if _, _, err := g.ChangedPaths(hash(c1), hash(gt.Git(t, dir, "rev-parse", "HEAD^{tree}")), 0); err == nil {
+		t.Fatal("a tree given as a commit was read")
+	}
+}

@@ -147,7 +147,7 @@ func TestPostToolUse_CommitElsewhere(t *testing.T) {
 	gt.Git(t, sub, "init", "-q")
 	head := commitFiles(t, sub, "svc: first", map[string]string{"main.go": "package main\n"})
 	for _, cmd := range []string{"git -C svc commit -m 'svc: first'", "cd svc && git commit -m 'svc: first'"} {
-		gt.Git(t, sub, "update-ref", "-d", hooks.NotesRef)
+		gt.Git(t, sub, "update-ref", "-d", record.NotesRef)
 		res := runHook(t, top, commitPayload(top, cmd, head[:8]), "")
 		if len(res.notes) != 0 {
 			t.Fatalf("%s: %q", cmd, res.notes)
@@ -169,7 +169,7 @@ func TestPostToolUse_UnknownCommit(t *testing.T) {
 			t.Fatalf("sha %s: out %q notes %q", sha, res.out, res.notes)
 		}
 	}
-	if tip(t, dir, record.RefName) != before || tip(t, dir, hooks.NotesRef) != "" {
+	if tip(t, dir, record.RefName) != before || tip(t, dir, record.NotesRef) != "" {
 		t.Fatal("an unknown commit was recorded")
 	}
 	// An unborn branch: no HEAD to fall back on.

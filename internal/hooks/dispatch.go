@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
@@ -22,17 +24,8 @@ type Stores struct {
 	Primed func(source string)
 }
 
-// Gate is the extension point for blocking checks. A gate runs before the
-// event's capture handler, on the events that can block an action:
-// PreToolUse, Stop and SubagentStop (Gated). It returns nil for no
-// opinion, or a Decision{Block: true, Reason: …}, which Render turns into
-// the host's blocking output for that event. A blocked action did not
-// happen, so a block skips the event's capture (a subagent told to go on
-// is recorded when it stops for good). A gate that returns an error is
-// skipped with a note: gates fail open, and capture continues.
-type Gate func(event string, p *Payload, st *Stores) (*Decision, error)
-
-// Gated reports whether event is one a Gate is consulted on.
+// Gated reports whether event is one the Dispatcher's gates are asked on:
+// the events that announce an action a verdict can stop.
 func Gated(event string) bool {
 	return event == "PreToolUse" || event == "Stop" || event == "SubagentStop"
 }
@@ -52,8 +45,9 @@ type Dispatcher struct {
 	// Dir is the process's working directory, the last place a
 	// repository is looked for; "" means ".".
 	Dir string
-	// Gate, when set, is consulted on the Gated events.
-	Gate Gate
+	// Gates, when set, judge the action each Gated event announces (see
+	// Dispatcher.Gate).
+	Gates *gates.Registry
 	// Warn receives notes for the host's debug log, one line each; nil
 	// discards them.
 	Warn func(msg string)
@@ -120,6 +114,7 @@ var handlers = map[string]handler{
 
 // call is one event being handled.
 type call struct {
+	ctx   context.Context
 	d     *Dispatcher
 	p     *Payload
 	event string
@@ -192,20 +187,14 @@ func (c *call) openAt(dir string) (*Stores, error) {
 // the zero Response and touch nothing, not even the repository. An error
 // means the handler stopped early; whatever it had already done stands,
 // and the Response is still worth rendering.
-func (d *Dispatcher) Dispatch(event string, p *Payload) (Response, error) {
+func (d *Dispatcher) Dispatch(ctx context.Context, event string, p *Payload) (Response, error) {
 	if event == "" {
 		event = p.HookEventName
 	}
 	event = CanonicalEvent(event)
-	c := &call{d: d, p: p, event: event}
-	if d.Gate != nil && Gated(event) {
-		if st, err := c.stores(); err != nil {
-			d.warn("gate skipped: %s", errText(err))
-		} else if dec, err := d.Gate(event, p, st); err != nil {
-			d.warn("gate skipped: %s", errText(err))
-		} else if dec != nil && dec.Block {
-			return Response{Event: event, Decision: dec}, nil
-		}
+	c := &call{ctx: ctx, d: d, p: p, event: event}
+	if dec := d.Gate(ctx, event, p); dec != nil {
+		return Response{Event: event, Decision: dec}, nil
 	}
 	h := handlers[event]
 	if h == nil {
@@ -222,7 +211,7 @@ func (d *Dispatcher) Dispatch(event string, p *Payload) (Response, error) {
 // in, dispatches it (event, when not "", names the event if the payload
 // does not), and writes at most one JSON object to out. It never fails:
 // every problem becomes one note through Warn, and the caller exits 0.
-func (d *Dispatcher) Run(in io.Reader, out io.Writer, event string) {
+func (d *Dispatcher) Run(ctx context.Context, in io.Reader, out io.Writer, event string) {
 	p, err := ReadPayload(in)
 	if err != nil {
 		d.warn("%s; nothing recorded", errText(err))
@@ -236,7 +225,7 @@ func (d *Dispatcher) Run(in io.Reader, out io.Writer, event string) {
 			d.warn("the payload is a %s event, not %s; handling it as %s", ev, arg, ev)
 		}
 	}
-	resp, err := d.Dispatch(ev, p)
+	resp, err := d.Dispatch(ctx, ev, p)
 	if err != nil {
 		d.warn("%s: %s", ev, errText(err))
 	}

@@ -2,12 +2,14 @@ package hooks_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/gates"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/record"
@@ -59,7 +61,7 @@ func TestRun_NotARepository(t *testing.T) {
 			var notes []string
 			d := &hooks.Dispatcher{Dir: c.procDir, Open: opener(t), Getenv: func(string) string { return "" },
 				Warn: func(m string) { notes = append(notes, m) }}
-			d.Run(strings.NewReader(in), &out, "")
+			d.Run(context.Background(), strings.NewReader(in), &out, "")
 			if out.Len() != 0 || len(notes) != 1 || !strings.Contains(notes[0], "NOT_A_REPOSITORY") {
 				t.Errorf("%s, %s: out %q, notes %q", name, ev, out.String(), notes)
 			}
@@ -96,7 +98,7 @@ func TestRun_RepositoryFallbacks(t *testing.T) {
 		var notes []string
 		d := &hooks.Dispatcher{Dir: proc, Open: opener(t), Getenv: func(k string) string { return env[k] },
 			Warn: func(m string) { notes = append(notes, m) }}
-		d.Run(strings.NewReader(in), &bytes.Buffer{}, "")
+		d.Run(context.Background(), strings.NewReader(in), &bytes.Buffer{}, "")
 		if len(notes) != 0 {
 			t.Fatal(notes)
 		}
@@ -144,7 +146,7 @@ func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
 	d := &hooks.Dispatcher{Open: func(string, string) (*hooks.Stores, error) { opened = true; return nil, errors.New("no") }}
 	for _, ev := range []string{"UserPromptSubmit", "PreToolUse", "PostCompact", "Stop", "Notification", "StopFailure", "SomethingNew"} {
 		var out bytes.Buffer
-		d.Run(strings.NewReader(`{"hook_event_name":"`+ev+`","session_id":"s"}`), &out, "")
+		d.Run(context.Background(), strings.NewReader(`{"hook_event_name":"`+ev+`","session_id":"s"}`), &out, "")
 		if out.Len() != 0 || opened {
 			t.Fatalf("%s: printed %q, opened the repository %v", ev, out.String(), opened)
 		}
@@ -157,50 +159,110 @@ func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
 		`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":"git commit"}`,
 		`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`,
 	} {
-		d.Run(strings.NewReader(in), &bytes.Buffer{}, "")
+		d.Run(context.Background(), strings.NewReader(in), &bytes.Buffer{}, "")
 		if opened {
 			t.Fatalf("%s opened the repository", in)
 		}
 	}
 }
 
+// fakeGate answers from the last words of an agent or the command of a
+// tool: "unfinished" FAIL, "unsure" UNVERIFIABLE, "broken" an error,
+// anything else PASS. It keeps every input it was given.
+type fakeGate struct{ seen []gates.Input }
+
+func (g *fakeGate) Run(_ context.Context, in gates.Input) (gates.Verdict, error) {
+	g.seen = append(g.seen, in)
+	text := in.Command + " " + in.Role
+	switch {
+	case strings.Contains(text, "unfinished"):
+		return gates.Verdict{Result: gates.FAIL, Reasons: []gates.Reason{{Class: "NOT_DONE", Detail: "the item is not done", Paths: []string{"a.go"}}}}, nil
+	case strings.Contains(text, "unsure"):
+		return gates.Verdict{Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "UNKNOWN_FORMAT", Detail: "the runner output could not be read"}}}, nil
+	case strings.Contains(text, "broken"):
+		return gates.Verdict{}, errors.New("gate broke")
+	}
+	return gates.Verdict{Result: gates.PASS}, nil
+}
+
 func TestDispatcher_Gate(t *testing.T) {
 	dir := gt.NewRepo(t)
-	var seen []string
-	gate := func(event string, p *hooks.Payload, st *hooks.Stores) (*hooks.Decision, error) {
-		seen = append(seen, event)
-		switch {
-		case strings.Contains(p.LastAssistantMessage, "unfinished"):
-			return &hooks.Decision{Block: true, Reason: "the item is not done"}, nil
-		case strings.Contains(p.LastAssistantMessage, "broken"):
-			return nil, errors.New("gate broke")
-		}
-		return nil, nil
+	fake := &fakeGate{}
+	reg := gates.NewRegistry()
+	if err := reg.Register("done", fake); err != nil {
+		t.Fatal(err)
 	}
-	run := func(in string) ([]byte, []string) {
+	run := func(in string) (string, []string) {
 		var out bytes.Buffer
 		var notes []string
-		d := &hooks.Dispatcher{Dir: dir, Open: opener(t), Gate: gate, Warn: func(m string) { notes = append(notes, m) }}
-		d.Run(strings.NewReader(in), &out, "")
-		return out.Bytes(), notes
+		d := &hooks.Dispatcher{Dir: dir, Open: opener(t), Gates: reg, Warn: func(m string) { notes = append(notes, m) }}
+		d.Run(context.Background(), strings.NewReader(in), &out, "")
+		return out.String(), notes
 	}
-	out, notes := run(`{"hook_event_name":"SubagentStop","agent_type":"w","agent_id":"a1","last_assistant_message":"unfinished work","cwd":"` + dir + `"}`)
-	if string(out) != `{"decision":"block","reason":"the item is not done","hookSpecificOutput":{"hookEventName":"SubagentStop"}}`+"\n" || len(notes) != 0 {
-		t.Fatalf("blocking gate: %s %q", out, notes)
+	stop := func(event, agentType string) string {
+		return `{"hook_event_name":"` + event + `","session_id":"s1","agent_type":"` + agentType + `","agent_id":"a1","last_assistant_message":"done","cwd":"` + dir + `"}`
+	}
+	deny := func(reason string) string {
+		return `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"` + reason + `"}}` + "\n"
+	}
+	block := func(event, reason string) string {
+		return `{"decision":"block","reason":"` + reason + `","hookSpecificOutput":{"hookEventName":"` + event + `"}}` + "\n"
+	}
+	const failReason = "git ideate gate done: FAIL: NOT_DONE: the item is not done (a.go)"
+	const unsureReason = "git ideate gate done: UNVERIFIABLE: UNKNOWN_FORMAT: the runner output could not be read"
+
+	// PreToolUse: FAIL and UNVERIFIABLE deny (never "ask"), PASS says nothing.
+	for _, tc := range []struct{ command, want string }{
+		{"unfinished", deny(failReason)},
+		{"unsure", deny(unsureReason)},
+		{"broken", deny("git ideate gate done: UNVERIFIABLE: error: the gate could not run: gate broke")},
+		{"go test ./...", ""},
+	} {
+		in := `{"hook_event_name":"PreToolUse","session_id":"s1","tool_name":"Bash","tool_input":{"command":"` + tc.command + `"},"cwd":"` + dir + `"}`
+		if out, notes := run(in); out != tc.want || len(notes) != 0 {
+			t.Fatalf("PreToolUse %q: %s %q", tc.command, out, notes)
+		}
+	}
+	got := fake.seen[len(fake.seen)-1]
+	if got.Point != gates.BeforeTool || got.Tool != "Bash" || got.Command != "go test ./..." || got.Session != "s1" || got.Dir != dir {
+		t.Fatalf("PreToolUse input %+v", got)
+	}
+	in := `{"hook_event_name":"PreToolUse","agent_id":"a2","agent_type":"p:green-worker","tool_name":"Write","tool_input":{"file_path":"/x/a.go","content":"c"},"cwd":"` + dir + `"}`
+	run(in)
+	if got := fake.seen[len(fake.seen)-1]; got.Tool != "Write" || len(got.Paths) != 1 || got.Paths[0] != "/x/a.go" || got.Role != "p:green-worker" || got.Agent != "a2" {
+		t.Fatalf("Write input %+v", got)
+	}
+	run(`{"hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"p","subagent_type":"p:red-worker"},"cwd":"` + dir + `"}`)
+	if got := fake.seen[len(fake.seen)-1]; got.Dispatch != "p:red-worker" || got.Role != "" {
+		t.Fatalf("Agent input %+v", got)
+	}
+
+	// Stop and SubagentStop: a blocking verdict is the top-level block, and
+	// the stop it refused is not captured.
+	if out, _ := run(stop("SubagentStop", "p:unfinished-worker")); out != block("SubagentStop", failReason) {
+		t.Fatalf("SubagentStop FAIL: %s", out)
+	}
+	if out, _ := run(stop("SubagentStop", "p:unsure-worker")); out != block("SubagentStop", unsureReason) {
+		t.Fatalf("SubagentStop UNVERIFIABLE: %s", out)
 	}
 	if tip(t, dir, record.RefName) != "" {
 		t.Fatal("a blocked SubagentStop was still captured")
 	}
-	out, notes = run(`{"hook_event_name":"SubagentStop","agent_type":"w","agent_id":"a1","last_assistant_message":"broken gate","cwd":"` + dir + `"}`)
-	if len(out) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "gate skipped") || len(records(t, dir)) != 1 {
-		t.Fatalf("failing gate: %s %q", out, notes)
+	if got := fake.seen[len(fake.seen)-1]; got.Point != gates.AgentStop || got.Agent != "a1" || got.Role != "p:unsure-worker" {
+		t.Fatalf("SubagentStop input %+v", got)
 	}
-	out, _ = run(`{"hook_event_name":"PreToolUse","tool_name":"Bash","last_assistant_message":"unfinished","cwd":"` + dir + `"}`)
-	if !strings.Contains(string(out), `"permissionDecision":"deny"`) {
-		t.Fatalf("PreToolUse gate: %s", out)
+	if out, _ := run(stop("Stop", "unfinished")); out != block("Stop", failReason) {
+		t.Fatalf("Stop FAIL: %s", out)
 	}
-	run(`{"hook_event_name":"SessionEnd","last_assistant_message":"unfinished","cwd":"` + dir + `"}`)
-	if strings.Join(seen, ",") != "SubagentStop,SubagentStop,PreToolUse" {
-		t.Fatalf("gate consulted on %v", seen)
+	// PASS: nothing printed, and the stop is captured as without gates.
+	if out, notes := run(stop("SubagentStop", "p:worker")); out != "" || len(notes) != 0 || len(records(t, dir)) != 1 {
+		t.Fatalf("SubagentStop PASS: %s %q", out, notes)
+	}
+	// Events that cannot block never ask a gate.
+	n := len(fake.seen)
+	run(`{"hook_event_name":"SessionEnd","cwd":"` + dir + `"}`)
+	run(`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"unfinished"},"cwd":"` + dir + `"}`)
+	if len(fake.seen) != n {
+		t.Fatalf("a gate was asked on %+v", fake.seen[n:])
 	}
 }

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -104,7 +105,7 @@ func runHook(t testing.TB, dir string, input []byte, event string) result {
 	var notes []string
 	d := &hooks.Dispatcher{Dir: dir, Open: opener(t), Getenv: func(string) string { return "" },
 		Warn: func(m string) { notes = append(notes, m) }}
-	d.Run(bytes.NewReader(input), &out, event)
+	d.Run(context.Background(), bytes.NewReader(input), &out, event)
 	for _, n := range notes {
 		if strings.Contains(n, "\n") {
 			t.Fatalf("a note spans lines: %q", n)

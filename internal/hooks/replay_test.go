@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
-	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
@@ -68,7 +67,7 @@ func TestReplay_Fixtures(t *testing.T) {
 				}
 				in := payload(t, f.Payload, set)
 				before := records(t, dir)
-				notesBefore := tip(t, dir, hooks.NotesRef)
+				notesBefore := tip(t, dir, record.NotesRef)
 				res := runHook(t, dir, in, "")
 				if len(res.notes) != 0 {
 					t.Errorf("line %d (%s): notes on stderr: %q", f.Line, f.Hook, res.notes)
@@ -172,8 +171,8 @@ func TestReplay_Fixtures(t *testing.T) {
 						t.Errorf("line %d (%s): a capture printed %q", f.Line, f.Hook, res.out)
 					}
 				}
-				if wantKind != "commit-boundary" && tip(t, dir, hooks.NotesRef) != notesBefore {
-					t.Errorf("line %d (%s) moved %s", f.Line, f.Hook, hooks.NotesRef)
+				if wantKind != "commit-boundary" && tip(t, dir, record.NotesRef) != notesBefore {
+					t.Errorf("line %d (%s) moved %s", f.Line, f.Hook, record.NotesRef)
 				}
 			}
 			want := map[string]int{"session-outcome": 2, "compaction-snapshot": 2, "compaction-summary": 2, "subagent-outcome": 1, "commit-boundary": 1}
