@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/hooks"
 )
 
 // initRepo returns a fresh repository with a bare remote "origin".
@@ -65,8 +66,8 @@ func readJSON(t *testing.T, path string) map[string]any {
 func hookCommands(t *testing.T, settings map[string]any) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	hooks, _ := settings["hooks"].(map[string]any)
-	for ev, groups := range hooks {
+	hks, _ := settings["hooks"].(map[string]any)
+	for ev, groups := range hks {
 		for _, g := range groups.([]any) {
 			for _, h := range g.(map[string]any)["hooks"].([]any) {
 				out[ev] = append(out[ev], h.(map[string]any)["command"].(string))
@@ -95,10 +96,10 @@ func TestInit_FreshRepo(t *testing.T) {
 	}
 
 	cmds := hookCommands(t, readJSON(t, filepath.Join(dir, ".claude/settings.json")))
-	if len(cmds) != len(ideateHooks) {
+	if len(cmds) != len(hooks.Hooks()) {
 		t.Fatalf("events %v", cmds)
 	}
-	for _, h := range ideateHooks {
+	for _, h := range hooks.Hooks() {
 		if diff := cmp.Diff([]string{"git ideate hook"}, cmds[h.Event]); diff != "" {
 			t.Errorf("%s: %s", h.Event, diff)
 		}
@@ -406,42 +407,5 @@ func TestInit_FromSubdirectory(t *testing.T) {
 	}
 	if r := bin(t, t.TempDir(), "", "-C", sub, "init"); r.code != 0 || !strings.HasPrefix(r.out, "nothing to change: ") {
 		t.Fatalf("-C run: %d %q %q", r.code, r.out, r.err)
-	}
-}
-
-// hooks/hooks.json (the plugin's) and init's table hold the same hooks.
-func TestInit_HooksMatchPluginHooksJSON(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "hooks", "hooks.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
-		Hooks map[string][]struct {
-			Matcher string `json:"matcher"`
-			Hooks   []struct {
-				Type    string `json:"type"`
-				Command string `json:"command"`
-				If      string `json:"if"`
-				Timeout int    `json:"timeout"`
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if err := json.Unmarshal(b, &file); err != nil {
-		t.Fatal(err)
-	}
-	var got []hookEntry
-	for _, h := range ideateHooks {
-		groups := file.Hooks[h.Event]
-		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
-			t.Fatalf("%s: want one group with one handler, got %+v", h.Event, groups)
-		}
-		hh := groups[0].Hooks[0]
-		got = append(got, hookEntry{Event: h.Event, Matcher: groups[0].Matcher, If: hh.If, Timeout: hh.Timeout})
-	}
-	if diff := cmp.Diff(ideateHooks, got); diff != "" {
-		t.Fatalf("hooks/hooks.json differs from init's table (-init +plugin):\n%s", diff)
-	}
-	if len(file.Hooks) != len(ideateHooks) {
-		t.Fatalf("hooks/hooks.json has %d events, init %d", len(file.Hooks), len(ideateHooks))
 	}
 }

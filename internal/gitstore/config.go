@@ -2,12 +2,16 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/ideate/git-ideate/internal/apperr"
 )
 
 // Config is the merged git configuration of a repository, read the way git
@@ -93,6 +97,51 @@ func (c *Config) GetSub(section, sub, key string) (string, bool) {
 		}
 	}
 	return val, found
+}
+
+// GetAllSub returns every value of section.sub.key, in the order git
+// lists them (the files from system to worktree, each top to bottom); nil
+// when it is not set.
+func (c *Config) GetAllSub(section, sub, key string) []string {
+	var vals []string
+	for _, f := range c.files {
+		for _, s := range f.Sections {
+			if !strings.EqualFold(s.Name, section) {
+				continue
+			}
+			opts := s.Options
+			if sub != "" {
+				opts = nil
+				for _, ss := range s.Subsections {
+					if ss.Name == sub {
+						opts = append(opts, ss.Options...)
+					}
+				}
+			}
+			for _, o := range opts {
+				if strings.EqualFold(o.Key, key) {
+					vals = append(vals, o.Value)
+				}
+			}
+		}
+	}
+	return vals
+}
+
+// AddLocalConfig adds a value to key ("section.sub.key") in the
+// repository's own config file, beside any values it has, with
+// `git config --local --add`. The Store's Config, read when it was
+// opened, does not see the new value. A failure is apperr.Write.
+func (s *Store) AddLocalConfig(ctx context.Context, key, value string) error {
+	cmd := exec.CommandContext(ctx, "git", "--git-dir="+s.repo.CommonDir, "config", "--local", "--add", key, value)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		return apperr.Wrap(apperr.Write, err, "git config --add %s %s failed: %s", key, value, firstLine(errb.String(), err))
+	}
+	return nil
 }
 
 // Bool reads a git boolean (true/yes/on/1, false/no/off/0; a bare key is true).

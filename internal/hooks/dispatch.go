@@ -100,18 +100,6 @@ func CanonicalEvent(name string) string {
 
 type handler func(c *call) (Response, error)
 
-// handlers are the events git ideate acts on; every other event does
-// nothing and prints nothing.
-var handlers = map[string]handler{
-	"SessionStart":  sessionStart,
-	"SubagentStart": subagentStart,
-	"SessionEnd":    sessionEnd,
-	"PreCompact":    preCompact,
-	"SubagentStop":  subagentStop,
-	"PostToolUse":   postToolUse,
-	"TaskCompleted": taskCompleted,
-}
-
 // call is one event being handled.
 type call struct {
 	ctx   context.Context
@@ -196,7 +184,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, p *Payload) (Re
 	if dec := d.Gate(ctx, event, p); dec != nil {
 		return Response{Event: event, Decision: dec}, nil
 	}
-	h := handlers[event]
+	h := handlerOf(event)
 	if h == nil {
 		return Response{}, nil
 	}

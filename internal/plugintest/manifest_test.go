@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ideate/git-ideate/internal/hooks"
 )
 
 // repoRoot is the plugin root: the top of this repository.
@@ -167,7 +169,11 @@ func TestHooksJSON(t *testing.T) {
 		}
 	}
 	sort.Strings(events)
-	want := []string{"PostToolUse", "PreCompact", "SessionEnd", "SessionStart", "SubagentStart", "SubagentStop", "TaskCompleted"}
+	var want []string // the hook table is the one list of events
+	for _, h := range hooks.Hooks() {
+		want = append(want, h.Event)
+	}
+	sort.Strings(want)
 	if strings.Join(events, " ") != strings.Join(want, " ") {
 		t.Errorf("events %v, want %v", events, want)
 	}

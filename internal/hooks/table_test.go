@@ -1,0 +1,123 @@
+package hooks_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/hooks"
+)
+
+// hooks/hooks.json (the plugin's, at the repository root) holds exactly
+// the hook table.
+func TestHooks_MatchPluginHooksJSON(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "hooks", "hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+				If      string `json:"if"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	table := hooks.Hooks()
+	var got []hooks.Hook
+	for _, h := range table {
+		groups := file.Hooks[h.Event]
+		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
+			t.Fatalf("%s: want one group with one handler, got %+v", h.Event, groups)
+		}
+		hh := groups[0].Hooks[0]
+		got = append(got, hooks.Hook{Event: h.Event, Matcher: groups[0].Matcher, If: hh.If, Timeout: hh.Timeout})
+	}
+	if diff := cmp.Diff(table, got); diff != "" {
+		t.Fatalf("hooks/hooks.json differs from the hook table (-table +plugin):\n%s", diff)
+	}
+	if len(file.Hooks) != len(table) {
+		t.Fatalf("hooks/hooks.json has %d events, the table %d", len(file.Hooks), len(table))
+	}
+}
+
+func TestMergeSettings(t *testing.T) {
+	const cmd = "git ideate hook"
+	// From nothing: every event, in table order, one group each.
+	out, added, err := hooks.MergeSettings(nil, cmd)
+	if err != nil || len(added) != len(hooks.Hooks()) {
+		t.Fatalf("fresh: %v %v", added, err)
+	}
+	var doc struct {
+		Hooks map[string][]json.RawMessage `json:"hooks"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Hooks) != len(added) || !strings.HasSuffix(string(out), "}\n") {
+		t.Fatalf("fresh document %s: %v", out, err)
+	}
+	if want := `{"matcher":"Bash","hooks":[{"type":"command","command":"git ideate hook","if":"Bash(git commit*)","timeout":30}]}`; string(compact(t, doc.Hooks["PostToolUse"][0])) != want {
+		t.Fatalf("PostToolUse group %s", doc.Hooks["PostToolUse"][0])
+	}
+	// Merging again adds nothing.
+	if again, added, err := hooks.MergeSettings(out, cmd); again != nil || added != nil || err != nil {
+		t.Fatalf("second merge: %s %v %v", again, added, err)
+	}
+	// The user's keys, their order and text, and their own edit of our
+	// entry stay; only missing events are added.
+	user := `{"z":1, "hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"git-ideate  hook","timeout":9}]}]},"a":"<&>"}`
+	out, added, err = hooks.MergeSettings([]byte(user), cmd)
+	if err != nil || strings.Contains(strings.Join(added, " "), "SessionEnd") || len(added) != len(hooks.Hooks())-1 {
+		t.Fatalf("merge into the user's: %v %v", added, err)
+	}
+	s := string(out)
+	if strings.Index(s, `"z"`) > strings.Index(s, `"hooks"`) || strings.Index(s, `"hooks"`) > strings.Index(s, `"a"`) ||
+		!strings.Contains(s, `"<&>"`) || !strings.Contains(s, `"mine"`) || !strings.Contains(s, `"timeout": 9`) {
+		t.Fatalf("merged:\n%s", s)
+	}
+	// Wrong shapes: a typed error naming the value, nothing returned.
+	for doc, want := range map[string]string{
+		`{"hooks":[]}`:                `"hooks" is not a JSON object`,
+		`{"hooks":{"SessionEnd":{}}}`: `"hooks.SessionEnd" is not a JSON array`,
+		`[1]`:                         "the top level is not a JSON object",
+	} {
+		out, added, err := hooks.MergeSettings([]byte(doc), cmd)
+		if out != nil || added != nil || apperr.CodeOf(err) != apperr.Schema || apperr.Message(err) != want {
+			t.Errorf("%s: %s %v %v", doc, out, added, err)
+		}
+	}
+}
+
+func TestMergeMCPServer(t *testing.T) {
+	out, differs, err := hooks.MergeMCPServer([]byte(`{"x":true}`), "ideate", "git", []string{"ideate", "mcp"})
+	if err != nil || differs || string(out) != "{\n  \"x\": true,\n  \"mcpServers\": {\n    \"ideate\": {\n      \"command\": \"git\",\n      \"args\": [\n        \"ideate\",\n        \"mcp\"\n      ]\n    }\n  }\n}\n" {
+		t.Fatalf("merge: %q %v %v", out, differs, err)
+	}
+	if again, differs, err := hooks.MergeMCPServer(out, "ideate", "git", []string{"ideate", "mcp"}); again != nil || differs || err != nil {
+		t.Fatalf("again: %s %v %v", again, differs, err)
+	}
+	if again, differs, err := hooks.MergeMCPServer(out, "ideate", "sh", nil); again != nil || !differs || err != nil {
+		t.Fatalf("a different server: %s %v %v", again, differs, err)
+	}
+	if _, _, err := hooks.MergeMCPServer([]byte(`{"mcpServers":1}`), "ideate", "git", nil); apperr.CodeOf(err) != apperr.Schema {
+		t.Fatalf("bad shape: %v", err)
+	}
+}
+
+func compact(t *testing.T, raw json.RawMessage) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
