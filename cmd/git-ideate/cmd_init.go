@@ -49,7 +49,6 @@ var (
 	mcpFile      = hooks.MCPFile
 )
 
-
 // initChange is one change init makes (or, with --dry-run, would make).
 type initChange struct {
 	Action string `json:"action"` // create, update or add

@@ -4,6 +4,12 @@
 // the board, or captures what just happened as a record, and never fails
 // the host.
 //
+// It is the only package that knows Claude Code: the payload, the
+// transcript (sub-package transcript, which only hooks imports), the hook
+// table and the project files `git ideate init` merges into
+// (.claude/settings.json, .mcp.json). What it hands down is host-neutral:
+// record.SessionOutcome, record.CommitBoundaryInput, gates.Input.
+//
 // # Flow
 //
 // ReadPayload reads the payload tolerantly (every field optional, enums
@@ -36,7 +42,10 @@
 //	               commit-boundary and note the commit on refs/notes/ideate
 //	TaskCompleted  record native-task-completion
 //
-// Every other event does nothing and prints nothing. Capture handlers
+// These events and how the host runs them are one table (Hooks): the
+// dispatcher finds its handlers there, MergeSettings writes it into
+// .claude/settings.json, and a test holds the plugin's hooks/hooks.json
+// to it. Every other event does nothing and prints nothing. Capture handlers
 // return no context and no decision. Context is quoted historical data in
 // a labelled frame, never instructions; the SessionStart context aims to
 // stay under ContextBudget characters and Render cuts any context at
@@ -44,13 +53,19 @@
 //
 // # Gates
 //
-// Blocking checks plug in as a Gate on the Dispatcher. A gate is consulted
-// on PreToolUse, Stop and SubagentStop only (Gated), before the capture
-// handler; it returns a *Decision, and a blocking one is rendered as the
-// host expects for that event: hookSpecificOutput.permissionDecision
-// "deny" with its reason on PreToolUse, the top-level decision "block"
-// and reason on Stop and SubagentStop. A block skips the event's capture,
-// since the action it announced did not happen; a gate that errs is
-// skipped, so gates fail open. Exit codes stay 0: the JSON carries the
-// decision.
+// The Dispatcher's Gates (a gates.Registry) judge the action a Gated event
+// announces: PreToolUse, Stop and SubagentStop. GateInput translates the
+// payload into a gates.Input (the moment, the agent's role and id, the
+// session, the directory, and for a tool its name, command, file paths
+// and the agent type it would dispatch); each gate runs before the
+// event's capture handler, in name order. PASS says nothing. FAIL and
+// UNVERIFIABLE both block, and so does a gate that errs (gates.Registry.Run
+// makes that UNVERIFIABLE): a gate that could not judge never lets an
+// action through. A block is rendered as the host expects for the event:
+// hookSpecificOutput.permissionDecision "deny" with the verdict as its
+// reason on PreToolUse (never "ask", which a headless host refuses
+// anyway), the top-level decision "block" and reason on Stop and
+// SubagentStop, which sends the agent back to work. A block skips the
+// event's capture, since the action it announced did not happen. Exit
+// codes stay 0: the JSON carries the decision.
 package hooks

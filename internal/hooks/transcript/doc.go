@@ -1,7 +1,7 @@
 // Package transcript summarizes a Claude Code session transcript: the JSONL
 // file named by transcript_path (and agent_transcript_path) in hook payloads.
-// The SessionEnd, PreCompact and SubagentStop handlers turn the Summary into
-// a process record.
+// Only package hooks imports it: its SessionEnd, PreCompact and
+// SubagentStop handlers turn the Summary into a process record.
 //
 // # Format
 //
