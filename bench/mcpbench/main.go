@@ -51,6 +51,40 @@ func (c *client) call(method string, params any) (json.RawMessage, time.Duration
 	return nil, 0
 }
 
+// pipeline sends every tool call in calls before reading any answer (as a
+// client that does not wait would), then waits for all of them, and
+// returns the wall time of the whole batch.
+func (c *client) pipeline(calls []map[string]any) time.Duration {
+	var buf []byte
+	want := map[int]bool{}
+	for _, tc := range calls {
+		c.id++
+		want[c.id] = true
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "tools/call", "params": tc})
+		buf = append(append(buf, b...), '\n')
+	}
+	t0 := time.Now()
+	c.in.Write(buf)
+	for len(want) > 0 && c.out.Scan() {
+		var m struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(c.out.Bytes(), &m) == nil && want[m.ID] {
+			var r toolRes
+			benchutil.Must(json.Unmarshal(m.Result, &r))
+			if r.IsError {
+				benchutil.Must(fmt.Errorf("pipelined call failed: %s", r.StructuredContent))
+			}
+			delete(want, m.ID)
+		}
+	}
+	if len(want) > 0 {
+		benchutil.Must(fmt.Errorf("server closed"))
+	}
+	return time.Since(t0)
+}
+
 type toolRes struct {
 	IsError           bool            `json:"isError"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
@@ -147,6 +181,34 @@ func main() {
 	}
 	fmt.Printf("%-34s %10v\n", "work_claim", benchutil.Median(claim).Round(time.Microsecond))
 	fmt.Printf("%-34s %10v   (includes the work-completion record)\n", "work_complete", benchutil.Median(complete).Round(time.Microsecond))
+
+	// Pipelined batches of 20 calls sent before any answer is read: reads
+	// only, then appends each followed by a read of its own scope. The
+	// figure is the batch's wall time divided by its calls.
+	perCall := func(mk func(i int) map[string]any) time.Duration {
+		var ds []time.Duration
+		for round := 0; round < max(*n/20, 3); round++ {
+			batch := make([]map[string]any, 20)
+			for i := range batch {
+				batch[i] = mk(round*20 + i)
+			}
+			ds = append(ds, c.pipeline(batch)/20)
+		}
+		return benchutil.Median(ds)
+	}
+	call := func(name string, args map[string]any) map[string]any {
+		return map[string]any{"name": name, "arguments": args}
+	}
+	rd := perCall(func(int) map[string]any { return call("record_read", map[string]any{"limit": 20}) })
+	fmt.Printf("%-34s %10v   (per call, 20 sent at once)\n", "pipelined record_read", rd.Round(time.Microsecond))
+	mix := perCall(func(i int) map[string]any {
+		scope := fmt.Sprintf("pipe-%d", i/2)
+		if i%2 == 0 {
+			return call("record_append", map[string]any{"kind": "finding", "claim": "pipelined " + scope, "content": body, "scope": scope})
+		}
+		return call("record_read", map[string]any{"scope": scope})
+	})
+	fmt.Printf("%-34s %10v   (per call, 10 appends each followed by a read of its scope, sent at once)\n", "pipelined append+read", mix.Round(time.Microsecond))
 
 	// Full record_read walk over walkN records (fill the rest in-process).
 	g, err := gitstore.Open(repo)
