@@ -1,7 +1,11 @@
 package main
 
 import (
+	"os"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ideate/git-ideate/internal/mcpserver"
 	"github.com/ideate/git-ideate/internal/record"
@@ -14,7 +18,7 @@ type McpCmd struct{}
 // repository is opened on the first tool call, from the directory the
 // server was started in.
 func (c *McpCmd) Run(env *Env) error {
-	session := "mcp-" + record.NewIDSource().New(time.Now())
+	session := mcpSession(os.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now())
 	env.session = session
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
 		return env.Backend(session)
@@ -30,7 +34,27 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A broken .ideate.json only affects the tools that read it.
-	st, serr := e.Steering()
-	return &mcpserver.Backend{Git: e.git, Record: e.rec, Board: b, Steering: st, SteeringErr: serr, Session: session}, nil
+	// Steering's gate is read again on every steering call, so turning it
+	// on or off takes effect without a restart; a broken .ideate.json
+	// only affects the tools that read it.
+	return &mcpserver.Backend{Git: e.git, Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session}, nil
+}
+
+// mcpSession is the session id the server's writes carry: the host's own
+// session (Claude Code passes CLAUDE_CODE_SESSION_ID to the MCP servers it
+// starts, and its hooks record the same id), so that a session's MCP
+// writes and its hook records share one id; else a fresh mcp-<ULID>. A
+// value that is not one short printable line is not used.
+func mcpSession(host string, now time.Time) string {
+	host = strings.TrimSpace(host)
+	ok := host != "" && len(host) <= 128 && utf8.ValidString(host)
+	for _, r := range host {
+		if !unicode.IsPrint(r) {
+			ok = false
+		}
+	}
+	if ok {
+		return host
+	}
+	return "mcp-" + record.NewIDSource().New(now)
 }

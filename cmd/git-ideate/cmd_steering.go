@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/config"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/steering"
 )
@@ -36,10 +38,29 @@ func (e *Env) Steering() (*steering.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.openSteering(g, enabled), nil
+}
+
+// SteeringNow is Steering with the gate read afresh (.ideate.json and git
+// config, a few small files), for the long-lived MCP server: a change of
+// the setting takes effect on the next call.
+func (e *Env) SteeringNow() (*steering.Store, error) {
+	g, err := e.Git()
+	if err != nil {
+		return nil, err
+	}
+	c, err := config.Load(g.Repo().WorkTree, gitstore.LoadConfig(g.Repo()))
+	if err != nil {
+		return nil, err
+	}
+	return e.openSteering(g, c.SteeringEnabled), nil
+}
+
+func (e *Env) openSteering(g *gitstore.Store, enabled bool) *steering.Store {
 	s := steering.Open(g, enabled)
 	s.Now = nowFunc
 	s.Warn = func(msg string) { fmt.Fprintln(e.Err, "warning: "+msg) }
-	return s, nil
+	return s
 }
 
 // SteeringPutCmd creates or amends an item.

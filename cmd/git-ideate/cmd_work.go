@@ -284,7 +284,7 @@ type WorkUpdateMetaCmd struct {
 	Root            bool      `help:"Make the item a root (no parent)."`
 	Supersedes      *string   `placeholder:"ID" help:"Replace the edges with one supersedes edge (plus --references)."`
 	References      *string   `placeholder:"JSON" help:"Replace the typed edges (\"[]\" clears)."`
-	Human           string    `help:"Who changes it (default: the creator)."`
+	Human           string    `help:"Who changes it (default: your git user.name)."`
 	Agent           string    `help:"Through which agent."`
 }
 

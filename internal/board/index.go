@@ -225,8 +225,8 @@ func (idx *boardIndex) backlinks() map[string][]Reference {
 			out[r.ID] = append(out[r.ID], Reference{Rel: r.Rel, ID: e.id})
 		}
 	}
-	for _, refs := range out {
-		sort.Slice(refs, func(i, j int) bool { return refs[i].ID < refs[j].ID })
+	for _, refs := range out { // newest referrer first, as items are listed
+		sort.Slice(refs, func(i, j int) bool { return refs[i].ID > refs[j].ID })
 	}
 	return out
 }

@@ -205,12 +205,16 @@ func (s *Store) UpdateMeta(id string, in UpdateInput) (*Outcome, error) {
 	if _, err := s.Expire(id); err != nil && !apperr.Is(err, apperr.Schema) {
 		return nil, err
 	}
+	// The event names the caller: the actor given, else this repository's
+	// git identity (never the item's creator, who may not be the one
+	// changing it).
 	actor := in.Actor
-	if strings.TrimSpace(actor.Human) != "" {
-		var err error
-		if actor, err = cleanActor(actor); err != nil {
-			return nil, err
-		}
+	if strings.TrimSpace(actor.Human) == "" {
+		actor.Human = s.git.Identity().Name
+	}
+	actor, err := cleanActor(actor)
+	if err != nil {
+		return nil, err
 	}
 	var title string
 	if in.Title != nil {
@@ -292,11 +296,7 @@ func (s *Store) UpdateMeta(id string, in UpdateInput) (*Outcome, error) {
 		_, ts := s.nowTS()
 		next.Version++
 		next.UpdatedAt = ts
-		who := actor
-		if who.Human == "" {
-			who = cur.CreatedBy
-		}
-		t := transition{item: &next, event: Event{ItemID: id, Actor: who, Transition: TUpdateMeta, At: ts,
+		t := transition{item: &next, event: Event{ItemID: id, Actor: actor, Transition: TUpdateMeta, At: ts,
 			Note: fmt.Sprintf("version %d → %d", cur.Version, next.Version)}}
 		if next.ParentID != nil && (cur.ParentID == nil || *cur.ParentID != *next.ParentID) {
 			g, err := s.parentGuard(*next.ParentID) // the item appears under a new parent

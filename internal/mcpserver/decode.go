@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -11,8 +13,8 @@ import (
 
 // decodeSnake fills the exported fields of the struct v from a JSON object
 // whose keys are the snake_case forms of the field names (ActorHuman ←
-// actor_human, ID ← id). The input schema has already refused unknown keys
-// and wrong types; this only moves values into Go.
+// actor_human, ID ← id). The input schema has already refused wrong types
+// (keys no field takes are ignored); this only moves values into Go.
 func decodeSnake(raw json.RawMessage, v any) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -27,10 +29,46 @@ func decodeSnake(raw json.RawMessage, v any) error {
 			continue
 		}
 		if err := json.Unmarshal(val, rv.Field(i).Addr().Interface()); err != nil {
+			// JSON Schema counts 1.0 (or 1e3) an integer, and so does the
+			// input schema; encoding/json does not.
+			if n, ok := integral(val); ok && setInt(rv.Field(i), n) {
+				continue
+			}
 			return apperr.New(apperr.Schema, "%s has the wrong type", snake(f.Name))
 		}
 	}
 	return nil
+}
+
+// integral returns the value of a JSON number with no fractional part
+// that fits an int64.
+func integral(raw json.RawMessage) (int64, bool) {
+	x, err := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64)
+	if err != nil || x != math.Trunc(x) || x < -(1<<63) || x >= 1<<63 {
+		return 0, false
+	}
+	return int64(x), true
+}
+
+// setInt stores n in an integer field or a pointer to one.
+func setInt(v reflect.Value, n int64) bool {
+	if v.Kind() == reflect.Pointer {
+		if v.Type().Elem().Kind() < reflect.Int || v.Type().Elem().Kind() > reflect.Int64 {
+			return false
+		}
+		p := reflect.New(v.Type().Elem())
+		if p.Elem().OverflowInt(n) {
+			return false
+		}
+		p.Elem().SetInt(n)
+		v.Set(p)
+		return true
+	}
+	if v.Kind() < reflect.Int || v.Kind() > reflect.Int64 || v.OverflowInt(n) {
+		return false
+	}
+	v.SetInt(n)
+	return true
 }
 
 func snake(name string) string {

@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // schema is the subset of JSON Schema the tools' input schemas use: object
-// with properties, required and additionalProperties:false; string,
-// integer, boolean, null, and arrays of strings; enum and minimum.
+// with properties, required and additionalProperties; string, integer
+// (a number with no fractional part, within 64 bits), boolean, null, and
+// arrays of strings; enum and minimum.
 type schema struct {
 	Type                 any                `json:"type"`
 	Properties           map[string]*schema `json:"properties"`
@@ -123,6 +125,9 @@ func (s *schema) validate(v any, path string) string {
 			return fmt.Sprintf("%s: must be one of %s", where(path), strings.Join(s.Enum, ", "))
 		}
 	case float64:
+		if typeOf(x) == "integer" && !slices.Contains(s.types(), "number") && (x < -(1<<63) || x >= 1<<63) {
+			return fmt.Sprintf("%s: %v is out of range (a 64-bit integer)", where(path), x)
+		}
 		if s.Minimum != nil && x < *s.Minimum {
 			return fmt.Sprintf("%s: must be at least %v", where(path), *s.Minimum)
 		}

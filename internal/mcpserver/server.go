@@ -22,8 +22,10 @@
 // failure is a tool result with isError and the envelope
 // {"ok":false,"code","message","reason"} (message and reason are the same
 // sentence; both keys are kept for clients of the existing implementation).
-// Arguments that fail the input schema are a tool result with isError and
-// a text starting "input validation failed".
+// Arguments that fail the input schema get the same envelope with code
+// SCHEMA and a message starting "input validation failed" (the reference
+// answers those with a bare text instead; see docs/CONTRACT-DIFFERENCES.md).
+// Argument keys a tool does not know are ignored, as the reference does.
 package mcpserver
 
 import (
@@ -50,14 +52,20 @@ const instructions = "git ideate: an append-only process record (record_*), a de
 
 // Backend is what the tools call. The Opener returns it on first use.
 type Backend struct {
-	Git      *gitstore.Store
-	Record   *record.Store
-	Board    *board.Store
-	Steering *steering.Store // nil or not enabled: steering tools answer GATED
-	// SteeringErr, when set, is why steering could not be opened (an
-	// unreadable .ideate.json); steering tools answer with it.
-	SteeringErr error
-	Session     string // the server's session id, mcp-<ULID>
+	Git    *gitstore.Store
+	Record *record.Store
+	Board  *board.Store
+	// Steering opens the steering store as the settings stand now. It is
+	// called on every steering call, so that turning steering on or off
+	// (.ideate.json, git config ideate.steering) takes effect without a
+	// restart. nil, or a store not enabled: the steering tools answer
+	// GATED; an error (an unreadable .ideate.json) is their answer.
+	Steering func() (*steering.Store, error)
+	// Session is the session id writes carry: the host's session when it
+	// passed one, else the server's mcp-<ULID>.
+	Session string
+
+	steering *steering.Store // the store of this call (steering tools)
 }
 
 // Opener builds the backend on the first tool call.
@@ -89,9 +97,14 @@ func New(version string, open Opener) *Server {
 func (s *Server) ServeStdio(in io.Reader, out io.Writer) error { return s.Serve(in, out) }
 
 // Serve reads JSON-RPC messages, one per line, from in and writes responses
-// to out until in ends. Requests are handled concurrently (responses may
-// come back out of order; they carry the request's id) by at most eight
-// workers; nothing but protocol is written to out.
+// to out until in ends; nothing but protocol is written to out.
+//
+// Tool calls take effect in the order they arrive, as if run one at a
+// time: a call that writes starts only after every earlier call has
+// answered, and every later call waits for it, so a read sent after a
+// write (even before its answer came back) sees it. Consecutive read-only
+// calls run side by side, at most eight at once; their answers may come
+// back out of order (each carries its request's id).
 func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 64<<20)
@@ -109,6 +122,10 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		wmu.Unlock()
 	}
 	sem := make(chan struct{}, 8)
+	// order is taken here, in arrival order, and released by the call
+	// after its answer is written: shared by a read-only tool call,
+	// exclusive for any other.
+	var order sync.RWMutex
 	var wg sync.WaitGroup
 	for sc.Scan() {
 		line := append([]byte(nil), sc.Bytes()...)
@@ -123,15 +140,36 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		if msg.ID == nil {
 			continue // a notification: nothing to answer
 		}
+		release := func() {}
+		if msg.Method == "tools/call" {
+			if s.readOnlyCall(msg.Params) {
+				order.RLock()
+				release = order.RUnlock
+			} else {
+				order.Lock()
+				release = order.Unlock
+			}
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { release(); <-sem; wg.Done() }()
 			write(s.handle(msg))
 		}()
 	}
 	wg.Wait()
 	return sc.Err()
+}
+
+// readOnlyCall reports whether the tools/call params name a read-only
+// tool (an unknown tool is answered at once and touches nothing).
+func (s *Server) readOnlyCall(params json.RawMessage) bool {
+	var p struct {
+		Name string `json:"name"`
+	}
+	json.Unmarshal(params, &p)
+	t, ok := s.byName[p.Name]
+	return !ok || t.readOnly
 }
 
 type request struct {
@@ -246,17 +284,21 @@ func (s *Server) Call(name string, raw json.RawMessage) *ToolResult {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
+	var st *steering.Store
 	if t.gated {
-		// The steering gate answers before anything else, whatever the arguments.
+		// The steering gate answers before anything else, whatever the
+		// arguments, with the same error as the CLI's.
 		b, err := s.backendFor()
 		if err != nil {
 			return errorResult(err)
 		}
-		if b.SteeringErr != nil {
-			return errorResult(b.SteeringErr)
+		if b.Steering != nil {
+			if st, err = b.Steering(); err != nil {
+				return errorResult(err)
+			}
 		}
-		if b.Steering == nil || !b.Steering.Enabled() {
-			return errorResult(apperr.New("GATED", "steering is gated off; set steering.enabled in .ideate.json (or git config ideate.steering true) to use it"))
+		if err := st.Gate(); err != nil {
+			return errorResult(err)
 		}
 	}
 	var args any
@@ -270,7 +312,9 @@ func (s *Server) Call(name string, raw json.RawMessage) *ToolResult {
 	if err != nil {
 		return errorResult(err)
 	}
-	out, err := t.run(b, raw)
+	call := *b
+	call.steering = st
+	out, err := t.run(&call, raw)
 	if err != nil {
 		return errorResult(err)
 	}
@@ -281,8 +325,10 @@ func (s *Server) Call(name string, raw json.RawMessage) *ToolResult {
 	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: out}
 }
 
+// validationResult is the answer to arguments that fail the input schema:
+// a SCHEMA error like any other, so that every failure carries a code.
 func validationResult(msg string) *ToolResult {
-	return &ToolResult{Content: []textContent{{"text", "input validation failed: " + msg}}, IsError: true}
+	return errorResult(apperr.New(apperr.Schema, "input validation failed: %s", msg))
 }
 
 type envelope struct {

@@ -18,27 +18,32 @@ type toolDef struct {
 	compiled           *schema
 }
 
-// Schema fragments.
+// Schema fragments: the JSON Schema type of an argument.
 const (
-	str      = `{"type":"string"}`
-	strArr   = `{"type":"array","items":{"type":"string"}}`
-	integer  = `{"type":"integer"}`
-	posInt   = `{"type":"integer","minimum":1}`
-	boolean  = `{"type":"boolean"}`
-	strOrNil = `{"type":["string","null"]}`
+	str      = `"type":"string"`
+	strArr   = `"type":"array","items":{"type":"string"}`
+	integer  = `"type":"integer"`
+	posInt   = `"type":"integer","minimum":1`
+	boolean  = `"type":"boolean"`
+	strOrNil = `"type":["string","null"]`
 )
 
-// obj builds an object schema: props is "name:schema" pairs, required lists
-// the required names. Unknown properties are refused.
-func obj(required []string, props ...string) string {
+// arg is one argument of a tool: its name, schema fragment and a short
+// description for the model.
+type arg struct{ name, schema, desc string }
+
+// obj builds an object schema from args; required lists the required
+// names. Keys not listed are allowed (and ignored), as the reference's
+// schemas allow them.
+func obj(required []string, args ...arg) string {
 	var b strings.Builder
-	b.WriteString(`{"type":"object","additionalProperties":false,"properties":{`)
-	for i, p := range props {
-		name, schema, _ := strings.Cut(p, "=")
+	b.WriteString(`{"type":"object","properties":{`)
+	for i, a := range args {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"` + name + `":` + schema)
+		d, _ := json.Marshal(a.desc)
+		b.WriteString(`"` + a.name + `":{` + a.schema + `,"description":` + string(d) + `}`)
 	}
 	b.WriteString(`}`)
 	if len(required) > 0 {
@@ -48,85 +53,98 @@ func obj(required []string, props ...string) string {
 	return b.String()
 }
 
+// Arguments several tools share.
+var (
+	argID         = arg{"id", str, "Item id (ULID)."}
+	argHuman      = arg{"actor_human", str, "The human on whose behalf you act."}
+	argAgent      = arg{"actor_agent", str, "The agent acting, if any."}
+	argToken      = arg{"claim_token", integer, "The claim.claim_token your work_claim returned."}
+	argLease      = arg{"lease_ms", posInt, "Lease length in ms (default 4h, at most 30 days)."}
+	argSupersedes = arg{"supersedes", str, "Id this one replaces (a supersedes edge)."}
+	argRefs       = arg{"references", str, `Typed edges as a JSON string: [{"rel":"…","id":"…"}].`}
+	argScopeW     = arg{"scope", str, "Where it applies (module, area, task)."}
+	argAnchor     = arg{"verification_anchor", str, "How to check it (file:line, command, commit)."}
+	argTask       = arg{"task_id", str, "The task or board item this belongs to."}
+	argLimit      = arg{"limit", integer, "Page size, 1..500 (default 100)."}
+	argCursor     = arg{"cursor", str, "next_cursor of the previous page."}
+	argTenant     = arg{"tenant_id", str, "Tenant (default local)."}
+	argSpec       = arg{"spec", str, "The work to do; opaque to the board."}
+	argSpecFmt    = arg{"spec_format", str, "Format of spec (markdown, json, …)."}
+	argDeps       = arg{"depends_on", strArr, "Ids that must be done before this can be claimed."}
+	argParent     = arg{"parent_id", strOrNil, "Containing item's id; null for none."}
+	argNote       = arg{"note", str, "A short note for the event."}
+)
+
 func tools() []toolDef {
 	return []toolDef{
 		{name: "record_append", run: recordAppend,
 			desc: "Append one record to the project's append-only process record (a finding, outcome, note…). Never edits: to correct a record, append a new one with supersedes=<old id>. Secrets in any field are redacted before writing.",
-			schema: obj([]string{"kind", "claim", "content"}, "kind="+str, "claim="+str, "content="+str, "verification_anchor="+str,
-				"scope="+str, "task_id="+str, "supersedes="+str, "references="+str)},
+			schema: obj([]string{"kind", "claim", "content"}, arg{"kind", str, "Open vocabulary: finding, outcome, note…"},
+				arg{"claim", str, "The point in one sentence."}, arg{"content", str, "The body (Markdown)."}, argAnchor,
+				argScopeW, argTask, argSupersedes, argRefs)},
 		{name: "record_decision", run: recordDecision,
 			desc: "Record a decision (an ADR entry): claim is the decision in one sentence, rationale why. Overturn one with supersedes=<old id>.",
-			schema: obj([]string{"claim"}, "claim="+str, "rationale="+str, "verification_anchor="+str, "scope="+str,
-				"task_id="+str, "supersedes="+str, "references="+str)},
+			schema: obj([]string{"claim"}, arg{"claim", str, "The decision in one sentence."}, arg{"rationale", str, "Why."},
+				argAnchor, argScopeW, argTask, argSupersedes, argRefs)},
 		{name: "record_read", run: recordRead, readOnly: true,
-			desc:   "Read records newest first. scope is a case-insensitive substring of scope/kind/capture point/session/task; id fetches one (with include_content for its body). Returns a page (default 100, ≤40k chars): pass next_cursor back as cursor until it is null; a short page is not the end.",
-			schema: obj(nil, "scope="+str, "id="+str, "include_content="+boolean, "limit="+integer, "cursor="+str)},
+			desc: "Read records newest first. Returns a page (≤40k chars): pass next_cursor back as cursor until it is null; a short page is not the end.",
+			schema: obj(nil, arg{"scope", str, "Case-insensitive substring of scope, kind, capture point, session or task."},
+				arg{"id", str, "Fetch this one record."}, arg{"include_content", boolean, "Include bodies (default: content_length only)."},
+				argLimit, argCursor)},
 		{name: "work_create", run: workCreate,
-			desc: "Create an open work item. spec is opaque to the board. depends_on: items that must be done first; parent_id: containment.",
-			schema: obj([]string{"title", "spec", "spec_format", "actor_human"}, "title="+str, "spec="+str, "spec_format="+str,
-				"actor_human="+str, "actor_agent="+str, "depends_on="+strArr, "parent_id="+strOrNil, "supersedes="+str,
-				"references="+str, "tenant_id="+str)},
+			desc: "Create an open work item on the delegation board.",
+			schema: obj([]string{"title", "spec", "spec_format", "actor_human"}, arg{"title", str, "One line."}, argSpec, argSpecFmt,
+				argHuman, argAgent, argDeps, argParent, argSupersedes, argRefs, argTenant)},
 		{name: "work_get", run: workGet, readOnly: true,
 			desc:   "Get one work item with its full spec (null when it does not exist). Expired claims are released first.",
-			schema: obj([]string{"id"}, "id="+str)},
+			schema: obj([]string{"id"}, argID)},
 		{name: "work_list", run: workList, readOnly: true,
-			desc: "List work items newest first with a derived claimable flag (expired claims are swept first). parent_id: omit for all, an id for its children, null for roots. Paged like record_read.",
-			schema: obj(nil, "tenant_id="+str, "status="+`{"type":"string","enum":["open","in_progress","done","cancelled"]}`,
-				"parent_id="+strOrNil, "include_spec="+boolean, "limit="+integer, "cursor="+str)},
+			desc: "List work items newest first with a derived claimable flag (expired claims are swept first). Paged like record_read.",
+			schema: obj(nil, argTenant, arg{"status", `"type":"string","enum":["open","in_progress","done","cancelled"]`, "Only items in this status."},
+				arg{"parent_id", strOrNil, "Omit for all, an id for its children, null for roots."},
+				arg{"include_spec", boolean, "Include specs (default: spec_length only)."}, argLimit, argCursor)},
 		{name: "work_update_meta", run: workUpdateMeta,
-			desc: "Change an item's title/spec/spec_format/depends_on/parent_id/references if it is still at expected_version (optimistic; VERSION_CONFLICT otherwise). parent_id null makes it a root.",
-			schema: obj([]string{"id", "expected_version"}, "id="+str, "expected_version="+integer, "title="+str, "spec="+str,
-				"spec_format="+str, "depends_on="+strArr, "parent_id="+strOrNil, "supersedes="+str, "references="+str,
-				"actor_human="+str, "actor_agent="+str)},
+			desc: "Change an item's metadata if it is still at expected_version (VERSION_CONFLICT otherwise). Omitted fields stay as they are.",
+			schema: obj([]string{"id", "expected_version"}, argID, arg{"expected_version", integer, "The version you read."},
+				arg{"title", str, "New title."}, arg{"spec", str, "New spec."}, arg{"spec_format", str, "New spec format."},
+				arg{"depends_on", strArr, "Replaces the dependencies."}, arg{"parent_id", strOrNil, "Move under this item; null makes it a root."},
+				arg{"supersedes", str, "Replaces the edges with one supersedes edge (plus references)."},
+				arg{"references", str, `Replaces the typed edges: [{"rel","id"}] as a JSON string; "[]" clears.`},
+				arg{"actor_human", str, "Who changes it (default: this repository's git user)."}, argAgent)},
 		{name: "work_claim", run: workClaim,
-			desc:   "Claim an open, claimable item: you get a lease (default 4h) and claim.claim_token, which renew/release/complete require. Exactly one claimer wins; others get NOT_CLAIMABLE naming the holder.",
-			schema: obj([]string{"id", "actor_human"}, "id="+str, "actor_human="+str, "actor_agent="+str, "lease_ms="+posInt)},
+			desc:   "Claim an open, claimable item: you get a lease and claim.claim_token, which renew/release/complete require. Exactly one claimer wins; others get NOT_CLAIMABLE naming the holder.",
+			schema: obj([]string{"id", "actor_human"}, argID, argHuman, argAgent, argLease)},
 		{name: "work_renew", run: workRenew,
-			desc:   "Extend the lease of a claim you hold (claim_token from work_claim).",
-			schema: obj([]string{"id", "claim_token"}, "id="+str, "claim_token="+integer, "lease_ms="+posInt)},
+			desc:   "Extend the lease of a claim you hold.",
+			schema: obj([]string{"id", "claim_token"}, argID, argToken, argLease)},
 		{name: "work_release", run: workRelease,
 			desc:   "Give a claim back; the item is open again.",
-			schema: obj([]string{"id", "claim_token"}, "id="+str, "claim_token="+integer, "note="+str)},
+			schema: obj([]string{"id", "claim_token"}, argID, argToken, argNote)},
 		{name: "work_complete", run: workComplete,
-			desc:   "Complete a claimed item; note becomes a work-completion record in the process record.",
-			schema: obj([]string{"id", "claim_token"}, "id="+str, "claim_token="+integer, "note="+str)},
+			desc:   "Complete a claimed item; it also writes a work-completion record to the process record.",
+			schema: obj([]string{"id", "claim_token"}, argID, argToken, arg{"note", str, "What was done; becomes the work-completion record."})},
 		{name: "work_cancel", run: workCancel,
 			desc:   "Cancel an open or in-progress item (voids any claim).",
-			schema: obj([]string{"id", "actor_human"}, "id="+str, "actor_human="+str, "actor_agent="+str)},
+			schema: obj([]string{"id", "actor_human"}, argID, argHuman, argAgent)},
 		{name: "work_reopen", run: workReopen,
 			desc:   "Move a done item back to open.",
-			schema: obj([]string{"id", "actor_human"}, "id="+str, "actor_human="+str, "actor_agent="+str)},
+			schema: obj([]string{"id", "actor_human"}, argID, argHuman, argAgent)},
 		{name: "work_events", run: workEvents, readOnly: true,
 			desc:   "Every event of an item (its audit trail), oldest first.",
-			schema: obj([]string{"id"}, "id="+str)},
+			schema: obj([]string{"id"}, argID)},
 		{name: "steering_read", run: steeringRead, readOnly: true, gated: true,
-			desc: "Read steering items (project principles), gated off unless enabled. Filters: id, domain substring, status, kind. Paged like record_read.",
-			schema: loose("id:string", "domain:string", "status:string (active, deprecated or superseded)", "kind:string",
-				"include_history:boolean", "limit:integer", "cursor:string")},
+			desc: "Read steering items (project principles), gated off unless enabled. Paged like record_read.",
+			schema: obj(nil, arg{"id", str, "Exact item id."}, arg{"domain", str, "Case-insensitive substring of the domain."},
+				arg{"status", str, "active, deprecated or superseded."}, arg{"kind", str, "Exact kind."},
+				arg{"include_history", boolean, "Include prior versions."}, argLimit, argCursor)},
 		{name: "steering_put", run: steeringPut, gated: true,
-			desc: "Create or amend one steering item (gated off unless enabled); amendments keep history. Requires id, kind, statement.",
-			schema: loose("id:string (required)", "kind:string (required)", "statement:string (required)", "domain:string",
-				"status:string (active, deprecated or superseded)", "supersedes:string", "references:string (JSON array of {rel,id})")},
+			desc: "Create or amend one steering item (gated off unless enabled); amendments keep history.",
+			schema: obj([]string{"id", "kind", "statement"}, arg{"id", str, "A stem like GP-23."},
+				arg{"kind", str, "Open vocabulary: guiding-principle, policy…"}, arg{"statement", str, "The steering text."},
+				arg{"domain", str, "Domain tag (default: the prior one)."},
+				arg{"status", str, "active, deprecated or superseded (default: the prior one, or active)."},
+				arg{"supersedes", str, "The item this one replaces."}, argRefs)},
 	}
-}
-
-// loose builds the schema of a gated tool: names and descriptions only, no
-// types and no required list, so that server-side validation never answers
-// before the gate does ("GATED, whatever the arguments"); the handler
-// checks types and required fields after the gate.
-func loose(props ...string) string {
-	var b strings.Builder
-	b.WriteString(`{"type":"object","properties":{`)
-	for i, p := range props {
-		name, desc, _ := strings.Cut(p, ":")
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		d, _ := json.Marshal(desc)
-		b.WriteString(`"` + name + `":{"description":` + string(d) + `}`)
-	}
-	b.WriteString(`}}`)
-	return b.String()
 }
 
 func parseRefs(s string) ([]record.Reference, error) { return record.ParseReferences(s) }
@@ -226,13 +244,21 @@ func recordRead(b *Backend, raw json.RawMessage) (any, error) {
 }
 
 type itemResult struct {
-	OK         bool                `json:"ok"`
-	Item       any                 `json:"item"`
-	Unresolved []record.Unresolved `json:"unresolved_ids,omitempty"`
+	OK   bool `json:"ok"`
+	Item any  `json:"item"`
 }
 
-func outcome(o *board.Outcome) itemResult {
-	r := itemResult{OK: true, Item: o.Item, Unresolved: o.Unresolved}
+// outcomeResult is the answer of the verbs that lint prose for ids
+// (create, update_meta, release, complete): unresolved_ids is always
+// there, [] when every cited id resolves.
+type outcomeResult struct {
+	OK         bool                `json:"ok"`
+	Item       any                 `json:"item"`
+	Unresolved []record.Unresolved `json:"unresolved_ids"`
+}
+
+func outcome(o *board.Outcome) outcomeResult {
+	r := outcomeResult{OK: true, Item: o.Item, Unresolved: o.Unresolved}
 	if r.Unresolved == nil {
 		r.Unresolved = []record.Unresolved{}
 	}
@@ -333,8 +359,14 @@ func workUpdateMeta(b *Backend, raw json.RawMessage) (any, error) {
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
+	who := board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}
+	if strings.TrimSpace(who.Human+who.Agent) == "" {
+		// No actor given: the board names the git user; the session says
+		// it came through this server.
+		who.Agent = b.Session
+	}
 	in := board.UpdateInput{ExpectedVersion: a.ExpectedVersion, Title: a.Title, Spec: a.Spec, SpecFormat: a.SpecFormat,
-		DependsOn: a.DependsOn, Supersedes: a.Supersedes, Actor: board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}}
+		DependsOn: a.DependsOn, Supersedes: a.Supersedes, Actor: who}
 	if a.ParentID.Set {
 		p := a.ParentID.Value
 		in.ParentID = &p
@@ -462,7 +494,7 @@ func steeringRead(b *Backend, raw json.RawMessage) (any, error) {
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	p, err := b.Steering.Read(steering.ReadRequest{ID: a.ID, Domain: a.Domain, Status: a.Status, Kind: a.Kind,
+	p, err := b.steering.Read(steering.ReadRequest{ID: a.ID, Domain: a.Domain, Status: a.Status, Kind: a.Kind,
 		IncludeHistory: a.IncludeHistory, Limit: a.Limit, Cursor: a.Cursor, Measure: paging.CompactLen})
 	if err != nil {
 		return nil, err
@@ -492,7 +524,7 @@ func steeringPut(b *Backend, raw json.RawMessage) (any, error) {
 			refs = append(refs, steering.Reference{Rel: r.Rel, ID: r.ID})
 		}
 	}
-	res, err := b.Steering.Put(steering.PutInput{ID: a.ID, Kind: a.Kind, Statement: a.Statement, Domain: a.Domain,
+	res, err := b.steering.Put(steering.PutInput{ID: a.ID, Kind: a.Kind, Statement: a.Statement, Domain: a.Domain,
 		Status: a.Status, Supersedes: a.Supersedes, References: refs, Actor: b.Session})
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ type edgeCache struct {
 }
 
 // Backlinks returns, for every record some record references, the
-// referring {rel, id} pairs ordered by referrer id.
+// referring {rel, id} pairs, newest referrer first.
 func (sn *Snapshot) Backlinks() (map[string][]Reference, error) {
 	c, err := sn.edges()
 	if err != nil {

@@ -241,11 +241,12 @@ func (sn *Snapshot) Select(f Filter, before string, limit int) ([]*Record, bool,
 	return out, more, err
 }
 
-// sortRefs orders backlinks by referrer id.
+// sortRefs orders backlinks newest referrer first (id descending), as
+// records are read.
 func sortRefs(refs []Reference) {
 	sort.Slice(refs, func(i, j int) bool {
 		if refs[i].ID != refs[j].ID {
-			return refs[i].ID < refs[j].ID
+			return refs[i].ID > refs[j].ID
 		}
 		return refs[i].Rel < refs[j].Rel
 	})

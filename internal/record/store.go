@@ -27,8 +27,10 @@ const MaxContent = 1 << 20
 
 // Error codes of the record store, beside apperr's shared ones.
 const (
+	// DanglingSupersedes names a reference (of any rel, as on the board
+	// and in steering, and as the reference implementation names it)
+	// whose target is neither a record nor a board item.
 	DanglingSupersedes apperr.Code = "DANGLING_SUPERSEDES"
-	DanglingReference  apperr.Code = "DANGLING_REFERENCE"
 	Duplicate          apperr.Code = "DUPLICATE_ID"
 )
 
@@ -175,9 +177,6 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 	if rec.Kind == "" {
 		return nil, apperr.New(apperr.Schema, "kind is required")
 	}
-	if strings.TrimSpace(rec.Claim) == "" {
-		return nil, apperr.New(apperr.Schema, "claim is required")
-	}
 	if len(rec.Content) > MaxContent {
 		return nil, apperr.New(apperr.Schema, "content is %d bytes; a record body may be at most %d", len(rec.Content), MaxContent)
 	}
@@ -226,8 +225,11 @@ func truncate(s string, n int) string {
 // commitMessage makes `git log refs/ideate/record` readable: the kind and
 // claim as the subject, and the id as a trailer.
 func commitMessage(r *Record) string {
-	subj := strings.Join(strings.Fields(r.Claim), " ")
-	return fmt.Sprintf("%s: %s\n\nIdeate-Record: %s\n", r.Kind, truncate(subj, 72), r.ID)
+	subj := r.Kind
+	if claim := strings.Join(strings.Fields(r.Claim), " "); claim != "" { // a claim may be empty
+		subj += ": " + truncate(claim, 72)
+	}
+	return fmt.Sprintf("%s\n\nIdeate-Record: %s\n", subj, r.ID)
 }
 
 // rootTree returns the root tree of the commit tip, checking its format
@@ -282,7 +284,7 @@ func (s *Store) checkReferences(root gitstore.Hash, rec *Record) error {
 				continue
 			}
 		}
-		return apperr.New(DanglingReference, "reference %s → %s names no record or board item", r.Rel, r.ID)
+		return apperr.New(DanglingSupersedes, "reference %s → %s names no record or board item", r.Rel, r.ID)
 	}
 	return nil
 }

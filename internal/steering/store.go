@@ -60,9 +60,13 @@ func Open(git *gitstore.Store, enabled bool) *Store {
 // Enabled reports whether the store was opened enabled.
 func (s *Store) Enabled() bool { return s.enabled }
 
+// Gate returns the Gated error when s is nil or not enabled, else nil. The
+// CLI and the MCP server answer with this one error.
+func (s *Store) Gate() error { return s.gate() }
+
 func (s *Store) gate() error {
 	if s == nil || !s.enabled {
-		return apperr.New(Gated, "steering is gated off in this repository; turn on the ideate.steering setting to use it")
+		return apperr.New(Gated, "steering is gated off in this repository; set \"steering\": {\"enabled\": true} in .ideate.json (or git config ideate.steering true) to use it")
 	}
 	return nil
 }
