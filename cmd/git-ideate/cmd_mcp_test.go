@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,11 +27,14 @@ type rpc struct {
 	cv  *sync.Cond
 }
 
-func startMCP(t *testing.T, dir string) *rpc {
+// startMCP starts `git-ideate mcp` in dir; env adds KEY=value entries to
+// the test's environment.
+func startMCP(t *testing.T, dir string, env ...string) *rpc {
 	t.Helper()
 	r := &rpc{t: t, cmd: exec.Command(binPath, "mcp"), got: map[int]json.RawMessage{}}
 	r.cv = sync.NewCond(&r.mu)
 	r.cmd.Dir = dir
+	r.cmd.Env = append(os.Environ(), env...)
 	var err error
 	if r.in, err = r.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -171,4 +176,72 @@ func TestMCP_StdioServerAndParity(t *testing.T) {
 	}
 	r.mu.Unlock()
 	gt.Fsck(t, dir)
+}
+
+// Turning steering on or off in .ideate.json takes effect on the running
+// server's next call, and its GATED answer is the CLI's, word for word.
+func TestMCP_SteeringGateReadPerCall(t *testing.T) {
+	dir := gt.NewRepo(t)
+	r := startMCP(t, dir)
+	id := 0
+	read := func() toolResult {
+		id++
+		return r.call(id, "steering_read", map[string]any{})
+	}
+	res := read()
+	if !res.IsError || res.StructuredContent["code"] != "GATED" {
+		t.Fatalf("steering_read before enabling: %+v", res)
+	}
+	cliRes := bin(t, dir, "", "steering", "read")
+	if msg := res.StructuredContent["message"].(string); cliRes.code == 0 || !strings.Contains(cliRes.err, msg) {
+		t.Fatalf("GATED differs between CLI and MCP:\nCLI: %s\nMCP: %s", cliRes.err, msg)
+	}
+	conf := filepath.Join(dir, ".ideate.json")
+	if err := os.WriteFile(conf, []byte(`{"schema_version":10,"steering":{"enabled":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := read(); res.IsError {
+		t.Fatalf("steering_read after enabling: %+v", res)
+	}
+	id++
+	if res := r.call(id, "steering_put", map[string]any{"id": "GP-1", "kind": "principle", "statement": "Small commits"}); res.IsError {
+		t.Fatalf("steering_put after enabling: %+v", res)
+	}
+	if err := os.WriteFile(conf, []byte(`{"schema_version":10,"steering":{"enabled":false}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := read(); !res.IsError || res.StructuredContent["code"] != "GATED" {
+		t.Fatalf("steering_read after disabling: %+v", res)
+	}
+	// git config ideate.steering turns it on as well.
+	gt.Git(t, dir, "config", "ideate.steering", "true")
+	if res := read(); res.IsError {
+		t.Fatalf("steering_read after git config ideate.steering true: %+v", res)
+	}
+}
+
+// The server's writes carry the host's session id when the host passes
+// one (Claude Code sets CLAUDE_CODE_SESSION_ID for its MCP servers), so
+// they share it with the session's hook records; else mcp-<ULID>.
+func TestMCP_SessionFromHost(t *testing.T) {
+	dir := gt.NewRepo(t)
+	session := func(env ...string) string {
+		r := startMCP(t, dir, env...)
+		res := r.call(1, "record_append", map[string]any{"kind": "finding", "claim": "c", "content": "x"})
+		if res.IsError {
+			t.Fatalf("append: %+v", res)
+		}
+		row := r.call(2, "record_read", map[string]any{"id": res.StructuredContent["id"]}).StructuredContent["records"].([]any)[0]
+		return row.(map[string]any)["source"].(map[string]any)["session_id"].(string)
+	}
+	host := "3b311f76-4634-48ab-b822-33299bd463ef"
+	if got := session("CLAUDE_CODE_SESSION_ID=" + host); got != host {
+		t.Fatalf("session_id = %q, want the host's %q", got, host)
+	}
+	if got := session("CLAUDE_CODE_SESSION_ID="); !strings.HasPrefix(got, "mcp-") {
+		t.Fatalf("session_id without a host session = %q", got)
+	}
+	if got := session("CLAUDE_CODE_SESSION_ID=bad\nid"); !strings.HasPrefix(got, "mcp-") {
+		t.Fatalf("session_id from an unprintable host value = %q", got)
+	}
 }

@@ -263,6 +263,11 @@ func TestBoard_Claimability(t *testing.T) {
 	if got := transitions(t, b, child.ID); got != "create,update-meta,cancel" {
 		t.Fatalf("update-meta must write an event: %s", got)
 	}
+	// With no actor given, the event names the git user who changed the
+	// item, not the item's creator.
+	if evs, _ := b.Events(child.ID); evs[1].Actor != (board.Actor{Human: "Test User"}) || evs[0].Actor == evs[1].Actor {
+		t.Fatalf("update-meta actor = %+v (creator %+v), want the git user", evs[1].Actor, evs[0].Actor)
+	}
 	ready, _ := b.Ready("")
 	if len(ready) != 1 || ready[0].Title != "parent" {
 		t.Fatalf("ready = %+v", ready)
