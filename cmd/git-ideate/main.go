@@ -121,6 +121,7 @@ type CLI struct {
 	Mcp       McpCmd       `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
 	Hook      HookCmd      `cmd:"" help:"Handle one Claude Code hook event: its JSON payload on stdin (always exits 0)."`
 	Sync      SyncCmd      `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
+	Test      TestCmd      `cmd:"" help:"Classify test runner output into one outcome per test (PASS, FAIL_ASSERT, FAIL_STUB, BUILD_FAIL, …)."`
 	Init      InitCmd      `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
 }
 

@@ -70,6 +70,9 @@ func capture(t *testing.T, name, output, root string) {
 	if root != "" {
 		output = strings.ReplaceAll(output, root, "ROOT")
 	}
+	if r := os.Getenv("GIT_IDEATE_NODE_RUNNERS"); r != "" {
+		output = strings.ReplaceAll(output, r, "RUNNERS")
+	}
 	if err := os.WriteFile(filepath.Join("testdata", name), []byte(output), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func parseJUnit(r io.Reader, opts Options) (*parsed, error) {
 	dec.Strict = true
 	var cases []xmlCase
 	var suites []string
-	rootSeen := false
+	rootSeen, text := false, false
 	rootName := ""
 	goSuite := false
 	for {
@@ -79,11 +79,18 @@ func parseJUnit(r io.Reader, opts Options) (*parsed, error) {
 					goSuite = true
 				}
 			}
+		case xml.CharData:
+			if !rootSeen && len(strings.TrimSpace(string(el))) > 0 {
+				text = true
+			}
 		case xml.EndElement:
 			if el.Name.Local == "testsuite" && len(suites) > 0 {
 				suites = suites[:len(suites)-1]
 			}
 		}
+	}
+	if !rootSeen && text {
+		return nil, apperr.New(Unverifiable, "not a readable JUnit XML report: it holds no XML element")
 	}
 	if !rootSeen {
 		return nil, apperr.New(Unverifiable, "the output is empty: no JUnit XML report")
@@ -530,7 +537,10 @@ func goTextOutcome(text string, markers []string) (Outcome, string, string, int)
 	return FailAssert, m, f, n
 }
 
-var rustPanic = regexp.MustCompile(`panicked at ([^\s:]+):(\d+):\d+:?\s*\n?(.*)`)
+var (
+	rustPanic    = regexp.MustCompile(`panicked at ([^\s:]+):(\d+):\d+:\n(.+)`)
+	rustPanicLoc = regexp.MustCompile(`panicked at ([^\s:]+):(\d+):\d+`)
+)
 
 // cargo-nextest: a <failure> whose type says how the test process ended
 // ("test failure with exit code 101", "test abort", "test timeout",
@@ -554,20 +564,26 @@ func (j *junitReader) nextest(cases []xmlCase) {
 			}
 			continue
 		}
-		text := f.Message + "\n" + f.Text + "\n" + c.SystemOut + "\n" + c.SystemErr
+		text := f.Text + "\n" + c.SystemErr + "\n" + c.SystemOut + "\n" + f.Message
 		file, line, pmsg := "", 0, ""
 		if m := rustPanic.FindStringSubmatch(text); m != nil {
 			file = m[1]
 			line, _ = strconv.Atoi(m[2])
 			pmsg = strings.TrimSpace(m[3])
+		} else if m := rustPanicLoc.FindStringSubmatch(text); m != nil {
+			file = m[1]
+			line, _ = strconv.Atoi(m[2])
 		}
 		reason := pmsg
 		if reason == "" {
 			reason = failText(f)
 		}
+		if reason == "" {
+			reason = f.Type
+		}
 		switch {
 		case strings.Contains(f.Type, "timeout"):
-			j.add(id, Timeout, failText(f), file, line)
+			j.add(id, Timeout, reason, file, line)
 		case isErr && strings.Contains(f.Type, "execution failure"):
 			j.add(id, ErrorSetup, "the test process could not start: "+failText(f), "", 0)
 		case j.stub(pmsg) || (pmsg == "" && j.stub(text)):
@@ -626,5 +642,3 @@ type plainScheme struct{}
 func (plainScheme) split(id string) (string, string) { return id, "" }
 func (plainScheme) qualMatch(string, string) bool    { return true }
 func (plainScheme) inGroup(k, _, g string) bool      { return strings.HasPrefix(k, g+"::") }
-
-

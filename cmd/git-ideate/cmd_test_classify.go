@@ -1,0 +1,37 @@
+package main
+
+import (
+	"github.com/ideate/git-ideate/internal/testrun"
+)
+
+// TestCmd groups the commands over test runs.
+type TestCmd struct {
+	Classify TestClassifyCmd `cmd:"" help:"Read a test runner's output on stdin and print one outcome per test as JSON."`
+}
+
+// TestClassifyCmd classifies a runner's output read from stdin.
+type TestClassifyCmd struct {
+	Format     string   `help:"Output format: go-test-json, junit-xml, jest-json." placeholder:"F"`
+	Dialect    string   `help:"Producer of the output (junit-xml needs one): pytest, vitest, jest-junit, gotestsum, cargo-nextest, surefire; jest-json takes jest or vitest." placeholder:"D"`
+	Declared   []string `help:"Test ids the run must account for, comma-separated or repeated; each gets exactly one outcome (NOT_RUN when the output never names it)." placeholder:"ID,ID"`
+	StubMarker []string `name:"stub-marker" help:"Text that makes a failure FAIL_STUB (repeatable; default SUB-AGENT-TODO)." placeholder:"M"`
+	Root       string   `help:"Prefix cut from absolute file paths in the results." placeholder:"DIR"`
+	TimedOut   bool     `name:"timed-out" help:"The run was killed at its deadline: tests still running, or never reported, are TIMEOUT."`
+}
+
+// Run prints the report; an output that cannot be read in the declared
+// format is an UNVERIFIABLE error after the report is printed.
+func (c *TestClassifyCmd) Run(env *Env) error {
+	rep, err := testrun.Classify(env.In, testrun.Options{
+		Format:      testrun.Format(c.Format),
+		Dialect:     testrun.Dialect(c.Dialect),
+		Declared:    c.Declared,
+		StubMarkers: c.StubMarker,
+		Root:        c.Root,
+		TimedOut:    c.TimedOut,
+	})
+	if werr := writeJSON(env.Out, rep, true); werr != nil {
+		return werr
+	}
+	return err
+}

@@ -1,0 +1,214 @@
+package testrun
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var pyProject = map[string]string{
+	"pkg/__init__.py":   "",
+	"tests/__init__.py": "",
+	"pkg/calc.py": `def add(a, b):
+    raise NotImplementedError("SUB-AGENT-TODO: T1 return a+b")
+
+def sub(a, b):
+    return 0
+`,
+	"tests/test_calc.py": `import pytest
+from pkg import calc
+
+def test_sub_assert():
+    assert calc.sub(5, 3) == 2
+
+def test_add_stub():
+    assert calc.add(1, 2) == 3
+
+def test_missing_attr():
+    assert calc.mul(2, 3) == 6
+
+def test_name_error():
+    assert undefined_helper() == 1
+
+def test_type_error():
+    assert len(None) == 0
+
+@pytest.fixture
+def broken_fixture():
+    raise RuntimeError("fixture boom")
+
+def test_fixture_error(broken_fixture):
+    pass
+
+@pytest.fixture
+def bad_teardown():
+    yield 1
+    raise RuntimeError("teardown boom")
+
+def test_teardown_error(bad_teardown):
+    pass
+
+def test_passes():
+    pass
+
+def test_skipped():
+    pytest.skip("not here")
+
+@pytest.mark.xfail(reason="known bug")
+def test_xfail():
+    assert False
+
+def test_fail_call():
+    pytest.fail("explicit failure")
+
+@pytest.mark.parametrize("x", [1, 2])
+def test_param(x):
+    assert x == 1
+
+class TestGroup:
+    def test_in_class(self):
+        assert 1 == 2
+`,
+	"tests/test_import.py": `from pkg.missing_module import thing
+
+def test_never():
+    assert thing() == 1
+`,
+}
+
+// pytestCmd finds Debian's pytest: the python3 on PATH may be another
+// interpreter without it. GIT_IDEATE_PYTHON names one explicitly.
+func pytestCmd(t *testing.T) []string {
+	t.Helper()
+	cands := []string{os.Getenv("GIT_IDEATE_PYTHON"), "/usr/bin/python3", "python3"}
+	for _, py := range cands {
+		if py == "" {
+			continue
+		}
+		if err := exec.Command(py, "-c", "import pytest").Run(); err == nil {
+			return []string{py, "-m", "pytest", "-p", "no:cacheprovider", "-q"}
+		}
+	}
+	t.Skip("pytest not found: install python3-pytest (apt-get install -y python3-pytest) or set GIT_IDEATE_PYTHON to a python with pytest")
+	return nil
+}
+
+func TestRun_Pytest_EveryOutcome(t *testing.T) {
+	py := pytestCmd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, pyProject)
+	declared := []string{
+		"tests/test_calc.py::test_sub_assert",
+		"tests/test_calc.py::test_add_stub",
+		"tests/test_calc.py::test_missing_attr",
+		"tests/test_calc.py::test_fixture_error",
+		"tests/test_calc.py::TestGroup::test_in_class",
+		"tests/test_calc.py::test_param[2]",
+		"tests/test_import.py::test_never",
+		"tests/test_calc.py::test_typo",
+	}
+	res, err := Run(context.Background(), Spec{
+		Argv:       append(py, "--continue-on-collection-errors", "--junitxml=report.xml", "tests"),
+		Dir:        dir,
+		Format:     JUnitXML,
+		Dialect:    DialectPytest,
+		ReportFile: "report.xml",
+		Declared:   declared,
+		Timeout:    2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, res.Output)
+	}
+	if res.ExitCode != 1 {
+		t.Errorf("pytest exit code %d, want 1", res.ExitCode)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "report.xml")); err == nil {
+		capture(t, "pytest-live.xml", string(b), dir)
+	}
+	rep := res.Report
+	want(t, rep, map[string]Outcome{
+		"tests/test_calc.py::test_sub_assert":          FailAssert,
+		"tests/test_calc.py::test_add_stub":            FailStub,
+		"tests/test_calc.py::test_missing_attr":        FailError,
+		"tests.test_calc::test_name_error":             FailError,
+		"tests.test_calc::test_type_error":             FailError,
+		"tests/test_calc.py::test_fixture_error":       ErrorSetup,
+		"tests.test_calc::test_teardown_error":         ErrorSetup,
+		"tests.test_calc::test_passes":                 Pass,
+		"tests.test_calc::test_skipped":                Skip,
+		"tests.test_calc::test_xfail":                  Skip,
+		"tests.test_calc::test_fail_call":              FailAssert,
+		"tests.test_calc::test_param[1]":               Pass,
+		"tests/test_calc.py::test_param[2]":            FailAssert,
+		"tests/test_calc.py::TestGroup::test_in_class": FailAssert,
+		"tests/test_import.py::test_never":             BuildFail,
+		"tests/test_calc.py::test_typo":                NotRun,
+	})
+	reasonHas(t, rep, "tests/test_import.py::test_never", "No module named 'pkg.missing_module'")
+	reasonHas(t, rep, "tests/test_calc.py::test_missing_attr", "AttributeError")
+	if r, _ := rep.Result("tests/test_calc.py::test_sub_assert"); r.File != "tests/test_calc.py" || r.Line != 5 {
+		t.Errorf("test_sub_assert at %s:%d, want tests/test_calc.py:5", r.File, r.Line)
+	}
+}
+
+// Without --continue-on-collection-errors one bad file stops the session:
+// the other declared tests are NOT_RUN, and the reason says why.
+func TestRun_Pytest_CollectionErrorAbortsTheSession(t *testing.T) {
+	py := pytestCmd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, pyProject)
+	res, err := Run(context.Background(), Spec{
+		Argv:       append(py, "--junitxml=report.xml", "tests"),
+		Dir:        dir,
+		Format:     JUnitXML,
+		Dialect:    DialectPytest,
+		ReportFile: "report.xml",
+		Declared:   []string{"tests/test_calc.py::test_passes", "tests/test_import.py::test_never"},
+		Timeout:    2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.ExitCode != 2 {
+		t.Errorf("pytest exit code %d, want 2 (interrupted)", res.ExitCode)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "report.xml")); err == nil {
+		capture(t, "pytest-live-abort.xml", string(b), dir)
+	}
+	want(t, res.Report, map[string]Outcome{
+		"tests/test_calc.py::test_passes":  NotRun,
+		"tests/test_import.py::test_never": BuildFail,
+	})
+	reasonHas(t, res.Report, "tests/test_calc.py::test_passes", "--continue-on-collection-errors")
+}
+
+// A runner killed at its deadline writes no report: every declared test
+// is TIMEOUT, not UNVERIFIABLE and not a pass.
+func TestRun_Pytest_KilledBeforeItsReport(t *testing.T) {
+	py := pytestCmd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n"})
+	start := time.Now()
+	res, err := Run(context.Background(), Spec{
+		Argv:       append(py, "--junitxml=report.xml", "tests"),
+		Dir:        dir,
+		Format:     JUnitXML,
+		Dialect:    DialectPytest,
+		ReportFile: "report.xml",
+		Declared:   []string{"tests/test_slow.py::test_slow"},
+		Timeout:    3 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !res.TimedOut || time.Since(start) > 15*time.Second {
+		t.Fatalf("timed out %v after %s", res.TimedOut, time.Since(start))
+	}
+	want(t, res.Report, map[string]Outcome{"tests/test_slow.py::test_slow": Timeout})
+}
