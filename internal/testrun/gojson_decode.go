@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"encoding/json"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -298,15 +297,4 @@ func hex4(b []byte, i int) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
-}
-
-// stdEvent is the same event decoded by encoding/json, for the fuzz test.
-type stdEvent struct {
-	Action, Package, Test, Output, FailedBuild, ImportPath string
-}
-
-func decodeStd(b []byte) (stdEvent, error) {
-	var e stdEvent
-	err := json.Unmarshal(b, &e)
-	return e, err
 }

@@ -1,0 +1,220 @@
+package testrun
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+func TestCapture_KeepsHeadAndTail(t *testing.T) {
+	c := NewCapture(10)
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(c, "%d", i%10)
+	}
+	s := c.String()
+	if !c.Cut() || c.Total() != 100 {
+		t.Fatalf("cut %v total %d", c.Cut(), c.Total())
+	}
+	if !strings.HasPrefix(s, "01234") || !strings.HasSuffix(s, "56789") || !strings.Contains(s, "[90 bytes cut]") {
+		t.Fatalf("capture %q", s)
+	}
+	small := NewCapture(100)
+	small.Write([]byte("hello"))
+	if small.Cut() || small.String() != "hello" {
+		t.Fatalf("small capture %q cut %v", small.String(), small.Cut())
+	}
+	// One write larger than the tail, then small ones: the tail stays the
+	// last bytes in order.
+	big := NewCapture(8)
+	big.Write([]byte("abcdefghijklmnop"))
+	big.Write([]byte("XY"))
+	if s := big.String(); !strings.HasPrefix(s, "abcd") || !strings.HasSuffix(s, "opXY") {
+		t.Fatalf("capture %q", s)
+	}
+}
+
+// Every byte through Capture matches a plain buffer's head and tail.
+func FuzzCapture(f *testing.F) {
+	f.Add(7, []byte("hello world, this is a longer text"), 3)
+	f.Fuzz(func(t *testing.T, capn int, data []byte, chunk int) {
+		if capn < 2 || capn > 1<<12 || chunk <= 0 || chunk > 64 {
+			return
+		}
+		c := NewCapture(capn)
+		for i := 0; i < len(data); i += chunk {
+			c.Write(data[i:min(i+chunk, len(data))])
+		}
+		half := capn / 2
+		s := c.String()
+		if len(data) <= 2*half {
+			if s != string(data) {
+				t.Fatalf("uncut capture %q, want %q", s, data)
+			}
+			return
+		}
+		wantS := string(data[:half]) + fmt.Sprintf("\n… [%d bytes cut] …\n", len(data)-2*half) + string(data[len(data)-half:])
+		if s != wantS {
+			t.Fatalf("capture %q, want %q", s, wantS)
+		}
+	})
+}
+
+// The runner's whole process group dies at the deadline, grandchildren
+// included, and the run returns promptly.
+func TestRun_TimeoutKillsTheProcessGroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "grandchild.pid")
+	script := `sleep 300 & echo $! > ` + pidFile + `; echo '{"Action":"run","Package":"p","Test":"TestHang"}'; wait`
+	start := time.Now()
+	res, err := Run(context.Background(), Spec{
+		Argv: []string{"sh", "-c", script}, Dir: dir, Format: GoJSON, Timeout: 1500 * time.Millisecond,
+		Declared: []string{"p::TestHang", "p::TestLater"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Fatalf("the run took %s", el)
+	}
+	if !res.TimedOut {
+		t.Fatal("not reported as timed out")
+	}
+	want(t, res.Report, map[string]Outcome{"p::TestHang": Timeout, "p::TestLater": Timeout})
+	assertDead(t, pidFile)
+}
+
+// Cancelling ctx kills the group too, and Run says it was cancelled.
+func TestRun_CancelKillsTheProcessGroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "grandchild.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat(pidFile); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	_, err := Run(ctx, Spec{Argv: []string{"sh", "-c", `sleep 300 & echo $! > ` + pidFile + `; wait`}, Dir: dir, Format: GoJSON})
+	if err == nil || !apperr.Is(err, "CANCELED") {
+		t.Fatalf("error %v, want CANCELED", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Fatalf("the run took %s", el)
+	}
+	assertDead(t, pidFile)
+}
+
+// A grandchild left behind by a runner that exits normally is killed too.
+func TestRun_NoGrandchildOutlivesTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "grandchild.pid")
+	// The grandchild's output is not the pipe's: Wait need not wait for it.
+	script := `sleep 300 >/dev/null 2>&1 & echo $! > ` + pidFile + `; echo '{"Action":"pass","Package":"p"}'`
+	if _, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", script}, Dir: dir, Format: GoJSON}); err != nil {
+		t.Fatal(err)
+	}
+	assertDead(t, pidFile)
+}
+
+func assertDead(t *testing.T, pidFile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("no grandchild pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// A zombie (exited, not yet reaped by init) counts as dead.
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err := syscall.Kill(pid, 0); err != nil || bytes.Contains(st, []byte(") Z ")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("grandchild %d outlived the run", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The capture is bounded, but the report streams past it whole: 20k
+// events through a 4 KiB capture still classify every test.
+func TestRun_OutputCapBoundsCaptureNotTheReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stream := syntheticGoStream(5000, 2)
+	if err := os.WriteFile(filepath.Join(dir, "out.jsonl"), stream, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"cat", "out.jsonl"}, Dir: dir, Format: GoJSON, OutputCap: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OutputCut || len(res.Output) > 4096+64 || res.OutputBytes != int64(len(stream)) {
+		t.Fatalf("cut %v, kept %d of %d bytes", res.OutputCut, len(res.Output), res.OutputBytes)
+	}
+	if !strings.Contains(res.Output, "bytes cut]") {
+		t.Fatal("the capture does not say it was cut")
+	}
+	if n := len(res.Report.Tests); n != 5000+52 {
+		t.Fatalf("%d tests classified, want 5000 and 52 subtests", n)
+	}
+}
+
+func TestRun_BadSpec(t *testing.T) {
+	if _, err := Run(context.Background(), Spec{Format: GoJSON}); !apperr.Is(err, apperr.Schema) {
+		t.Errorf("empty argv: %v", err)
+	}
+	if _, err := Run(context.Background(), Spec{Argv: []string{"/nonexistent/runner"}, Format: GoJSON}); !apperr.Is(err, "RUNNER") {
+		t.Errorf("missing runner: %v", err)
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"true"}, Format: JUnitXML})
+	if !apperr.Is(err, Unverifiable) || res.Report.Verdict != VerdictUnverifiable {
+		t.Errorf("junit without dialect: %v", err)
+	}
+	// A runner that writes no report is UNVERIFIABLE, not a pass.
+	res, err = Run(context.Background(), Spec{Argv: []string{"true"}, Dir: t.TempDir(), Format: JUnitXML, Dialect: DialectPytest, ReportFile: "r.xml"})
+	if !apperr.Is(err, Unverifiable) || res.Report.Verdict != VerdictUnverifiable {
+		t.Errorf("no report file: %v", err)
+	}
+}
+
+func TestGoSelector(t *testing.T) {
+	for in, out := range map[string]string{
+		"TestX":             "^TestX$",
+		"TestX/sub_case":    "^TestX$/^sub_case$",
+		"TestX/a.b[1]":      `^TestX$/^a\.b\[1\]$`,
+		"TestMain(fake)+go": `^TestMain\(fake\)\+go$`,
+	} {
+		if got := GoSelector(in); got != out {
+			t.Errorf("GoSelector(%q) = %q, want %q", in, got, out)
+		}
+	}
+	argv := GoIsolate("-timeout=30s")("example.com/p::TestX/sub")
+	if strings.Join(argv, " ") != "go test -json -count=1 -timeout=30s -run ^TestX$/^sub$ example.com/p" {
+		t.Errorf("GoIsolate: %q", argv)
+	}
+	if GoIsolate()("TestX") != nil {
+		t.Error("GoIsolate of a bare name")
+	}
+}
