@@ -101,8 +101,8 @@ func TestRun_CancelKillsTheProcessGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for i := 0; i < 100; i++ {
-			if _, err := os.Stat(pidFile); err == nil {
-				break
+			if b, err := os.ReadFile(pidFile); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+				break // the shell has written the whole pid
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
