@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -30,7 +31,7 @@ func fill(repo string, n int) []string {
 	b := board.Open(g, record.Open(g))
 	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
-		out, err := b.Create(board.CreateInput{Title: fmt.Sprintf("item %d", i), Spec: strings.Repeat("spec ", 40),
+		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("item %d", i), Spec: strings.Repeat("spec ", 40),
 			SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "bench"}})
 		benchutil.Must(err)
 		ids = append(ids, out.Item.ID)

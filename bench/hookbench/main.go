@@ -14,6 +14,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -114,7 +115,7 @@ func main() {
 	kinds := []string{"finding", "decision", "session-outcome", "commit-boundary", "subagent-outcome"}
 	body := strings.Repeat("The lockfile CAS held under contention; ", 8)[:300]
 	for i := 0; i < *nRecords; i++ {
-		_, err := rec.Append(record.AppendInput{Kind: kinds[i%len(kinds)], Claim: fmt.Sprintf("bench claim %d about the parser", i),
+		_, err := rec.Append(context.Background(), record.AppendInput{Kind: kinds[i%len(kinds)], Claim: fmt.Sprintf("bench claim %d about the parser", i),
 			Scope: fmt.Sprintf("pkg%d", i%9), VerificationAnchor: fmt.Sprintf("test:%d", i),
 			Source: record.Source{CapturePoint: "bench", SessionID: fmt.Sprintf("bench-%d", i/50)}, Content: body})
 		benchutil.Must(err)
@@ -125,7 +126,7 @@ func main() {
 	past := time.Now().Add(-5 * time.Hour)
 	lapsed := 0
 	for i := 0; i < *nItems; i++ {
-		out, err := b.Create(board.CreateInput{Title: fmt.Sprintf("Bench item %d: tidy the parser", i), Spec: strings.Repeat("spec ", 40),
+		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("Bench item %d: tidy the parser", i), Spec: strings.Repeat("spec ", 40),
 			SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "bench"}})
 		benchutil.Must(err)
 		if i%10 == 0 {
@@ -133,7 +134,7 @@ func main() {
 				b.Now = func() time.Time { return past }
 				lapsed++
 			}
-			_, err := b.Claim(out.Item.ID, board.Actor{Human: "bench", Agent: "w"}, nil)
+			_, err := b.Claim(context.Background(), out.Item.ID, board.Actor{Human: "bench", Agent: "w"}, nil)
 			benchutil.Must(err)
 			b.Now = time.Now
 		}

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -217,7 +218,7 @@ func main() {
 	sn, _ := rec.Snapshot()
 	have, _ := sn.Count()
 	for ; have < *walkN; have++ {
-		_, err := rec.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("fill %d", have), Content: body})
+		_, err := rec.Append(context.Background(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("fill %d", have), Content: body})
 		benchutil.Must(err)
 	}
 	g.Close()

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -54,7 +55,7 @@ func main() {
 		benchutil.Must(err)
 		t0 := time.Now()
 		for have < n {
-			_, err := rec.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("bench claim %d", have),
+			_, err := rec.Append(context.Background(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("bench claim %d", have),
 				Scope: fmt.Sprintf("bench/scope-%d", have%7), VerificationAnchor: fmt.Sprintf("test:%d", have),
 				Source: record.Source{CapturePoint: "bench", SessionID: "bench"}, Content: body})
 			benchutil.Must(err)

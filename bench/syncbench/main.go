@@ -250,7 +250,7 @@ func fillRecords(repo string, n int) {
 	rec := record.Open(g)
 	body := strings.Repeat("The lockfile CAS held under contention; ", 8)[:300]
 	for i := 0; i < n; i++ {
-		_, err := rec.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("bench claim %d", i),
+		_, err := rec.Append(context.Background(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("bench claim %d", i),
 			Scope: fmt.Sprintf("bench/scope-%d", i%7), VerificationAnchor: fmt.Sprintf("test:%d", i),
 			Source: record.Source{CapturePoint: "bench", SessionID: "bench"}, Content: body})
 		benchutil.Must(err)
@@ -264,7 +264,7 @@ func fillItems(repo string, n int) []string {
 	b := board.Open(g, record.Open(g))
 	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
-		out, err := b.Create(board.CreateInput{Title: fmt.Sprintf("item %d", i), Spec: strings.Repeat("spec ", 40),
+		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("item %d", i), Spec: strings.Repeat("spec ", 40),
 			SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "bench"}})
 		benchutil.Must(err)
 		ids = append(ids, out.Item.ID)
@@ -588,7 +588,7 @@ func pushFigure(clone, remote string, n, k, runs int, traces bool) {
 		benchutil.Must(err)
 		b := board.Open(g, record.Open(g))
 		for _, id := range ids {
-			_, err := b.Claim(id, board.Actor{Human: "bench", Agent: "w/2"}, nil)
+			_, err := b.Claim(context.Background(), id, board.Actor{Human: "bench", Agent: "w/2"}, nil)
 			benchutil.Must(err)
 		}
 		g.Close()

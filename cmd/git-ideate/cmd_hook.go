@@ -24,7 +24,7 @@ func (*HookCmd) alwaysZero() {}
 
 // Run handles the event; every problem is one line on stderr and the exit
 // code is 0.
-func (c *HookCmd) Run(env *Env) error {
+func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 	warn := func(msg string) { fmt.Fprintln(env.Err, "git ideate hook: "+msg) }
 	if len(c.Args) > 1 {
 		warn(fmt.Sprintf("%s: unexpected arguments %q after the event; nothing done", apperr.Schema, c.Args[1:]))
@@ -61,7 +61,7 @@ func (c *HookCmd) Run(env *Env) error {
 			return st, nil
 		},
 	}
-	d.Run(context.Background(), env.In, env.Out, event)
+	d.Run(ctx, env.In, env.Out, event)
 	return nil
 }
 

@@ -70,7 +70,7 @@ var pastTense = map[string]string{"create": "created", "update": "updated", "add
 
 // Run plans every change, checking every file it would merge into, and only
 // then applies them, so a bad file changes nothing.
-func (c *InitCmd) Run(env *Env) error {
+func (c *InitCmd) Run(ctx context.Context, env *Env) error {
 	g, err := env.Git()
 	if err != nil {
 		return err
@@ -97,7 +97,7 @@ func (c *InitCmd) Run(env *Env) error {
 	if msg != "" {
 		note("%s", msg)
 	}
-	remoteChanges, remoteNotes, err := planRemotes(g, c.Remote)
+	remoteChanges, remoteNotes, err := planRemotes(ctx, g, c.Remote)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func planMCP(top string) (*initChange, string, error) {
 
 // planRemotes adds the fetch refspecs of the remote-tracking namespace
 // (gitstore.FetchRefspecs) to each remote that lacks them.
-func planRemotes(g *gitstore.Store, only []string) ([]initChange, []string, error) {
+func planRemotes(ctx context.Context, g *gitstore.Store, only []string) ([]initChange, []string, error) {
 	remotes := g.Remotes()
 	if len(only) > 0 {
 		known := map[string]bool{}
@@ -219,7 +219,7 @@ func planRemotes(g *gitstore.Store, only []string) ([]initChange, []string, erro
 			}
 			key, spec := "remote."+r+".fetch", spec
 			changes = append(changes, initChange{Action: "add", Target: key, Detail: spec,
-				apply: func() error { return g.AddLocalConfig(context.Background(), key, spec) }})
+				apply: func() error { return g.AddLocalConfig(ctx, key, spec) }})
 		}
 	}
 	return changes, nil, nil

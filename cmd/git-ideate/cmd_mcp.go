@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"strings"
 	"time"
@@ -17,13 +18,13 @@ type McpCmd struct{}
 // Run serves until stdin closes. Nothing but protocol goes to stdout; the
 // repository is opened on the first tool call, from the directory the
 // server was started in.
-func (c *McpCmd) Run(env *Env) error {
+func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	session := mcpSession(os.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now())
 	env.session = session
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
 		return env.Backend(session)
 	})
-	return srv.ServeStdio(env.In, env.Out)
+	return srv.ServeStdio(ctx, env.In, env.Out)
 }
 
 // Backend opens the stores the MCP tools use, for this environment.

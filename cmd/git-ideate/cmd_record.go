@@ -111,7 +111,7 @@ func cliSession(env *Env, given string) string {
 }
 
 // Run appends the record.
-func (c *RecordAppendCmd) Run(env *Env) error {
+func (c *RecordAppendCmd) Run(ctx context.Context, env *Env) error {
 	content, err := readContent(env, c.Content)
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func (c *RecordAppendCmd) Run(env *Env) error {
 	if strings.TrimSpace(c.Kind) == "decision" {
 		point = "cli:decision"
 	}
-	res, err := st.Append(record.AppendInput{
+	res, err := st.Append(ctx, record.AppendInput{
 		Kind: c.Kind, Claim: c.Claim, VerificationAnchor: c.Anchor, Scope: c.Scope, Content: content,
 		Source:     record.Source{CapturePoint: point, SessionID: cliSession(env, c.Session), TaskID: c.Task},
 		References: refs, Supersedes: c.Supersedes,
@@ -153,7 +153,7 @@ type RecordDecisionCmd struct {
 }
 
 // Run appends the decision.
-func (c *RecordDecisionCmd) Run(env *Env) error {
+func (c *RecordDecisionCmd) Run(ctx context.Context, env *Env) error {
 	rationale, err := readContent(env, c.Rationale)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func (c *RecordDecisionCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := st.Decision(record.DecisionInput{
+	res, err := st.Decision(ctx, record.DecisionInput{
 		Claim: c.Claim, Rationale: rationale, VerificationAnchor: c.Anchor, Scope: c.Scope,
 		Source:     record.Source{CapturePoint: "cli:decision", SessionID: cliSession(env, c.Session), TaskID: c.Task},
 		References: refs, Supersedes: c.Supersedes,
@@ -188,7 +188,7 @@ type RecordReadCmd struct {
 }
 
 // Run prints records.
-func (c *RecordReadCmd) Run(env *Env) error {
+func (c *RecordReadCmd) Run(ctx context.Context, env *Env) error {
 	if c.IncludeContent && !c.JSON {
 		return apperr.New(apperr.Schema, "--include-content requires --json")
 	}
@@ -319,7 +319,7 @@ type RecordPrimeCmd struct {
 func (*RecordPrimeCmd) alwaysZero() {}
 
 // Run prints the digest; problems go to stderr and never fail the caller.
-func (c *RecordPrimeCmd) Run(env *Env) error {
+func (c *RecordPrimeCmd) Run(ctx context.Context, env *Env) error {
 	n := record.PrimeDefault
 	if c.Budget != "" {
 		var v int
@@ -353,7 +353,7 @@ type RecordSessionEndCmd struct{}
 func (*RecordSessionEndCmd) alwaysZero() {}
 
 // Run reads the payload from stdin.
-func (c *RecordSessionEndCmd) Run(env *Env) error {
+func (c *RecordSessionEndCmd) Run(ctx context.Context, env *Env) error {
 	payload, err := io.ReadAll(io.LimitReader(env.In, 1<<20))
 	if err != nil {
 		return apperr.Wrap(apperr.Schema, err, "cannot read the payload from stdin")
@@ -371,7 +371,7 @@ func (c *RecordSessionEndCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := st.AppendSessionOutcome(context.Background(), hooks.SessionOutcome(p))
+	res, err := st.AppendSessionOutcome(ctx, hooks.SessionOutcome(p))
 	if err != nil {
 		return err
 	}
@@ -386,7 +386,7 @@ type RecordExportCmd struct {
 }
 
 // Run writes the files, with progress on a terminal.
-func (c *RecordExportCmd) Run(env *Env) error {
+func (c *RecordExportCmd) Run(ctx context.Context, env *Env) error {
 	st, err := env.Record()
 	if err != nil {
 		return err

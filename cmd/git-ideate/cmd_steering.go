@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -84,7 +85,7 @@ type steeringPutResult struct {
 }
 
 // Run writes the item and prints {"ok","id","status","amended"}.
-func (c *SteeringPutCmd) Run(env *Env) error {
+func (c *SteeringPutCmd) Run(ctx context.Context, env *Env) error {
 	s, err := env.Steering()
 	if err != nil {
 		return err
@@ -92,7 +93,7 @@ func (c *SteeringPutCmd) Run(env *Env) error {
 	if !s.Enabled() {
 		// The gate answers before any argument is looked at (stdin
 		// included).
-		_, err := s.Put(steering.PutInput{})
+		_, err := s.Put(ctx, steering.PutInput{})
 		return err
 	}
 	statement, err := readContent(env, c.Statement)
@@ -111,7 +112,7 @@ func (c *SteeringPutCmd) Run(env *Env) error {
 			in.References = append(in.References, steering.Reference{Rel: r.Rel, ID: r.ID})
 		}
 	}
-	res, err := s.Put(in)
+	res, err := s.Put(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -132,7 +133,7 @@ type SteeringReadCmd struct {
 
 // Run prints one bounded JSON page, or a human listing (every matching
 // item unless --limit or --cursor is given).
-func (c *SteeringReadCmd) Run(env *Env) error {
+func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 	s, err := env.Steering()
 	if err != nil {
 		return err

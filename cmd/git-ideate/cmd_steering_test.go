@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -19,19 +20,23 @@ func steeringEnv(dir, stdin string, buf *bytes.Buffer) *Env {
 
 // runSteering runs one steering command against a fresh Env, as the CLI
 // does for one invocation.
-func runSteering(t *testing.T, dir, stdin string, cmd interface{ Run(*Env) error }) (string, error) {
+func runSteering(t *testing.T, dir, stdin string, cmd interface {
+	Run(context.Context, *Env) error
+}) (string, error) {
 	t.Helper()
 	var buf bytes.Buffer
 	env := steeringEnv(dir, stdin, &buf)
 	defer env.Close()
-	err := cmd.Run(env)
+	err := cmd.Run(t.Context(), env)
 	return buf.String(), err
 }
 
 func TestSteering_Gated(t *testing.T) {
 	dir := gt.NewRepo(t)
 	before := gt.Git(t, dir, "for-each-ref", "refs/ideate/") + gt.Git(t, dir, "count-objects", "-v")
-	cmds := []interface{ Run(*Env) error }{
+	cmds := []interface {
+		Run(context.Context, *Env) error
+	}{
 		&SteeringPutCmd{ID: "GP-1", Kind: "policy", Statement: "valid"},
 		&SteeringPutCmd{ID: "../bad", Status: "bogus", Statement: "-", References: "not json"},
 		&SteeringReadCmd{},
@@ -178,7 +183,7 @@ func TestSteering_KongGrammar(t *testing.T) {
 		var buf bytes.Buffer
 		env := steeringEnv(dir, stdin, &buf)
 		defer env.Close()
-		p, err := kong.New(&root, kong.Name("git ideate"), kong.Bind(env), kong.Writers(&buf, &buf),
+		p, err := kong.New(&root, kong.Name("git ideate"), kong.Bind(env), kong.BindTo(t.Context(), (*context.Context)(nil)), kong.Writers(&buf, &buf),
 			kong.Exit(func(int) { t.Fatalf("kong exited: %s", buf.String()) }))
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -14,7 +15,7 @@ type SyncCmd struct {
 }
 
 // Run syncs.
-func (c *SyncCmd) Run(env *Env) error {
+func (c *SyncCmd) Run(ctx context.Context, env *Env) error {
 	g, err := env.Git()
 	if err != nil {
 		return err
@@ -36,7 +37,7 @@ func (c *SyncCmd) Run(env *Env) error {
 	if !c.JSON && isTerminal(env.Err) {
 		y.Progress = env.Err
 	}
-	sum, err := y.Sync()
+	sum, err := y.Sync(ctx)
 	if err != nil {
 		return err
 	}

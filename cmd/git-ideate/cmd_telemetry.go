@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ type TelemetryCmd struct {
 }
 
 // Run folds the event file and prints every counter.
-func (c *TelemetryCmd) Run(env *Env) error {
+func (c *TelemetryCmd) Run(ctx context.Context, env *Env) error {
 	dir, err := c.stateDir(env)
 	if err != nil {
 		return err

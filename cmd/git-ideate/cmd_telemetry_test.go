@@ -22,7 +22,7 @@ func runTelemetry(t *testing.T, dir string, c TelemetryCmd) (string, string, err
 	var out, errb bytes.Buffer
 	env := &Env{Dir: dir, Out: &out, Err: &errb}
 	defer env.Close()
-	err := c.Run(env)
+	err := c.Run(t.Context(), env)
 	return out.String(), errb.String(), err
 }
 
@@ -42,11 +42,11 @@ func TestTelemetry_ReportFromStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs.Observer = rec
-	if _, err := rs.Append(record.AppendInput{Kind: "finding", Claim: "key AKIA" + strings.Repeat("Q7", 8) + " leaked",
+	if _, err := rs.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "key AKIA" + strings.Repeat("Q7", 8) + " leaked",
 		Source: record.Source{CapturePoint: "cli", SessionID: "s1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rs.Append(record.AppendInput{Kind: "", Claim: "x", Source: record.Source{CapturePoint: "cli"}}); err == nil {
+	if _, err := rs.Append(t.Context(), record.AppendInput{Kind: "", Claim: "x", Source: record.Source{CapturePoint: "cli"}}); err == nil {
 		t.Fatal("an append without a kind succeeded")
 	}
 	b, err := env.Board()
@@ -54,11 +54,11 @@ func TestTelemetry_ReportFromStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Observer = rec
-	o, err := b.Create(board.CreateInput{Title: "t", Spec: "s", SpecFormat: "markdown", CreatedBy: board.Actor{Human: "h"}})
+	o, err := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "markdown", CreatedBy: board.Actor{Human: "h"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Claim(o.Item.ID, board.Actor{Human: "h"}, nil); err != nil {
+	if _, err := b.Claim(t.Context(), o.Item.ID, board.Actor{Human: "h"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	rec.PrimingRequested("cli:prime")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -107,7 +108,7 @@ type WorkCreateCmd struct {
 }
 
 // Run creates the item and prints it as one line of JSON.
-func (c *WorkCreateCmd) Run(env *Env) error {
+func (c *WorkCreateCmd) Run(ctx context.Context, env *Env) error {
 	spec, err := readContent(env, c.Spec)
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func (c *WorkCreateCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	out, err := b.Create(board.CreateInput{Title: c.Title, Spec: spec, SpecFormat: c.SpecFormat,
+	out, err := b.Create(ctx, board.CreateInput{Title: c.Title, Spec: spec, SpecFormat: c.SpecFormat,
 		CreatedBy: board.Actor{Human: c.Human, Agent: c.Agent}, DependsOn: c.DependsOn, ParentID: c.Parent,
 		Supersedes: c.Supersedes, References: refs, TenantID: c.Tenant})
 	if err != nil {
@@ -137,12 +138,12 @@ type WorkGetCmd struct {
 }
 
 // Run prints the item.
-func (c *WorkGetCmd) Run(env *Env) error {
+func (c *WorkGetCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.Board()
 	if err != nil {
 		return err
 	}
-	v, err := b.Get(c.ID)
+	v, err := b.Get(ctx, c.ID)
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func (c *WorkListCmd) filter() (board.ListFilter, error) {
 }
 
 // Run prints the page (or, without --json, --limit or --cursor, every item).
-func (c *WorkListCmd) Run(env *Env) error {
+func (c *WorkListCmd) Run(ctx context.Context, env *Env) error {
 	if c.IncludeSpec && !c.JSON {
 		return apperr.New(apperr.Schema, "--include-spec requires --json")
 	}
@@ -203,7 +204,7 @@ func (c *WorkListCmd) Run(env *Env) error {
 	req := board.ListRequest{Filter: f, IncludeSpec: c.IncludeSpec, Limit: c.Limit, Cursor: c.Cursor}
 	if c.JSON {
 		req.Measure = paging.PrettyLen
-		page, err := b.List(req)
+		page, err := b.List(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -211,7 +212,7 @@ func (c *WorkListCmd) Run(env *Env) error {
 	}
 	return listHuman(env.Out, c.Limit, c.Cursor, func(w io.Writer, limit *int, cursor string) (int, *string, error) {
 		req.Limit, req.Cursor = limit, cursor
-		page, err := b.List(req)
+		page, err := b.List(ctx, req)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -238,7 +239,7 @@ type WorkReadyCmd struct {
 }
 
 // Run lists or claims.
-func (c *WorkReadyCmd) Run(env *Env) error {
+func (c *WorkReadyCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
@@ -247,7 +248,7 @@ func (c *WorkReadyCmd) Run(env *Env) error {
 		if strings.TrimSpace(c.Human) == "" {
 			return apperr.New(apperr.Schema, "--claim needs --human")
 		}
-		it, err := b.ClaimNext(c.Tenant, board.Actor{Human: c.Human, Agent: c.Agent}, c.LeaseMs)
+		it, err := b.ClaimNext(ctx, c.Tenant, board.Actor{Human: c.Human, Agent: c.Agent}, c.LeaseMs)
 		if err != nil {
 			return err
 		}
@@ -256,7 +257,7 @@ func (c *WorkReadyCmd) Run(env *Env) error {
 		}
 		return printItem(env, it, c.JSON)
 	}
-	rows, err := b.Ready(c.Tenant)
+	rows, err := b.Ready(ctx, c.Tenant)
 	if err != nil {
 		return err
 	}
@@ -289,7 +290,7 @@ type WorkUpdateMetaCmd struct {
 }
 
 // Run applies the update.
-func (c *WorkUpdateMetaCmd) Run(env *Env) error {
+func (c *WorkUpdateMetaCmd) Run(ctx context.Context, env *Env) error {
 	in := board.UpdateInput{ExpectedVersion: c.ExpectedVersion, Title: c.Title, SpecFormat: c.SpecFormat,
 		Supersedes: c.Supersedes, Actor: board.Actor{Human: c.Human, Agent: c.Agent}}
 	if c.Spec != nil {
@@ -329,7 +330,7 @@ func (c *WorkUpdateMetaCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	out, err := b.UpdateMeta(c.ID, in)
+	out, err := b.UpdateMeta(ctx, c.ID, in)
 	if err != nil {
 		return err
 	}
@@ -347,12 +348,12 @@ type WorkClaimCmd struct {
 }
 
 // Run claims.
-func (c *WorkClaimCmd) Run(env *Env) error {
+func (c *WorkClaimCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
-	it, err := b.Claim(c.ID, board.Actor{Human: c.Human, Agent: c.Agent}, c.LeaseMs)
+	it, err := b.Claim(ctx, c.ID, board.Actor{Human: c.Human, Agent: c.Agent}, c.LeaseMs)
 	if err != nil {
 		return err
 	}
@@ -368,12 +369,12 @@ type WorkRenewCmd struct {
 }
 
 // Run renews.
-func (c *WorkRenewCmd) Run(env *Env) error {
+func (c *WorkRenewCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
-	it, err := b.Renew(c.ID, c.Token, c.LeaseMs)
+	it, err := b.Renew(ctx, c.ID, c.Token, c.LeaseMs)
 	if err != nil {
 		return err
 	}
@@ -389,12 +390,12 @@ type WorkReleaseCmd struct {
 }
 
 // Run releases.
-func (c *WorkReleaseCmd) Run(env *Env) error {
+func (c *WorkReleaseCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
-	out, err := b.Release(c.ID, c.Token, c.Note)
+	out, err := b.Release(ctx, c.ID, c.Token, c.Note)
 	if err != nil {
 		return err
 	}
@@ -411,12 +412,12 @@ type WorkCompleteCmd struct {
 }
 
 // Run completes.
-func (c *WorkCompleteCmd) Run(env *Env) error {
+func (c *WorkCompleteCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
-	out, err := b.Complete(c.ID, c.Token, c.Note)
+	out, err := b.Complete(ctx, c.ID, c.Token, c.Note)
 	if err != nil {
 		return err
 	}
@@ -433,12 +434,12 @@ type WorkCancelCmd struct {
 }
 
 // Run cancels.
-func (c *WorkCancelCmd) Run(env *Env) error {
+func (c *WorkCancelCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
-	it, err := b.Cancel(c.ID, board.Actor{Human: c.Human, Agent: c.Agent})
+	it, err := b.Cancel(ctx, c.ID, board.Actor{Human: c.Human, Agent: c.Agent})
 	if err != nil {
 		return err
 	}
@@ -454,12 +455,12 @@ type WorkReopenCmd struct {
 }
 
 // Run reopens.
-func (c *WorkReopenCmd) Run(env *Env) error {
+func (c *WorkReopenCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
 	}
-	it, err := b.Reopen(c.ID, board.Actor{Human: c.Human, Agent: c.Agent})
+	it, err := b.Reopen(ctx, c.ID, board.Actor{Human: c.Human, Agent: c.Agent})
 	if err != nil {
 		return err
 	}
@@ -473,12 +474,12 @@ type WorkEventsCmd struct {
 }
 
 // Run prints events.
-func (c *WorkEventsCmd) Run(env *Env) error {
+func (c *WorkEventsCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.Board()
 	if err != nil {
 		return err
 	}
-	evs, err := b.Events(c.ID)
+	evs, err := b.Events(ctx, c.ID)
 	if err != nil {
 		return err
 	}
@@ -513,12 +514,12 @@ type WorkSweepCmd struct {
 func (*WorkSweepCmd) alwaysZero() {}
 
 // Run sweeps; it never fails its caller.
-func (c *WorkSweepCmd) Run(env *Env) error {
+func (c *WorkSweepCmd) Run(ctx context.Context, env *Env) error {
 	b, err := env.Board()
 	if err != nil {
 		return err
 	}
-	n, err := b.Sweep(c.Tenant)
+	n, err := b.Sweep(ctx, c.Tenant)
 	if n > 0 {
 		fmt.Fprintf(env.Err, "reclaimed %d expired claim(s)\n", n)
 	}

@@ -5,12 +5,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -134,11 +138,43 @@ func main() {
 	// it frees. The soft limit keeps a long export or the MCP server sane.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(128 << 20)
-	os.Exit(run(os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+	ctx, stop := signalContext()
+	code := run(ctx, os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	stop()
+	os.Exit(code)
 }
 
-// run parses args, runs the command and returns the exit code.
-func run(args []string, env *Env) int {
+// signalContext is the root context: SIGINT or SIGTERM cancel it, which
+// kills the git processes in flight (each runs in its own process group,
+// so a terminal's ^C reaches only this process) and ends waits for locks.
+// The first signal also restores the default handling, so a second one
+// ends the process at once, as does the first one when the command has not
+// returned after signalGrace (a step that neither waits nor runs git, such
+// as a long export, does not watch ctx).
+func signalContext() (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-done:
+			return
+		}
+		select {
+		case <-time.After(signalGrace):
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); stop() }
+}
+
+// signalGrace is how long a signalled command has to return on its own.
+const signalGrace = 3 * time.Second
+
+// run parses args, runs the command under ctx and returns the exit code.
+func run(ctx context.Context, args []string, env *Env) int {
 	defer env.Close()
 	cli := grammar(args)
 	exited := -1
@@ -151,6 +187,7 @@ func run(args []string, env *Env) int {
 		kong.Vars{"version": versionString()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(env),
+		kong.BindTo(ctx, (*context.Context)(nil)),
 	)
 	if err != nil {
 		fmt.Fprintf(env.Err, "git ideate: %v\n", err)
@@ -169,10 +206,10 @@ func run(args []string, env *Env) int {
 		if len(args) == 0 {
 			args = []string{"--help"}
 		}
-		ctx, err := parser.Parse(args)
+		kctx, err := parser.Parse(args)
 		if err != nil {
 			fmt.Fprintf(env.Err, "git ideate: %s: %v\n", apperr.Schema, err)
-			if ctx != nil && isHookPath(ctx) || hookWords[strings.Join(commandWords(args), " ")] {
+			if kctx != nil && isHookPath(kctx) || hookWords[strings.Join(commandWords(args), " ")] {
 				return 0, true // a hook path never fails its caller, not even on a bad flag
 			}
 			return 1, true
@@ -183,9 +220,9 @@ func run(args []string, env *Env) int {
 		if env.Dir == "" {
 			env.Dir = "."
 		}
-		if err := ctx.Run(env); err != nil {
-			fmt.Fprintf(env.Err, "git ideate %s: %s\n", commandPath(ctx), formatError(err))
-			if isHookPath(ctx) {
+		if err := kctx.Run(env); err != nil {
+			fmt.Fprintf(env.Err, "git ideate %s: %s\n", commandPath(kctx), formatError(err))
+			if isHookPath(kctx) {
 				return 0, true
 			}
 			return 1, true
@@ -223,6 +260,9 @@ func formatError(err error) string {
 	var e *apperr.Error
 	if errors.As(err, &e) {
 		return e.Error()
+	}
+	if errors.Is(err, context.Canceled) {
+		return "CANCELED: interrupted by a signal; the git processes it had started were stopped"
 	}
 	return string(apperr.Internal) + ": " + err.Error()
 }

@@ -44,7 +44,7 @@ func cli(t *testing.T, dir, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := &Env{Dir: dir, In: strings.NewReader(stdin), Out: &out, Err: &errb}
-	code := run(args, env)
+	code := run(t.Context(), args, env)
 	return result{code, out.String(), errb.String()}
 }
 

@@ -44,7 +44,7 @@ func create(t *testing.T, b *board.Store, title string, mod ...func(*board.Creat
 	for _, m := range mod {
 		m(&in)
 	}
-	out, err := b.Create(in)
+	out, err := b.Create(t.Context(), in)
 	if err != nil {
 		t.Fatalf("create %s: %v", title, err)
 	}
@@ -53,7 +53,7 @@ func create(t *testing.T, b *board.Store, title string, mod ...func(*board.Creat
 
 func transitions(t *testing.T, b *board.Store, id string) string {
 	t.Helper()
-	evs, err := b.Events(id)
+	evs, err := b.Events(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestBoard_Lifecycle(t *testing.T) {
 	if it.Status != board.StatusOpen || it.Version != 1 || it.TenantID != "local" {
 		t.Fatalf("created: %+v", it)
 	}
-	cl, err := b.Claim(it.ID, board.Actor{Human: "dan", Agent: "worker/1"}, nil)
+	cl, err := b.Claim(t.Context(), it.ID, board.Actor{Human: "dan", Agent: "worker/1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestBoard_Lifecycle(t *testing.T) {
 	if got := cl.Claim.LeaseExpires; got != "2026-11-29T16:00:00.000Z" {
 		t.Fatalf("default lease ends %s, want 4h later", got)
 	}
-	done, err := b.Complete(it.ID, 1, "backoff with jitter")
+	done, err := b.Complete(t.Context(), it.ID, 1, "backoff with jitter")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,20 +106,20 @@ func TestBoard_Lifecycle(t *testing.T) {
 	if got := gt.Git(t, dir, "log", "--format=%s", board.RefName(it.ID)); got != "complete: Add retry backoff\nclaim: Add retry backoff\ncreate: Add retry backoff" {
 		t.Fatalf("git log = %q", got)
 	}
-	if _, err := b.Reopen(it.ID, actor("dan")); err != nil {
+	if _, err := b.Reopen(t.Context(), it.ID, actor("dan")); err != nil {
 		t.Fatal(err)
 	}
-	cl2, err := b.Claim(it.ID, actor("eve"), nil)
+	cl2, err := b.Claim(t.Context(), it.ID, actor("eve"), nil)
 	if err != nil || cl2.Claim.ClaimToken != 2 {
 		t.Fatalf("re-claim token: %+v %v", cl2, err)
 	}
-	if _, err := b.Cancel(it.ID, actor("dan")); err != nil {
+	if _, err := b.Cancel(t.Context(), it.ID, actor("dan")); err != nil {
 		t.Fatal(err)
 	}
 	if got := transitions(t, b, it.ID); got != "create,claim,complete,reopen,claim,cancel" {
 		t.Fatalf("events = %s", got)
 	}
-	evs, _ := b.Events(it.ID)
+	evs, _ := b.Events(t.Context(), it.ID)
 	if evs[5].ClaimToken == nil || *evs[5].ClaimToken != 2 {
 		t.Fatalf("cancel must carry the voided token: %+v", evs[5])
 	}
@@ -137,53 +137,56 @@ func TestBoard_Guards(t *testing.T) {
 		want apperr.Code
 	}{
 		{"no title", func() error {
-			_, err := b.Create(board.CreateInput{Spec: "s", SpecFormat: "f", CreatedBy: actor("d")})
+			_, err := b.Create(t.Context(), board.CreateInput{Spec: "s", SpecFormat: "f", CreatedBy: actor("d")})
 			return err
 		}(), apperr.Schema},
 		{"no spec", func() error {
-			_, err := b.Create(board.CreateInput{Title: "t", SpecFormat: "f", CreatedBy: actor("d")})
+			_, err := b.Create(t.Context(), board.CreateInput{Title: "t", SpecFormat: "f", CreatedBy: actor("d")})
 			return err
 		}(), apperr.Schema},
 		{"no human", func() error {
-			_, err := b.Create(board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f"})
+			_, err := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f"})
 			return err
 		}(), apperr.Schema},
 		{"dangling dependency", func() error {
-			_, err := b.Create(board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), DependsOn: []string{ghost}})
+			_, err := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), DependsOn: []string{ghost}})
 			return err
 		}(), board.DanglingDependency},
 		{"bad dependency id", func() error {
-			_, err := b.Create(board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), DependsOn: []string{"nope"}})
+			_, err := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), DependsOn: []string{"nope"}})
 			return err
 		}(), apperr.Schema},
 		{"dangling parent", func() error {
-			_, err := b.Create(board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), ParentID: ghost})
+			_, err := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), ParentID: ghost})
 			return err
 		}(), board.DanglingParent},
 		{"dangling supersedes", func() error {
-			_, err := b.Create(board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), Supersedes: ghost})
+			_, err := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), Supersedes: ghost})
 			return err
 		}(), board.DanglingSupersedes},
 		{"cycle", func() error {
-			_, err := b.UpdateMeta(a.ID, board.UpdateInput{ExpectedVersion: 1, DependsOn: &[]string{bb.ID}})
+			_, err := b.UpdateMeta(t.Context(), a.ID, board.UpdateInput{ExpectedVersion: 1, DependsOn: &[]string{bb.ID}})
 			return err
 		}(), board.Cycle},
 		{"self parent", func() error {
-			_, err := b.UpdateMeta(a.ID, board.UpdateInput{ExpectedVersion: 1, ParentID: ptr(a.ID)})
+			_, err := b.UpdateMeta(t.Context(), a.ID, board.UpdateInput{ExpectedVersion: 1, ParentID: ptr(a.ID)})
 			return err
 		}(), board.ParentCycle},
 		{"stale version", func() error {
-			_, err := b.UpdateMeta(a.ID, board.UpdateInput{ExpectedVersion: 7, Title: ptr("x")})
+			_, err := b.UpdateMeta(t.Context(), a.ID, board.UpdateInput{ExpectedVersion: 7, Title: ptr("x")})
 			return err
 		}(), board.VersionConflict},
-		{"lease zero", func() error { _, err := b.Claim(a.ID, actor("w"), ptr(int64(0))); return err }(), board.InvalidLease},
-		{"lease too long", func() error { _, err := b.Claim(a.ID, actor("w"), ptr(int64(31*24*3600*1000))); return err }(), board.InvalidLease},
-		{"claim missing", func() error { _, err := b.Claim(ghost, actor("w"), nil); return err }(), apperr.NotFound},
-		{"claim blocked by dependency", func() error { _, err := b.Claim(bb.ID, actor("w"), nil); return err }(), board.NotClaimable},
-		{"complete unclaimed", func() error { _, err := b.Complete(a.ID, 1, ""); return err }(), board.InvalidClaim},
-		{"reopen open", func() error { _, err := b.Reopen(a.ID, actor("w")); return err }(), board.InvalidTransition},
+		{"lease zero", func() error { _, err := b.Claim(t.Context(), a.ID, actor("w"), ptr(int64(0))); return err }(), board.InvalidLease},
+		{"lease too long", func() error {
+			_, err := b.Claim(t.Context(), a.ID, actor("w"), ptr(int64(31*24*3600*1000)))
+			return err
+		}(), board.InvalidLease},
+		{"claim missing", func() error { _, err := b.Claim(t.Context(), ghost, actor("w"), nil); return err }(), apperr.NotFound},
+		{"claim blocked by dependency", func() error { _, err := b.Claim(t.Context(), bb.ID, actor("w"), nil); return err }(), board.NotClaimable},
+		{"complete unclaimed", func() error { _, err := b.Complete(t.Context(), a.ID, 1, ""); return err }(), board.InvalidClaim},
+		{"reopen open", func() error { _, err := b.Reopen(t.Context(), a.ID, actor("w")); return err }(), board.InvalidTransition},
 		{"bad status filter", func() error {
-			_, err := b.List(board.ListRequest{Filter: board.ListFilter{Status: "blocked"}})
+			_, err := b.List(t.Context(), board.ListRequest{Filter: board.ListFilter{Status: "blocked"}})
 			return err
 		}(), apperr.Schema},
 	}
@@ -200,18 +203,18 @@ func TestBoard_Guards(t *testing.T) {
 	}
 	// A parent cycle through a chain.
 	c := create(t, b, "C", func(in *board.CreateInput) { in.ParentID = a.ID })
-	if _, err := b.UpdateMeta(a.ID, board.UpdateInput{ExpectedVersion: 1, ParentID: ptr(c.ID)}); code(err) != board.ParentCycle {
+	if _, err := b.UpdateMeta(t.Context(), a.ID, board.UpdateInput{ExpectedVersion: 1, ParentID: ptr(c.ID)}); code(err) != board.ParentCycle {
 		t.Fatalf("ancestor cycle: %v", err)
 	}
 	// Cancel of a cancelled item.
-	b.Cancel(c.ID, actor("d"))
-	if _, err := b.Cancel(c.ID, actor("d")); code(err) != board.InvalidTransition {
+	b.Cancel(t.Context(), c.ID, actor("d"))
+	if _, err := b.Cancel(t.Context(), c.ID, actor("d")); code(err) != board.InvalidTransition {
 		t.Fatalf("cancel twice: %v", err)
 	}
-	if v, err := b.Get(ghost); v != nil || err != nil {
+	if v, err := b.Get(t.Context(), ghost); v != nil || err != nil {
 		t.Fatalf("get of a missing item: %v %v", v, err)
 	}
-	if evs, err := b.Events(ghost); len(evs) != 0 || err != nil {
+	if evs, err := b.Events(t.Context(), ghost); len(evs) != 0 || err != nil {
 		t.Fatalf("events of a missing item: %v %v", evs, err)
 	}
 }
@@ -222,7 +225,7 @@ func TestBoard_Claimability(t *testing.T) {
 	parent := create(t, b, "parent")
 	child := create(t, b, "child", func(in *board.CreateInput) { in.ParentID = parent.ID; in.DependsOn = []string{dep.ID} })
 	claimable := func() map[string]bool {
-		p, err := b.List(board.ListRequest{})
+		p, err := b.List(t.Context(), board.ListRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,28 +238,28 @@ func TestBoard_Claimability(t *testing.T) {
 	if d := cmp.Diff(map[string]bool{"dep": true, "parent": false, "child": false}, claimable()); d != "" {
 		t.Fatalf("initial:\n%s", d)
 	}
-	if _, err := b.Claim(parent.ID, actor("w"), nil); code(err) != board.NotClaimable || !strings.Contains(err.Error(), "child") {
+	if _, err := b.Claim(t.Context(), parent.ID, actor("w"), nil); code(err) != board.NotClaimable || !strings.Contains(err.Error(), "child") {
 		t.Fatalf("parent with an open child: %v", err)
 	}
 	// A cancelled dependency still blocks.
-	b.Cancel(dep.ID, actor("d"))
+	b.Cancel(t.Context(), dep.ID, actor("d"))
 	if claimable()["child"] {
 		t.Fatal("a cancelled dependency must still block")
 	}
-	if _, err := b.Claim(child.ID, actor("w"), nil); code(err) != board.NotClaimable {
+	if _, err := b.Claim(t.Context(), child.ID, actor("w"), nil); code(err) != board.NotClaimable {
 		t.Fatalf("claim with cancelled dependency: %v", err)
 	}
 	// Point the child at a done dependency; then a cancelled child does not block the parent.
 	d2 := create(t, b, "dep2")
-	cl, _ := b.Claim(d2.ID, actor("w"), nil)
-	b.Complete(d2.ID, cl.Claim.ClaimToken, "")
-	if _, err := b.UpdateMeta(child.ID, board.UpdateInput{ExpectedVersion: 1, DependsOn: &[]string{d2.ID}}); err != nil {
+	cl, _ := b.Claim(t.Context(), d2.ID, actor("w"), nil)
+	b.Complete(t.Context(), d2.ID, cl.Claim.ClaimToken, "")
+	if _, err := b.UpdateMeta(t.Context(), child.ID, board.UpdateInput{ExpectedVersion: 1, DependsOn: &[]string{d2.ID}}); err != nil {
 		t.Fatal(err)
 	}
 	if !claimable()["child"] {
 		t.Fatal("child with a done dependency should be claimable")
 	}
-	b.Cancel(child.ID, actor("d"))
+	b.Cancel(t.Context(), child.ID, actor("d"))
 	if !claimable()["parent"] {
 		t.Fatal("a cancelled child must not block its parent")
 	}
@@ -265,10 +268,10 @@ func TestBoard_Claimability(t *testing.T) {
 	}
 	// With no actor given, the event names the git user who changed the
 	// item, not the item's creator.
-	if evs, _ := b.Events(child.ID); evs[1].Actor != (board.Actor{Human: "Test User"}) || evs[0].Actor == evs[1].Actor {
+	if evs, _ := b.Events(t.Context(), child.ID); evs[1].Actor != (board.Actor{Human: "Test User"}) || evs[0].Actor == evs[1].Actor {
 		t.Fatalf("update-meta actor = %+v (creator %+v), want the git user", evs[1].Actor, evs[0].Actor)
 	}
-	ready, _ := b.Ready("")
+	ready, _ := b.Ready(t.Context(), "")
 	if len(ready) != 1 || ready[0].Title != "parent" {
 		t.Fatalf("ready = %+v", ready)
 	}
@@ -277,58 +280,58 @@ func TestBoard_Claimability(t *testing.T) {
 func TestBoard_LeaseExpiryAndFencing(t *testing.T) {
 	b, _, _, clk := newBoard(t)
 	it := create(t, b, "leased")
-	a, err := b.Claim(it.ID, actor("alice"), ptr(int64(60_000)))
+	a, err := b.Claim(t.Context(), it.ID, actor("alice"), ptr(int64(60_000)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk.advance(30 * time.Second)
-	if _, err := b.Renew(it.ID, a.Claim.ClaimToken, ptr(int64(60_000))); err != nil {
+	if _, err := b.Renew(t.Context(), it.ID, a.Claim.ClaimToken, ptr(int64(60_000))); err != nil {
 		t.Fatalf("renew inside the lease: %v", err)
 	}
 	clk.advance(61 * time.Second)
 	// Lazy expiry on get.
-	v, err := b.Get(it.ID)
+	v, err := b.Get(t.Context(), it.ID)
 	if err != nil || v.Status != board.StatusOpen || v.Claim != nil {
 		t.Fatalf("after expiry get = %+v %v", v, err)
 	}
-	if _, err := b.Renew(it.ID, a.Claim.ClaimToken, nil); code(err) != board.InvalidClaim {
+	if _, err := b.Renew(t.Context(), it.ID, a.Claim.ClaimToken, nil); code(err) != board.InvalidClaim {
 		t.Fatalf("renew after expiry: %v", err)
 	}
-	bob, err := b.Claim(it.ID, actor("bob"), nil)
+	bob, err := b.Claim(t.Context(), it.ID, actor("bob"), nil)
 	if err != nil || bob.Claim.ClaimToken <= a.Claim.ClaimToken {
 		t.Fatalf("re-claim: %+v %v", bob, err)
 	}
 	for name, f := range map[string]func() error{
-		"renew":    func() error { _, err := b.Renew(it.ID, a.Claim.ClaimToken, nil); return err },
-		"complete": func() error { _, err := b.Complete(it.ID, a.Claim.ClaimToken, ""); return err },
-		"release":  func() error { _, err := b.Release(it.ID, a.Claim.ClaimToken, ""); return err },
+		"renew":    func() error { _, err := b.Renew(t.Context(), it.ID, a.Claim.ClaimToken, nil); return err },
+		"complete": func() error { _, err := b.Complete(t.Context(), it.ID, a.Claim.ClaimToken, ""); return err },
+		"release":  func() error { _, err := b.Release(t.Context(), it.ID, a.Claim.ClaimToken, ""); return err },
 	} {
 		if err := f(); code(err) != board.InvalidClaim {
 			t.Errorf("stale %s: %v", name, err)
 		}
 	}
-	if _, err := b.Complete(it.ID, bob.Claim.ClaimToken, "done"); err != nil {
+	if _, err := b.Complete(t.Context(), it.ID, bob.Claim.ClaimToken, "done"); err != nil {
 		t.Fatal(err)
 	}
 	if got := transitions(t, b, it.ID); got != "create,claim,renew,orphan-recovery,claim,complete" {
 		t.Fatalf("events = %s", got)
 	}
-	evs, _ := b.Events(it.ID)
+	evs, _ := b.Events(t.Context(), it.ID)
 	if evs[3].Actor.Human != "alice" || *evs[3].ClaimToken != a.Claim.ClaimToken {
 		t.Fatalf("orphan-recovery must name the dead holder and its token: %+v", evs[3])
 	}
 	// Sweep on list and by itself.
 	x := create(t, b, "x")
-	b.Claim(x.ID, actor("w"), ptr(int64(1000)))
+	b.Claim(t.Context(), x.ID, actor("w"), ptr(int64(1000)))
 	clk.advance(2 * time.Second)
-	p, err := b.List(board.ListRequest{})
+	p, err := b.List(t.Context(), board.ListRequest{})
 	if err != nil || p.Swept != 1 {
 		t.Fatalf("list sweep: %+v %v", p, err)
 	}
 	y := create(t, b, "y")
-	b.Claim(y.ID, actor("w"), ptr(int64(1000)))
+	b.Claim(t.Context(), y.ID, actor("w"), ptr(int64(1000)))
 	clk.advance(2 * time.Second)
-	if n, err := b.Sweep(""); n != 1 || err != nil {
+	if n, err := b.Sweep(t.Context(), ""); n != 1 || err != nil {
 		t.Fatalf("sweep = %d %v", n, err)
 	}
 }
@@ -349,7 +352,7 @@ func TestBoard_ListPagingAndBacklinks(t *testing.T) {
 	seen := 0
 	cursor := ""
 	for {
-		p, err := b.List(board.ListRequest{Limit: &lim, Cursor: cursor, Filter: board.ListFilter{TenantID: "even"}, Measure: paging.CompactLen})
+		p, err := b.List(t.Context(), board.ListRequest{Limit: &lim, Cursor: cursor, Filter: board.ListFilter{TenantID: "even"}, Measure: paging.CompactLen})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,14 +370,14 @@ func TestBoard_ListPagingAndBacklinks(t *testing.T) {
 		}
 		cursor = *p.NextCursor
 		// The cursor is bound to its filter.
-		if _, err := b.List(board.ListRequest{Cursor: cursor}); code(err) != apperr.CursorMismatch {
+		if _, err := b.List(t.Context(), board.ListRequest{Cursor: cursor}); code(err) != apperr.CursorMismatch {
 			t.Fatalf("cursor under another filter: %v", err)
 		}
 	}
 	if seen != 12 {
 		t.Fatalf("walked %d even items, want 12", seen)
 	}
-	v, err := b.Get(ids[0])
+	v, err := b.Get(t.Context(), ids[0])
 	if err != nil || len(v.ReferencedBy) != 1 || v.ReferencedBy[0].Rel != "supersedes" {
 		t.Fatalf("get backlinks: %+v %v", v, err)
 	}

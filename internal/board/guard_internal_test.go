@@ -20,15 +20,15 @@ func TestClaim_DependencyReopenedBeforeSwap(t *testing.T) {
 	defer g.Close()
 	s := Open(g, record.Open(g))
 	mk := func(title string, deps ...string) *Item {
-		o, err := s.Create(CreateInput{Title: title, Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}, DependsOn: deps})
+		o, err := s.Create(t.Context(), CreateInput{Title: title, Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}, DependsOn: deps})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return o.Item
 	}
 	dep := mk("dep")
-	cl, _ := s.Claim(dep.ID, Actor{Human: "w"}, nil)
-	if _, err := s.Complete(dep.ID, cl.Claim.ClaimToken, ""); err != nil {
+	cl, _ := s.Claim(t.Context(), dep.ID, Actor{Human: "w"}, nil)
+	if _, err := s.Complete(t.Context(), dep.ID, cl.Claim.ClaimToken, ""); err != nil {
 		t.Fatal(err)
 	}
 	x := mk("x", dep.ID)
@@ -42,25 +42,25 @@ func TestClaim_DependencyReopenedBeforeSwap(t *testing.T) {
 	s.afterStep = func() {
 		if !fired {
 			fired = true
-			if _, err := other.Reopen(dep.ID, Actor{Human: "boss"}); err != nil {
+			if _, err := other.Reopen(t.Context(), dep.ID, Actor{Human: "boss"}); err != nil {
 				t.Errorf("reopen: %v", err)
 			}
 		}
 	}
-	_, err = s.Claim(x.ID, Actor{Human: "w"}, nil)
+	_, err = s.Claim(t.Context(), x.ID, Actor{Human: "w"}, nil)
 	s.afterStep = nil
 	if !fired || apperr.CodeOf(err) != NotClaimable {
 		t.Fatalf("claim after its dependency was reopened: %v (hook fired %v)", err, fired)
 	}
-	v, _ := s.Get(x.ID)
-	evs, _ := s.Events(x.ID)
+	v, _ := s.Get(t.Context(), x.ID)
+	evs, _ := s.Events(t.Context(), x.ID)
 	if v.Status != StatusOpen || len(evs) != 1 {
 		t.Fatalf("x is %s with %d events; the claim must not have landed", v.Status, len(evs))
 	}
 	// Without interference the claim goes through.
-	cl2, _ := s.Claim(dep.ID, Actor{Human: "w"}, nil)
-	s.Complete(dep.ID, cl2.Claim.ClaimToken, "")
-	if _, err := s.Claim(x.ID, Actor{Human: "w"}, nil); err != nil {
+	cl2, _ := s.Claim(t.Context(), dep.ID, Actor{Human: "w"}, nil)
+	s.Complete(t.Context(), dep.ID, cl2.Claim.ClaimToken, "")
+	if _, err := s.Claim(t.Context(), x.ID, Actor{Human: "w"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := gt.GitErr(dir, "for-each-ref"); err != nil {
@@ -80,7 +80,7 @@ func TestClaim_ChildCreatedBeforeSwap(t *testing.T) {
 	}
 	defer g.Close()
 	s := Open(g, record.Open(g))
-	o, err := s.Create(CreateInput{Title: "parent", Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}})
+	o, err := s.Create(t.Context(), CreateInput{Title: "parent", Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,17 +92,17 @@ func TestClaim_ChildCreatedBeforeSwap(t *testing.T) {
 	s.afterStep = func() {
 		if !fired {
 			fired = true
-			if _, err := other.Create(CreateInput{Title: "late child", Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}, ParentID: p.ID}); err != nil {
+			if _, err := other.Create(t.Context(), CreateInput{Title: "late child", Spec: "s", SpecFormat: "f", CreatedBy: Actor{Human: "d"}, ParentID: p.ID}); err != nil {
 				t.Errorf("create child: %v", err)
 			}
 		}
 	}
-	_, err = s.Claim(p.ID, Actor{Human: "w"}, nil)
+	_, err = s.Claim(t.Context(), p.ID, Actor{Human: "w"}, nil)
 	s.afterStep = nil
 	if !fired || apperr.CodeOf(err) != NotClaimable {
 		t.Fatalf("claim after a child appeared: %v (hook fired %v)", err, fired)
 	}
-	if v, _ := s.Get(p.ID); v.Status != StatusOpen {
+	if v, _ := s.Get(t.Context(), p.ID); v.Status != StatusOpen {
 		t.Fatalf("parent is %s; the claim must not have landed", v.Status)
 	}
 	gt.Fsck(t, dir)

@@ -2,6 +2,7 @@ package board
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -276,8 +277,8 @@ func (idx *boardIndex) kids() map[string][]*entry {
 
 // Sweep returns every expired claim (of tenant, or of all tenants when
 // tenant is "") to open with an orphan-recovery event, and reports how many.
-func (s *Store) Sweep(tenant string) (int, error) {
-	items, err := s.SweepItems(tenant, 0)
+func (s *Store) Sweep(ctx context.Context, tenant string) (int, error) {
+	items, err := s.SweepItems(ctx, tenant, 0)
 	return len(items), err
 }
 
@@ -286,15 +287,15 @@ func (s *Store) Sweep(tenant string) (int, error) {
 // spec), ordered by id. max > 0 stops it after that many recoveries (each
 // is a commit), for callers on a time budget; the rest wait for the next
 // sweep or the next verb that names them.
-func (s *Store) SweepItems(tenant string, max int) ([]*Item, error) {
+func (s *Store) SweepItems(ctx context.Context, tenant string, max int) ([]*Item, error) {
 	idx, err := s.index()
 	if err != nil {
 		return nil, err
 	}
-	return s.sweepIndex(idx, tenant, max)
+	return s.sweepIndex(ctx, idx, tenant, max)
 }
 
-func (s *Store) sweepIndex(idx *boardIndex, tenant string, max int) ([]*Item, error) {
+func (s *Store) sweepIndex(ctx context.Context, idx *boardIndex, tenant string, max int) ([]*Item, error) {
 	now := s.Now()
 	var out []*Item
 	for _, e := range idx.byID {
@@ -307,7 +308,7 @@ func (s *Store) sweepIndex(idx *boardIndex, tenant string, max int) ([]*Item, er
 		if parseTime(e.lease).After(now) {
 			continue
 		}
-		ok, err := s.Expire(e.id)
+		ok, err := s.Expire(ctx, e.id)
 		if err != nil {
 			return out, err
 		}
@@ -362,7 +363,7 @@ const workCursorKind = "work"
 
 // List sweeps expired claims (best effort), then serves one page ordered by
 // created_at, then id, descending.
-func (s *Store) List(req ListRequest) (*ListPage, error) {
+func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 	f := req.Filter
 	if f.Status != "" && !ValidStatus(f.Status) {
 		return nil, apperr.New(apperr.Schema, "status %q is not one of open, in_progress, done, cancelled", f.Status)
@@ -380,7 +381,7 @@ func (s *Store) List(req ListRequest) (*ListPage, error) {
 		return nil, err
 	}
 	page := &ListPage{Items: []Row{}}
-	if swept, err := s.sweepIndex(idx, f.TenantID, 0); err == nil && len(swept) > 0 {
+	if swept, err := s.sweepIndex(ctx, idx, f.TenantID, 0); err == nil && len(swept) > 0 {
 		page.Swept = len(swept)
 		if idx, err = s.index(); err != nil {
 			return nil, err
@@ -451,11 +452,11 @@ func (s *Store) List(req ListRequest) (*ListPage, error) {
 }
 
 // Ready returns the claimable items of tenant ("" = all), oldest first.
-func (s *Store) Ready(tenant string) ([]Row, error) {
-	if _, err := s.Sweep(tenant); err != nil {
+func (s *Store) Ready(ctx context.Context, tenant string) ([]Row, error) {
+	if _, err := s.Sweep(ctx, tenant); err != nil {
 		return nil, err
 	}
-	rows, _, err := s.ReadyFirst(tenant, -1)
+	rows, _, err := s.ReadyFirst(ctx, tenant, -1)
 	return rows, err
 }
 
@@ -463,7 +464,7 @@ func (s *Store) Ready(tenant string) ([]Row, error) {
 // (all when limit < 0); total counts every ready item. Only the rows
 // returned are decoded, so a caller that names a handful of a large board's
 // ready items (a session start, after SweepItems) pays for those alone.
-func (s *Store) ReadyFirst(tenant string, limit int) (rows []Row, total int, err error) {
+func (s *Store) ReadyFirst(ctx context.Context, tenant string, limit int) (rows []Row, total int, err error) {
 	idx, err := s.index()
 	if err != nil {
 		return nil, 0, err
@@ -502,13 +503,13 @@ func (s *Store) ReadyFirst(tenant string, limit int) (rows []Row, total int, err
 
 // ClaimNext claims the oldest ready item of tenant, trying the next one
 // when another contender wins a race; nil when nothing is ready.
-func (s *Store) ClaimNext(tenant string, who Actor, leaseMs *int64) (*Item, error) {
-	rows, err := s.Ready(tenant)
+func (s *Store) ClaimNext(ctx context.Context, tenant string, who Actor, leaseMs *int64) (*Item, error) {
+	rows, err := s.Ready(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
-		it, err := s.Claim(r.ID, who, leaseMs)
+		it, err := s.Claim(ctx, r.ID, who, leaseMs)
 		if apperr.Is(err, NotClaimable) {
 			continue
 		}

@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,16 +62,16 @@ func clientMain(role string) int {
 		var err error
 		switch role {
 		case "claim":
-			it, err = b.Claim(id, who, leaseP)
+			it, err = b.Claim(context.Background(), id, who, leaseP)
 		case "complete":
 			var o *board.Outcome
-			if o, err = b.Complete(id, token, "by "+who.Human); err == nil {
+			if o, err = b.Complete(context.Background(), id, token, "by "+who.Human); err == nil {
 				it = o.Item
 			}
 		case "cancel":
-			it, err = b.Cancel(id, who)
+			it, err = b.Cancel(context.Background(), id, who)
 		case "claim-and-hang":
-			if it, err = b.Claim(id, who, leaseP); err == nil {
+			if it, err = b.Claim(context.Background(), id, who, leaseP); err == nil {
 				fmt.Fprintf(out, "%s OK %d\n", id, it.Claim.ClaimToken)
 				out.Flush()
 				time.Sleep(time.Hour)
@@ -174,7 +175,7 @@ func barrier(t *testing.T) (path string, release func()) {
 
 func countTransitions(t *testing.T, b *board.Store, id, transition string) int {
 	t.Helper()
-	evs, err := b.Events(id)
+	evs, err := b.Events(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestRace_SixteenClaimOne(t *testing.T) {
 		if wins != 1 {
 			t.Fatalf("%d winners", wins)
 		}
-		v, _ := b.Get(it.ID)
+		v, _ := b.Get(t.Context(), it.ID)
 		if v.Claim == nil || v.Claim.Holder.Human != winner || v.Claim.ClaimToken != 1 {
 			t.Fatalf("holder %+v, winner %s", v.Claim, winner)
 		}
@@ -264,7 +265,7 @@ func TestRace_EightProcessesHundredItems(t *testing.T) {
 			t.Fatalf("%d items won, want 100", len(winners))
 		}
 		for _, id := range ids {
-			v, _ := b.Get(id)
+			v, _ := b.Get(t.Context(), id)
 			if v.Claim == nil || v.Claim.Holder.Human != winners[id] {
 				t.Fatalf("%s held by %+v, won by %s", id, v.Claim, winners[id])
 			}
@@ -285,7 +286,7 @@ func TestRace_CancelAgainstComplete(t *testing.T) {
 		b := openBoard(t, dir)
 		for round := 0; round < 20; round++ {
 			it := create(t, b, fmt.Sprintf("round %d", round))
-			cl, err := b.Claim(it.ID, actor("holder"), nil)
+			cl, err := b.Claim(t.Context(), it.ID, actor("holder"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,7 +300,7 @@ func TestRace_CancelAgainstComplete(t *testing.T) {
 			if aOK == cOK {
 				t.Fatalf("round %d: complete %q, cancel %q: want exactly one winner", round, a, c)
 			}
-			v, _ := b.Get(it.ID)
+			v, _ := b.Get(t.Context(), it.ID)
 			nComplete, nCancel := countTransitions(t, b, it.ID, board.TComplete), countTransitions(t, b, it.ID, board.TCancel)
 			if aOK && (v.Status != board.StatusDone || nComplete != 1 || nCancel != 0) ||
 				cOK && (v.Status != board.StatusCancelled || nCancel != 1 || nComplete != 0) {
@@ -330,13 +331,13 @@ func TestRace_FencingAcrossProcesses(t *testing.T) {
 		if !strings.HasSuffix(bob, " OK 2") {
 			t.Fatalf("bob: %q", bob)
 		}
-		if _, err := b.Renew(it.ID, 1, nil); code(err) != board.InvalidClaim {
+		if _, err := b.Renew(t.Context(), it.ID, 1, nil); code(err) != board.InvalidClaim {
 			t.Fatalf("stale renew: %v", err)
 		}
 		if got := startClient(t, dir, "complete", "alice", []string{it.ID}, "BOARD_TEST_TOKEN=1").wait(t)[0]; !strings.HasSuffix(got, string(board.InvalidClaim)) {
 			t.Fatalf("stale complete: %q", got)
 		}
-		if _, err := b.Release(it.ID, 1, ""); code(err) != board.InvalidClaim {
+		if _, err := b.Release(t.Context(), it.ID, 1, ""); code(err) != board.InvalidClaim {
 			t.Fatalf("stale release: %v", err)
 		}
 		if got := startClient(t, dir, "complete", "bob", []string{it.ID}, "BOARD_TEST_TOKEN=2").wait(t)[0]; !strings.HasSuffix(got, " OK 0") {
@@ -370,14 +371,14 @@ func TestRace_KilledClaimer(t *testing.T) {
 			c.cmd.Wait()
 			time.Sleep(200 * time.Millisecond)
 			if via == "get" {
-				v, err := b.Get(it.ID)
+				v, err := b.Get(t.Context(), it.ID)
 				if err != nil || v.Status != board.StatusOpen || v.Claim != nil {
 					t.Fatalf("get after kill: %+v %v", v, err)
 				}
-			} else if n, err := b.Sweep(""); n != 1 || err != nil {
+			} else if n, err := b.Sweep(t.Context(), ""); n != 1 || err != nil {
 				t.Fatalf("sweep after kill: %d %v", n, err)
 			}
-			evs, _ := b.Events(it.ID)
+			evs, _ := b.Events(t.Context(), it.ID)
 			if got := transitions(t, b, it.ID); got != "create,claim,orphan-recovery" {
 				t.Fatalf("history = %s", got)
 			}

@@ -1,6 +1,7 @@
 package board
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -42,12 +43,15 @@ type RebaseResult struct {
 // it. The local ref moves by compare-and-swap; nothing on the onto side
 // changes. When onto already contains the local head, the ref just moves
 // forward to it; when the local head contains onto, nothing moves.
-func (s *Store) Rebase(id string, onto gitstore.Hash) (*RebaseResult, error) {
+func (s *Store) Rebase(ctx context.Context, id string, onto gitstore.Hash) (*RebaseResult, error) {
 	if onto == gitstore.ZeroHash {
 		return nil, apperr.New(apperr.Schema, "rebase of item %s needs a head to rebase onto", id)
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := s.rebaseOnce(id, onto)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := s.rebaseOnce(ctx, id, onto)
 		if err == nil || !apperr.Is(err, apperr.Conflict) || attempt >= 20 {
 			return res, err
 		}
@@ -55,7 +59,7 @@ func (s *Store) Rebase(id string, onto gitstore.Hash) (*RebaseResult, error) {
 	}
 }
 
-func (s *Store) rebaseOnce(id string, onto gitstore.Hash) (*RebaseResult, error) {
+func (s *Store) rebaseOnce(ctx context.Context, id string, onto gitstore.Hash) (*RebaseResult, error) {
 	ref := RefName(id)
 	local, err := s.git.Ref(ref)
 	if err != nil {
@@ -68,7 +72,7 @@ func (s *Store) rebaseOnce(id string, onto gitstore.Hash) (*RebaseResult, error)
 	}
 	if local == gitstore.ZeroHash {
 		res.New, res.FastForward = onto, true
-		return res, s.git.UpdateRef(ref, onto, gitstore.ZeroHash)
+		return res, s.git.UpdateRef(ctx, ref, onto, gitstore.ZeroHash)
 	}
 	// The chain of onto, for finding where the local chain left it.
 	ontoSet := map[gitstore.Hash]bool{}
@@ -85,7 +89,7 @@ func (s *Store) rebaseOnce(id string, onto gitstore.Hash) (*RebaseResult, error)
 	}
 	if ontoSet[local] {
 		res.New, res.FastForward = onto, true
-		return res, s.git.UpdateRef(ref, onto, local)
+		return res, s.git.UpdateRef(ctx, ref, onto, local)
 	}
 	var mine []gitstore.Hash // local commits after the fork point, newest first
 	fork := local
@@ -142,7 +146,7 @@ func (s *Store) rebaseOnce(id string, onto gitstore.Hash) (*RebaseResult, error)
 		res.Replayed++
 	}
 	res.New = head
-	if err := s.git.UpdateRef(ref, head, local); err != nil {
+	if err := s.git.UpdateRef(ctx, ref, head, local); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -26,7 +26,7 @@ func fork(t *testing.T, b *board.Store, dir, id string, theirs, ours func()) *bo
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.Rebase(id, onto)
+	res, err := b.Rebase(t.Context(), id, onto)
 	if err != nil {
 		t.Fatalf("rebase: %v", err)
 	}
@@ -47,30 +47,30 @@ func TestRebase_ReplaysWhatStillApplies(t *testing.T) {
 	it := create(t, b, "x")
 	res := fork(t, b, dir, it.ID,
 		func() { // theirs: a metadata change to the spec
-			if _, err := b.UpdateMeta(it.ID, board.UpdateInput{ExpectedVersion: 1, Spec: ptr("their spec"), Actor: actor("bea")}); err != nil {
+			if _, err := b.UpdateMeta(t.Context(), it.ID, board.UpdateInput{ExpectedVersion: 1, Spec: ptr("their spec"), Actor: actor("bea")}); err != nil {
 				t.Fatal(err)
 			}
 		},
 		func() { // ours: a title change, a claim, a renew and a completion
-			if _, err := b.UpdateMeta(it.ID, board.UpdateInput{ExpectedVersion: 1, Title: ptr("our title"), Actor: actor("al")}); err != nil {
+			if _, err := b.UpdateMeta(t.Context(), it.ID, board.UpdateInput{ExpectedVersion: 1, Title: ptr("our title"), Actor: actor("al")}); err != nil {
 				t.Fatal(err)
 			}
-			cl, err := b.Claim(it.ID, actor("al"), nil)
+			cl, err := b.Claim(t.Context(), it.ID, actor("al"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.advance(time.Minute)
-			if _, err := b.Renew(it.ID, cl.Claim.ClaimToken, nil); err != nil {
+			if _, err := b.Renew(t.Context(), it.ID, cl.Claim.ClaimToken, nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := b.Complete(it.ID, cl.Claim.ClaimToken, "done"); err != nil {
+			if _, err := b.Complete(t.Context(), it.ID, cl.Claim.ClaimToken, "done"); err != nil {
 				t.Fatal(err)
 			}
 		})
 	if res.Replayed != 4 || len(res.Dropped) != 0 {
 		t.Fatalf("replayed %d, dropped %+v", res.Replayed, res.Dropped)
 	}
-	v, err := b.Get(it.ID)
+	v, err := b.Get(t.Context(), it.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +96,19 @@ func TestRebase_DropsWhatNoLongerApplies(t *testing.T) {
 			func(id string) { mustClaim(t, b, id, "al") },
 			board.NotClaimable, "bea", board.StatusInProgress, "create,claim"},
 		{"cancel after their completion",
-			func(id string) { tok := mustClaim(t, b, id, "bea"); b.Complete(id, tok, "") },
-			func(id string) { b.Cancel(id, actor("al")) },
+			func(id string) { tok := mustClaim(t, b, id, "bea"); b.Complete(t.Context(), id, tok, "") },
+			func(id string) { b.Cancel(t.Context(), id, actor("al")) },
 			board.InvalidTransition, "", board.StatusDone, "create,claim,complete"},
 		{"complete after their cancel",
-			func(id string) { b.Cancel(id, actor("bea")) },
-			func(id string) { tok := mustClaim(t, b, id, "al"); b.Complete(id, tok, "") },
+			func(id string) { b.Cancel(t.Context(), id, actor("bea")) },
+			func(id string) { tok := mustClaim(t, b, id, "al"); b.Complete(t.Context(), id, tok, "") },
 			board.NotClaimable, "", board.StatusCancelled, "create,cancel"},
 		{"reopen of what they reopened",
-			func(id string) { tok := mustClaim(t, b, id, "x"); b.Complete(id, tok, ""); b.Reopen(id, actor("bea")) },
+			func(id string) {
+				tok := mustClaim(t, b, id, "x")
+				b.Complete(t.Context(), id, tok, "")
+				b.Reopen(t.Context(), id, actor("bea"))
+			},
 			func(id string) {},
 			"", "", board.StatusOpen, "create,claim,complete,reopen"},
 	}
@@ -121,7 +125,7 @@ func TestRebase_DropsWhatNoLongerApplies(t *testing.T) {
 					t.Fatalf("drop does not name holder %s: %+v", tc.holder, res.Dropped[0])
 				}
 			}
-			v, err := b.Get(it.ID)
+			v, err := b.Get(t.Context(), it.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +147,7 @@ func TestRebase_LostClaimVoidsItsToken(t *testing.T) {
 		func() { theirs = mustClaim(t, b, it.ID, "bea") },
 		func() {
 			ours = mustClaim(t, b, it.ID, "al") // the same number: both counters were 0
-			if _, err := b.Renew(it.ID, ours, nil); err != nil {
+			if _, err := b.Renew(t.Context(), it.ID, ours, nil); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -163,24 +167,24 @@ func TestRebase_FastForwardsAndNoOps(t *testing.T) {
 	mustClaim(t, b, it.ID, "al")
 	ahead, _ := gitstore.ParseHash(gt.Git(t, dir, "rev-parse", ref))
 	// Local ahead of onto: nothing moves.
-	if res, err := b.Rebase(it.ID, base); err != nil || res.New != ahead || !res.FastForward {
+	if res, err := b.Rebase(t.Context(), it.ID, base); err != nil || res.New != ahead || !res.FastForward {
 		t.Fatalf("rebase onto an ancestor: %+v %v", res, err)
 	}
 	// Local behind onto: fast-forward.
 	gt.Git(t, dir, "update-ref", ref, base.String())
-	if res, err := b.Rebase(it.ID, ahead); err != nil || res.New != ahead || !res.FastForward {
+	if res, err := b.Rebase(t.Context(), it.ID, ahead); err != nil || res.New != ahead || !res.FastForward {
 		t.Fatalf("rebase from behind: %+v %v", res, err)
 	}
 	// No local ref: created at onto.
 	gt.Git(t, dir, "update-ref", "-d", ref)
-	if res, err := b.Rebase(it.ID, ahead); err != nil || res.New != ahead {
+	if res, err := b.Rebase(t.Context(), it.ID, ahead); err != nil || res.New != ahead {
 		t.Fatalf("rebase with no local ref: %+v %v", res, err)
 	}
 }
 
 func mustClaim(t *testing.T, b *board.Store, id, who string) int64 {
 	t.Helper()
-	it, err := b.Claim(id, actor(who), nil)
+	it, err := b.Claim(t.Context(), id, actor(who), nil)
 	if err != nil {
 		t.Fatalf("claim by %s: %v", who, err)
 	}

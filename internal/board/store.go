@@ -1,6 +1,7 @@
 package board
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,7 +74,7 @@ type Authority interface {
 	// typed error the verb would have given there (NOT_CLAIMABLE naming
 	// the holder, INVALID_CLAIM, INVALID_TRANSITION), and the local ref
 	// has been moved back to the authority's state.
-	Publish(id string, mine gitstore.Hash) (gitstore.Hash, error)
+	Publish(ctx context.Context, id string, mine gitstore.Hash) (gitstore.Hash, error)
 }
 
 // RefName is the ref of one item.
@@ -197,8 +198,8 @@ type step func(tip gitstore.Hash, it *Item) (transition, error)
 // writer moved the ref first, f runs again on the new head, so every guard
 // is checked against the state the commit lands on. It returns the
 // snapshot written.
-func (s *Store) apply(id string, f step) (*Item, error) {
-	it, _, err := s.applyAt(id, f)
+func (s *Store) apply(ctx context.Context, id string, f step) (*Item, error) {
+	it, _, err := s.applyAt(ctx, id, f)
 	return it, err
 }
 
@@ -206,12 +207,12 @@ func (s *Store) apply(id string, f step) (*Item, error) {
 // accept (claim, renew, release, complete, cancel, reopen): with
 // s.Authority set, the new head is pushed before the call returns, and the
 // item returned is the one the remote settled on.
-func (s *Store) applyPublished(id string, f step) (*Item, error) {
-	it, head, err := s.applyAt(id, f)
+func (s *Store) applyPublished(ctx context.Context, id string, f step) (*Item, error) {
+	it, head, err := s.applyAt(ctx, id, f)
 	if err != nil || s.Authority == nil {
 		return it, err
 	}
-	settled, err := s.Authority.Publish(id, head)
+	settled, err := s.Authority.Publish(ctx, id, head)
 	if err != nil {
 		return nil, err
 	}
@@ -221,9 +222,9 @@ func (s *Store) applyPublished(id string, f step) (*Item, error) {
 	return s.load(settled)
 }
 
-func (s *Store) applyAt(id string, f step) (*Item, gitstore.Hash, error) {
+func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore.Hash, error) {
 	var last *Item
-	head, err := s.git.TransactGuarded(RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
+	head, err := s.git.TransactGuarded(ctx, RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
 		var it *Item
 		if tip != gitstore.ZeroHash {
 			var err error
@@ -248,7 +249,7 @@ func (s *Store) applyAt(id string, f step) (*Item, gitstore.Hash, error) {
 	if err == nil {
 		// Every transition leaves the item's ref loose; keep the namespace
 		// packed so listing thousands of items reads one file.
-		s.git.PackRefsIfLoose(ItemsPrefix, 64)
+		s.git.PackRefsIfLoose(ctx, ItemsPrefix, 64)
 	}
 	return last, head, err
 }
@@ -277,7 +278,7 @@ func recovery(it *Item, now time.Time) transition {
 
 // Expire turns an expired claim on id back to open with an
 // orphan-recovery event. It reports whether it did.
-func (s *Store) Expire(id string) (bool, error) {
+func (s *Store) Expire(ctx context.Context, id string) (bool, error) {
 	_, it, err := s.current(id)
 	if err != nil || it == nil {
 		return false, err
@@ -286,7 +287,7 @@ func (s *Store) Expire(id string) (bool, error) {
 	if !expired(it, now) {
 		return false, nil
 	}
-	_, err = s.apply(id, func(_ gitstore.Hash, it *Item) (transition, error) {
+	_, err = s.apply(ctx, id, func(_ gitstore.Hash, it *Item) (transition, error) {
 		if !expired(it, now) {
 			return transition{}, errNothing
 		}

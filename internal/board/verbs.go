@@ -1,6 +1,7 @@
 package board
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -112,7 +113,7 @@ func (s *Store) lint(texts ...string) []record.Unresolved {
 }
 
 // Create adds an open item.
-func (s *Store) Create(in CreateInput) (*Outcome, error) {
+func (s *Store) Create(ctx context.Context, in CreateInput) (*Outcome, error) {
 	title := strings.TrimSpace(in.Title)
 	if title == "" {
 		return nil, apperr.New(apperr.Schema, "title is required")
@@ -152,7 +153,7 @@ func (s *Store) Create(in CreateInput) (*Outcome, error) {
 		Status: StatusOpen, DependsOn: deps, ParentID: parent, References: refs, CreatedBy: actor,
 		CreatedAt: ts, UpdatedAt: ts, Version: 1, Spec: in.Spec}
 	t := transition{item: it, event: Event{ItemID: it.ID, Actor: actor, Transition: TCreate, At: ts}}
-	_, err = s.apply(it.ID, func(tip gitstore.Hash, cur *Item) (transition, error) {
+	_, err = s.apply(ctx, it.ID, func(tip gitstore.Hash, cur *Item) (transition, error) {
 		if cur != nil {
 			return transition{}, apperr.New(apperr.Conflict, "item %s already exists", it.ID)
 		}
@@ -201,8 +202,8 @@ type UpdateInput struct {
 
 // UpdateMeta applies in if the item is still at in.ExpectedVersion, and
 // records an update-meta event.
-func (s *Store) UpdateMeta(id string, in UpdateInput) (*Outcome, error) {
-	if _, err := s.Expire(id); err != nil && !apperr.Is(err, apperr.Schema) {
+func (s *Store) UpdateMeta(ctx context.Context, id string, in UpdateInput) (*Outcome, error) {
+	if _, err := s.Expire(ctx, id); err != nil && !apperr.Is(err, apperr.Schema) {
 		return nil, err
 	}
 	// The event names the caller: the actor given, else this repository's
@@ -262,7 +263,7 @@ func (s *Store) UpdateMeta(id string, in UpdateInput) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	it, err := s.apply(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	it, err := s.apply(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -385,7 +386,7 @@ func LeaseDuration(ms *int64) (time.Duration, error) {
 // Claim takes a lease on an open, claimable item and issues the next
 // fencing token. It is won by exactly one contender: the ref moves by one
 // compare-and-swap from the head the guard was checked on.
-func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
+func (s *Store) Claim(ctx context.Context, id string, who Actor, leaseMs *int64) (*Item, error) {
 	lease, err := LeaseDuration(leaseMs)
 	if err != nil {
 		return nil, err
@@ -393,10 +394,10 @@ func (s *Store) Claim(id string, who Actor, leaseMs *int64) (*Item, error) {
 	if who, err = cleanActor(who); err != nil {
 		return nil, err
 	}
-	if _, err := s.Expire(id); err != nil {
+	if _, err := s.Expire(ctx, id); err != nil {
 		return nil, err
 	}
-	it, err := s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	it, err := s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -483,11 +484,11 @@ func (s *Store) noOpenChild(id string) error {
 }
 
 // fenced applies a token-checked transition of the holder.
-func (s *Store) fenced(id string, token int64, f func(cur *Item, now time.Time, ts string) (transition, error)) (*Item, error) {
-	if _, err := s.Expire(id); err != nil {
+func (s *Store) fenced(ctx context.Context, id string, token int64, f func(cur *Item, now time.Time, ts string) (transition, error)) (*Item, error) {
+	if _, err := s.Expire(ctx, id); err != nil {
 		return nil, err
 	}
-	return s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -506,12 +507,12 @@ func (s *Store) fenced(id string, token int64, f func(cur *Item, now time.Time, 
 }
 
 // Renew extends the lease held with token.
-func (s *Store) Renew(id string, token int64, leaseMs *int64) (*Item, error) {
+func (s *Store) Renew(ctx context.Context, id string, token int64, leaseMs *int64) (*Item, error) {
 	lease, err := LeaseDuration(leaseMs)
 	if err != nil {
 		return nil, err
 	}
-	return s.fenced(id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
+	return s.fenced(ctx, id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
 		next := *cur
 		c := *cur.Claim
 		c.LeaseExpires = Timestamp(now.Add(lease))
@@ -521,9 +522,9 @@ func (s *Store) Renew(id string, token int64, leaseMs *int64) (*Item, error) {
 }
 
 // Release hands the claim back; the item is open again.
-func (s *Store) Release(id string, token int64, note string) (*Outcome, error) {
+func (s *Store) Release(ctx context.Context, id string, token int64, note string) (*Outcome, error) {
 	secretgate.Fields(&note)
-	it, err := s.fenced(id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
+	it, err := s.fenced(ctx, id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
 		next := *cur
 		next.Status, next.Claim = StatusOpen, nil
 		return transition{item: &next, event: Event{ItemID: id, Actor: cur.Claim.Holder, Transition: TRelease, ClaimToken: tokenPtr(token), Note: note, At: ts}}, nil
@@ -536,11 +537,11 @@ func (s *Store) Release(id string, token int64, note string) (*Outcome, error) {
 
 // Complete finishes the claimed item and appends a work-completion record
 // to the process record (a failure there never undoes the completion).
-func (s *Store) Complete(id string, token int64, note string) (*Outcome, error) {
+func (s *Store) Complete(ctx context.Context, id string, token int64, note string) (*Outcome, error) {
 	secretgate.Fields(&note)
 	var ev Event
 	var holder Actor
-	it, err := s.fenced(id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
+	it, err := s.fenced(ctx, id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
 		next := *cur
 		holder = cur.Claim.Holder
 		next.Status, next.Claim = StatusDone, nil
@@ -561,7 +562,7 @@ func (s *Store) Complete(id string, token int64, note string) (*Outcome, error) 
 		if session == "" {
 			session = holder.Human
 		}
-		_, rerr := s.rec.Append(record.AppendInput{Kind: "work-completion", Claim: claim,
+		_, rerr := s.rec.Append(ctx, record.AppendInput{Kind: "work-completion", Claim: claim,
 			VerificationAnchor: "board:" + id + "#complete@" + ev.At, Scope: it.TenantID + "/" + id,
 			Source:  record.Source{CapturePoint: "work-completion", SessionID: session, TaskID: id},
 			Content: content})
@@ -573,15 +574,15 @@ func (s *Store) Complete(id string, token int64, note string) (*Outcome, error) 
 }
 
 // Cancel ends an open or in-progress item (voiding any claim).
-func (s *Store) Cancel(id string, who Actor) (*Item, error) {
+func (s *Store) Cancel(ctx context.Context, id string, who Actor) (*Item, error) {
 	who, err := cleanActor(who)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Expire(id); err != nil {
+	if _, err := s.Expire(ctx, id); err != nil {
 		return nil, err
 	}
-	return s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -600,12 +601,12 @@ func (s *Store) Cancel(id string, who Actor) (*Item, error) {
 }
 
 // Reopen moves a done item back to open.
-func (s *Store) Reopen(id string, who Actor) (*Item, error) {
+func (s *Store) Reopen(ctx context.Context, id string, who Actor) (*Item, error) {
 	who, err := cleanActor(who)
 	if err != nil {
 		return nil, err
 	}
-	return s.applyPublished(id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -629,8 +630,8 @@ func (s *Store) Reopen(id string, who Actor) (*Item, error) {
 
 // Get returns the item with its backlinks after the lazy expiry check, or
 // nil when there is no such item.
-func (s *Store) Get(id string) (*View, error) {
-	if _, err := s.Expire(id); err != nil {
+func (s *Store) Get(ctx context.Context, id string) (*View, error) {
+	if _, err := s.Expire(ctx, id); err != nil {
 		return nil, err
 	}
 	_, it, err := s.current(id)
@@ -659,8 +660,8 @@ func (s *Store) eventOf(c *gitstore.Commit) (ev Event, ok bool, err error) {
 }
 
 // Events returns every event of the item, oldest first ([] when unknown).
-func (s *Store) Events(id string) ([]Event, error) {
-	if _, err := s.Expire(id); err != nil {
+func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
+	if _, err := s.Expire(ctx, id); err != nil {
 		return nil, err
 	}
 	tip, _, err := s.current(id)

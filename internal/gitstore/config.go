@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -133,12 +131,13 @@ func (c *Config) GetAllSub(section, sub, key string) []string {
 // `git config --local --add`. The Store's Config, read when it was
 // opened, does not see the new value. A failure is apperr.Write.
 func (s *Store) AddLocalConfig(ctx context.Context, key, value string) error {
-	cmd := exec.CommandContext(ctx, "git", "--git-dir="+s.repo.CommonDir, "config", "--local", "--add", key, value)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd := s.git(ctx, "config", "--local", "--add", key, value)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return apperr.Wrap(apperr.Write, err, "git config --add %s %s failed: %s", key, value, firstLine(errb.String(), err))
 	}
 	return nil

@@ -54,22 +54,22 @@ func TestStore_UpdateRef_CreateUpdateDelete(t *testing.T) {
 	c1 := commit(t, s, "one", gitstore.ZeroHash)
 	c2 := commit(t, s, "two", c1)
 
-	if err := s.UpdateRef(ref, c1, gitstore.ZeroHash); err != nil {
+	if err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	if got := gt.Git(t, dir, "rev-parse", ref); got != c1.String() {
 		t.Fatalf("git sees %s, want %s", got, c1)
 	}
 	// Create-if-absent refuses an existing ref.
-	err := s.UpdateRef(ref, c2, gitstore.ZeroHash)
+	err := s.UpdateRef(t.Context(), ref, c2, gitstore.ZeroHash)
 	if !apperr.Is(err, apperr.Conflict) || !errors.Is(err, gitstore.ErrStale) {
 		t.Fatalf("create over existing: got %v, want CONFLICT/ErrStale", err)
 	}
 	// Update from a wrong old value is refused and changes nothing.
-	if err := s.UpdateRef(ref, c2, c2); !errors.Is(err, gitstore.ErrStale) {
+	if err := s.UpdateRef(t.Context(), ref, c2, c2); !errors.Is(err, gitstore.ErrStale) {
 		t.Fatalf("stale update: got %v", err)
 	}
-	if err := s.UpdateRef(ref, c2, c1); err != nil {
+	if err := s.UpdateRef(t.Context(), ref, c2, c1); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 	if got := gt.Git(t, dir, "rev-parse", ref); got != c2.String() {
@@ -78,10 +78,10 @@ func TestStore_UpdateRef_CreateUpdateDelete(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".git", ref+".lock")); !os.IsNotExist(err) {
 		t.Fatalf("lock file left behind: %v", err)
 	}
-	if err := s.UpdateRef(ref, gitstore.ZeroHash, c1); !errors.Is(err, gitstore.ErrStale) {
+	if err := s.UpdateRef(t.Context(), ref, gitstore.ZeroHash, c1); !errors.Is(err, gitstore.ErrStale) {
 		t.Fatalf("stale delete: got %v", err)
 	}
-	if err := s.UpdateRef(ref, gitstore.ZeroHash, c2); err != nil {
+	if err := s.UpdateRef(t.Context(), ref, gitstore.ZeroHash, c2); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if h, _ := s.Ref(ref); h != gitstore.ZeroHash {
@@ -108,20 +108,20 @@ func TestStore_UpdateRef_PackedOnly(t *testing.T) {
 		t.Fatalf("read packed ref: %s %v", h, err)
 	}
 	// A wrong old value must not leave an empty or broken loose file.
-	if err := s.UpdateRef(ref, c2, c2); !errors.Is(err, gitstore.ErrStale) {
+	if err := s.UpdateRef(t.Context(), ref, c2, c2); !errors.Is(err, gitstore.ErrStale) {
 		t.Fatalf("stale update of packed ref: %v", err)
 	}
 	if got := gt.Git(t, dir, "rev-parse", ref); got != c1.String() {
 		t.Fatalf("after refused CAS git sees %q", got)
 	}
-	if err := s.UpdateRef(ref, c2, c1); err != nil {
+	if err := s.UpdateRef(t.Context(), ref, c2, c1); err != nil {
 		t.Fatalf("update packed ref: %v", err)
 	}
 	if got := gt.Git(t, dir, "rev-parse", ref); got != c2.String() {
 		t.Fatalf("git sees %s, want %s", got, c2)
 	}
 	gt.Git(t, dir, "pack-refs", "--all")
-	if err := s.UpdateRef(ref, gitstore.ZeroHash, c2); err != nil {
+	if err := s.UpdateRef(t.Context(), ref, gitstore.ZeroHash, c2); err != nil {
 		t.Fatalf("delete packed ref: %v", err)
 	}
 	if out := gt.Git(t, dir, "for-each-ref", ref); out != "" {
@@ -139,10 +139,10 @@ func TestStore_Refs_LooseAndPacked(t *testing.T) {
 	}
 	gt.Git(t, dir, "pack-refs", "--all")
 	c2 := commit(t, s, "y", c)
-	if err := s.UpdateRef("refs/ideate/items/b", c2, c); err != nil {
+	if err := s.UpdateRef(t.Context(), "refs/ideate/items/b", c2, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateRef("refs/ideate/items/d", c2, gitstore.ZeroHash); err != nil {
+	if err := s.UpdateRef(t.Context(), "refs/ideate/items/d", c2, gitstore.ZeroHash); err != nil {
 		t.Fatal(err)
 	}
 	refs, err := s.Refs("refs/ideate/items/")
@@ -163,7 +163,7 @@ func TestStore_InvalidRefName(t *testing.T) {
 	dir := gt.NewRepo(t)
 	s := open(t, dir)
 	for _, name := range []string{"HEAD", "refs/ideate/../x", "refs/ideate/x.lock", "refs/ideate/a b", "refs/ideate/", "refs//x"} {
-		if err := s.UpdateRef(name, gitstore.ZeroHash, gitstore.ZeroHash); !apperr.Is(err, apperr.Schema) {
+		if err := s.UpdateRef(t.Context(), name, gitstore.ZeroHash, gitstore.ZeroHash); !apperr.Is(err, apperr.Schema) {
 			t.Errorf("UpdateRef(%q) = %v, want SCHEMA", name, err)
 		}
 	}
@@ -173,7 +173,7 @@ func TestStore_Objects_GitReadsWhatWeWrite(t *testing.T) {
 	dir := gt.NewRepo(t)
 	s := open(t, dir)
 	c1 := commit(t, s, "hello world", gitstore.ZeroHash)
-	if err := s.UpdateRef("refs/ideate/obj", c1, gitstore.ZeroHash); err != nil {
+	if err := s.UpdateRef(t.Context(), "refs/ideate/obj", c1, gitstore.ZeroHash); err != nil {
 		t.Fatal(err)
 	}
 	if got := gt.Git(t, dir, "show", "refs/ideate/obj:f"); got != "hello world" {
@@ -229,7 +229,7 @@ func TestDiscover_SubdirAndLinkedWorktree(t *testing.T) {
 	os.MkdirAll(sub, 0o755)
 	s := open(t, sub)
 	c := commit(t, s, "from subdir", gitstore.ZeroHash)
-	if err := s.UpdateRef("refs/ideate/wt", c, gitstore.ZeroHash); err != nil {
+	if err := s.UpdateRef(t.Context(), "refs/ideate/wt", c, gitstore.ZeroHash); err != nil {
 		t.Fatal(err)
 	}
 	wt := filepath.Join(t.TempDir(), "linked")
@@ -242,7 +242,7 @@ func TestDiscover_SubdirAndLinkedWorktree(t *testing.T) {
 		t.Fatalf("linked worktree reads %s %v, want %s", h, err, c)
 	}
 	c2 := commit(t, ws, "from worktree", c)
-	if err := ws.UpdateRef("refs/ideate/wt", c2, c); err != nil {
+	if err := ws.UpdateRef(t.Context(), "refs/ideate/wt", c2, c); err != nil {
 		t.Fatal(err)
 	}
 	if got := gt.Git(t, dir, "rev-parse", "refs/ideate/wt"); got != c2.String() {
@@ -264,7 +264,7 @@ func TestStore_Identity_FallsBackWithoutUserName(t *testing.T) {
 		t.Fatalf("identity = %+v", id)
 	}
 	c := commit(t, s, "no identity", gitstore.ZeroHash)
-	if err := s.UpdateRef("refs/ideate/anon", c, gitstore.ZeroHash); err != nil {
+	if err := s.UpdateRef(t.Context(), "refs/ideate/anon", c, gitstore.ZeroHash); err != nil {
 		t.Fatal(err)
 	}
 	gt.Git(t, dir, "config", "user.name", "Repo Person")
@@ -289,7 +289,7 @@ func TestStore_StaleLockPolicy(t *testing.T) {
 	// Young and unheld: waited for, then LOCKED naming the file.
 	s.SetLockPolicy(gitstore.LockPolicy{Timeout: 150 * time.Millisecond, StaleAfter: time.Hour})
 	os.WriteFile(lock, nil, 0o644)
-	err := s.UpdateRef(ref, c1, gitstore.ZeroHash)
+	err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash)
 	if !apperr.Is(err, apperr.Locked) || !strings.Contains(err.Error(), lock) {
 		t.Fatalf("young lock: got %v, want LOCKED naming %s", err, lock)
 	}
@@ -298,7 +298,7 @@ func TestStore_StaleLockPolicy(t *testing.T) {
 	old := time.Now().Add(-5 * time.Second)
 	os.Chtimes(lock, old, old)
 	s.SetLockPolicy(gitstore.LockPolicy{Timeout: 2 * time.Second, StaleAfter: time.Second})
-	if err := s.UpdateRef(ref, c1, gitstore.ZeroHash); err != nil {
+	if err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash); err != nil {
 		t.Fatalf("stale lock not broken: %v", err)
 	}
 
@@ -312,13 +312,13 @@ func TestStore_StaleLockPolicy(t *testing.T) {
 	defer holder.Process.Kill()
 	time.Sleep(200 * time.Millisecond)
 	s.SetLockPolicy(gitstore.LockPolicy{Timeout: 300 * time.Millisecond, StaleAfter: time.Millisecond})
-	if err := s.UpdateRef(ref, c2, c1); !apperr.Is(err, apperr.Locked) {
+	if err := s.UpdateRef(t.Context(), ref, c2, c1); !apperr.Is(err, apperr.Locked) {
 		t.Fatalf("held lock: got %v, want LOCKED", err)
 	}
 	holder.Process.Signal(syscall.SIGKILL)
 	holder.Wait()
 	os.Remove(lock)
-	if err := s.UpdateRef(ref, c2, c1); err != nil {
+	if err := s.UpdateRef(t.Context(), ref, c2, c1); err != nil {
 		t.Fatal(err)
 	}
 	gt.Fsck(t, dir)
@@ -329,7 +329,7 @@ func TestStore_Transact_RetriesOnMovedRef(t *testing.T) {
 	s := open(t, dir)
 	const ref = "refs/ideate/txn"
 	calls := 0
-	h, err := s.Transact(ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	h, err := s.Transact(t.Context(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		calls++
 		if calls == 1 {
 			// Another writer (git itself) moves the ref after we read it.

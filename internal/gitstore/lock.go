@@ -1,11 +1,11 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -45,23 +45,23 @@ func (p LockPolicy) withDefaults() LockPolicy {
 
 // updateRef moves name from old to new with git's lockfile protocol. old ==
 // ZeroHash means the ref must not exist; new == ZeroHash deletes it.
-func (s *Store) updateRef(name string, newH, oldH Hash) error {
-	return s.updateRefChecked(name, newH, oldH, nil)
+func (s *Store) updateRef(ctx context.Context, name string, newH, oldH Hash) error {
+	return s.updateRefChecked(ctx, name, newH, oldH, nil)
 }
 
 // updateRefChecked is updateRef that, holding the ref's lock and having
 // found oldH, runs check (when set) and gives up with its error.
-func (s *Store) updateRefChecked(name string, newH, oldH Hash, check func() error) error {
+func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Hash, check func() error) error {
 	if !ValidRefName(name) {
 		return apperr.New(apperr.Schema, "%q is not a valid ref name", name)
 	}
 	if newH == ZeroHash {
-		return s.deleteRef(name, oldH)
+		return s.deleteRef(ctx, name, oldH)
 	}
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
 	lockPath := path + ".lock"
-	f, err := acquireLock(lockPath, pol)
+	f, err := acquireLock(ctx, lockPath, pol)
 	if err != nil {
 		return err
 	}
@@ -106,8 +106,9 @@ func (s *Store) updateRefChecked(name string, newH, oldH Hash, check func() erro
 }
 
 // acquireLock creates lockPath exclusively and flocks it, waiting for (and
-// breaking stale) locks per pol.
-func acquireLock(lockPath string, pol LockPolicy) (*os.File, error) {
+// breaking stale) locks per pol. It gives up with ctx.Err() when ctx is
+// done while it waits.
+func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File, error) {
 	deadline := time.Now().Add(pol.Timeout)
 	wait := 50 * time.Microsecond
 	for {
@@ -143,7 +144,9 @@ func acquireLock(lockPath string, pol LockPolicy) (*os.File, error) {
 				"%s is held by another process (%s); if no git or git-ideate process is running, remove that file", lockPath, age)
 		}
 		// Jittered exponential backoff, capped at 5ms.
-		time.Sleep(wait/2 + rand.N(wait))
+		if err := sleep(ctx, wait/2+rand.N(wait)); err != nil {
+			return nil, err
+		}
 		if wait < 5*time.Millisecond {
 			wait *= 2
 		}
@@ -180,7 +183,7 @@ func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 
 // deleteRef removes name if it still holds oldH. Deleting may rewrite
 // packed-refs, so it is done by git itself (under packed-refs.lock).
-func (s *Store) deleteRef(name string, oldH Hash) error {
+func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 	cur, err := s.refs.read(name)
 	if err != nil {
 		return err
@@ -191,8 +194,10 @@ func (s *Store) deleteRef(name string, oldH Hash) error {
 	if oldH == ZeroHash {
 		return nil
 	}
-	cmd := exec.Command("git", "--git-dir="+s.repo.CommonDir, "update-ref", "-d", name, oldH.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := s.git(ctx, "update-ref", "-d", name, oldH.String()).CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if c, _ := s.refs.read(name); c != oldH {
 			return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while it was being deleted", name), Err: ErrStale}
 		}

@@ -1,12 +1,11 @@
 package gitstore
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -30,6 +29,15 @@ import (
 // written by a process; a lock file under .git/ideate keeps two repacks
 // from running at once. Disabled by ideate.maintenance=false or
 // $GIT_IDEATE_NO_MAINTENANCE.
+//
+// # Not bound to a context
+//
+// The repack is the one process gitstore starts that no ctx governs: it is
+// started detached (a session of its own, see detached) and nobody waits
+// for it, so it outlives the command, hook or MCP call whose commit
+// triggered it. Killing it on cancel would gain nothing (it holds no lock
+// the caller needs) and would leave temporary packs behind; waiting for it
+// would stretch a 10 ms append to the length of a repack.
 type maintenance struct {
 	enabled   bool
 	threshold int64
@@ -103,8 +111,7 @@ func (m *maintenance) spawn() {
 			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
 	script = "(" + script + "); rm -f " + shellQuote(lock)
-	cmd := exec.Command("sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd := detached("sh", "-c", script)
 	if err := cmd.Start(); err != nil {
 		os.Remove(lock)
 		return
@@ -144,11 +151,12 @@ func (s *Store) looseRefs(prefix string) int {
 // has just created thousands of refs uses it: the next command then reads
 // one packed-refs file instead of thousands of files. It runs even when
 // background maintenance is off (it is part of the command, not
-// housekeeping), and a failure only leaves the refs loose.
-func (s *Store) PackRefsNow(threshold int, prefixes ...string) bool {
+// housekeeping), and a failure only leaves the refs loose. ctx bounds the
+// wait: when it is done, git is killed and the refs stay loose.
+func (s *Store) PackRefsNow(ctx context.Context, threshold int, prefixes ...string) bool {
 	for _, p := range prefixes {
 		if s.looseRefs(p) > threshold {
-			return s.gitCmd("pack-refs", "--all").Run() == nil
+			return s.git(ctx, "pack-refs", "--all").Run() == nil
 		}
 	}
 	return false
@@ -159,9 +167,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // PackRefsIfLoose starts `git pack-refs --all` in the background when the
 // directory of prefix holds more than threshold loose refs, so namespaces
 // with thousands of refs (board items) stay cheap to list. It costs one
-// directory read.
-func (s *Store) PackRefsIfLoose(prefix string, threshold int) {
-	if !s.maint.enabled || s.looseRefs(prefix) <= threshold {
+// directory read. Like the repack (see maintenance), the process is
+// detached and outlives ctx; ctx only decides whether it is started: a
+// caller already cancelled starts nothing.
+func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold int) {
+	if ctx.Err() != nil || !s.maint.enabled || s.looseRefs(prefix) <= threshold {
 		return
 	}
 	stamp := filepath.Join(s.repo.StateDir(), "pack-refs.stamp")
@@ -173,8 +183,7 @@ func (s *Store) PackRefsIfLoose(prefix string, threshold int) {
 	}
 	now := time.Now()
 	os.Chtimes(stamp, now, now)
-	cmd := exec.Command("git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd := detached("git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all")
 	if cmd.Start() == nil {
 		go cmd.Wait()
 	}

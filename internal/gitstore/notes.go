@@ -2,10 +2,10 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -49,14 +49,14 @@ func (s *Store) ReadNote(ref string, obj Hash) (note []byte, ok bool, err error)
 // note (and the ref) when there is none, as one commit on ref made with
 // Transact. An existing note is kept and text starts on the line after it;
 // text gets a final newline when it lacks one. It returns the notes commit.
-func (s *Store) AppendNote(ref string, obj Hash, text string) (Hash, error) {
+func (s *Store) AppendNote(ctx context.Context, ref string, obj Hash, text string) (Hash, error) {
 	if obj == ZeroHash {
 		return ZeroHash, apperr.New(apperr.Schema, "a note needs the object it is about")
 	}
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	return s.Transact(ref, func(tip Hash) (Hash, string, error) {
+	return s.Transact(ctx, ref, func(tip Hash) (Hash, string, error) {
 		root := ZeroHash
 		if tip != ZeroHash {
 			c, err := s.ReadCommit(tip)
@@ -159,7 +159,7 @@ func isFanout(name string) bool {
 // common case of a commit just made; any other is resolved by `git
 // rev-parse`. A name that resolves to no commit is apperr.NotFound, one
 // that is not hex apperr.Schema.
-func (s *Store) ResolveCommit(spec string) (Hash, error) {
+func (s *Store) ResolveCommit(ctx context.Context, spec string) (Hash, error) {
 	spec = strings.ToLower(strings.TrimSpace(spec))
 	if spec == "" || spec == "head" {
 		h, err := s.Head()
@@ -180,8 +180,11 @@ func (s *Store) ResolveCommit(spec string) (Hash, error) {
 	} else if head, err := s.Head(); err == nil && head != ZeroHash && strings.HasPrefix(head.String(), spec) {
 		h = head
 	} else {
-		cmd := exec.Command("git", "--git-dir="+s.repo.GitDir, "rev-parse", "--verify", "--quiet", spec+"^{commit}")
-		out, err := cmd.Output()
+		// --git-dir is the worktree's own: HEAD and its reflog live there.
+		out, err := Command(ctx, "git", "--git-dir="+s.repo.GitDir, "rev-parse", "--verify", "--quiet", spec+"^{commit}").Output()
+		if ctx.Err() != nil {
+			return ZeroHash, ctx.Err()
+		}
 		if err != nil {
 			return ZeroHash, apperr.New(apperr.NotFound, "%s names no commit in this repository", spec)
 		}

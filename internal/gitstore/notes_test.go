@@ -24,7 +24,7 @@ func headOf(t *testing.T, dir string) gitstore.Hash {
 
 func appendNote(t *testing.T, s *gitstore.Store, obj gitstore.Hash, text string) {
 	t.Helper()
-	if _, err := s.AppendNote(notesRef, obj, text); err != nil {
+	if _, err := s.AppendNote(t.Context(), notesRef, obj, text); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -178,7 +178,7 @@ func TestStore_ResolveCommit(t *testing.T) {
 		{"", head}, {"HEAD", head}, {head, head}, {head[:7], head}, {strings.ToUpper(head[:10]), head},
 		{first[:9], first}, {first, first},
 	} {
-		got, err := s.ResolveCommit(c.spec)
+		got, err := s.ResolveCommit(t.Context(), c.spec)
 		if err != nil || got.String() != c.want {
 			t.Errorf("ResolveCommit(%q) = %s, %v; want %s", c.spec, got, err, c.want)
 		}
@@ -191,23 +191,23 @@ func TestStore_ResolveCommit(t *testing.T) {
 		{"deadbeef", apperr.NotFound}, {strings.Repeat("d", 40), apperr.NotFound}, {tree, apperr.NotFound},
 		{"xyz123", apperr.Schema}, {"abc", apperr.Schema}, {"--all", apperr.Schema},
 	} {
-		if _, err := s.ResolveCommit(c.spec); !apperr.Is(err, c.code) {
+		if _, err := s.ResolveCommit(t.Context(), c.spec); !apperr.Is(err, c.code) {
 			t.Errorf("ResolveCommit(%q) = %v, want %s", c.spec, err, c.code)
 		}
 	}
 
 	// Detached HEAD and a packed branch resolve too; an unborn branch is NotFound.
 	gt.Git(t, dir, "pack-refs", "--all")
-	if got, err := open(t, dir).ResolveCommit("HEAD"); err != nil || got.String() != head {
+	if got, err := open(t, dir).ResolveCommit(t.Context(), "HEAD"); err != nil || got.String() != head {
 		t.Errorf("HEAD through a packed branch = %s, %v", got, err)
 	}
 	gt.Git(t, dir, "checkout", "-q", "--detach", first)
-	if got, err := open(t, dir).ResolveCommit("HEAD"); err != nil || got.String() != first {
+	if got, err := open(t, dir).ResolveCommit(t.Context(), "HEAD"); err != nil || got.String() != first {
 		t.Errorf("detached HEAD = %s, %v", got, err)
 	}
 	empty := t.TempDir()
 	gt.Git(t, empty, "init", "-q")
-	if _, err := open(t, empty).ResolveCommit("HEAD"); !apperr.Is(err, apperr.NotFound) {
+	if _, err := open(t, empty).ResolveCommit(t.Context(), "HEAD"); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("unborn HEAD = %v, want NOT_FOUND", err)
 	}
 }

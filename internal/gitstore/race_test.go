@@ -1,6 +1,7 @@
 package gitstore_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,7 +37,7 @@ func helperMain(role string) int {
 	case "counter":
 		ref := os.Getenv("GITSTORE_TEST_REF")
 		for i := 0; i < n; i++ {
-			_, err := s.Transact(ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+			_, err := s.Transact(context.Background(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 				blob, err := s.WriteBlob([]byte(fmt.Sprintf("%d %d", os.Getpid(), i)))
 				if err != nil {
 					return gitstore.ZeroHash, "", err

@@ -3,11 +3,11 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -110,17 +110,13 @@ type RemoteOptions struct {
 	Progress io.Writer
 }
 
-func (s *Store) gitCmd(args ...string) *exec.Cmd {
-	cmd := exec.Command("git", append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	return cmd
-}
-
 // runRemote runs a git command that talks to a remote: stdout is
 // returned, stderr is kept for the error and also passed to
-// opt.Progress when set.
-func (s *Store) runRemote(opt RemoteOptions, args ...string) (stdout []byte, stderr string, err error) {
-	cmd := s.gitCmd(args...)
+// opt.Progress when set. When ctx is done first, git and everything it
+// started (ssh, a transport helper, a local receive-pack) are killed and
+// err is ctx.Err().
+func (s *Store) runRemote(ctx context.Context, opt RemoteOptions, args ...string) (stdout []byte, stderr string, err error) {
+	cmd := s.git(ctx, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &errb
@@ -128,14 +124,18 @@ func (s *Store) runRemote(opt RemoteOptions, args ...string) (stdout []byte, std
 		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
 	}
 	err = cmd.Run()
+	if ctx.Err() != nil {
+		err = ctx.Err()
+	}
 	return out.Bytes(), errb.String(), err
 }
 
 // Fetch brings remote's refs into their tracking copies with the git CLI:
 // the whole ideate namespace and the notes when refs is empty, else
 // exactly those refs (absent ones are not an error). Tracking copies of
-// refs the remote no longer has are pruned.
-func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
+// refs the remote no longer has are pruned. When ctx is done first, git is
+// killed with everything it started and Fetch returns ctx.Err().
+func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, refs ...string) error {
 	args := []string{"fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
 	var specs []string
 	if len(refs) == 0 {
@@ -157,9 +157,12 @@ func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
 	args = append(args, remote)
 	args = append(args, specs...)
 	for attempt := 0; ; attempt++ {
-		_, stderr, err := s.runRemote(opt, args...)
+		_, stderr, err := s.runRemote(ctx, opt, args...)
 		if err == nil {
 			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		// A fetch killed mid-way leaves lock files in the tracking
 		// namespace, and git refuses to update those refs until they are
@@ -174,8 +177,9 @@ func (s *Store) Fetch(remote string, opt RemoteOptions, refs ...string) error {
 }
 
 // flockState takes an exclusive flock on a file under .git/ideate/,
-// waiting for the holder, and returns its release.
-func (s *Store) flockState(name string) (func(), error) {
+// waiting for the holder (polling, so that ctx can end the wait: a
+// blocking flock(2) cannot be interrupted), and returns its release.
+func (s *Store) flockState(ctx context.Context, name string) (func(), error) {
 	if err := os.MkdirAll(s.repo.StateDir(), 0o777); err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", s.repo.StateDir())
 	}
@@ -183,11 +187,24 @@ func (s *Store) flockState(name string) (func(), error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot open the lock %s", name)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
+	wait := time.Millisecond
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+			f.Close()
+			return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if wait < 50*time.Millisecond {
+			wait *= 2
+		}
 	}
-	return func() { f.Close() }, nil
 }
 
 // breakLocks removes the *.lock files under the ref directory prefix that
@@ -260,7 +277,11 @@ func (r PushResult) Raced() bool {
 // hook does not (it guards branches, not these refs). git matches explicit
 // refspecs and leases in O(N²): Push is for a ref or a few (a
 // remote-authoritative verb); PushMany is for a sync.
-func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
+//
+// When ctx is done first, git is killed with everything it started (the
+// remote may or may not have applied the push: the next fetch tells) and
+// Push returns ctx.Err().
+func (s *Store) Push(ctx context.Context, remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
 	if len(ups) == 0 {
 		return nil, nil
 	}
@@ -282,7 +303,7 @@ func (s *Store) Push(remote string, ups []PushUpdate, opt RemoteOptions) ([]Push
 	for _, u := range ups {
 		args = append(args, u.New.String()+":"+u.Ref)
 	}
-	return s.push(remote, ups, opt, args...)
+	return s.push(ctx, remote, ups, opt, args...)
 }
 
 // ShadowRoot is where PushMany stages the values it pushes:
@@ -306,7 +327,12 @@ const ShadowRoot = "refs/ideate-push/"
 // fetch refspec given with -c under a remote name of its own (whatever
 // the user configured for the remote stays out of it); the shadow refs are
 // removed afterwards, and any left by a killed push are removed first.
-func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
+//
+// ctx is handled as by Push; it also ends the wait for another PushMany to
+// the same remote. The shadow refs of a cancelled push are removed with
+// ctx's values but without its cancellation, so cancelling does not leave
+// them behind.
+func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
 	if len(ups) == 0 {
 		return nil, nil
 	}
@@ -320,12 +346,12 @@ func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]
 	// One staging push per remote at a time in this repository: the
 	// shadow namespace is shared, and what a killed push left there
 	// (refs, lock files) is cleared only under this lock.
-	unlock, err := s.flockState("push-" + remote + ".lock")
+	unlock, err := s.flockState(ctx, "push-"+remote+".lock")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := s.clearShadow(shadow); err != nil {
+	if err := s.clearShadow(ctx, shadow); err != nil {
 		return nil, err
 	}
 	src := shadow
@@ -342,10 +368,10 @@ func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]
 		for _, u := range ups {
 			fmt.Fprintf(&stage, "create %s%s %s\n", shadow, strings.TrimPrefix(u.Ref, "refs/"), u.New)
 		}
-		if err := s.updateRefsStdin(stage.Bytes()); err != nil {
+		if err := s.updateRefsStdin(ctx, stage.Bytes()); err != nil {
 			return nil, err
 		}
-		defer s.clearShadow(shadow)
+		defer s.clearShadow(context.WithoutCancel(ctx), shadow)
 	}
 
 	const tmp = "ideate-sync"
@@ -358,14 +384,17 @@ func (s *Store) PushMany(remote string, ups []PushUpdate, opt RemoteOptions) ([]
 		args = append(args, "--progress")
 	}
 	args = append(args, tmp, src+"ideate/*:refs/ideate/*", src+"notes/ideate*:"+NotesRef+"*")
-	return s.push(remote, ups, opt, args...)
+	return s.push(ctx, remote, ups, opt, args...)
 }
 
 // push runs one `git push --porcelain` and returns the remote's answer for
 // each of ups, in their order; an error only when git reported no status
 // at all (it could not talk to the remote).
-func (s *Store) push(remote string, ups []PushUpdate, opt RemoteOptions, args ...string) ([]PushResult, error) {
-	stdout, stderr, runErr := s.runRemote(opt, args...)
+func (s *Store) push(ctx context.Context, remote string, ups []PushUpdate, opt RemoteOptions, args ...string) ([]PushResult, error) {
+	stdout, stderr, runErr := s.runRemote(ctx, opt, args...)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	res := parsePorcelain(stdout)
 	if len(res) == 0 {
 		if runErr == nil {
@@ -391,23 +420,23 @@ func (s *Store) push(remote string, ups []PushUpdate, opt RemoteOptions, args ..
 // ClearStaged removes what a killed PushMany to remote left behind in the
 // shadow namespace (refs, lock files). PushMany does it before staging;
 // a sync that ends up with nothing to push calls this instead.
-func (s *Store) ClearStaged(remote string) error {
+func (s *Store) ClearStaged(ctx context.Context, remote string) error {
 	shadow := ShadowRoot + remote + "/"
 	if refs, err := s.refs.list(shadow); err != nil || len(refs) == 0 {
 		return err // the usual case: nothing staged, no lock taken
 	}
-	unlock, err := s.flockState("push-" + remote + ".lock")
+	unlock, err := s.flockState(ctx, "push-"+remote+".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return s.clearShadow(shadow)
+	return s.clearShadow(ctx, shadow)
 }
 
 // clearShadow removes what a push left under the shadow prefix: lock
 // files, then every ref (one git process, only when there is something to
 // delete). The caller holds the staging flock, so nothing there is live.
-func (s *Store) clearShadow(prefix string) error {
+func (s *Store) clearShadow(ctx context.Context, prefix string) error {
 	s.breakLocks(prefix, 0)
 	refs, err := s.refs.list(prefix)
 	if err != nil || len(refs) == 0 {
@@ -417,16 +446,19 @@ func (s *Store) clearShadow(prefix string) error {
 	for _, r := range refs {
 		fmt.Fprintf(&b, "delete %s %s\n", r.Name, r.Hash)
 	}
-	return s.updateRefsStdin(b.Bytes())
+	return s.updateRefsStdin(ctx, b.Bytes())
 }
 
 // updateRefsStdin runs one `git update-ref --stdin` transaction.
-func (s *Store) updateRefsStdin(cmds []byte) error {
-	cmd := s.gitCmd("update-ref", "--stdin")
+func (s *Store) updateRefsStdin(ctx context.Context, cmds []byte) error {
+	cmd := s.git(ctx, "update-ref", "--stdin")
 	cmd.Stdin = bytes.NewReader(cmds)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return apperr.New(apperr.Write, "git update-ref --stdin failed: %s", firstLine(errb.String(), err))
 	}
 	return nil

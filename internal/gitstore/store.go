@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -192,8 +193,11 @@ func (s *Store) Refs(prefix string) ([]Ref, error) {
 // protocol: oldH == ZeroHash creates (the ref must not exist), newH ==
 // ZeroHash deletes. It returns an apperr.Conflict wrapping ErrStale when
 // the ref does not hold oldH, and apperr.Locked when its lock stays held.
-func (s *Store) UpdateRef(name string, newH, oldH Hash) error {
-	return s.updateRef(name, newH, oldH)
+//
+// ctx bounds the wait for a held lock (and the git process a delete runs);
+// when it is done first, UpdateRef returns ctx.Err() and the ref is as it was.
+func (s *Store) UpdateRef(ctx context.Context, name string, newH, oldH Hash) error {
+	return s.updateRef(ctx, name, newH, oldH)
 }
 
 // Identity is the signature commits are made with: $GIT_COMMITTER_* or

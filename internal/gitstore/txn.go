@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -23,8 +24,13 @@ type BuildFunc func(tip Hash) (tree Hash, message string, err error)
 // to it. When another writer moved the ref in between, build runs again on
 // the new tip, so whatever build checks is checked against the state the
 // commit lands on. It returns the new commit.
-func (s *Store) Transact(ref string, build BuildFunc) (Hash, error) {
-	return s.TransactGuarded(ref, func(tip Hash) (Hash, string, []Guard, error) {
+//
+// ctx bounds the whole transaction: it is checked before every attempt and
+// cuts short the backoff between attempts and the wait for a held lock;
+// a cancelled transaction returns ctx.Err() and leaves the ref as it was
+// (objects written by build stay, unreachable, for gc).
+func (s *Store) Transact(ctx context.Context, ref string, build BuildFunc) (Hash, error) {
+	return s.TransactGuarded(ctx, ref, func(tip Hash) (Hash, string, []Guard, error) {
 		tree, msg, err := build(tip)
 		return tree, msg, nil, err
 	})
@@ -53,22 +59,27 @@ type GuardedBuildFunc func(tip Hash) (tree Hash, message string, guards []Guard,
 // locks are held (in name order, before the ref's own) while the ref moves,
 // and a guard that no longer names its Want sends build round again, as a
 // moved tip does.
-func (s *Store) TransactGuarded(ref string, build GuardedBuildFunc) (Hash, error) {
+func (s *Store) TransactGuarded(ctx context.Context, ref string, build GuardedBuildFunc) (Hash, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	wait := 100 * time.Microsecond
 	for {
+		if err := ctx.Err(); err != nil {
+			return ZeroHash, err
+		}
 		tip, err := s.Ref(ref)
 		if err != nil {
 			return ZeroHash, err
 		}
-		h, err := s.commitOn(ref, tip, build)
+		h, err := s.commitOn(ctx, ref, tip, build)
 		if err == nil || !errors.Is(err, ErrStale) {
 			return h, err
 		}
 		if time.Now().After(deadline) {
 			return ZeroHash, apperr.New(apperr.Conflict, "ref %s kept moving; gave up after 60s of retries", ref)
 		}
-		time.Sleep(wait/2 + rand.N(wait))
+		if err := sleep(ctx, wait/2+rand.N(wait)); err != nil {
+			return ZeroHash, err
+		}
 		if wait < 4*time.Millisecond {
 			wait *= 2
 		}
@@ -79,14 +90,14 @@ func (s *Store) TransactGuarded(ref string, build GuardedBuildFunc) (Hash, error
 // it fails with an apperr.Conflict wrapping ErrStale, without retrying, when
 // the ref no longer holds tip. This is the primitive of a claim: the swap
 // happens only from the head the claimer saw.
-func (s *Store) CommitOn(ref string, tip Hash, build BuildFunc) (Hash, error) {
-	return s.commitOn(ref, tip, func(tip Hash) (Hash, string, []Guard, error) {
+func (s *Store) CommitOn(ctx context.Context, ref string, tip Hash, build BuildFunc) (Hash, error) {
+	return s.commitOn(ctx, ref, tip, func(tip Hash) (Hash, string, []Guard, error) {
 		tree, msg, err := build(tip)
 		return tree, msg, nil, err
 	})
 }
 
-func (s *Store) commitOn(ref string, tip Hash, build GuardedBuildFunc) (Hash, error) {
+func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build GuardedBuildFunc) (Hash, error) {
 	tree, msg, guards, err := build(tip)
 	if err != nil {
 		return ZeroHash, err
@@ -95,7 +106,7 @@ func (s *Store) commitOn(ref string, tip Hash, build GuardedBuildFunc) (Hash, er
 	if err != nil {
 		return ZeroHash, err
 	}
-	release, err := s.holdGuards(ref, guards)
+	release, err := s.holdGuards(ctx, ref, guards)
 	if err != nil {
 		return ZeroHash, err
 	}
@@ -105,7 +116,7 @@ func (s *Store) commitOn(ref string, tip Hash, build GuardedBuildFunc) (Hash, er
 			check = g.Check
 		}
 	}
-	err = s.updateRefChecked(ref, h, tip, check)
+	err = s.updateRefChecked(ctx, ref, h, tip, check)
 	release()
 	if err != nil {
 		return ZeroHash, err
@@ -118,7 +129,7 @@ func (s *Store) commitOn(ref string, tip Hash, build GuardedBuildFunc) (Hash, er
 // transactions never wait on each other in opposite orders), checks each
 // still names its Want, and returns the function that lets them go
 // without changing them.
-func (s *Store) holdGuards(ref string, guards []Guard) (func(), error) {
+func (s *Store) holdGuards(ctx context.Context, ref string, guards []Guard) (func(), error) {
 	if len(guards) == 0 {
 		return func() {}, nil
 	}
@@ -145,7 +156,7 @@ func (s *Store) holdGuards(ref string, guards []Guard) (func(), error) {
 			return nil, apperr.New(apperr.Schema, "%q is not a valid ref name", g.Ref)
 		}
 		path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(g.Ref)) + ".lock"
-		f, err := acquireLock(path, pol)
+		f, err := acquireLock(ctx, path, pol)
 		if err != nil {
 			release()
 			return nil, err

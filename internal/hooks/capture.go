@@ -23,7 +23,7 @@ func (c *call) capture(in record.AppendInput) (Response, error) {
 		return Response{}, err
 	}
 	in.Source.SessionID = c.p.SessionID
-	_, err = st.Record.Append(in)
+	_, err = st.Record.Append(c.ctx, in)
 	return Response{}, err
 }
 

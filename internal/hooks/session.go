@@ -42,7 +42,7 @@ func sessionStart(c *call) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	expired, err := st.Board.SweepItems("", SweepMax)
+	expired, err := st.Board.SweepItems(c.ctx, "", SweepMax)
 	if err != nil {
 		c.d.warn("board sweep: %s", errText(err))
 	}
@@ -54,7 +54,7 @@ func sessionStart(c *call) (Response, error) {
 		st.Primed("hook:session-start")
 	}
 	// No second sweep: the one above just ran.
-	ready, readyTotal, err := st.Board.ReadyFirst("", boardNames)
+	ready, readyTotal, err := st.Board.ReadyFirst(c.ctx, "", boardNames)
 	if err != nil {
 		c.d.warn("ready items: %s", errText(err))
 	}
@@ -165,7 +165,7 @@ func sessionEnd(c *call) (Response, error) {
 		return Response{}, err
 	}
 	_, err = st.Record.AppendSessionOutcome(c.ctx, SessionOutcome(c.p))
-	if _, serr := st.Board.SweepItems("", SweepMax); serr != nil {
+	if _, serr := st.Board.SweepItems(c.ctx, "", SweepMax); serr != nil {
 		c.d.warn("board sweep: %s", errText(serr))
 	}
 	return Response{}, err

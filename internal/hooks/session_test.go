@@ -45,7 +45,7 @@ func TestSessionStart_EmptyPrintsNothing(t *testing.T) {
 func TestSessionStart_NamesExpiredClaimsAndReadyItems(t *testing.T) {
 	dir := gt.NewRepo(t)
 	rec, b := openStores(t, dir)
-	if _, err := rec.Append(record.AppendInput{Kind: "decision", Claim: "Use the lockfile CAS", VerificationAnchor: "bench:refs",
+	if _, err := rec.Append(t.Context(), record.AppendInput{Kind: "decision", Claim: "Use the lockfile CAS", VerificationAnchor: "bench:refs",
 		Source: record.Source{CapturePoint: "test", SessionID: "s1"}, Content: "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestSessionStart_NamesExpiredClaimsAndReadyItems(t *testing.T) {
 	b.Now = func() time.Time { return past }
 	var ids []string
 	for i := 0; i < 9; i++ {
-		out, err := b.Create(board.CreateInput{Title: fmt.Sprintf("Item number %d", i), Spec: "s", SpecFormat: "plan/outline",
+		out, err := b.Create(t.Context(), board.CreateInput{Title: fmt.Sprintf("Item number %d", i), Spec: "s", SpecFormat: "plan/outline",
 			CreatedBy: board.Actor{Human: "dan"}})
 		if err != nil {
 			t.Fatal(err)
@@ -63,13 +63,13 @@ func TestSessionStart_NamesExpiredClaimsAndReadyItems(t *testing.T) {
 		past = past.Add(time.Second)
 	}
 	for _, i := range []int{2, 5} {
-		if _, err := b.Claim(ids[i], board.Actor{Human: "alice", Agent: "claude"}, nil); err != nil {
+		if _, err := b.Claim(t.Context(), ids[i], board.Actor{Human: "alice", Agent: "claude"}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A live claim is neither expired nor ready.
 	b.Now = time.Now
-	if _, err := b.Claim(ids[7], board.Actor{Human: "bob"}, nil); err != nil {
+	if _, err := b.Claim(t.Context(), ids[7], board.Actor{Human: "bob"}, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -112,7 +112,7 @@ func TestSessionStart_NamesExpiredClaimsAndReadyItems(t *testing.T) {
 	// The sweep really happened: the items are open again, with an
 	// orphan-recovery event each.
 	for _, i := range []int{2, 5} {
-		evs, err := b.Events(ids[i])
+		evs, err := b.Events(t.Context(), ids[i])
 		if err != nil || evs[len(evs)-1].Transition != board.TOrphanRecovery {
 			t.Fatalf("item %d events: %+v %v", i, evs, err)
 		}
@@ -131,7 +131,7 @@ func TestSessionStart_NamesExpiredClaimsAndReadyItems(t *testing.T) {
 func TestSessionStart_BoardOnly(t *testing.T) {
 	dir := gt.NewRepo(t)
 	_, b := openStores(t, dir)
-	if _, err := b.Create(board.CreateInput{Title: "Lonely item", Spec: "s", SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "dan"}}); err != nil {
+	if _, err := b.Create(t.Context(), board.CreateInput{Title: "Lonely item", Spec: "s", SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "dan"}}); err != nil {
 		t.Fatal(err)
 	}
 	n := len(records(t, dir)) // creating an item writes no record
@@ -145,13 +145,13 @@ func TestSessionStart_StaysWithinBudget(t *testing.T) {
 	dir := gt.NewRepo(t)
 	rec, b := openStores(t, dir)
 	for i := 0; i < 12; i++ {
-		if _, err := rec.Append(record.AppendInput{Kind: "finding", Claim: strings.Repeat(fmt.Sprintf("long claim %d ", i), 40),
+		if _, err := rec.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: strings.Repeat(fmt.Sprintf("long claim %d ", i), 40),
 			VerificationAnchor: strings.Repeat("anchor/", 40), Source: record.Source{CapturePoint: "t", SessionID: "s"}, Content: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := 0; i < 7; i++ {
-		if _, err := b.Create(board.CreateInput{Title: strings.Repeat("A very long title ", 10), Spec: "s", SpecFormat: "plan/outline",
+		if _, err := b.Create(t.Context(), board.CreateInput{Title: strings.Repeat("A very long title ", 10), Spec: "s", SpecFormat: "plan/outline",
 			CreatedBy: board.Actor{Human: "dan"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestSubagentStart_Scope(t *testing.T) {
 	dir := gt.NewRepo(t)
 	rec, _ := openStores(t, dir)
 	add := func(kind, claim, scope string) {
-		if _, err := rec.Append(record.AppendInput{Kind: kind, Claim: claim, Scope: scope,
+		if _, err := rec.Append(t.Context(), record.AppendInput{Kind: kind, Claim: claim, Scope: scope,
 			Source: record.Source{CapturePoint: "t", SessionID: "s"}, Content: "x"}); err != nil {
 			t.Fatal(err)
 		}
@@ -273,11 +273,11 @@ func lapsedClaims(t *testing.T, b *board.Store, n int) []string {
 	defer func() { b.Now = time.Now }()
 	var ids []string
 	for i := 0; i < n; i++ {
-		out, err := b.Create(board.CreateInput{Title: fmt.Sprintf("Lapsed %d", i), Spec: "s", SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "dan"}})
+		out, err := b.Create(t.Context(), board.CreateInput{Title: fmt.Sprintf("Lapsed %d", i), Spec: "s", SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "dan"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Claim(out.Item.ID, board.Actor{Human: "alice"}, nil); err != nil {
+		if _, err := b.Claim(t.Context(), out.Item.ID, board.Actor{Human: "alice"}, nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, out.Item.ID)
@@ -322,7 +322,7 @@ func TestPrimeWithin_BoundsTheScopeSearch(t *testing.T) {
 	dir := gt.NewRepo(t)
 	rec, _ := openStores(t, dir)
 	for i, scope := range []string{"old-match", "x", "x", "new-match", "x"} {
-		if _, err := rec.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("r%d", i), Scope: scope,
+		if _, err := rec.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("r%d", i), Scope: scope,
 			Source: record.Source{CapturePoint: "t", SessionID: "s"}, Content: "x"}); err != nil {
 			t.Fatal(err)
 		}

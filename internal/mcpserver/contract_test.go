@@ -106,7 +106,7 @@ func TestContract_PipelinedCallsInArrivalOrder(t *testing.T) {
 	srv := mcpserver.New("test", backendFor(dir, false))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	go func() { srv.Serve(inR, outW); outW.Close() }()
+	go func() { srv.Serve(t.Context(), inR, outW); outW.Close() }()
 	defer inW.Close()
 	var batch strings.Builder
 	line := func(id int, method string, params any) {

@@ -30,6 +30,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -94,7 +95,9 @@ func New(version string, open Opener) *Server {
 }
 
 // ServeStdio serves on the process's stdin and stdout.
-func (s *Server) ServeStdio(in io.Reader, out io.Writer) error { return s.Serve(in, out) }
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return s.Serve(ctx, in, out)
+}
 
 // Serve reads JSON-RPC messages, one per line, from in and writes responses
 // to out until in ends; nothing but protocol is written to out.
@@ -105,7 +108,12 @@ func (s *Server) ServeStdio(in io.Reader, out io.Writer) error { return s.Serve(
 // write (even before its answer came back) sees it. Consecutive read-only
 // calls run side by side, at most eight at once; their answers may come
 // back out of order (each carries its request's id).
-func (s *Server) Serve(in io.Reader, out io.Writer) error {
+//
+// Every call runs under ctx: when it is done (the process got SIGINT or
+// SIGTERM), calls in flight are cancelled — git processes they started are
+// killed — and Serve returns ctx.Err() once they have answered, without
+// waiting for in to end.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 64<<20)
 	var wmu sync.Mutex
@@ -127,8 +135,30 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	// exclusive for any other.
 	var order sync.RWMutex
 	var wg sync.WaitGroup
-	for sc.Scan() {
-		line := append([]byte(nil), sc.Bytes()...)
+	// The scanner blocks in a read that ctx cannot interrupt: it runs on
+	// its own, and Serve stops taking its lines when ctx is done.
+	lines := make(chan []byte)
+	scanDone := make(chan struct{})
+	go func() {
+		defer close(scanDone)
+		for sc.Scan() {
+			select {
+			case lines <- append([]byte(nil), sc.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+loop:
+	for {
+		var line []byte
+		select {
+		case line = <-lines:
+		case <-scanDone:
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
 		if len(strings.TrimSpace(string(line))) == 0 {
 			continue
 		}
@@ -154,10 +184,13 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer func() { release(); <-sem; wg.Done() }()
-			write(s.handle(msg))
+			write(s.handle(ctx, msg))
 		}()
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	return sc.Err()
 }
 
@@ -191,7 +224,7 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-func (s *Server) handle(m request) (resp response) {
+func (s *Server) handle(ctx context.Context, m request) (resp response) {
 	resp = response{JSONRPC: "2.0", ID: m.ID}
 	defer func() {
 		if r := recover(); r != nil {
@@ -242,7 +275,7 @@ func (s *Server) handle(m request) (resp response) {
 			resp.Error = &rpcError{Code: -32602, Message: "unknown tool " + p.Name}
 			return
 		}
-		resp.Result = s.Call(t.name, p.Arguments)
+		resp.Result = s.Call(ctx, t.name, p.Arguments)
 	default:
 		resp.Error = &rpcError{Code: -32601, Message: "method not found: " + m.Method}
 	}
@@ -275,8 +308,8 @@ func (s *Server) backendFor() (*Backend, error) {
 	return b, nil
 }
 
-// Call runs one tool with raw JSON arguments (nil means {}).
-func (s *Server) Call(name string, raw json.RawMessage) *ToolResult {
+// Call runs one tool with raw JSON arguments (nil means {}) under ctx.
+func (s *Server) Call(ctx context.Context, name string, raw json.RawMessage) *ToolResult {
 	t, ok := s.byName[name]
 	if !ok {
 		return errorResult(apperr.New(apperr.Schema, "no tool %s", name))
@@ -314,7 +347,7 @@ func (s *Server) Call(name string, raw json.RawMessage) *ToolResult {
 	}
 	call := *b
 	call.steering = st
-	out, err := t.run(&call, raw)
+	out, err := t.run(ctx, &call, raw)
 	if err != nil {
 		return errorResult(err)
 	}

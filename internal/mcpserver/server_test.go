@@ -47,7 +47,7 @@ func start(t *testing.T, dir string, open mcpserver.Opener) *harness {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan struct{})
-	go func() { srv.Serve(inR, outW); outW.Close(); close(done) }()
+	go func() { srv.Serve(t.Context(), inR, outW); outW.Close(); close(done) }()
 	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
 	t.Cleanup(func() { c.Close(); inW.Close(); <-done })
 	ctx := context.Background()
@@ -279,7 +279,7 @@ func TestServer_SeesOtherWriters(t *testing.T) {
 	g, _ := gitstore.Open(h.dir)
 	defer g.Close()
 	rec := record.Open(g)
-	res, err := rec.Append(record.AppendInput{Kind: "finding", Claim: "from outside"})
+	res, err := rec.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "from outside"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,14 +288,14 @@ func TestServer_SeesOtherWriters(t *testing.T) {
 		t.Fatal("server did not see the outside write")
 	}
 	b := board.Open(g, rec)
-	it, _ := b.Create(board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: board.Actor{Human: "d"}})
-	cl, err := b.Claim(it.Item.ID, board.Actor{Human: "cli"}, nil)
+	it, _ := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: board.Actor{Human: "d"}})
+	cl, err := b.Claim(t.Context(), it.Item.ID, board.Actor{Human: "cli"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.fails("work_claim", map[string]any{"id": it.Item.ID, "actor_human": "mcp"}, "NOT_CLAIMABLE")
 	h.ok("work_complete", map[string]any{"id": it.Item.ID, "claim_token": cl.Claim.ClaimToken})
-	if v, _ := b.Get(it.Item.ID); v.Status != board.StatusDone {
+	if v, _ := b.Get(t.Context(), it.Item.ID); v.Status != board.StatusDone {
 		t.Fatal("outside store does not see the server's complete")
 	}
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 type toolDef struct {
 	name, desc, schema string
 	readOnly, gated    bool
-	run                func(b *Backend, raw json.RawMessage) (any, error)
+	run                func(ctx context.Context, b *Backend, raw json.RawMessage) (any, error)
 	compiled           *schema
 }
 
@@ -176,7 +177,7 @@ func appendOut(res *record.AppendResult) appendResult {
 	return out
 }
 
-func recordAppend(b *Backend, raw json.RawMessage) (any, error) {
+func recordAppend(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		Kind, Claim, Content, VerificationAnchor, Scope, TaskID, Supersedes, References string
 	}
@@ -191,7 +192,7 @@ func recordAppend(b *Backend, raw json.RawMessage) (any, error) {
 	if strings.TrimSpace(a.Kind) == "decision" {
 		point = "mcp:record_decision"
 	}
-	res, err := b.Record.Append(record.AppendInput{Kind: a.Kind, Claim: a.Claim, Content: a.Content,
+	res, err := b.Record.Append(ctx, record.AppendInput{Kind: a.Kind, Claim: a.Claim, Content: a.Content,
 		VerificationAnchor: a.VerificationAnchor, Scope: a.Scope, Supersedes: a.Supersedes, References: refs,
 		Source: record.Source{CapturePoint: point, SessionID: b.Session, TaskID: a.TaskID}})
 	if err != nil {
@@ -200,7 +201,7 @@ func recordAppend(b *Backend, raw json.RawMessage) (any, error) {
 	return appendOut(res), nil
 }
 
-func recordDecision(b *Backend, raw json.RawMessage) (any, error) {
+func recordDecision(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		Claim, Rationale, VerificationAnchor, Scope, TaskID, Supersedes, References string
 	}
@@ -211,7 +212,7 @@ func recordDecision(b *Backend, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.Record.Decision(record.DecisionInput{Claim: a.Claim, Rationale: a.Rationale,
+	res, err := b.Record.Decision(ctx, record.DecisionInput{Claim: a.Claim, Rationale: a.Rationale,
 		VerificationAnchor: a.VerificationAnchor, Scope: a.Scope, Supersedes: a.Supersedes, References: refs,
 		Source: record.Source{CapturePoint: "mcp:record_decision", SessionID: b.Session, TaskID: a.TaskID}})
 	if err != nil {
@@ -226,7 +227,7 @@ type recordPage struct {
 	NextCursor *string      `json:"next_cursor"`
 }
 
-func recordRead(b *Backend, raw json.RawMessage) (any, error) {
+func recordRead(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		Scope, ID, Cursor string
 		IncludeContent    bool
@@ -281,7 +282,7 @@ func (n *nullable) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &n.Value)
 }
 
-func workCreate(b *Backend, raw json.RawMessage) (any, error) {
+func workCreate(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		Title, Spec, SpecFormat, ActorHuman, ActorAgent, Supersedes, References, TenantID string
 		DependsOn                                                                         []string
@@ -294,7 +295,7 @@ func workCreate(b *Backend, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := b.Board.Create(board.CreateInput{Title: a.Title, Spec: a.Spec, SpecFormat: a.SpecFormat,
+	o, err := b.Board.Create(ctx, board.CreateInput{Title: a.Title, Spec: a.Spec, SpecFormat: a.SpecFormat,
 		CreatedBy: board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}, DependsOn: a.DependsOn,
 		ParentID: a.ParentID.Value, Supersedes: a.Supersedes, References: boardRefs(refs), TenantID: a.TenantID})
 	if err != nil {
@@ -303,12 +304,12 @@ func workCreate(b *Backend, raw json.RawMessage) (any, error) {
 	return outcome(o), nil
 }
 
-func workGet(b *Backend, raw json.RawMessage) (any, error) {
+func workGet(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct{ ID string }
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	v, err := b.Board.Get(a.ID)
+	v, err := b.Board.Get(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +325,7 @@ type listResult struct {
 	NextCursor *string     `json:"next_cursor"`
 }
 
-func workList(b *Backend, raw json.RawMessage) (any, error) {
+func workList(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		TenantID, Status, Cursor string
 		ParentID                 nullable
@@ -339,14 +340,14 @@ func workList(b *Backend, raw json.RawMessage) (any, error) {
 		p := a.ParentID.Value // null → "" → roots
 		f.Parent = &p
 	}
-	p, err := b.Board.List(board.ListRequest{Filter: f, IncludeSpec: a.IncludeSpec, Limit: a.Limit, Cursor: a.Cursor, Measure: paging.CompactLen})
+	p, err := b.Board.List(ctx, board.ListRequest{Filter: f, IncludeSpec: a.IncludeSpec, Limit: a.Limit, Cursor: a.Cursor, Measure: paging.CompactLen})
 	if err != nil {
 		return nil, err
 	}
 	return listResult{OK: true, Items: p.Items, NextCursor: p.NextCursor}, nil
 }
 
-func workUpdateMeta(b *Backend, raw json.RawMessage) (any, error) {
+func workUpdateMeta(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		ID                                  string
 		ExpectedVersion                     int64
@@ -379,14 +380,14 @@ func workUpdateMeta(b *Backend, raw json.RawMessage) (any, error) {
 		br := boardRefs(refs)
 		in.References = &br
 	}
-	o, err := b.Board.UpdateMeta(a.ID, in)
+	o, err := b.Board.UpdateMeta(ctx, a.ID, in)
 	if err != nil {
 		return nil, err
 	}
 	return outcome(o), nil
 }
 
-func workClaim(b *Backend, raw json.RawMessage) (any, error) {
+func workClaim(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		ID, ActorHuman, ActorAgent string
 		LeaseMs                    *int64
@@ -394,7 +395,7 @@ func workClaim(b *Backend, raw json.RawMessage) (any, error) {
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	it, err := b.Board.Claim(a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}, a.LeaseMs)
+	it, err := b.Board.Claim(ctx, a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}, a.LeaseMs)
 	if err != nil {
 		return nil, err
 	}
@@ -408,36 +409,36 @@ type tokenArgs struct {
 	Note       string
 }
 
-func workRenew(b *Backend, raw json.RawMessage) (any, error) {
+func workRenew(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a tokenArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	it, err := b.Board.Renew(a.ID, a.ClaimToken, a.LeaseMs)
+	it, err := b.Board.Renew(ctx, a.ID, a.ClaimToken, a.LeaseMs)
 	if err != nil {
 		return nil, err
 	}
 	return itemResult{OK: true, Item: it}, nil
 }
 
-func workRelease(b *Backend, raw json.RawMessage) (any, error) {
+func workRelease(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a tokenArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	o, err := b.Board.Release(a.ID, a.ClaimToken, a.Note)
+	o, err := b.Board.Release(ctx, a.ID, a.ClaimToken, a.Note)
 	if err != nil {
 		return nil, err
 	}
 	return outcome(o), nil
 }
 
-func workComplete(b *Backend, raw json.RawMessage) (any, error) {
+func workComplete(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a tokenArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	o, err := b.Board.Complete(a.ID, a.ClaimToken, a.Note)
+	o, err := b.Board.Complete(ctx, a.ID, a.ClaimToken, a.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -446,36 +447,36 @@ func workComplete(b *Backend, raw json.RawMessage) (any, error) {
 
 type actorArgs struct{ ID, ActorHuman, ActorAgent string }
 
-func workCancel(b *Backend, raw json.RawMessage) (any, error) {
+func workCancel(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a actorArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	it, err := b.Board.Cancel(a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent})
+	it, err := b.Board.Cancel(ctx, a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent})
 	if err != nil {
 		return nil, err
 	}
 	return itemResult{OK: true, Item: it}, nil
 }
 
-func workReopen(b *Backend, raw json.RawMessage) (any, error) {
+func workReopen(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a actorArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	it, err := b.Board.Reopen(a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent})
+	it, err := b.Board.Reopen(ctx, a.ID, board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent})
 	if err != nil {
 		return nil, err
 	}
 	return itemResult{OK: true, Item: it}, nil
 }
 
-func workEvents(b *Backend, raw json.RawMessage) (any, error) {
+func workEvents(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct{ ID string }
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	evs, err := b.Board.Events(a.ID)
+	evs, err := b.Board.Events(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +486,7 @@ func workEvents(b *Backend, raw json.RawMessage) (any, error) {
 	}{true, evs}, nil
 }
 
-func steeringRead(b *Backend, raw json.RawMessage) (any, error) {
+func steeringRead(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		ID, Domain, Status, Kind, Cursor string
 		IncludeHistory                   bool
@@ -505,7 +506,7 @@ func steeringRead(b *Backend, raw json.RawMessage) (any, error) {
 	}{true, p}, nil
 }
 
-func steeringPut(b *Backend, raw json.RawMessage) (any, error) {
+func steeringPut(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		ID, Kind, Statement, Status, Supersedes, References string
 		Domain                                              *string
@@ -524,7 +525,7 @@ func steeringPut(b *Backend, raw json.RawMessage) (any, error) {
 			refs = append(refs, steering.Reference{Rel: r.Rel, ID: r.ID})
 		}
 	}
-	res, err := b.steering.Put(steering.PutInput{ID: a.ID, Kind: a.Kind, Statement: a.Statement, Domain: a.Domain,
+	res, err := b.steering.Put(ctx, steering.PutInput{ID: a.ID, Kind: a.Kind, Statement: a.Statement, Domain: a.Domain,
 		Status: a.Status, Supersedes: a.Supersedes, References: refs, Actor: b.Session})
 	if err != nil {
 		return nil, err

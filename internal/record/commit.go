@@ -71,7 +71,7 @@ func (s *Store) CommitBoundary(ctx context.Context, in CommitBoundaryInput) (*Co
 	if spec == "" {
 		spec = "HEAD"
 	}
-	h, err := g.ResolveCommit(spec)
+	h, err := g.ResolveCommit(ctx, spec)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.CodeOf(err), err, "cannot find the commit (%s): %s; nothing recorded", spec, apperr.Message(err))
 	}
@@ -133,7 +133,7 @@ func (s *Store) CommitBoundary(ctx context.Context, in CommitBoundaryInput) (*Co
 			b.WriteString(".")
 		}
 	}
-	ar, err := s.Append(AppendInput{
+	ar, err := s.Append(ctx, AppendInput{
 		Kind:               "commit-boundary",
 		Claim:              fmt.Sprintf("Git commit %s landed in session %s: %s", h.String()[:12], session, subject),
 		VerificationAnchor: h.String(),
@@ -145,7 +145,7 @@ func (s *Store) CommitBoundary(ctx context.Context, in CommitBoundaryInput) (*Co
 		return nil, err
 	}
 	res.Record = ar.Record
-	if _, err := g.AppendNote(NotesRef, h, NoteLine(ar.Record.ID, ar.Record.Kind)); err != nil {
+	if _, err := g.AppendNote(ctx, NotesRef, h, NoteLine(ar.Record.ID, ar.Record.Kind)); err != nil {
 		return res, apperr.Wrap(apperr.CodeOf(err), err, "record %s was written but the note on %s was not: %s",
 			ar.Record.ID, h.String()[:12], apperr.Message(err))
 	}

@@ -75,7 +75,7 @@ func TestMaintenance_BackgroundGC(t *testing.T) {
 	lock := filepath.Join(dir, ".git", "ideate", "maintenance.lock")
 	appended := 0
 	for ; appended < 3000; appended++ {
-		if _, err := s.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("c%d", appended)}); err != nil {
+		if _, err := s.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("c%d", appended)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(lock); err == nil && appended >= 100 {

@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -36,7 +37,7 @@ func writerMain(role string) int {
 	n, _ := strconv.Atoi(os.Getenv("RECORD_TEST_N"))
 	tag := os.Getenv("RECORD_TEST_TAG")
 	for i := 0; role == "loop" || i < n; i++ {
-		_, err := s.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("%s-%d", tag, i),
+		_, err := s.Append(context.Background(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("%s-%d", tag, i),
 			Scope: tag, Source: record.Source{CapturePoint: "test", SessionID: tag}, Content: strings.Repeat("body ", 40)})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "append:", err)
@@ -185,7 +186,7 @@ func TestAppend_SurvivesKill9(t *testing.T) {
 	// The next append works.
 	g, _ := gitstore.Open(dir)
 	defer g.Close()
-	if _, err := record.Open(g).Append(record.AppendInput{Kind: "finding", Claim: "after the crashes"}); err != nil {
+	if _, err := record.Open(g).Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "after the crashes"}); err != nil {
 		t.Fatalf("append after crashes: %v", err)
 	}
 	for c, n := range claims {

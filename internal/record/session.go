@@ -75,7 +75,7 @@ func (o SessionOutcome) Input() AppendInput {
 
 // AppendSessionOutcome appends the session-outcome record of o.
 func (s *Store) AppendSessionOutcome(ctx context.Context, o SessionOutcome) (*AppendResult, error) {
-	return s.Append(o.Input())
+	return s.Append(ctx, o.Input())
 }
 
 // DecisionInput is the sugar for a decision record.
@@ -97,8 +97,8 @@ func DecisionBody(claim, rationale string) string {
 }
 
 // Decision appends a decision record.
-func (s *Store) Decision(in DecisionInput) (*AppendResult, error) {
-	return s.Append(AppendInput{
+func (s *Store) Decision(ctx context.Context, in DecisionInput) (*AppendResult, error) {
+	return s.Append(ctx, AppendInput{
 		Kind: "decision", Claim: in.Claim, VerificationAnchor: in.VerificationAnchor, Scope: in.Scope,
 		Source: in.Source, References: in.References, Supersedes: in.Supersedes,
 		Content: DecisionBody(in.Claim, in.Rationale),

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -101,8 +102,10 @@ func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 
 // Append validates in, passes every text field through the secret gate,
 // and commits the record on refs/ideate/record. Nothing is written when it
-// returns an error.
-func (s *Store) Append(in AppendInput) (res *AppendResult, err error) {
+// returns an error. ctx bounds the wait for the ref (see
+// gitstore.Transact); a cancelled Append returns ctx.Err() and writes no
+// record.
+func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, err error) {
 	defer func() {
 		if err != nil && s.Observer != nil {
 			s.Observer.CaptureFailed(in.Source.CapturePoint, in.Source.SessionID, apperr.Message(err))
@@ -121,7 +124,7 @@ func (s *Store) Append(in AppendInput) (res *AppendResult, err error) {
 	data := Marshal(rec)
 	dirs, file := Path(rec.ID)
 	var unresolved []Unresolved
-	commit, err := s.git.Transact(RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	commit, err := s.git.Transact(ctx, RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		root, err := s.rootTree(tip)
 		if err != nil {
 			return gitstore.ZeroHash, "", err

@@ -29,7 +29,7 @@ func appendN(t *testing.T, s *record.Store, n int, scope func(i int) string) []s
 	t.Helper()
 	var ids []string
 	for i := 0; i < n; i++ {
-		res, err := s.Append(record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("claim %d", i), Scope: scope(i),
+		res, err := s.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("claim %d", i), Scope: scope(i),
 			Source: record.Source{CapturePoint: "test", SessionID: "s"}, Content: strings.Repeat("x", 50)})
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +41,7 @@ func appendN(t *testing.T, s *record.Store, n int, scope func(i int) string) []s
 
 func TestStore_Append_GitSeesIt(t *testing.T) {
 	s, dir := newStore(t)
-	res, err := s.Append(record.AppendInput{Kind: "decision", Claim: "Use lockfile CAS", Scope: "gitstore",
+	res, err := s.Append(t.Context(), record.AppendInput{Kind: "decision", Claim: "Use lockfile CAS", Scope: "gitstore",
 		Source: record.Source{CapturePoint: "test", SessionID: "s1"}, Content: "Because go-git's loses updates."})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestStore_Append_GitSeesIt(t *testing.T) {
 
 func TestStore_Append_Validation(t *testing.T) {
 	s, dir := newStore(t)
-	first, err := s.Append(record.AppendInput{Kind: "finding", Claim: "base"})
+	first, err := s.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "base"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestStore_Append_Validation(t *testing.T) {
 	before := gt.Git(t, dir, "rev-parse", record.RefName)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := s.Append(tc.in)
+			_, err := s.Append(t.Context(), tc.in)
 			if got := apperr.CodeOf(err); got != tc.code {
 				t.Fatalf("code = %q (%v), want %q", got, err, tc.code)
 			}
@@ -113,7 +113,7 @@ func TestStore_Append_Validation(t *testing.T) {
 func TestStore_Append_RedactsBeforeWriting(t *testing.T) {
 	s, dir := newStore(t)
 	key := "AKIA" + strings.Repeat("Q7", 8)
-	res, err := s.Append(record.AppendInput{Kind: "finding", Claim: "found key " + key, Content: "x " + key + " y " + key})
+	res, err := s.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "found key " + key, Content: "x " + key + " y " + key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,16 +135,16 @@ func TestStore_Append_RedactsBeforeWriting(t *testing.T) {
 
 func TestStore_Append_IDLintAndBacklinks(t *testing.T) {
 	s, _ := newStore(t)
-	a, _ := s.Append(record.AppendInput{Kind: "decision", Claim: "A"})
+	a, _ := s.Append(t.Context(), record.AppendInput{Kind: "decision", Claim: "A"})
 	ghost := "01JDQ3Z5E8X9K2M4N6P8R0T1VW"
-	b, err := s.Append(record.AppendInput{Kind: "decision", Claim: "B replaces " + a.Record.ID + " and cites " + ghost, Supersedes: a.Record.ID})
+	b, err := s.Append(t.Context(), record.AppendInput{Kind: "decision", Claim: "B replaces " + a.Record.ID + " and cites " + ghost, Supersedes: a.Record.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]record.Unresolved{{ID: ghost, Resolution: "unresolved"}}, b.Unresolved); d != "" {
 		t.Fatal(d)
 	}
-	c, err := s.Append(record.AppendInput{Kind: "finding", Claim: "C", References: []record.Reference{{Rel: "refutes", ID: a.Record.ID}}})
+	c, err := s.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "C", References: []record.Reference{{Rel: "refutes", ID: a.Record.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestStore_ReadPage_Budget(t *testing.T) {
 	s, _ := newStore(t)
 	big := strings.Repeat("y", 15000)
 	for i := 0; i < 5; i++ {
-		if _, err := s.Append(record.AppendInput{Kind: "finding", Claim: "big", Content: big}); err != nil {
+		if _, err := s.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "big", Content: big}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -269,7 +269,7 @@ func TestStore_ReadPage_Budget(t *testing.T) {
 		t.Fatalf("budget page: %d rows, cursor %v", len(p.Rows), p.NextCursor)
 	}
 	// Liveness: a record larger than the whole budget still ships, alone.
-	if _, err := s.Append(record.AppendInput{Kind: "finding", Claim: "huge", Content: strings.Repeat("z", 50000)}); err != nil {
+	if _, err := s.Append(t.Context(), record.AppendInput{Kind: "finding", Claim: "huge", Content: strings.Repeat("z", 50000)}); err != nil {
 		t.Fatal(err)
 	}
 	p, _ = s.ReadPage(record.PageRequest{IncludeContent: true, Measure: paging.CompactLen})
@@ -316,7 +316,7 @@ func TestStore_NewerFormatIsTypedError(t *testing.T) {
 	if !apperr.Is(err, apperr.FormatVersion) {
 		t.Fatalf("read of newer format: %v", err)
 	}
-	if _, err := s.Append(record.AppendInput{Kind: "k", Claim: "c"}); !apperr.Is(err, apperr.FormatVersion) {
+	if _, err := s.Append(t.Context(), record.AppendInput{Kind: "k", Claim: "c"}); !apperr.Is(err, apperr.FormatVersion) {
 		t.Fatalf("append to newer format: %v", err)
 	}
 	if got := gt.Git(t, dir, "rev-parse", record.RefName); got != c {

@@ -3,6 +3,7 @@ package steering_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -57,7 +58,7 @@ func clientMain(role string) int {
 	for i := 0; i < n; i++ {
 		switch role {
 		case "amend":
-			res, err := s.Put(steering.PutInput{ID: id, Kind: "policy", Statement: fmt.Sprintf("%s amendment %d", who, i), Actor: who})
+			res, err := s.Put(context.Background(), steering.PutInput{ID: id, Kind: "policy", Statement: fmt.Sprintf("%s amendment %d", who, i), Actor: who})
 			if err != nil {
 				fmt.Fprintf(out, "%d %s\n", i, apperr.CodeOf(err))
 				continue
@@ -124,7 +125,7 @@ func openFixture(t *testing.T, dir string, enabled bool) *fixture {
 
 func (f *fixture) put(t *testing.T, in steering.PutInput) *steering.PutResult {
 	t.Helper()
-	res, err := f.s.Put(in)
+	res, err := f.s.Put(t.Context(), in)
 	if err != nil {
 		t.Fatalf("put %s: %v", in.ID, err)
 	}
@@ -410,9 +411,9 @@ func TestPut_InvalidStatus(t *testing.T) {
 	f.put(t, steering.PutInput{ID: "a", Kind: "k", Statement: "s"})
 	before := state(t, f.dir)
 	for _, st := range []string{"Active", "deleted", " active", "active\n", "superseded "} {
-		_, err := f.s.Put(steering.PutInput{ID: "a", Kind: "k", Statement: "t", Status: st})
+		_, err := f.s.Put(t.Context(), steering.PutInput{ID: "a", Kind: "k", Statement: "t", Status: st})
 		wantCode(t, err, apperr.Schema)
-		_, err = f.s.Put(steering.PutInput{ID: "new", Kind: "k", Statement: "t", Status: st})
+		_, err = f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "t", Status: st})
 		wantCode(t, err, apperr.Schema)
 		_, err = f.s.Read(steering.ReadRequest{Status: st})
 		wantCode(t, err, apperr.Schema)
@@ -431,16 +432,16 @@ func TestPut_BadID(t *testing.T) {
 	before := state(t, f.dir)
 	bad := []string{"", "-lead", ".lead", "_lead", "a/b", "../x", "a b", "a\nb", "é", "a:b", "a*", strings.Repeat("a", 129)}
 	for _, id := range bad {
-		_, err := f.s.Put(steering.PutInput{ID: id, Kind: "k", Statement: "s"})
+		_, err := f.s.Put(t.Context(), steering.PutInput{ID: id, Kind: "k", Statement: "s"})
 		wantCode(t, err, apperr.Schema)
 		_, err = f.s.Get(id)
 		wantCode(t, err, apperr.Schema)
 		if id == "" {
 			continue // an empty supersedes means "none"
 		}
-		_, err = f.s.Put(steering.PutInput{ID: "ok", Kind: "k", Statement: "s", Supersedes: id})
+		_, err = f.s.Put(t.Context(), steering.PutInput{ID: "ok", Kind: "k", Statement: "s", Supersedes: id})
 		wantCode(t, err, apperr.Schema)
-		_, err = f.s.Put(steering.PutInput{ID: "ok", Kind: "k", Statement: "s", References: []steering.Reference{{Rel: "r", ID: id}}})
+		_, err = f.s.Put(t.Context(), steering.PutInput{ID: "ok", Kind: "k", Statement: "s", References: []steering.Reference{{Rel: "r", ID: id}}})
 		wantCode(t, err, apperr.Schema)
 	}
 	if state(t, f.dir) != before {
@@ -466,7 +467,7 @@ func TestPut_SchemaFields(t *testing.T) {
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := f.s.Put(in)
+			_, err := f.s.Put(t.Context(), in)
 			wantCode(t, err, apperr.Schema)
 		})
 	}
@@ -478,9 +479,9 @@ func TestPut_SchemaFields(t *testing.T) {
 func TestPut_DanglingSupersedes(t *testing.T) {
 	f := newFixture(t)
 	before := state(t, f.dir)
-	_, err := f.s.Put(steering.PutInput{ID: "new", Kind: "k", Statement: "s", Supersedes: "old"})
+	_, err := f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s", Supersedes: "old"})
 	wantCode(t, err, steering.DanglingSupersedes)
-	_, err = f.s.Put(steering.PutInput{ID: "new", Kind: "k", Statement: "s", References: []steering.Reference{{Rel: "clarifies", ID: "old"}}})
+	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s", References: []steering.Reference{{Rel: "clarifies", ID: "old"}}})
 	wantCode(t, err, steering.DanglingSupersedes)
 	if state(t, f.dir) != before {
 		t.Fatal("a dangling put wrote something")
@@ -488,7 +489,7 @@ func TestPut_DanglingSupersedes(t *testing.T) {
 	f.put(t, steering.PutInput{ID: "old", Kind: "k", Statement: "s"})
 	f.put(t, steering.PutInput{ID: "new", Kind: "k", Statement: "s", Supersedes: "old"})
 	// One dangling edge among good ones refuses the whole put.
-	_, err = f.s.Put(steering.PutInput{ID: "new", Kind: "k", Statement: "s2",
+	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s2",
 		References: []steering.Reference{{Rel: "clarifies", ID: "old"}, {Rel: "clarifies", ID: "ghost"}}})
 	wantCode(t, err, steering.DanglingSupersedes)
 	if it := f.get(t, "new"); it.Statement != "s" {
@@ -497,7 +498,7 @@ func TestPut_DanglingSupersedes(t *testing.T) {
 
 	// A target whose file does not parse is not a target; a read skips it.
 	corrupt(t, f, "broken", "not an item\n")
-	_, err = f.s.Put(steering.PutInput{ID: "new", Kind: "k", Statement: "s", Supersedes: "broken"})
+	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s", Supersedes: "broken"})
 	wantCode(t, err, steering.DanglingSupersedes)
 	var warned []string
 	f.s.Warn = func(m string) { warned = append(warned, m) }
@@ -509,7 +510,7 @@ func TestPut_DanglingSupersedes(t *testing.T) {
 		t.Fatalf("warnings = %q", warned)
 	}
 	// Amending an item whose file does not parse is refused, not clobbered.
-	_, err = f.s.Put(steering.PutInput{ID: "broken", Kind: "k", Statement: "s"})
+	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "broken", Kind: "k", Statement: "s"})
 	wantCode(t, err, apperr.Internal)
 	gt.Fsck(t, f.dir)
 }
@@ -518,7 +519,7 @@ func TestPut_DanglingSupersedes(t *testing.T) {
 // foreign writer would.
 func corrupt(t *testing.T, f *fixture, id, content string) {
 	t.Helper()
-	_, err := f.g.Transact(steering.RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	_, err := f.g.Transact(t.Context(), steering.RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		c, err := f.g.ReadCommit(tip)
 		if err != nil {
 			return gitstore.ZeroHash, "", err
@@ -839,7 +840,7 @@ func TestGate(t *testing.T) {
 				{ID: "y", Kind: "k", Statement: "s", Supersedes: "ghost"},
 			}
 			for i, in := range puts {
-				res, err := off.s.Put(in)
+				res, err := off.s.Put(t.Context(), in)
 				if res != nil {
 					t.Errorf("put %d returned a result", i)
 				}
@@ -916,9 +917,9 @@ func TestSecretRedaction(t *testing.T) {
 	}
 	// An id (or edge id) the gate would change is refused.
 	before := state(t, f.dir)
-	_, err := f.s.Put(steering.PutInput{ID: key, Kind: "k", Statement: "s"})
+	_, err := f.s.Put(t.Context(), steering.PutInput{ID: key, Kind: "k", Statement: "s"})
 	wantCode(t, err, apperr.Schema)
-	_, err = f.s.Put(steering.PutInput{ID: "other", Kind: "k", Statement: "s", Supersedes: key})
+	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "other", Kind: "k", Statement: "s", Supersedes: key})
 	wantCode(t, err, apperr.Schema)
 	if strings.Contains(err.Error(), key) {
 		t.Fatalf("the error echoes the secret: %v", err)
@@ -929,7 +930,7 @@ func TestSecretRedaction(t *testing.T) {
 		{ID: "other", Kind: "k", Statement: "s", Status: key},
 		{ID: "other", Kind: "k", Statement: "s", References: []steering.Reference{{Rel: "r", ID: key + " x"}}},
 	} {
-		_, err := f.s.Put(in)
+		_, err := f.s.Put(t.Context(), in)
 		wantCode(t, err, apperr.Schema)
 		if strings.Contains(err.Error(), key) {
 			t.Fatalf("the error echoes the secret: %v", err)
@@ -950,7 +951,7 @@ func TestFormatVersion_Newer(t *testing.T) {
 	f := newFixture(t)
 	f.put(t, steering.PutInput{ID: "a", Kind: "k", Statement: "s"})
 	// A newer git ideate moves the store to format 2.
-	_, err := f.g.Transact(steering.RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	_, err := f.g.Transact(t.Context(), steering.RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		c, err := f.g.ReadCommit(tip)
 		if err != nil {
 			return gitstore.ZeroHash, "", err
@@ -966,9 +967,9 @@ func TestFormatVersion_Newer(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := state(t, f.dir)
-	_, err = f.s.Put(steering.PutInput{ID: "a", Kind: "k", Statement: "amend"})
+	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "a", Kind: "k", Statement: "amend"})
 	wantCode(t, err, apperr.FormatVersion)
-	_, err = f.s.Put(steering.PutInput{ID: "b", Kind: "k", Statement: "new"})
+	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "b", Kind: "k", Statement: "new"})
 	wantCode(t, err, apperr.FormatVersion)
 	_, err = f.s.Read(steering.ReadRequest{})
 	wantCode(t, err, apperr.FormatVersion)

@@ -1,6 +1,7 @@
 package steering
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -266,8 +267,9 @@ func prepare(in PutInput) (*prepared, error) {
 // Put creates or amends one item and commits it on refs/ideate/steering.
 // The new item is computed from the tip the commit lands on, so two puts
 // racing on the same id both land, one amending the other. Nothing is
-// written when it returns an error.
-func (s *Store) Put(in PutInput) (*PutResult, error) {
+// written when it returns an error. ctx bounds the wait for the ref (see
+// gitstore.Transact).
+func (s *Store) Put(ctx context.Context, in PutInput) (*PutResult, error) {
 	if err := s.gate(); err != nil {
 		return nil, err
 	}
@@ -276,7 +278,7 @@ func (s *Store) Put(in PutInput) (*PutResult, error) {
 		return nil, err
 	}
 	var res *PutResult
-	commit, err := s.git.Transact(RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	commit, err := s.git.Transact(ctx, RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		root, err := s.rootOf(tip)
 		if err != nil {
 			return gitstore.ZeroHash, "", err

@@ -1,6 +1,7 @@
 package teamsync
 
 import (
+	"context"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gitstore"
@@ -34,8 +35,10 @@ type Authority struct {
 	Remote string
 }
 
-// Publish implements board.Authority.
-func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error) {
+// Publish implements board.Authority. ctx bounds the pushes and fetches
+// of its rounds; a cancelled Publish takes the verb's commit back, as when
+// the remote cannot be reached, and returns ctx.Err().
+func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) (gitstore.Hash, error) {
 	ref := board.RefName(id)
 	tr := gitstore.TrackingRef(a.Remote, ref)
 	head := mine
@@ -45,23 +48,26 @@ func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error
 		if err != nil {
 			return head, err
 		}
-		res, err := a.Git.Push(a.Remote, []gitstore.PushUpdate{{Ref: ref, New: head, Old: theirs}}, gitstore.RemoteOptions{})
+		res, err := a.Git.Push(ctx, a.Remote, []gitstore.PushUpdate{{Ref: ref, New: head, Old: theirs}}, gitstore.RemoteOptions{})
 		if err != nil {
-			a.takeBack(ref, head)
+			a.takeBack(ctx, ref, head)
+			if ctx.Err() != nil {
+				return gitstore.ZeroHash, ctx.Err()
+			}
 			return gitstore.ZeroHash, apperr.Wrap(gitstore.RemoteFailed, err, "the remote %s did not answer, so the transition was not made: %s", a.Remote, apperr.Message(err))
 		}
 		if res[0].OK {
-			_ = a.Git.UpdateRef(tr, head, theirs)
+			_ = a.Git.UpdateRef(ctx, tr, head, theirs)
 			return head, nil
 		}
 		if !res[0].Raced() {
-			a.takeBack(ref, head)
+			a.takeBack(ctx, ref, head)
 			return gitstore.ZeroHash, apperr.New(gitstore.RemoteFailed, "the remote %s refused item %s (%s), so the transition was not made", a.Remote, id, res[0].Reason)
 		}
 		last = res[0].Reason
 		// Someone else moved the item at the remote: look, and replay.
-		if err := a.Git.Fetch(a.Remote, gitstore.RemoteOptions{}, ref); err != nil {
-			a.takeBack(ref, head)
+		if err := a.Git.Fetch(ctx, a.Remote, gitstore.RemoteOptions{}, ref); err != nil {
+			a.takeBack(ctx, ref, head)
 			return gitstore.ZeroHash, err
 		}
 		now, err := a.Git.Ref(tr)
@@ -71,10 +77,10 @@ func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error
 		if now == gitstore.ZeroHash {
 			// The lease named a value the remote no longer has and the item
 			// is gone there: nothing we can replay onto.
-			a.takeBack(ref, head)
+			a.takeBack(ctx, ref, head)
 			return gitstore.ZeroHash, apperr.New(apperr.Conflict, "item %s is no longer on remote %s", id, a.Remote)
 		}
-		rb, err := a.Board.Rebase(id, now)
+		rb, err := a.Board.Rebase(ctx, id, now)
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
@@ -90,17 +96,20 @@ func (a *Authority) Publish(id string, mine gitstore.Hash) (gitstore.Hash, error
 		}
 		head = rb.New
 	}
-	a.takeBack(ref, head)
+	a.takeBack(ctx, ref, head)
 	return gitstore.ZeroHash, apperr.New(apperr.Conflict, "the remote %s kept refusing item %s (last: %s); gave up after %d rounds", a.Remote, id, last, PublishRounds)
 }
 
 // takeBack moves ref from head to head's parent: the transition at head
 // was never accepted, so it must not count locally either. If ref moved
-// meanwhile it is left alone.
-func (a *Authority) takeBack(ref string, head gitstore.Hash) {
+// meanwhile it is left alone. It runs even when ctx is cancelled (a
+// cancelled push is one the remote may not have taken): only ctx's values
+// are kept.
+func (a *Authority) takeBack(ctx context.Context, ref string, head gitstore.Hash) {
+	ctx = context.WithoutCancel(ctx)
 	c, err := a.Git.ReadCommit(head)
 	if err != nil || len(c.Parents) == 0 {
 		return // a create is never published through an authority
 	}
-	_ = a.Git.UpdateRef(ref, c.Parents[0], head)
+	_ = a.Git.UpdateRef(ctx, ref, c.Parents[0], head)
 }

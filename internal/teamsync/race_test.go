@@ -150,7 +150,7 @@ func TestRace_CompleteAgainstCancelAcrossClones(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		id := a.create(t, fmt.Sprintf("item %d", i))
 		a.sync(t)
-		it, err := a.b.Claim(id, board.Actor{Human: "ann"}, nil)
+		it, err := a.b.Claim(t.Context(), id, board.Actor{Human: "ann"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,7 @@ package teamsync
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -90,21 +91,28 @@ func (y *Syncer) progress(format string, a ...any) {
 }
 
 // Sync runs fetch, merge and push rounds until the remote accepts the
-// push (or MaxRounds is reached: CONFLICT).
-func (y *Syncer) Sync() (*Summary, error) {
+// push (or MaxRounds is reached: CONFLICT). ctx bounds the whole sync: when
+// it is done, the git process running (fetch or push) is killed with
+// everything it started and Sync returns ctx.Err(); refs already levelled
+// locally stay levelled (each moved by compare-and-swap), and the next sync
+// picks up from there.
+func (y *Syncer) Sync(ctx context.Context) (*Summary, error) {
 	sum := &Summary{Remote: y.Remote, Lost: []Lost{}}
-	if err := y.Git.ClearStaged(y.Remote); err != nil {
+	if err := y.Git.ClearStaged(ctx, y.Remote); err != nil {
 		return sum, err
 	}
 	last := ""
 	lost := map[gitstore.Hash]bool{}
 	for round := 1; round <= MaxRounds; round++ {
-		sum.Rounds = round
-		opt := gitstore.RemoteOptions{Progress: y.Progress}
-		if err := y.Git.Fetch(y.Remote, opt); err != nil {
+		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		r, err := y.round(lost)
+		sum.Rounds = round
+		opt := gitstore.RemoteOptions{Progress: y.Progress}
+		if err := y.Git.Fetch(ctx, y.Remote, opt); err != nil {
+			return sum, err
+		}
+		r, err := y.round(ctx, lost)
 		if err != nil {
 			if apperr.Is(err, apperr.Conflict) {
 				continue // a local writer moved a ref meanwhile: again
@@ -114,20 +122,20 @@ func (y *Syncer) Sync() (*Summary, error) {
 		sum.Lost = append(sum.Lost, r.lost...)
 		if len(r.updates) == 0 {
 			r.fill(sum)
-			return y.finish(sum)
+			return y.finish(ctx, sum)
 		}
 		y.progress("pushing %d ref(s) to %s", len(r.updates), y.Remote)
 		// One atomic push, each ref leased on its tracking copy (which
 		// holds the update's Old); git moves the tracking copies of what
 		// it pushed.
-		res, err := y.Git.PushMany(y.Remote, r.updates, opt)
+		res, err := y.Git.PushMany(ctx, y.Remote, r.updates, opt)
 		if err != nil {
 			return sum, err
 		}
 		if allOK(res) {
 			sum.RefsPushed += len(r.updates)
 			r.fill(sum)
-			return y.finish(sum)
+			return y.finish(ctx, sum)
 		}
 		if r := firstReject(res); !r.Raced() {
 			return sum, apperr.New(gitstore.RemoteFailed, "the remote %s refused %s: %s", y.Remote, r.Ref, r.Reason)
@@ -142,14 +150,14 @@ func (y *Syncer) Sync() (*Summary, error) {
 // (fetch writes one loose tracking ref per new item, a first sync one
 // local ref per pulled item) and records every lost transition as a
 // sync-conflict record.
-func (y *Syncer) finish(sum *Summary) (*Summary, error) {
-	y.Git.PackRefsNow(256, board.ItemsPrefix, gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
+func (y *Syncer) finish(ctx context.Context, sum *Summary) (*Summary, error) {
+	y.Git.PackRefsNow(ctx, 256, board.ItemsPrefix, gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
 	for i := range sum.Lost {
 		l := &sum.Lost[i]
 		if y.Record == nil {
 			continue
 		}
-		res, err := y.Record.Append(record.AppendInput{
+		res, err := y.Record.Append(ctx, record.AppendInput{
 			Kind:               "sync-conflict",
 			Claim:              fmt.Sprintf("Local %s of item %s was not accepted by remote %s: %s", l.Transition, l.Item, y.Remote, l.Message),
 			VerificationAnchor: "board:" + l.Item,
@@ -205,19 +213,19 @@ func (r *roundResult) fill(sum *Summary) {
 
 // round merges the fetched tracking refs into the local ones and returns
 // the pushes that would bring the remote level.
-func (y *Syncer) round(lost map[gitstore.Hash]bool) (*roundResult, error) {
+func (y *Syncer) round(ctx context.Context, lost map[gitstore.Hash]bool) (*roundResult, error) {
 	r := &roundResult{}
 	var err error
-	if r.record, err = y.union(record.RefName, keepOurs, r); err != nil {
+	if r.record, err = y.union(ctx, record.RefName, keepOurs, r); err != nil {
 		return nil, err
 	}
-	if r.steering, err = y.union(steering.RefName, steering.Resolve(y.Git), r); err != nil {
+	if r.steering, err = y.union(ctx, steering.RefName, steering.Resolve(y.Git), r); err != nil {
 		return nil, err
 	}
-	if r.notes, err = y.union(gitstore.NotesRef, y.catNotes, r); err != nil {
+	if r.notes, err = y.union(ctx, gitstore.NotesRef, y.catNotes, r); err != nil {
 		return nil, err
 	}
-	if err := y.items(r, lost); err != nil {
+	if err := y.items(ctx, r, lost); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -255,7 +263,7 @@ func (y *Syncer) catNotes(_ string, ours, theirs gitstore.TreeEntry) (gitstore.T
 
 // union brings ref and its tracking copy together and queues the push
 // that levels the remote. It returns what it did.
-func (y *Syncer) union(ref string, resolve gitstore.ResolveFunc, r *roundResult) (string, error) {
+func (y *Syncer) union(ctx context.Context, ref string, resolve gitstore.ResolveFunc, r *roundResult) (string, error) {
 	tr := gitstore.TrackingRef(y.Remote, ref)
 	local, err := y.Git.Ref(ref)
 	if err != nil {
@@ -275,7 +283,7 @@ func (y *Syncer) union(ref string, resolve gitstore.ResolveFunc, r *roundResult)
 		push(local)
 		return "pushed", nil
 	case local == gitstore.ZeroHash:
-		return "pulled", y.Git.UpdateRef(ref, theirs, gitstore.ZeroHash)
+		return "pulled", y.Git.UpdateRef(ctx, ref, theirs, gitstore.ZeroHash)
 	}
 	if ok, err := y.Git.IsAncestor(theirs, local); err != nil {
 		return "", err
@@ -286,7 +294,7 @@ func (y *Syncer) union(ref string, resolve gitstore.ResolveFunc, r *roundResult)
 	if ok, err := y.Git.IsAncestor(local, theirs); err != nil {
 		return "", err
 	} else if ok {
-		return "pulled", y.Git.UpdateRef(ref, theirs, local)
+		return "pulled", y.Git.UpdateRef(ctx, ref, theirs, local)
 	}
 	lc, err := y.Git.ReadCommit(local)
 	if err != nil {
@@ -304,7 +312,7 @@ func (y *Syncer) union(ref string, resolve gitstore.ResolveFunc, r *roundResult)
 	if err != nil {
 		return "", err
 	}
-	if err := y.Git.UpdateRef(ref, m, local); err != nil {
+	if err := y.Git.UpdateRef(ctx, ref, m, local); err != nil {
 		return "", err
 	}
 	push(m)
@@ -313,7 +321,7 @@ func (y *Syncer) union(ref string, resolve gitstore.ResolveFunc, r *roundResult)
 
 // items levels every item ref: pull what only the remote has or moved,
 // queue what only we have or moved, rebase what both moved.
-func (y *Syncer) items(r *roundResult, lost map[gitstore.Hash]bool) error {
+func (y *Syncer) items(ctx context.Context, r *roundResult, lost map[gitstore.Hash]bool) error {
 	locals, err := y.Git.Refs(board.ItemsPrefix)
 	if err != nil {
 		return err
@@ -350,7 +358,7 @@ func (y *Syncer) items(r *roundResult, lost map[gitstore.Hash]bool) error {
 			r.pushed++
 			continue
 		}
-		res, err := y.Board.Rebase(id, theirs)
+		res, err := y.Board.Rebase(ctx, id, theirs)
 		if err != nil {
 			return err
 		}

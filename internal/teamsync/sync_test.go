@@ -2,6 +2,7 @@ package teamsync_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -55,7 +56,7 @@ func clientMain(role string) int {
 	if role == "sync-loop" {
 		for {
 			y := &teamsync.Syncer{Git: c.g, Record: c.rec, Board: c.b, Remote: "origin"}
-			if _, err := y.Sync(); err != nil {
+			if _, err := y.Sync(context.Background()); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 			}
 			fmt.Fprintln(out, "synced")
@@ -67,14 +68,14 @@ func clientMain(role string) int {
 		var err error
 		switch role {
 		case "claim":
-			it, err = c.b.Claim(id, who, nil)
+			it, err = c.b.Claim(context.Background(), id, who, nil)
 		case "complete":
 			var o *board.Outcome
-			if o, err = c.b.Complete(id, token, "done by "+who.Human); err == nil {
+			if o, err = c.b.Complete(context.Background(), id, token, "done by "+who.Human); err == nil {
 				it = o.Item
 			}
 		case "cancel":
-			it, err = c.b.Cancel(id, who)
+			it, err = c.b.Cancel(context.Background(), id, who)
 		}
 		if err != nil {
 			fmt.Fprintf(out, "%s %s %s\n", id, apperr.CodeOf(err), strings.ReplaceAll(apperr.Message(err), "\n", " "))
@@ -153,7 +154,7 @@ func sharedItem(t *testing.T, title string) (bare string, a, b *clone, id string
 func (c *clone) sync(t *testing.T) *teamsync.Summary {
 	t.Helper()
 	y := &teamsync.Syncer{Git: c.g, Record: c.rec, Board: c.b, Remote: "origin"}
-	sum, err := y.Sync()
+	sum, err := y.Sync(t.Context())
 	if err != nil {
 		t.Fatalf("sync in %s: %v", c.dir, err)
 	}
@@ -166,7 +167,7 @@ func (c *clone) authoritative() {
 
 func (c *clone) note(t *testing.T, claim string) string {
 	t.Helper()
-	res, err := c.rec.Append(record.AppendInput{Kind: "note", Claim: claim, Content: claim,
+	res, err := c.rec.Append(t.Context(), record.AppendInput{Kind: "note", Claim: claim, Content: claim,
 		Source: record.Source{CapturePoint: "test", SessionID: "s"}})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func (c *clone) note(t *testing.T, claim string) string {
 
 func (c *clone) create(t *testing.T, title string) string {
 	t.Helper()
-	o, err := c.b.Create(board.CreateInput{Title: title, Spec: "s", SpecFormat: "plan", CreatedBy: board.Actor{Human: "creator"}})
+	o, err := c.b.Create(t.Context(), board.CreateInput{Title: title, Spec: "s", SpecFormat: "plan", CreatedBy: board.Actor{Human: "creator"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,17 +267,17 @@ func TestSync_OfflineWorkThenSync(t *testing.T) {
 	var want []string
 	want = append(want, a.note(t, "offline a"))
 	x := a.create(t, "made offline")
-	it, err := a.b.Claim(x, board.Actor{Human: "alice"}, nil)
+	it, err := a.b.Claim(t.Context(), x, board.Actor{Human: "alice"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.b.Complete(x, it.Claim.ClaimToken, "finished offline"); err != nil {
+	if _, err := a.b.Complete(t.Context(), x, it.Claim.ClaimToken, "finished offline"); err != nil {
 		t.Fatal(err)
 	}
 	// b works too, on the shared item and its own.
 	want = append(want, b.note(t, "b meanwhile"))
 	y := b.create(t, "made by b")
-	if _, err := b.b.Claim(shared, board.Actor{Human: "bob"}, nil); err != nil {
+	if _, err := b.b.Claim(t.Context(), shared, board.Actor{Human: "bob"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.sync(t)
@@ -303,11 +304,11 @@ func TestSync_OfflineWorkThenSync(t *testing.T) {
 			t.Fatalf("item %s differs between the clones", id)
 		}
 	}
-	v, err := b.b.Get(x)
+	v, err := b.b.Get(t.Context(), x)
 	if err != nil || v == nil || v.Status != board.StatusDone {
 		t.Fatalf("b sees a's offline item as %+v, %v", v, err)
 	}
-	v, err = a.b.Get(shared)
+	v, err = a.b.Get(t.Context(), shared)
 	if err != nil || v.Status != board.StatusInProgress || v.Claim.Holder.Human != "bob" {
 		t.Fatalf("a sees the shared item as %+v, %v", v, err)
 	}
@@ -319,14 +320,14 @@ func TestSync_LostClaimIsReportedAndRecorded(t *testing.T) {
 	bare, a, b, id := sharedItem(t, "contested")
 
 	// Both claim offline; b syncs first, so the remote holds b's claim.
-	ia, err := a.b.Claim(id, board.Actor{Human: "alice"}, nil)
+	ia, err := a.b.Claim(t.Context(), id, board.Actor{Human: "alice"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.b.Renew(id, ia.Claim.ClaimToken, nil); err != nil {
+	if _, err := a.b.Renew(t.Context(), id, ia.Claim.ClaimToken, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.b.Claim(id, board.Actor{Human: "bob"}, nil); err != nil {
+	if _, err := b.b.Claim(t.Context(), id, board.Actor{Human: "bob"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.sync(t)
@@ -353,7 +354,7 @@ func TestSync_LostClaimIsReportedAndRecorded(t *testing.T) {
 		t.Fatalf("sync-conflict record: %+v, %v", got, err)
 	}
 	// a's view is the remote's: bob holds it; alice's claim is not kept.
-	v, err := a.b.Get(id)
+	v, err := a.b.Get(t.Context(), id)
 	if err != nil || v.Claim == nil || v.Claim.Holder.Human != "bob" {
 		t.Fatalf("a sees %+v, %v", v, err)
 	}
@@ -361,7 +362,7 @@ func TestSync_LostClaimIsReportedAndRecorded(t *testing.T) {
 		t.Fatal("a's item is not the remote's after the sync")
 	}
 	// alice's stale token is rejected.
-	if _, err := a.b.Complete(id, ia.Claim.ClaimToken, "x"); !apperr.Is(err, board.InvalidClaim) {
+	if _, err := a.b.Complete(t.Context(), id, ia.Claim.ClaimToken, "x"); !apperr.Is(err, board.InvalidClaim) {
 		t.Fatalf("complete with the lost token: %v, want INVALID_CLAIM", err)
 	}
 }
@@ -372,19 +373,19 @@ func TestSync_ReplayKeepsTokensMonotonic(t *testing.T) {
 	// counts 1, 2, 3).
 	b.authoritative()
 	for i := 0; i < 3; i++ {
-		it, err := b.b.Claim(id, board.Actor{Human: "bob"}, nil)
+		it, err := b.b.Claim(t.Context(), id, board.Actor{Human: "bob"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.b.Release(id, it.Claim.ClaimToken, ""); err != nil {
+		if _, err := b.b.Release(t.Context(), id, it.Claim.ClaimToken, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// a, offline, meanwhile made a metadata change and a claim (token 1).
-	if _, err := a.b.UpdateMeta(id, board.UpdateInput{ExpectedVersion: 1, Title: ptr("renamed offline"), Actor: board.Actor{Human: "alice"}}); err != nil {
+	if _, err := a.b.UpdateMeta(t.Context(), id, board.UpdateInput{ExpectedVersion: 1, Title: ptr("renamed offline"), Actor: board.Actor{Human: "alice"}}); err != nil {
 		t.Fatal(err)
 	}
-	ia, err := a.b.Claim(id, board.Actor{Human: "alice"}, nil)
+	ia, err := a.b.Claim(t.Context(), id, board.Actor{Human: "alice"}, nil)
 	if err != nil || ia.Claim.ClaimToken < 1 {
 		t.Fatalf("offline claim: %+v %v", ia, err)
 	}
@@ -392,10 +393,10 @@ func TestSync_ReplayKeepsTokensMonotonic(t *testing.T) {
 	if len(sum.Lost) != 0 {
 		t.Fatalf("lost %+v", sum.Lost)
 	}
-	v, err := b.b.Get(id)
+	v, err := b.b.Get(t.Context(), id)
 	if err == nil {
 		b.sync(t)
-		v, err = b.b.Get(id)
+		v, err = b.b.Get(t.Context(), id)
 	}
 	if err != nil || v.Title != "renamed offline" || v.Claim == nil || v.Claim.Holder.Human != "alice" {
 		t.Fatalf("after sync b sees %+v %v", v, err)
@@ -410,7 +411,7 @@ func TestSync_ReplayKeepsTokensMonotonic(t *testing.T) {
 	// alice's agent keeps working with the token it was given when it
 	// survived unchanged.
 	if want == ia.Claim.ClaimToken {
-		if _, err := a.b.Renew(id, want, nil); err != nil {
+		if _, err := a.b.Renew(t.Context(), id, want, nil); err != nil {
 			t.Fatalf("renew with the surviving token: %v", err)
 		}
 	}
@@ -422,13 +423,13 @@ func TestAuthority_ClaimLostAtRemote(t *testing.T) {
 	bare, a, b, id := sharedItem(t, "x")
 	a.authoritative()
 	b.authoritative()
-	ib, err := b.b.Claim(id, board.Actor{Human: "bob"}, nil)
+	ib, err := b.b.Claim(t.Context(), id, board.Actor{Human: "bob"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := remoteRef(t, bare, board.RefName(id))
 	// a has not seen bob's claim: its local item still says open.
-	_, err = a.b.Claim(id, board.Actor{Human: "alice"}, nil)
+	_, err = a.b.Claim(t.Context(), id, board.Actor{Human: "alice"}, nil)
 	if !apperr.Is(err, board.NotClaimable) || !strings.Contains(apperr.Message(err), "bob") {
 		t.Fatalf("a's claim: %v, want NOT_CLAIMABLE naming bob", err)
 	}
@@ -439,16 +440,16 @@ func TestAuthority_ClaimLostAtRemote(t *testing.T) {
 	if mustRef(t, a, board.RefName(id)).String() != before {
 		t.Fatal("a's item was not rolled back to the remote's")
 	}
-	v, _ := a.b.Get(id)
+	v, _ := a.b.Get(t.Context(), id)
 	if v.Claim == nil || v.Claim.Holder.Human != "bob" || v.Claim.ClaimToken != ib.Claim.ClaimToken {
 		t.Fatalf("a sees %+v", v.Claim)
 	}
 	// bob completes through the remote; alice can now see it done.
-	if _, err := b.b.Complete(id, ib.Claim.ClaimToken, "done"); err != nil {
+	if _, err := b.b.Complete(t.Context(), id, ib.Claim.ClaimToken, "done"); err != nil {
 		t.Fatal(err)
 	}
 	a.sync(t)
-	if v, _ := a.b.Get(id); v.Status != board.StatusDone {
+	if v, _ := a.b.Get(t.Context(), id); v.Status != board.StatusDone {
 		t.Fatalf("a sees %s after sync", v.Status)
 	}
 }
@@ -463,7 +464,7 @@ func TestAuthority_UnreachableRemoteTakesTheTransitionBack(t *testing.T) {
 	if err := os.Rename(bare, bare+".gone"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a.b.Claim(id, board.Actor{Human: "alice"}, nil)
+	_, err := a.b.Claim(t.Context(), id, board.Actor{Human: "alice"}, nil)
 	if !apperr.Is(err, gitstore.RemoteFailed) {
 		t.Fatalf("claim with the remote gone: %v, want REMOTE", err)
 	}
@@ -473,7 +474,7 @@ func TestAuthority_UnreachableRemoteTakesTheTransitionBack(t *testing.T) {
 	if err := os.Rename(bare+".gone", bare); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.b.Claim(id, board.Actor{Human: "alice"}, nil); err != nil {
+	if _, err := a.b.Claim(t.Context(), id, board.Actor{Human: "alice"}, nil); err != nil {
 		t.Fatalf("claim once the remote is back: %v", err)
 	}
 }
@@ -485,7 +486,7 @@ func TestSync_SteeringAndNotesMergeWithoutLoss(t *testing.T) {
 	gt.Git(t, a.dir, "push", "-q", "origin", "HEAD:refs/heads/main")
 	gt.Git(t, a.dir, "fetch", "-q")
 	sa := steering.Open(a.g, true)
-	if _, err := sa.Put(steering.PutInput{ID: "GP-1", Kind: "guiding-principle", Statement: "v1"}); err != nil {
+	if _, err := sa.Put(t.Context(), steering.PutInput{ID: "GP-1", Kind: "guiding-principle", Statement: "v1"}); err != nil {
 		t.Fatal(err)
 	}
 	a.sync(t)
@@ -494,13 +495,13 @@ func TestSync_SteeringAndNotesMergeWithoutLoss(t *testing.T) {
 	sb := steering.Open(b.g, true)
 	sa.Now = func() time.Time { return time.Now().Add(time.Second) }
 	sb.Now = func() time.Time { return time.Now().Add(2 * time.Second) }
-	if _, err := sa.Put(steering.PutInput{ID: "GP-1", Kind: "guiding-principle", Statement: "amended by a"}); err != nil {
+	if _, err := sa.Put(t.Context(), steering.PutInput{ID: "GP-1", Kind: "guiding-principle", Statement: "amended by a"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sb.Put(steering.PutInput{ID: "GP-1", Kind: "guiding-principle", Statement: "amended by b"}); err != nil {
+	if _, err := sb.Put(t.Context(), steering.PutInput{ID: "GP-1", Kind: "guiding-principle", Statement: "amended by b"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sb.Put(steering.PutInput{ID: "GP-2", Kind: "policy", Statement: "only b"}); err != nil {
+	if _, err := sb.Put(t.Context(), steering.PutInput{ID: "GP-2", Kind: "policy", Statement: "only b"}); err != nil {
 		t.Fatal(err)
 	}
 	head := gt.Git(t, a.dir, "rev-parse", "HEAD")
@@ -560,7 +561,7 @@ func TestSync_PlainGitPushAndFetchDoNotCorrupt(t *testing.T) {
 	if len(ra) != 3 || strings.Join(ra, ",") != strings.Join(rb, ",") {
 		t.Fatalf("records after plain git traffic:\n a %v\n b %v", ra, rb)
 	}
-	if v, err := b.b.Get(id); err != nil || v == nil {
+	if v, err := b.b.Get(t.Context(), id); err != nil || v == nil {
 		t.Fatalf("item after plain git traffic: %v %v", v, err)
 	}
 	gt.Fsck(t, a.dir)
@@ -610,10 +611,10 @@ func TestSync_OverGitDaemon(t *testing.T) {
 	b.sync(t)
 	a.authoritative()
 	b.authoritative()
-	if _, err := b.b.Claim(id, board.Actor{Human: "bob"}, nil); err != nil {
+	if _, err := b.b.Claim(t.Context(), id, board.Actor{Human: "bob"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.b.Claim(id, board.Actor{Human: "alice"}, nil); !apperr.Is(err, board.NotClaimable) {
+	if _, err := a.b.Claim(t.Context(), id, board.Actor{Human: "alice"}, nil); !apperr.Is(err, board.NotClaimable) {
 		t.Fatalf("second claim over git://: %v, want NOT_CLAIMABLE", err)
 	}
 	a.sync(t)
