@@ -127,6 +127,7 @@ type CLI struct {
 	Sync      SyncCmd      `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
 	Test      TestCmd      `cmd:"" help:"Classify test runner output into one outcome per test (PASS, FAIL_ASSERT, FAIL_STUB, BUILD_FAIL, …)."`
 	Init      InitCmd      `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
+	Plan      PlanCmd      `cmd:"" help:"The playbook's planning artifacts under docs/agents/sprint<N>/: check them (the planning→execution gate) or show them."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever

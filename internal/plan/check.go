@@ -986,3 +986,55 @@ func (c *checker) planReady() {
 		}
 	}
 }
+
+// Summary counts what a sprint plans.
+type Summary struct {
+	Stories   int `json:"stories"`
+	Tasks     int `json:"tasks"`
+	Tests     int `json:"tests"`
+	PassOnRed int `json:"pass_on_red"`
+	Waves     int `json:"waves"`
+}
+
+// Summary counts the stories of stories.md, the tasks of every tasks.md,
+// the tests declared in every story plan.md and the waves.
+func (s *Sprint) Summary() Summary {
+	var sum Summary
+	if s.Stories != nil {
+		sum.Stories = len(s.Stories.Stories)
+	}
+	if s.Plan != nil {
+		sum.Waves = len(s.Plan.Waves)
+	}
+	for _, d := range s.StoryDirs {
+		if d.Tasks != nil {
+			sum.Tasks += len(d.Tasks.Tasks)
+		}
+		if d.TestPlan != nil {
+			for _, sec := range d.TestPlan.Sections {
+				for _, t := range sec.Tests {
+					sum.Tests++
+					if t.PassOnRed {
+						sum.PassOnRed++
+					}
+				}
+			}
+		}
+	}
+	return sum
+}
+
+// StoryDirOf returns the Stage-2 directory of a story, or nil when it has
+// none or more than one.
+func (s *Sprint) StoryDirOf(story string) *StoryDir {
+	var found *StoryDir
+	for _, d := range s.StoryDirs {
+		if d.Story == story {
+			if found != nil {
+				return nil
+			}
+			found = d
+		}
+	}
+	return found
+}

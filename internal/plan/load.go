@@ -60,7 +60,7 @@ func Load(ctx context.Context, fsys fs.FS, opt Options) (*Sprint, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Internal, err, "read %s: %v", root, err)
 	}
-	s := &Sprint{byStory: map[string]*StoryDir{}}
+	s := &Sprint{}
 	sprintDir, planRoot := "", root
 	if hasFile(entries, "stories.md") || hasFile(entries, "plan.md") {
 		// Root is a sprint directory itself.
@@ -207,10 +207,10 @@ var sprintRefRe = regexp.MustCompile(`\bS(\d+)-\d{2,}\b`)
 func (l *loader) scanText(d *mdoc, containment bool) {
 	for i := d.body; i < len(d.lines); i++ {
 		line := d.lines[i]
-		if tbwRe.MatchString(line) {
+		if strings.Contains(line, "TBW") && tbwRe.MatchString(line) {
 			d.finding(i+1, RuleTBW, "the placeholder TBW is left in a Stage-2 artifact")
 		}
-		if !containment {
+		if !containment || !hasStoryRef(line) {
 			continue
 		}
 		for _, m := range sprintRefRe.FindAllStringSubmatch(line, -1) {
@@ -220,6 +220,16 @@ func (l *loader) scanText(d *mdoc, containment bool) {
 			}
 		}
 	}
+}
+
+// hasStoryRef is a fast pre-check for sprintRefRe: an S and a digit.
+func hasStoryRef(l string) bool {
+	for i := 0; i+1 < len(l); i++ {
+		if l[i] == 'S' && l[i+1] >= '0' && l[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // storyDirs reads every sub-directory holding Stage-2 files. The story of

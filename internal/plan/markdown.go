@@ -30,7 +30,8 @@ type block struct{ open, close int }
 type head struct {
 	level int
 	text  string
-	idx   int // index into lines
+	norm  string // normHeading(text)
+	idx   int    // index into lines
 }
 
 // parseMarkdown splits src. It never fails: what it cannot read becomes a
@@ -73,6 +74,13 @@ func (d *mdoc) scan() {
 	var open string // the fence run that opened the current block
 	for i := d.body; i < len(d.lines); i++ {
 		l := d.lines[i]
+		lead := strings.TrimLeft(l, " ")
+		if lead == "" || len(l)-len(lead) > 3 || (lead[0] != '`' && lead[0] != '~' && lead[0] != '#') {
+			if open != "" {
+				d.fence[i] = true
+			}
+			continue
+		}
 		if open != "" {
 			d.fence[i] = true
 			if m := fenceRe.FindStringSubmatch(l); m != nil && m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(l[len(m[0]):]) == "" {
@@ -100,7 +108,7 @@ func (d *mdoc) scan() {
 			} else if strings.Trim(text, "#") == "" {
 				text = ""
 			}
-			d.heads = append(d.heads, head{level: len(m[1]), text: text, idx: i})
+			d.heads = append(d.heads, head{level: len(m[1]), text: text, norm: normHeading(text), idx: i})
 		}
 	}
 }
@@ -131,7 +139,7 @@ func (d *mdoc) nextHead(i int) int {
 // and returns its index in heads, or -1.
 func (d *mdoc) section(names ...string) int {
 	for i, h := range d.heads {
-		n := normHeading(h.text)
+		n := h.norm
 		for _, want := range names {
 			if n == want {
 				return i
@@ -145,7 +153,7 @@ func (d *mdoc) section(names ...string) int {
 // one of prefixes.
 func (d *mdoc) sectionPrefix(prefixes ...string) int {
 	for i, h := range d.heads {
-		n := normHeading(h.text)
+		n := h.norm
 		for _, p := range prefixes {
 			if strings.HasPrefix(n, p) {
 				return i
@@ -162,10 +170,17 @@ var trailingParenRe = regexp.MustCompile(`\s*\([^)]*\)\s*$`)
 // trailing parenthetical and colon, and folds typographic apostrophes.
 func normHeading(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return s
+	}
+	if c := s[0]; c >= '0' && c <= '9' {
+		s = numberingRe.ReplaceAllString(s, "")
+	}
+	if strings.HasSuffix(s, ")") {
+		s = trailingParenRe.ReplaceAllString(s, "")
+	}
 	s = strings.ReplaceAll(s, "’", "'")
 	s = strings.ReplaceAll(s, "*", "")
-	s = numberingRe.ReplaceAllString(s, "")
-	s = trailingParenRe.ReplaceAllString(s, "")
 	s = strings.TrimRight(s, ": ")
 	return strings.Join(strings.Fields(s), " ")
 }

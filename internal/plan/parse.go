@@ -186,7 +186,7 @@ func parseStandards(d *mdoc) *Standards {
 
 func (d *mdoc) sectionContains(subs ...string) int {
 	for i, h := range d.heads {
-		n := normHeading(h.text)
+		n := h.norm
 		for _, sub := range subs {
 			if strings.Contains(n, sub) {
 				return i
@@ -425,7 +425,7 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 		swi := colIndex(t.header, "starts")
 		for _, r := range t.rows {
 			w := &Wave{Line: r.idx + 1, StartsWhen: cell(r.cells, swi)}
-			if m := regexp.MustCompile(`\d+`).FindString(cell(r.cells, 0)); m != "" {
+			if m := digitsRe.FindString(cell(r.cells, 0)); m != "" {
 				w.Number, _ = strconv.Atoi(m)
 			} else {
 				d.finding(r.idx+1, RuleWaveNumber, "wave row has no wave number: "+strconv.Quote(cell(r.cells, 0)))
@@ -458,7 +458,7 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 			if m == nil {
 				continue
 			}
-			nodes := regexp.MustCompile(`\s*->\s*`).Split(strings.TrimSpace(m[2]), -1)
+			nodes := arrowRe.Split(strings.TrimSpace(m[2]), -1)
 			ok := true
 			for k, n := range nodes {
 				if strings.HasPrefix(n, "T") {
@@ -491,7 +491,7 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 					continue
 				}
 				o := Ownership{Story: id, Files: codeSpans(cell(r.cells, fi)), Line: r.idx + 1}
-				o.Wave, _ = strconv.Atoi(regexp.MustCompile(`\d+`).FindString(cell(r.cells, wi)))
+				o.Wave, _ = strconv.Atoi(digitsRe.FindString(cell(r.cells, wi)))
 				p.Ownership = append(p.Ownership, o)
 			}
 			break
@@ -502,6 +502,10 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 }
 
 var storyIDRe = regexp.MustCompile(`S\d+-\d+`)
+var digitsRe = regexp.MustCompile(`\d+`)
+var arrowRe = regexp.MustCompile(`\s*->\s*`)
+var depSplitRe = regexp.MustCompile(`,|;|\band\b`)
+var parenRe = regexp.MustCompile(`\([^)]*\)`)
 
 func colIndexContains(header []string, subs ...string) int {
 	for _, sub := range subs {
@@ -634,7 +638,7 @@ func parseDepends(v, story string, line int) ([]string, []badRef) {
 	}
 	var refs []string
 	var bad []badRef
-	for _, piece := range regexp.MustCompile(`,|;|\band\b`).Split(v, -1) {
+	for _, piece := range depSplitRe.Split(v, -1) {
 		piece = strings.TrimSpace(stripParens(piece))
 		piece = strings.Trim(piece, "` ")
 		if piece == "" {
@@ -660,7 +664,10 @@ func parseDepends(v, story string, line int) ([]string, []badRef) {
 }
 
 func stripParens(s string) string {
-	return regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(s, "")
+	if !strings.Contains(s, "(") {
+		return s
+	}
+	return parenRe.ReplaceAllString(s, "")
 }
 
 // ---- validate.md
@@ -672,7 +679,7 @@ func parseRubric(d *mdoc) *Rubric {
 			continue
 		}
 		sec := &RubricSection{Title: d.heads[h].text, Line: d.heads[h].idx + 1, Kind: "other"}
-		switch n := normHeading(d.heads[h].text); {
+		switch n := d.heads[h].norm; {
 		case n == "pre-flight" || n == "preflight" || n == "pre flight":
 			sec.Kind = "preflight"
 		case strings.HasPrefix(n, "final sign-off") || strings.HasPrefix(n, "final signoff") || strings.HasPrefix(n, "final sign off"):

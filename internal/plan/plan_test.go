@@ -9,11 +9,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/plan/plantest"
 )
 
 const sprintDir = "docs/agents/sprint1"
@@ -526,5 +528,43 @@ func TestNormalize_RoundTripsTheExample(t *testing.T) {
 	}
 	if _, err := plan.Normalize(plan.KindTasks, []byte("---\ntype: tasks\n"), plan.Ident{}); !apperr.Is(err, apperr.Schema) {
 		t.Fatalf("unterminated: %v, want SCHEMA", err)
+	}
+}
+
+func TestGenerate_ValidSprint(t *testing.T) {
+	root := t.TempDir()
+	if err := plantest.Generate(root, plantest.Shape{Stories: 20, TasksPerStory: 5, TestsPerTask: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s := load(t, root)
+	if fs := plan.Check(s); len(fs) != 0 {
+		t.Fatalf("generated sprint has findings:\n%s", strings.Join(keys(fs), "\n"))
+	}
+	if sum := s.Summary(); sum.Stories != 20 || sum.Tasks != 100 || sum.Tests != 300 || sum.Waves != 4 {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
+func BenchmarkCheck_20Stories100Tasks(b *testing.B) {
+	root := b.TempDir()
+	if err := plantest.Generate(root, plantest.Shape{Stories: 20, TasksPerStory: 5, TestsPerTask: 3}); err != nil {
+		b.Fatal(err)
+	}
+	var r0, r1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	b.ResetTimer()
+	defer func() {
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+		cpu := (r1.Utime.Nano() + r1.Stime.Nano()) - (r0.Utime.Nano() + r0.Stime.Nano())
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	}()
+	for i := 0; i < b.N; i++ {
+		s, err := plan.LoadDir(context.Background(), root, plan.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fs := plan.Check(s); len(fs) != 0 {
+			b.Fatal(fs)
+		}
 	}
 }

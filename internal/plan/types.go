@@ -65,7 +65,6 @@ type Sprint struct {
 	Files     []File      `json:"files"` // the planning artifacts read, sorted by path
 	TreeID    string      `json:"tree"`  // git tree id of Files, relative to Dir (see TreeID)
 	findings  []Finding   // found while reading
-	byStory   map[string]*StoryDir
 }
 
 // Doc is what every artifact carries: where it is, its front matter and

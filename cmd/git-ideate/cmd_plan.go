@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/plan"
+)
+
+// PlanCmd groups the commands over the playbook's planning artifacts.
+type PlanCmd struct {
+	Check PlanCheckCmd `cmd:"" help:"Validate the sprint's planning artifacts: PASS, or FAIL with each finding as file:line rule message (exit non-zero)."`
+	Show  PlanShowCmd  `cmd:"" help:"Print the parsed sprint: stories, waves, tasks and tests."`
+}
+
+// planFlags select the sprint.
+type planFlags struct {
+	Sprint int    `help:"Sprint number (default: the highest-numbered sprint<N> directory)." placeholder:"N"`
+	Dir    string `help:"Planning root holding sprint<N>/ (or a sprint directory itself); default docs/agents at the top of the working tree." placeholder:"DIR"`
+	JSON   bool   `name:"json" help:"Print JSON."`
+}
+
+// PlanCheckCmd is the planning→execution gate's check.
+type PlanCheckCmd struct{ planFlags }
+
+// PlanShowCmd prints the parsed sprint.
+type PlanShowCmd struct{ planFlags }
+
+// CodePlanFail is the code of a plan that fails its check.
+const CodePlanFail apperr.Code = "GATE_FAIL"
+
+// planCheckResult is what plan check prints with --json.
+type planCheckResult struct {
+	MessageType string         `json:"message_type"`
+	Verdict     string         `json:"verdict"` // PASS | FAIL
+	Sprint      int            `json:"sprint"`
+	Dir         string         `json:"dir"`
+	Tree        string         `json:"tree"`
+	Summary     plan.Summary   `json:"summary"`
+	Errors      int            `json:"errors"`
+	Warnings    int            `json:"warnings"`
+	Findings    []plan.Finding `json:"findings"`
+	Files       []plan.File    `json:"files"`
+}
+
+// loadPlan resolves --dir against the working tree and loads the sprint.
+// Paths in findings are relative to the top of the working tree when the
+// planning root lies inside it, else to the planning root.
+func loadPlan(ctx context.Context, env *Env, f planFlags) (*plan.Sprint, error) {
+	top := env.Dir
+	if g, err := env.Git(); err == nil && g.Repo().WorkTree != "" {
+		top = g.Repo().WorkTree
+	}
+	fsRoot, root := top, plan.DefaultRoot
+	if f.Dir != "" {
+		abs := f.Dir
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(env.Dir, abs)
+		}
+		abs, _ = filepath.Abs(abs)
+		topAbs, _ := filepath.Abs(top)
+		if rel, err := filepath.Rel(topAbs, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			fsRoot, root = topAbs, filepath.ToSlash(rel)
+		} else {
+			fsRoot, root = abs, "."
+		}
+	}
+	return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: f.Sprint})
+}
+
+// runPlanCheck loads and checks the sprint.
+func runPlanCheck(ctx context.Context, env *Env, f planFlags) (planCheckResult, error) {
+	s, err := loadPlan(ctx, env, f)
+	if err != nil {
+		return planCheckResult{}, err
+	}
+	fs := plan.Check(s)
+	r := planCheckResult{MessageType: "plan_check", Verdict: "PASS", Sprint: s.Number, Dir: s.Dir, Tree: s.TreeID, Summary: s.Summary(), Findings: fs, Files: s.Files}
+	if r.Findings == nil {
+		r.Findings = []plan.Finding{}
+	}
+	for _, x := range fs {
+		if x.Severity == plan.Error {
+			r.Errors++
+		} else {
+			r.Warnings++
+		}
+	}
+	if r.Errors > 0 {
+		r.Verdict = "FAIL"
+	}
+	return r, nil
+}
+
+// Run prints the verdict and the findings; a FAIL is returned as a
+// GATE_FAIL error after the output.
+func (c *PlanCheckCmd) Run(env *Env) error {
+	r, err := runPlanCheck(context.Background(), env, c.planFlags)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		if err := writeJSON(env.Out, r, true); err != nil {
+			return err
+		}
+	} else {
+		w := newBufWriter(env.Out)
+		writeCheckText(w, r)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if r.Verdict != "PASS" {
+		return apperr.New(CodePlanFail, "the plan of sprint %d fails %d check(s)", r.Sprint, r.Errors)
+	}
+	return nil
+}
+
+func writeCheckText(w io.Writer, r planCheckResult) {
+	fmt.Fprintf(w, "%s sprint %d (%s, tree %s): %d stories, %d tasks, %d tests", r.Verdict, r.Sprint, r.Dir, shortID(r.Tree), r.Summary.Stories, r.Summary.Tasks, r.Summary.Tests)
+	if r.Errors > 0 || r.Warnings > 0 {
+		fmt.Fprintf(w, "; %d error(s), %d warning(s)", r.Errors, r.Warnings)
+	}
+	fmt.Fprintln(w)
+	for _, x := range r.Findings {
+		sev := ""
+		if x.Severity == plan.Warning {
+			sev = "warning: "
+		}
+		fmt.Fprintf(w, "%s:%d %s %s%s\n", x.File, x.Line, x.Rule, sev, x.Message)
+	}
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// planShowResult is what plan show prints with --json.
+type planShowResult struct {
+	MessageType string       `json:"message_type"`
+	Summary     plan.Summary `json:"summary"`
+	Plan        *plan.Sprint `json:"plan"`
+}
+
+// Run prints the parsed sprint.
+func (c *PlanShowCmd) Run(env *Env) error {
+	s, err := loadPlan(context.Background(), env, c.planFlags)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, planShowResult{MessageType: "plan_show", Summary: s.Summary(), Plan: s}, true)
+	}
+	w := newBufWriter(env.Out)
+	writeShowText(w, s)
+	return w.Flush()
+}
+
+func writeShowText(w io.Writer, s *plan.Sprint) {
+	sum := s.Summary()
+	stage := ""
+	if s.Plan != nil && s.Plan.Stage != "" {
+		stage = ", stage " + s.Plan.Stage
+	}
+	fmt.Fprintf(w, "sprint %d (%s, tree %s%s): %d stories, %d tasks, %d tests (%d pass-on-red), %d waves\n",
+		s.Number, s.Dir, shortID(s.TreeID), stage, sum.Stories, sum.Tasks, sum.Tests, sum.PassOnRed, sum.Waves)
+	if s.Plan != nil {
+		for _, wv := range s.Plan.Waves {
+			var parts []string
+			for _, e := range wv.Entries {
+				p := e.Story
+				if len(e.Tasks) > 0 {
+					var ts []string
+					for _, n := range e.Tasks {
+						ts = append(ts, fmt.Sprintf("T%d", n))
+					}
+					p += " (" + strings.Join(ts, ", ") + ")"
+				}
+				parts = append(parts, p)
+			}
+			fmt.Fprintf(w, "wave %d: %s", wv.Number, strings.Join(parts, ", "))
+			if wv.StartsWhen != "" {
+				fmt.Fprintf(w, "  [starts: %s]", wv.StartsWhen)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if s.Stories != nil {
+		for _, st := range s.Stories.Stories {
+			fmt.Fprintf(w, "%s %s", st.ID, st.Title)
+			d := s.StoryDirOf(st.ID)
+			if d == nil {
+				fmt.Fprintln(w, "  (no Stage-2 directory)")
+				continue
+			}
+			fmt.Fprintf(w, "  [%s]\n", filepath.Base(d.Dir))
+			if d.Tasks == nil {
+				continue
+			}
+			for _, t := range d.Tasks.Tasks {
+				tests := 0
+				if d.TestPlan != nil {
+					for _, sec := range d.TestPlan.Sections {
+						if sec.Task == t.Num {
+							tests += len(sec.Tests)
+						}
+					}
+				}
+				deps := "none"
+				if len(t.DependsOn) > 0 {
+					deps = strings.Join(t.DependsOn, ", ")
+				}
+				fmt.Fprintf(w, "  %s %s  files: %s  symbols: %s  tests: %d  depends on: %s\n", t.ID, t.Title, strings.Join(t.Files, " "), strings.Join(t.Symbols, " "), tests, deps)
+			}
+		}
+	}
+	if st := s.Standards; st != nil {
+		if st.Matrix != nil {
+			fmt.Fprintf(w, "gate matrix: %d command(s) (%s:%d)\n", len(st.Matrix.Commands), st.Path, st.Matrix.Line)
+		}
+		for _, r := range st.Runners {
+			fmt.Fprintf(w, "runner %s: %s %s\n", r.Language, r.Format, r.Dialect)
+		}
+	}
+}
