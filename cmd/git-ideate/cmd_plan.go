@@ -67,7 +67,7 @@ func loadPlan(ctx context.Context, env *Env, f planFlags) (*plan.Sprint, error) 
 		if rel, err := filepath.Rel(topAbs, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			fsRoot, root = topAbs, filepath.ToSlash(rel)
 		} else {
-			fsRoot, root = abs, "."
+			fsRoot, root = filepath.Dir(abs), filepath.Base(abs)
 		}
 	}
 	return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: f.Sprint})

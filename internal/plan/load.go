@@ -74,6 +74,20 @@ func Load(ctx context.Context, fsys fs.FS, opt Options) (*Sprint, error) {
 		if s.Number == 0 {
 			s.Number = opt.Sprint
 		}
+		if s.Number == 0 {
+			// A sprint directory not named sprint<N>: its stories.md or
+			// plan.md front matter says which sprint it is.
+			for _, name := range []string{"stories.md", "plan.md"} {
+				if b, err := fs.ReadFile(fsys, path.Join(root, name)); err == nil {
+					if v, ok := parseMarkdown(name, b).front.Get("sprint"); ok {
+						if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+							s.Number = n
+							break
+						}
+					}
+				}
+			}
+		}
 	} else {
 		best := -1
 		for _, e := range entries {
