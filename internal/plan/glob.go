@@ -49,5 +49,24 @@ func covers(o, f string) bool { return o == f || globMatch(o, f) }
 // globs overlap when either matches the other's text; this is exact for
 // the common forms (`dir/**`, `dir/*.go`) and conservative otherwise.
 func overlap(a, b string) bool {
-	return a == b || globMatch(a, b) || globMatch(b, a)
+	if a == b {
+		return true
+	}
+	ma, mb := hasMeta(a), hasMeta(b)
+	if !ma && !mb {
+		return false
+	}
+	// Literal prefixes up to the first meta character must agree.
+	pa, pb := literalPrefix(a), literalPrefix(b)
+	if !strings.HasPrefix(pa, pb) && !strings.HasPrefix(pb, pa) {
+		return false
+	}
+	return ma && globMatch(a, b) || mb && globMatch(b, a)
+}
+
+func literalPrefix(s string) string {
+	if i := strings.IndexAny(s, "*?["); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -783,6 +783,19 @@ func parseTestPlan(d *mdoc) *TestPlan {
 		if d.fence[i] {
 			continue
 		}
+		lead := strings.TrimLeft(d.lines[i], " \t")
+		if lead == "" {
+			continue
+		}
+		if lead[0] != '-' && lead[0] != '*' && lead[0] != '+' {
+			if tp.CountLine == 0 && (lead[0] == 'T' || lead[0] == 't') {
+				if m := countRe.FindStringSubmatch(d.lines[i]); m != nil {
+					tp.Count, _ = strconv.Atoi(m[1])
+					tp.CountLine = i + 1
+				}
+			}
+			continue
+		}
 		if m := countRe.FindStringSubmatch(d.lines[i]); m != nil && tp.CountLine == 0 {
 			tp.Count, _ = strconv.Atoi(m[1])
 			tp.CountLine = i + 1
