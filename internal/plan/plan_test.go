@@ -397,6 +397,14 @@ func TestLoad_SprintDiscoveryIsNumeric(t *testing.T) {
 	if err != nil || s.Number != 2 || s.Dir != "docs/agents/sprint2" {
 		t.Fatalf("root = sprint dir: %+v, %v", s, err)
 	}
+	// A sprint directory not named sprint<N> takes its number from front
+	// matter.
+	os.MkdirAll(filepath.Join(root, "plans/current"), 0o755)
+	os.WriteFile(filepath.Join(root, "plans/current/stories.md"), []byte("---\ntype: stories\nsprint: 4\n---\n"), 0o644)
+	s, err = plan.LoadDir(context.Background(), root, plan.Options{Root: "plans/current"})
+	if err != nil || s.Number != 4 {
+		t.Fatalf("unnamed sprint dir: %+v, %v", s, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := plan.LoadDir(ctx, root, plan.Options{}); err == nil {
