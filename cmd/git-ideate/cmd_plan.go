@@ -99,8 +99,8 @@ func runPlanCheck(ctx context.Context, env *Env, f planFlags) (planCheckResult, 
 
 // Run prints the verdict and the findings; a FAIL is returned as a
 // GATE_FAIL error after the output.
-func (c *PlanCheckCmd) Run(env *Env) error {
-	r, err := runPlanCheck(context.Background(), env, c.planFlags)
+func (c *PlanCheckCmd) Run(ctx context.Context, env *Env) error {
+	r, err := runPlanCheck(ctx, env, c.planFlags)
 	if err != nil {
 		return err
 	}
@@ -151,8 +151,8 @@ type planShowResult struct {
 }
 
 // Run prints the parsed sprint.
-func (c *PlanShowCmd) Run(env *Env) error {
-	s, err := loadPlan(context.Background(), env, c.planFlags)
+func (c *PlanShowCmd) Run(ctx context.Context, env *Env) error {
+	s, err := loadPlan(ctx, env, c.planFlags)
 	if err != nil {
 		return err
 	}
