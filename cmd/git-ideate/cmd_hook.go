@@ -41,25 +41,7 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 	d := &hooks.Dispatcher{
 		Dir:  env.Dir,
 		Warn: warn,
-		Open: func(dir, session string) (*hooks.Stores, error) {
-			env.Dir = dir
-			if session != "" {
-				env.session = session
-			}
-			rec, err := env.Record()
-			if err != nil {
-				return nil, err
-			}
-			b, err := env.Board()
-			if err != nil {
-				return nil, err
-			}
-			st := &hooks.Stores{Record: rec, Board: b}
-			if t := env.Telemetry(); t != nil {
-				st.Primed = t.PrimingRequested
-			}
-			return st, nil
-		},
+		Open: env.HookStores,
 	}
 	d.Run(ctx, env.In, env.Out, event)
 	return nil

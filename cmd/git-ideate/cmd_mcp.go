@@ -27,20 +27,6 @@ func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	return srv.ServeStdio(ctx, env.In, env.Out)
 }
 
-// Backend opens the stores the MCP tools use, for this environment.
-func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
-	// With ideate.remote set, the claim-lifecycle tools are
-	// remote-authoritative, as the CLI verbs are.
-	b, err := e.AuthBoard("")
-	if err != nil {
-		return nil, err
-	}
-	// Steering's gate is read again on every steering call, so turning it
-	// on or off takes effect without a restart; a broken .ideate.json
-	// only affects the tools that read it.
-	return &mcpserver.Backend{Git: e.git, Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session}, nil
-}
-
 // mcpSession is the session id the server's writes carry: the host's own
 // session (Claude Code passes CLAUDE_CODE_SESSION_ID to the MCP servers it
 // starts, and its hooks record the same id), so that a session's MCP

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -73,20 +71,6 @@ func reportAppend(env *Env, res *record.AppendResult, asJSON bool) error {
 		out.Redactions = append(out.Redactions, redactionJSON{r.Rule, r.Count})
 	}
 	return writeJSON(env.Out, out, false)
-}
-
-func writeJSON(w io.Writer, v any, pretty bool) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if pretty {
-		enc.SetIndent("", "  ")
-	}
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(b.Bytes())
-	return err
 }
 
 // RecordAppendCmd appends one record.

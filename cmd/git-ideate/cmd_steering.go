@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/config"
-	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/steering"
 )
@@ -17,51 +15,6 @@ import (
 type SteeringCmd struct {
 	Put  SteeringPutCmd  `cmd:"" help:"Create or amend one steering item (gated by ideate.steering)."`
 	Read SteeringReadCmd `cmd:"" help:"Select steering items, newest-updated first (gated by ideate.steering)."`
-}
-
-// steeringEnabled is the steering gate: git config ideate.steering, off
-// unless set true.
-func steeringEnabled(e *Env) (bool, error) {
-	c, err := e.Config()
-	if err != nil {
-		return false, err
-	}
-	return c.SteeringEnabled, nil
-}
-
-// Steering opens the steering store, enabled or gated by steeringEnabled.
-func (e *Env) Steering() (*steering.Store, error) {
-	g, err := e.Git()
-	if err != nil {
-		return nil, err
-	}
-	enabled, err := steeringEnabled(e)
-	if err != nil {
-		return nil, err
-	}
-	return e.openSteering(g, enabled), nil
-}
-
-// SteeringNow is Steering with the gate read afresh (.ideate.json and git
-// config, a few small files), for the long-lived MCP server: a change of
-// the setting takes effect on the next call.
-func (e *Env) SteeringNow() (*steering.Store, error) {
-	g, err := e.Git()
-	if err != nil {
-		return nil, err
-	}
-	c, err := config.Load(g.Repo().WorkTree, gitstore.LoadConfig(g.Repo()))
-	if err != nil {
-		return nil, err
-	}
-	return e.openSteering(g, c.SteeringEnabled), nil
-}
-
-func (e *Env) openSteering(g *gitstore.Store, enabled bool) *steering.Store {
-	s := steering.Open(g, enabled)
-	s.Now = nowFunc
-	s.Warn = func(msg string) { fmt.Fprintln(e.Err, "warning: "+msg) }
-	return s
 }
 
 // SteeringPutCmd creates or amends an item.

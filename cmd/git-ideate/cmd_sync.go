@@ -16,12 +16,11 @@ type SyncCmd struct {
 
 // Run syncs.
 func (c *SyncCmd) Run(ctx context.Context, env *Env) error {
-	g, err := env.Git()
+	name, err := env.Remote(c.Remote)
 	if err != nil {
 		return err
 	}
-	configured, _ := g.Config().Get("ideate", "remote")
-	name, err := g.ResolveRemote(c.Remote, configured)
+	g, err := env.Git()
 	if err != nil {
 		return err
 	}

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/telemetry"
 )
 
@@ -63,30 +60,4 @@ func (c *TelemetryCmd) stateDir(env *Env) (string, error) {
 		return "", apperr.New(apperr.Schema, "--dir %s is not a directory", c.Dir)
 	}
 	return dir, nil
-}
-
-// Telemetry returns a recorder for this clone's state directory, for the
-// session "cli-<ULID>" (every CLI call is a session), or nil when Dir is
-// not in a repository. Dropped events are reported once on Err. The
-// recorder is made once per Env.
-func (e *Env) Telemetry() *telemetry.Recorder {
-	if e.tel != nil {
-		return e.tel
-	}
-	g, err := e.Git()
-	if err != nil {
-		return nil
-	}
-	session := e.session
-	if session == "" {
-		session = "cli-" + record.NewIDSource().New(nowFunc())
-	}
-	r := telemetry.Open(g.Repo().StateDir(), session)
-	e.tel = r
-	r.Now = func() time.Time { return nowFunc() }
-	if e.Err != nil {
-		var once sync.Once
-		r.Warn = func(msg string) { once.Do(func() { fmt.Fprintln(e.Err, "warning: "+msg) }) }
-	}
-	return r
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/record"
-	"github.com/ideate/git-ideate/internal/teamsync"
 )
 
 // WorkCmd groups the board subcommands.
@@ -30,47 +29,9 @@ type WorkCmd struct {
 	Sweep      WorkSweepCmd      `cmd:"" help:"Return expired claims to open (always exits 0)."`
 }
 
-// Board opens the delegation board once.
-func (e *Env) Board() (*board.Store, error) {
-	if e.board == nil {
-		rec, err := e.Record()
-		if err != nil {
-			return nil, err
-		}
-		b := board.Open(e.git, rec)
-		b.Warn = func(msg string) { fmt.Fprintln(e.Err, "warning: "+msg) }
-		if t := e.Telemetry(); t != nil {
-			b.Observer = t
-		}
-		e.board = b
-	}
-	return e.board, nil
-}
-
 // RemoteFlag makes a board verb remote-authoritative.
 type RemoteFlag struct {
 	Remote string `placeholder:"REMOTE" help:"Succeed only once this remote has accepted the transition (default: git config ideate.remote; unset: local only)."`
-}
-
-// AuthBoard is Board with the remote authority of --remote, else of
-// ideate.remote, when either names one.
-func (e *Env) AuthBoard(remote string) (*board.Store, error) {
-	b, err := e.Board()
-	if err != nil {
-		return nil, err
-	}
-	if remote == "" {
-		remote, _ = e.git.Config().Get("ideate", "remote")
-	}
-	if remote == "" {
-		return b, nil
-	}
-	name, err := e.git.ResolveRemote(remote, "")
-	if err != nil {
-		return nil, err
-	}
-	b.Authority = &teamsync.Authority{Git: e.git, Board: b, Remote: name}
-	return b, nil
 }
 
 func printItem(env *Env, v any, pretty bool) error { return writeJSON(env.Out, v, pretty) }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -18,11 +17,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/board"
-	"github.com/ideate/git-ideate/internal/config"
-	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/record"
-	"github.com/ideate/git-ideate/internal/telemetry"
 )
 
 // version is set with -ldflags "-X main.version=…"; otherwise the module
@@ -39,78 +34,6 @@ func versionString() string {
 		}
 	}
 	return fmt.Sprintf("git-ideate %s (record format %d)", v, record.FormatVersion)
-}
-
-// Env is what every command runs against: where it was started and its
-// standard streams. Tests build one with buffers.
-type Env struct {
-	Dir string
-	In  io.Reader
-	Out io.Writer
-	Err io.Writer
-
-	git     *gitstore.Store
-	rec     *record.Store
-	board   *board.Store
-	tel     *telemetry.Recorder
-	cfg     *config.Config
-	session string // set by the MCP server: its mcp-<ULID>
-}
-
-// Config loads the project configuration (.ideate.json at the top of the
-// working tree, then git config ideate.*) once.
-func (e *Env) Config() (*config.Config, error) {
-	if e.cfg != nil {
-		return e.cfg, nil
-	}
-	g, err := e.Git()
-	if err != nil {
-		return nil, err
-	}
-	c, err := config.Load(g.Repo().WorkTree, g.Config())
-	if err != nil {
-		return nil, err
-	}
-	e.cfg = c
-	return c, nil
-}
-
-// Git opens the repository containing Dir once.
-func (e *Env) Git() (*gitstore.Store, error) {
-	if e.git == nil {
-		g, err := gitstore.Open(e.Dir)
-		if err != nil {
-			return nil, err
-		}
-		e.git = g
-	}
-	return e.git, nil
-}
-
-// Record opens the process record once.
-func (e *Env) Record() (*record.Store, error) {
-	if e.rec == nil {
-		g, err := e.Git()
-		if err != nil {
-			return nil, err
-		}
-		e.rec = record.Open(g)
-		if t := e.Telemetry(); t != nil {
-			e.rec.Observer = t
-		}
-		e.rec.Resolve = func(id string) (bool, error) {
-			h, err := g.Ref(board.RefName(id))
-			return h != gitstore.ZeroHash, err
-		}
-	}
-	return e.rec, nil
-}
-
-// Close releases what the commands opened.
-func (e *Env) Close() {
-	if e.git != nil {
-		e.git.Close()
-	}
 }
 
 // CLI is the command tree.

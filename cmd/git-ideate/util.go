@@ -1,27 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"time"
 
 	"github.com/ideate/git-ideate/internal/paging"
 )
-
-var nowFunc = time.Now
-
-func newBufWriter(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 64*1024) }
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
 
 // listHuman prints a human listing. Unpaged (no --limit or --cursor given)
 // it fetches every page at the largest page size; paged, it prints one page

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
@@ -56,8 +57,9 @@ const (
 	SourceGit     = "git config"
 )
 
-// The keys of Config.Source: the file's dotted key names, and "remote"
-// for ideate.remote.
+// The keys of Config.Source: the file's dotted key names, and for the
+// settings only git config holds, the name of their git key without
+// "ideate.".
 const (
 	KeySchemaVersion   = "schema_version"
 	KeyRecordPath      = "record.path"
@@ -66,17 +68,30 @@ const (
 	KeyClaimPriming    = "work_state.claim_priming"
 	KeySteeringEnabled = "steering.enabled"
 	KeyRemote          = "remote"
+	KeyFsync           = "fsync"
+	KeyLockTimeout     = "lockTimeoutMs"
+	KeyStaleLock       = "staleLockMs"
+	KeyMaintenance     = "maintenance"
 )
 
-// The git config keys (section "ideate") that override the file.
+// The git config keys (section "ideate"): the first two override the
+// file; the others exist only there (per clone).
 const (
 	GitSteering     = "ideate.steering"
 	GitClaimPriming = "ideate.claimPriming"
 	GitRemote       = "ideate.remote"
+	GitFsync        = "ideate.fsync"
+	GitLockTimeout  = "ideate.lockTimeoutMs"
+	GitStaleLock    = "ideate.staleLockMs"
+	GitMaintenance  = "ideate.maintenance"
 )
 
 var allKeys = []string{KeySchemaVersion, KeyRecordPath, KeyBackend, KeyWorkStatePath, KeyClaimPriming,
-	KeySteeringEnabled, KeyRemote}
+	KeySteeringEnabled, KeyRemote, KeyFsync, KeyLockTimeout, KeyStaleLock, KeyMaintenance}
+
+// gitOnly names the git key of each setting the file does not hold.
+var gitOnly = map[string]string{KeyRemote: GitRemote, KeyFsync: GitFsync, KeyLockTimeout: GitLockTimeout,
+	KeyStaleLock: GitStaleLock, KeyMaintenance: GitMaintenance}
 
 // Config is the effective configuration of one clone.
 type Config struct {
@@ -86,8 +101,21 @@ type Config struct {
 	WorkStatePath   string
 	ClaimPriming    bool
 	SteeringEnabled bool
-	// Remote is ideate.remote (git config only), for a later sync issue.
+	// Remote is ideate.remote (git config only): the remote `sync` uses
+	// and the board verbs defer to; "" when unset.
 	Remote string
+
+	// The store's own settings (git config only; see gitstore.Options):
+	// Fsync (ideate.fsync) syncs objects and ref updates to disk;
+	// LockTimeout (ideate.lockTimeoutMs) is how long a held ref lock is
+	// waited for; StaleLockAfter (ideate.staleLockMs) is how old an
+	// unheld lock must be before it is broken; Maintenance
+	// (ideate.maintenance) starts background repacks.
+	Fsync          bool
+	LockTimeout    time.Duration
+	StaleLockAfter time.Duration
+	Maintenance    bool
+
 	// Source maps each Key* to where its value came from: the file's
 	// path, SourceGit or SourceDefault.
 	Source map[string]string
@@ -105,11 +133,40 @@ type Config struct {
 // Default returns the defaults, every value from SourceDefault.
 func Default() *Config {
 	c := &Config{SchemaVersion: SchemaVersion, RecordPath: DefaultRecordPath, Backend: DefaultBackend,
-		WorkStatePath: DefaultWorkStatePath, Source: map[string]string{}, Unknown: map[string]json.RawMessage{}}
+		WorkStatePath: DefaultWorkStatePath, LockTimeout: gitstore.DefaultLockTimeout,
+		StaleLockAfter: gitstore.DefaultStaleAfter, Maintenance: true,
+		Source: map[string]string{}, Unknown: map[string]json.RawMessage{}}
 	for _, k := range allKeys {
 		c.Source[k] = SourceDefault
 	}
 	return c
+}
+
+// LoadGit returns the configuration a clone's git config alone makes: the
+// defaults, overridden by git's ideate.* keys, validated; the file is not
+// read. It is what opening the store and choosing a remote need, so a
+// broken .ideate.json stops only the commands that read the file.
+func LoadGit(git *gitstore.Config) (*Config, error) {
+	c := Default()
+	if git != nil {
+		if err := c.applyGit(git); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// StoreOptions are the settings the store is opened with:
+// gitstore.DefaultOptions (which a process may turn maintenance off in)
+// with c's lock policy and, when c turns it off, no maintenance.
+func (c *Config) StoreOptions() gitstore.Options {
+	o := gitstore.DefaultOptions()
+	o.Lock = gitstore.LockPolicy{Timeout: c.LockTimeout, StaleAfter: c.StaleLockAfter, Fsync: c.Fsync}
+	o.Maintenance = o.Maintenance && c.Maintenance
+	return o
 }
 
 // Load returns the configuration of the working tree at workTree ("" for a
@@ -359,6 +416,8 @@ func (c *Config) applyGit(g *gitstore.Config) error {
 	}{
 		{GitSteering, KeySteeringEnabled, &c.SteeringEnabled},
 		{GitClaimPriming, KeyClaimPriming, &c.ClaimPriming},
+		{GitFsync, KeyFsync, &c.Fsync},
+		{GitMaintenance, KeyMaintenance, &c.Maintenance},
 	} {
 		v, ok := g.Get("ideate", strings.TrimPrefix(o.key, "ideate."))
 		if !ok {
@@ -370,10 +429,50 @@ func (c *Config) applyGit(g *gitstore.Config) error {
 		}
 		*o.dst, c.Source[o.sourceKey] = b, SourceGit
 	}
+	for _, o := range []struct {
+		key, sourceKey string
+		dst            *time.Duration
+	}{
+		{GitLockTimeout, KeyLockTimeout, &c.LockTimeout},
+		{GitStaleLock, KeyStaleLock, &c.StaleLockAfter},
+	} {
+		v, ok := g.Get("ideate", strings.TrimPrefix(o.key, "ideate."))
+		if !ok {
+			continue
+		}
+		ms, ok := gitInt(v)
+		if !ok || ms <= 0 || ms > maxMillis {
+			return apperr.New(CodeInvalid, "git config %s must be a positive whole number of milliseconds (k, m and g suffixes allowed), not %q", o.key, v)
+		}
+		*o.dst, c.Source[o.sourceKey] = time.Duration(ms)*time.Millisecond, SourceGit
+	}
 	if v, ok := g.Get("ideate", "remote"); ok {
 		c.Remote, c.Source[KeyRemote] = v, SourceGit
 	}
 	return nil
+}
+
+// maxMillis is the largest millisecond count a time.Duration holds.
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// gitInt parses an integer the way git does: decimal with an optional k,
+// m or g suffix (×1024, ×1024², ×1024³).
+func gitInt(v string) (int64, bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(v, "k"):
+		mult, v = 1<<10, v[:len(v)-1]
+	case strings.HasSuffix(v, "m"):
+		mult, v = 1<<20, v[:len(v)-1]
+	case strings.HasSuffix(v, "g"):
+		mult, v = 1<<30, v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n > math.MaxInt64/mult || n < math.MinInt64/mult {
+		return 0, false
+	}
+	return n * mult, true
 }
 
 // gitBool parses a boolean the way git does: true/yes/on, false/no/off
@@ -409,6 +508,11 @@ func (c *Config) Validate() error {
 	if err := c.checkPath(KeyWorkStatePath, c.WorkStatePath); err != nil {
 		return err
 	}
+	for key, d := range map[string]time.Duration{KeyLockTimeout: c.LockTimeout, KeyStaleLock: c.StaleLockAfter} {
+		if d <= 0 {
+			return c.invalid(key, "must be a positive duration, not %v", d)
+		}
+	}
 	if c.Remote != "" {
 		if strings.HasPrefix(c.Remote, "-") {
 			return c.invalid(KeyRemote, "must not start with '-', got %q", c.Remote)
@@ -441,8 +545,8 @@ func hasControl(s string) bool {
 
 func (c *Config) invalid(key, format string, args ...any) error {
 	name := key
-	if key == KeyRemote {
-		name = GitRemote
+	if g, ok := gitOnly[key]; ok {
+		name = g
 	}
 	return apperr.New(CodeInvalid, "%s%s %s", name, c.from(key), fmt.Sprintf(format, args...))
 }

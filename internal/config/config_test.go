@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -31,13 +32,23 @@ func defaultsFrom(path string) map[string]string {
 		config.KeyClaimPriming, config.KeySteeringEnabled, config.KeyRemote} {
 		m[k] = path
 	}
+	// The store's settings exist only in git config.
+	for _, k := range []string{config.KeyFsync, config.KeyLockTimeout, config.KeyStaleLock, config.KeyMaintenance} {
+		m[k] = config.SourceDefault
+	}
 	return m
+}
+
+// storeDefaults sets the store's default settings on c.
+func storeDefaults(c *config.Config) *config.Config {
+	c.LockTimeout, c.StaleLockAfter, c.Maintenance = 10*time.Second, time.Second, true
+	return c
 }
 
 func TestDefault(t *testing.T) {
 	c := config.Default()
-	want := &config.Config{SchemaVersion: 10, RecordPath: ".ideate/record/", Backend: "local",
-		WorkStatePath: ".ideate-work/", Source: defaultsFrom("default"), Unknown: map[string]json.RawMessage{}}
+	want := storeDefaults(&config.Config{SchemaVersion: 10, RecordPath: ".ideate/record/", Backend: "local",
+		WorkStatePath: ".ideate-work/", Source: defaultsFrom("default"), Unknown: map[string]json.RawMessage{}})
 	if d := cmp.Diff(want, c); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}
@@ -80,13 +91,13 @@ func TestLoad_FullFile(t *testing.T) {
 	}
 	src := defaultsFrom(path)
 	src[config.KeyRemote] = config.SourceDefault
-	want := &config.Config{SchemaVersion: 10, RecordPath: "notes/record/", Backend: "local", WorkStatePath: "work/",
+	want := storeDefaults(&config.Config{SchemaVersion: 10, RecordPath: "notes/record/", Backend: "local", WorkStatePath: "work/",
 		ClaimPriming: true, SteeringEnabled: true, Source: src, File: path,
 		Unknown: map[string]json.RawMessage{
 			"record.color":     json.RawMessage(`"blue"`),
 			"work_state.extra": json.RawMessage(`[1]`),
 			"future_key":       json.RawMessage(`{"a": 1}`),
-		}}
+		}})
 	if d := cmp.Diff(want, c); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}
@@ -458,4 +469,75 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal("Load changed the file")
 		}
 	})
+}
+
+// The store's settings come from git config alone, parsed the way git
+// parses them, and reach gitstore through StoreOptions.
+func TestLoadGit_StoreSettings(t *testing.T) {
+	dir := gt.NewRepo(t)
+	repo, _ := gitstore.Discover(dir)
+	writeFile(t, dir, `{"record": 7}`) // broken: LoadGit never reads it
+	c, err := config.LoadGit(gitstore.LoadConfig(repo))
+	if err != nil {
+		t.Fatalf("LoadGit read the file: %v", err)
+	}
+	if d := cmp.Diff(storeDefaults(config.Default()), c); d != "" {
+		t.Fatalf("no git config: (-want +got):\n%s", d)
+	}
+	gt.Git(t, dir, "config", "ideate.fsync", "yes")
+	gt.Git(t, dir, "config", "ideate.lockTimeoutMs", "2k")
+	gt.Git(t, dir, "config", "ideate.staleLockMs", "250")
+	gt.Git(t, dir, "config", "ideate.maintenance", "off")
+	gt.Git(t, dir, "config", "ideate.remote", "upstream")
+	c, err = config.LoadGit(gitstore.LoadConfig(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Fsync || c.LockTimeout != 2048*time.Millisecond || c.StaleLockAfter != 250*time.Millisecond || c.Maintenance || c.Remote != "upstream" {
+		t.Fatalf("git config: %+v", c)
+	}
+	for _, k := range []string{config.KeyFsync, config.KeyLockTimeout, config.KeyStaleLock, config.KeyMaintenance, config.KeyRemote} {
+		if c.Source[k] != config.SourceGit {
+			t.Fatalf("source of %s = %q", k, c.Source[k])
+		}
+	}
+	o := c.StoreOptions()
+	if o.Lock != (gitstore.LockPolicy{Timeout: 2048 * time.Millisecond, StaleAfter: 250 * time.Millisecond, Fsync: true}) || o.Maintenance {
+		t.Fatalf("StoreOptions = %+v", o)
+	}
+	// The process-wide switch wins over ideate.maintenance=true.
+	gt.Git(t, dir, "config", "ideate.maintenance", "true")
+	c, _ = config.LoadGit(gitstore.LoadConfig(repo))
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
+	if !c.StoreOptions().Maintenance {
+		t.Fatal("maintenance off without the switch")
+	}
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "1")
+	if c.StoreOptions().Maintenance {
+		t.Fatal("$GIT_IDEATE_NO_MAINTENANCE ignored")
+	}
+}
+
+// A store setting git cannot parse, or one out of range, is an error
+// naming the key; nothing falls back to a default silently.
+func TestLoadGit_StoreSettingErrors(t *testing.T) {
+	for _, kv := range [][2]string{
+		{"ideate.fsync", "sometimes"}, {"ideate.maintenance", "2x"},
+		{"ideate.lockTimeoutMs", "10s"}, {"ideate.lockTimeoutMs", "0"}, {"ideate.lockTimeoutMs", "-5"},
+		{"ideate.staleLockMs", "lots"}, {"ideate.staleLockMs", "99999999999g"},
+		{"ideate.remote", "-x"},
+	} {
+		dir := gt.NewRepo(t)
+		gt.Git(t, dir, "config", kv[0], kv[1])
+		repo, _ := gitstore.Discover(dir)
+		for name, load := range map[string]func() error{
+			"LoadGit": func() error { _, err := config.LoadGit(gitstore.LoadConfig(repo)); return err },
+			"Load":    func() error { _, err := config.Load(dir, gitstore.LoadConfig(repo)); return err },
+		} {
+			err := load()
+			if apperr.CodeOf(err) != config.CodeInvalid || !strings.Contains(err.Error(), kv[0]) || !strings.Contains(err.Error(), "git config") {
+				t.Fatalf("%s with %s=%s: %v", name, kv[0], kv[1], err)
+			}
+		}
+	}
 }

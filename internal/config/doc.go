@@ -1,13 +1,18 @@
-// Package config reads git ideate's settings: parsed, defaulted and
-// validated in this one place.
+// Package config reads git ideate's settings: `.ideate.json` and git
+// config ideate.* are parsed, defaulted and validated here and nowhere
+// else. The composition root (cmd/git-ideate) loads them and passes plain
+// values down: the store's settings as gitstore.Options (StoreOptions),
+// the remote as a name.
 //
 // # Where a value comes from
 //
 // Each setting is taken from the first of these that sets it:
 //
 //  1. git config, per clone: `git config ideate.steering true`,
-//     `ideate.claimPriming`, `ideate.remote`. This is what one clone
-//     overrides for itself (it lives in .git/config or the user's global
+//     `ideate.claimPriming`, `ideate.remote`, and the store's own
+//     `ideate.fsync`, `ideate.lockTimeoutMs`, `ideate.staleLockMs`,
+//     `ideate.maintenance`, which only git config holds. This is what one
+//     clone sets for itself (it lives in .git/config or the user's global
 //     git config, and is never shared by a push).
 //  2. `.ideate.json` at the top of the working tree: what a team shares.
 //     It is committed with the code.
@@ -15,6 +20,10 @@
 //
 // Config.Source names, for every key, where its value came from: the path
 // of the file, "git config", or "default".
+//
+// Load reads all three; LoadGit reads git config over the defaults and
+// never the file, for what opening the store and choosing a remote need,
+// so that a broken .ideate.json stops only the commands that read it.
 //
 // # The file
 //
@@ -43,7 +52,8 @@
 //     offset of the problem);
 //   - CONFIG_INVALID: a value has the wrong type or is not allowed (the
 //     file is not an object, record.path is empty, backend is not "local",
-//     work_state is not an object, a git config boolean is not one…);
+//     work_state is not an object, a git config boolean is not one, a
+//     lock time is not a positive number of milliseconds…);
 //   - CONFIG_READ: the file exists but cannot be read.
 //
 // Unlike the reference implementation, which reads steering.enabled and

@@ -28,17 +28,23 @@ var ErrStale = errors.New("ref changed since it was read")
 // waited for until Timeout and then reported as apperr.Locked naming the
 // file.
 type LockPolicy struct {
-	Timeout    time.Duration // how long to wait for a held lock (default 10s)
-	StaleAfter time.Duration // minimum age of an unheld lock before it is broken (default 1s)
-	Fsync      bool          // fsync the ref file and its directory
+	Timeout    time.Duration // how long to wait for a held lock (default DefaultLockTimeout)
+	StaleAfter time.Duration // minimum age of an unheld lock before it is broken (default DefaultStaleAfter)
+	Fsync      bool          // fsync objects, the ref file and its directory
 }
+
+// The defaults of LockPolicy.
+const (
+	DefaultLockTimeout = 10 * time.Second
+	DefaultStaleAfter  = time.Second
+)
 
 func (p LockPolicy) withDefaults() LockPolicy {
 	if p.Timeout <= 0 {
-		p.Timeout = 10 * time.Second
+		p.Timeout = DefaultLockTimeout
 	}
 	if p.StaleAfter <= 0 {
-		p.StaleAfter = time.Second
+		p.StaleAfter = DefaultStaleAfter
 	}
 	return p
 }

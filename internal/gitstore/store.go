@@ -39,32 +39,57 @@ type Store struct {
 	Now func() time.Time
 }
 
-// Open discovers the repository containing dir and opens a Store on it.
+// Options are the settings of a Store that its caller decides. git ideate's
+// own settings (git config ideate.*) are parsed and validated by package
+// config, and the composition root passes them here; gitstore never reads
+// them itself. git's own settings (gc.auto, gc.autoPackLimit, user.*,
+// remote.*) it reads from the git configuration, the way git does.
+type Options struct {
+	// Lock is the ref lock policy; zero fields take its defaults.
+	Lock LockPolicy
+	// Maintenance starts the background repack past gc.auto (see
+	// maintenance) and the background pack-refs of PackRefsIfLoose.
+	Maintenance bool
+	// Config is the repository's git configuration, when the caller has
+	// already read it (LoadConfig); nil reads it.
+	Config *Config
+}
+
+// DefaultOptions are the settings of a Store opened without a
+// configuration: the default lock policy, and background maintenance on
+// unless $GIT_IDEATE_NO_MAINTENANCE is set (a switch for a whole process
+// tree: tests and benchmarks set it, and package config starts from it).
+func DefaultOptions() Options {
+	return Options{Maintenance: os.Getenv("GIT_IDEATE_NO_MAINTENANCE") == ""}
+}
+
+// Open discovers the repository containing dir and opens a Store on it
+// with DefaultOptions.
 func Open(dir string) (*Store, error) {
 	r, err := Discover(dir)
 	if err != nil {
 		return nil, err
 	}
-	return OpenRepo(r), nil
+	return OpenRepo(r, DefaultOptions()), nil
 }
 
-// OpenRepo opens a Store on an already discovered repository. It touches no
-// file beyond the configuration.
-func OpenRepo(r *Repo) *Store {
-	cfg := LoadConfig(r)
+// OpenRepo opens a Store on an already discovered repository with opt. It
+// touches no file beyond the git configuration (none when opt.Config is
+// set).
+func OpenRepo(r *Repo, opt Options) *Store {
+	cfg := opt.Config
+	if cfg == nil {
+		cfg = LoadConfig(r)
+	}
 	s := &Store{
-		repo: r,
-		cfg:  cfg,
-		refs: &refReader{dir: r.CommonDir},
-		lockPolicy: LockPolicy{
-			Fsync:      cfg.Bool("ideate", "fsync", false),
-			Timeout:    time.Duration(cfg.Int("ideate", "locktimeoutms", 0)) * time.Millisecond,
-			StaleAfter: time.Duration(cfg.Int("ideate", "stalelockms", 0)) * time.Millisecond,
-		},
-		Now: time.Now,
+		repo:       r,
+		cfg:        cfg,
+		refs:       &refReader{dir: r.CommonDir},
+		lockPolicy: opt.Lock,
+		Now:        time.Now,
 	}
 	s.maint = maintenance{
-		enabled:   cfg.Bool("ideate", "maintenance", true) && os.Getenv("GIT_IDEATE_NO_MAINTENANCE") == "",
+		enabled:   opt.Maintenance,
 		threshold: cfg.Int("gc", "auto", 6700),
 		store:     s,
 	}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// The store runs with the lock settings of git config ideate.*, read by
+// package config and handed down by Env: with a young lock held on the
+// record ref, a 200 ms ideate.lockTimeoutMs gives up in well under the
+// 10 s default.
+func TestEnv_StoreSettingsReachTheStore(t *testing.T) {
+	dir := gt.NewRepo(t)
+	mustOK(t, cli(t, dir, "", "record", "append", "--kind", "note", "--claim", "first"))
+	lock := filepath.Join(dir, ".git", "refs", "ideate", "record.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gt.Git(t, dir, "config", "ideate.lockTimeoutMs", "200")
+	gt.Git(t, dir, "config", "ideate.staleLockMs", "3600000")
+	start := time.Now()
+	r := cli(t, dir, "", "record", "append", "--kind", "note", "--claim", "second")
+	took := time.Since(start)
+	if r.code != 1 || !strings.Contains(r.err, "LOCKED") || !strings.Contains(r.err, lock) {
+		t.Fatalf("exit %d, stderr %q; want LOCKED naming %s", r.code, r.err, lock)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("the append waited %v: ideate.lockTimeoutMs did not reach the store", took)
+	}
+}
+
+// A store setting git config holds but cannot be parsed stops the command
+// with CONFIG_INVALID naming the key, and writes nothing; a broken
+// .ideate.json does not stop a command that never reads it.
+func TestEnv_BadConfig(t *testing.T) {
+	dir := gt.NewRepo(t)
+	gt.Git(t, dir, "config", "ideate.staleLockMs", "soon")
+	r := cli(t, dir, "", "record", "append", "--kind", "note", "--claim", "x")
+	if r.code != 1 || !strings.Contains(r.err, "CONFIG_INVALID") || !strings.Contains(r.err, "ideate.staleLockMs") {
+		t.Fatalf("exit %d, stderr %q; want CONFIG_INVALID naming ideate.staleLockMs", r.code, r.err)
+	}
+	if refs := gt.Git(t, dir, "for-each-ref", "refs/ideate/"); refs != "" {
+		t.Fatalf("a refused command wrote refs:\n%s", refs)
+	}
+	gt.Git(t, dir, "config", "--unset", "ideate.staleLockMs")
+	if err := os.WriteFile(filepath.Join(dir, ".ideate.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, cli(t, dir, "", "record", "append", "--kind", "note", "--claim", "x"))
+	if r := cli(t, dir, "", "steering", "read"); r.code != 1 || !strings.Contains(r.err, "CONFIG_PARSE") {
+		t.Fatalf("steering read with a broken .ideate.json: exit %d, stderr %q", r.code, r.err)
+	}
+}
