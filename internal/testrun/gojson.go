@@ -84,8 +84,18 @@ func (g *goParser) line(b []byte) {
 		return
 	}
 	g.events++
-	action := string(ev.Action)
-	switch action {
+	var action string // a constant: no allocation per event
+	switch string(ev.Action) {
+	case "run":
+		action = "run"
+	case "output":
+		action = "output"
+	case "pass":
+		action = "pass"
+	case "fail":
+		action = "fail"
+	case "skip":
+		action = "skip"
 	case "build-output":
 		bd := g.build(ev.ImportPath)
 		if len(bd.lines) < 20 {

@@ -106,6 +106,18 @@ import ("fmt"; "os"; "testing")
 func TestMain(m *testing.M) { fmt.Println("db connect: connection refused"); os.Exit(3) }
 func TestNeedsDB(t *testing.T) {}
 `,
+	"imp/i_test.go": `package imp
+
+import ("testing"; "example.com/nope/missing")
+
+func TestI(t *testing.T) { missing.X() }
+`,
+	"vet/v_test.go": `package vet
+
+import ("fmt"; "testing")
+
+func TestV(t *testing.T) { fmt.Printf("%d\n", "str") }
+`,
 	"nt/n_test.go": `package nt
 
 import "testing"
@@ -163,6 +175,8 @@ func TestRun_GoTestJSON_EveryOutcome(t *testing.T) {
 		"example.com/gm/sub::TestLater",
 		"example.com/gm/nt::TestMissing",
 		"TestSkipped",
+		"example.com/gm/imp::TestI",
+		"example.com/gm/vet::TestV",
 	}
 	res := goRun(t, dir, declared, 2*time.Minute, "-timeout=3s", "./...")
 	capture(t, "go-live.jsonl", jsonLines(res.Output), dir)
@@ -195,7 +209,11 @@ func TestRun_GoTestJSON_EveryOutcome(t *testing.T) {
 		"example.com/gm/subok::TestTable/two":      FailAssert,
 		"example.com/gm/nt::TestReal":              Pass,
 		"example.com/gm/nt::TestMissing":           NotRun,
+		"example.com/gm/imp::TestI":                BuildFail,
+		"example.com/gm/vet::TestV":                BuildFail,
 	})
+	reasonHas(t, rep, "example.com/gm/imp::TestI", "no required module provides package example.com/nope/missing")
+	reasonHas(t, rep, "example.com/gm/vet::TestV", "wrong type string")
 	reasonHas(t, rep, "example.com/gm/calc::TestSubAssert", "Sub(5,3) = 0, want 2")
 	reasonHas(t, rep, "example.com/gm/stub::TestAddPanicsInStub", "SUB-AGENT-TODO: T1")
 	reasonHas(t, rep, "example.com/gm/stub::TestAfterStub", "crashed in TestAddPanicsInStub")
