@@ -118,7 +118,9 @@
 // matches the report's "tests.test_x.TestK::test_y[p]". JavaScript:
 // "file::describe > title", files compared by path suffix, titles with
 // " > ", " › " and jest's spaces folded alike. nextest and surefire:
-// "classname::name". A declared id matching several tests is NOT_RUN with
+// "classname::name". A declared pytest id without parameters ("test_x")
+// takes the worst outcome of its parametrized cases. A declared id
+// matching several tests is NOT_RUN with
 // a note asking to qualify it. A result carries the declared id, and the
 // runner's id in runner_id when they differ.
 //

@@ -107,6 +107,8 @@ func splitDeclared(s string) []string {
 	return strings.Split(s, ",")
 }
 
+// The seeds are whole runner outputs (up to 60 KB): fuzz with
+// -fuzzminimizetime 1s, or the engine spends its time minimizing them.
 func FuzzClassifyGoJSON(f *testing.F) {
 	seedFiles(f, "evidence-go-test.jsonl", "go-live.jsonl", "go-no-tests.jsonl")
 	f.Add([]byte(`{"Action":"run","Package":"p","Test":"A"}`+"\n"+`{"Action":"output","Package":"p","Test":"A","Output":"panic: x\n"}`), "p::A,p::B", true)

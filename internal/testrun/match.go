@@ -105,6 +105,10 @@ func (p *parsed) report(opts Options) *Report {
 				Reason: fmt.Sprintf("declared id matches %d tests (%s); qualify it", len(hits), strings.Join(names, ", "))})
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s is ambiguous: it matches %d tests", d, len(hits)))
 		default:
+			if r, ok := p.family(d, k); ok {
+				rep.Tests = append(rep.Tests, r)
+				continue
+			}
 			rep.Tests = append(rep.Tests, p.fallback(d, k, q, opts))
 		}
 	}
@@ -121,6 +125,40 @@ func (p *parsed) report(opts Options) *Report {
 		rep.Counts[t.Outcome]++
 	}
 	return rep
+}
+
+// familyRank orders the outcomes of a parametrized test's cases: the
+// declared test takes its worst case's.
+func familyRank(o Outcome) int {
+	return map[Outcome]int{Pass: 0, Skip: 1, NotRun: 2, FailAssert: 3, FailStub: 4, FailError: 5, Timeout: 6, ErrorSetup: 7, BuildFail: 8}[o]
+}
+
+// family gives a declared pytest test without parameters ("test_x") the
+// outcome of its parametrized cases ("test_x[1]", "test_x[2]"): the worst.
+// The cases stay in the report under their own ids.
+func (p *parsed) family(d, k string) (Result, bool) {
+	if _, ok := p.scheme.(pyScheme); !ok {
+		return Result{}, false
+	}
+	var best *Result
+	n := 0
+	for i := range p.results {
+		rk, _ := p.scheme.split(p.results[i].ID)
+		if !strings.HasPrefix(rk, k+"[") || !strings.HasSuffix(rk, "]") {
+			continue
+		}
+		n++
+		if best == nil || familyRank(p.results[i].Outcome) > familyRank(best.Outcome) {
+			best = &p.results[i]
+		}
+	}
+	if best == nil {
+		return Result{}, false
+	}
+	r := *best
+	r.RunnerID, r.ID, r.Declared = r.ID, d, true
+	r.Reason = fmt.Sprintf("worst of %d parametrized cases (%s): %s", n, r.RunnerID[strings.LastIndex(r.RunnerID, "::")+2:], r.Reason)
+	return r, true
 }
 
 // fallback is the result of a declared test the output never names.

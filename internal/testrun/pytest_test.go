@@ -110,6 +110,7 @@ func TestRun_Pytest_EveryOutcome(t *testing.T) {
 		"tests/test_calc.py::test_param[2]",
 		"tests/test_import.py::test_never",
 		"tests/test_calc.py::test_typo",
+		"tests/test_calc.py::test_param",
 	}
 	res, err := Run(context.Background(), Spec{
 		Argv:       append(py, "--continue-on-collection-errors", "--junitxml=report.xml", "tests"),
@@ -147,7 +148,9 @@ func TestRun_Pytest_EveryOutcome(t *testing.T) {
 		"tests/test_calc.py::TestGroup::test_in_class": FailAssert,
 		"tests/test_import.py::test_never":             BuildFail,
 		"tests/test_calc.py::test_typo":                NotRun,
+		"tests/test_calc.py::test_param":               FailAssert,
 	})
+	reasonHas(t, rep, "tests/test_calc.py::test_param", "worst of 2 parametrized cases (test_param[2])")
 	reasonHas(t, rep, "tests/test_import.py::test_never", "No module named 'pkg.missing_module'")
 	reasonHas(t, rep, "tests/test_calc.py::test_missing_attr", "AttributeError")
 	if r, _ := rep.Result("tests/test_calc.py::test_sub_assert"); r.File != "tests/test_calc.py" || r.Line != 5 {
