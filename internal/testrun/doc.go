@@ -81,7 +81,11 @@
 //	gotestsum   only <failure message="Failed">, its text the go test
 //	            output, read as go-test-json reads a test's output. A
 //	            testcase "TestMain" without classname is the package: "[build
-//	            failed]" or "[setup failed]" is BUILD_FAIL, else ERROR_SETUP.
+//	            failed]" or "[setup failed]" is BUILD_FAIL, "panic: test timed
+//	            out" makes the tests it lists as running TIMEOUT, and before
+//	            any test ran it is ERROR_SETUP. A failed test with no "---
+//	            FAIL" line ended with its binary (FAIL_ERROR); a panic under
+//	            a parent belongs to its last subtest failed bare.
 //	cargo-nextest  <failure type="test failure with exit code N"> for every
 //	            panic: the panic message decides ("assertion `left…" or
 //	            "assertion failed" FAIL_ASSERT, a stub marker FAIL_STUB,

@@ -121,7 +121,7 @@ func FuzzClassifyGoJSON(f *testing.F) {
 
 func FuzzClassifyJUnit(f *testing.F) {
 	files := []string{"evidence-pytest-junit.xml", "pytest-live.xml", "pytest-live-abort.xml", "evidence-vitest-junit.xml",
-		"vitest-junit-live.xml", "jest-junit-live.xml", "evidence-gotestsum-junit.xml", "nextest-handwritten.xml", "surefire-handwritten.xml"}
+		"vitest-junit-live.xml", "jest-junit-live.xml", "evidence-gotestsum-junit.xml", "gotestsum-live.xml", "nextest-handwritten.xml", "surefire-handwritten.xml"}
 	for i, n := range files {
 		b, err := os.ReadFile(filepath.Join("testdata", n))
 		if err == nil {

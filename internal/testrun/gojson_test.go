@@ -423,3 +423,78 @@ func TestClassify_GoLiveFixture(t *testing.T) {
 		"example.com/gm/calc::TestSkipped":         Skip,
 	})
 }
+
+// gotestsumCmd returns the argv prefix running gotestsum, fetched through
+// the Go module proxy by go run (cached after the first time), or skips.
+func gotestsumCmd(t *testing.T) []string {
+	t.Helper()
+	needGo(t)
+	argv := []string{"go", "run", "gotest.tools/gotestsum@v1.13.0"}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "--version")...)
+	cmd.Env = append(os.Environ(), goEnv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("gotestsum is not available through go run (no module proxy?): %v\n%s", err, out)
+	}
+	return argv
+}
+
+func TestRun_Gotestsum_EveryOutcome(t *testing.T) {
+	gts := gotestsumCmd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, goModule)
+	declared := []string{
+		"example.com/gm/stub::TestAfterStub",
+		"example.com/gm/crash::TestAfter",
+		"example.com/gm/bld::TestUsesMissing",
+		"example.com/gm/imp::TestI",
+		"example.com/gm/setup::TestNeedsDB",
+		"example.com/gm/tout::TestNever",
+		"example.com/gm/exit::TestB",
+		"example.com/gm/sub::TestLater",
+		"example.com/gm/nt::TestMissing",
+	}
+	res, err := Run(context.Background(), Spec{
+		Argv:       append(gts, "--junitfile", "report.xml", "--format", "standard-quiet", "--", "-count=1", "-timeout=3s", "./..."),
+		Dir:        dir,
+		Env:        goEnv,
+		Format:     JUnitXML,
+		Dialect:    DialectGotestsum,
+		ReportFile: "report.xml",
+		Declared:   declared,
+		Timeout:    4 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, res.Output)
+	}
+	if b, err := os.ReadFile(dir + "/report.xml"); err == nil {
+		capture(t, "gotestsum-live.xml", string(b), dir)
+	}
+	want(t, res.Report, map[string]Outcome{
+		"example.com/gm/calc::TestSubAssert":       FailAssert,
+		"example.com/gm/calc::TestStubErr":         FailStub,
+		"example.com/gm/calc::TestSkipped":         Skip,
+		"example.com/gm/stub::TestAddPanicsInStub": FailStub,
+		"example.com/gm/stub::TestAfterStub":       NotRun,
+		"example.com/gm/crash::TestNil":            FailError,
+		"example.com/gm/crash::TestAfter":          NotRun,
+		"example.com/gm/bld::TestUsesMissing":      BuildFail,
+		"example.com/gm/imp::TestI":                BuildFail,
+		"example.com/gm/setup::TestNeedsDB":        ErrorSetup,
+		"example.com/gm/tout::TestQuick":           Pass,
+		"example.com/gm/tout::TestSlow":            Timeout,
+		"example.com/gm/tout::TestNever":           NotRun,
+		"example.com/gm/exit::TestExit1":           FailError,
+		"example.com/gm/exit::TestB":               NotRun,
+		"example.com/gm/sub::TestTable":            FailStub,
+		"example.com/gm/sub::TestTable/bad_case":   FailAssert,
+		"example.com/gm/sub::TestTable/stub":       FailStub,
+		"example.com/gm/sub::TestLater":            NotRun,
+		"example.com/gm/subok::TestTable":          FailAssert,
+		"example.com/gm/nt::TestMissing":           NotRun,
+	})
+	reasonHas(t, res.Report, "example.com/gm/setup::TestNeedsDB", "connection refused")
+	reasonHas(t, res.Report, "example.com/gm/sub::TestTable/stub", "SUB-AGENT-TODO: sub stub")
+}

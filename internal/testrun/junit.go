@@ -439,56 +439,170 @@ func jestSuiteReason(text string) string {
 }
 
 // gotestsum: every failure is <failure message="Failed"> with the test's
-// go test output as text, so the text is read the way the go-test-json
-// parser reads a test's output. A package that fails to build is a
-// testcase "TestMain" (classname "") whose text ends "[build failed]".
+// go test output as text, read the way go-test-json reads a test's output.
+// A testcase "TestMain" without classname stands for the package: "[build
+// failed]" or "[setup failed]" is BUILD_FAIL, "panic: test timed out" a
+// timeout (the tests it lists as running are TIMEOUT), anything else
+// before a test ran ERROR_SETUP. A failed test whose text has no "---
+// FAIL" line ended with its binary (os.Exit, or a crash elsewhere). As in
+// go-test-json, a panic printed under a parent belongs to its last subtest
+// that failed without a message.
 func (j *junitReader) gotestsum(cases []xmlCase) {
-	failedKids := map[string]string{} // parent id -> first failed kid id
-	for _, c := range cases {
-		pkg := c.Classname
-		if pkg == "" {
-			pkg = c.suite
+	type pkgInfo struct {
+		main     string // the TestMain pseudo-case's text
+		hasMain  bool
+		tests    int
+		timedOut bool
+		running  map[string]bool
+	}
+	pkgs := map[string]*pkgInfo{}
+	pkgOf := func(c *xmlCase) string {
+		if c.Classname == "" {
+			return c.suite
+		}
+		return c.Classname
+	}
+	info := func(pkg string) *pkgInfo {
+		if pkgs[pkg] == nil {
+			pkgs[pkg] = &pkgInfo{running: map[string]bool{}}
+		}
+		return pkgs[pkg]
+	}
+	byName := map[string]*xmlCase{}
+	for i := range cases {
+		c := &cases[i]
+		pi := info(pkgOf(c))
+		if c.Classname == "" && c.Name == "TestMain" {
+			if f, _ := c.firstFail(); f != nil {
+				pi.main, pi.hasMain = f.Text+"\n"+c.SystemOut, true
+				if strings.Contains(pi.main, "panic: test timed out") {
+					pi.timedOut = true
+					for _, l := range strings.Split(pi.main, "\n") {
+						if t := strings.TrimSpace(l); strings.HasPrefix(l, "\t\t") && strings.Contains(t, " (") {
+							pi.running[t[:strings.Index(t, " (")]] = true
+						}
+					}
+				}
+			}
+			continue
+		}
+		pi.tests++
+		byName[pkgOf(c)+"::"+c.Name] = c
+	}
+	// A panic under a parent goes to its last subtest failed bare.
+	panicOf := map[string]string{}
+	for i := range cases {
+		c := &cases[i]
+		f, _ := c.firstFail()
+		if f == nil {
+			continue
+		}
+		p := goPanicLine(f.Text)
+		if p == "" {
+			continue
+		}
+		target := pkgOf(c) + "::" + c.Name
+		for k := range cases {
+			kc := &cases[k]
+			if pkgOf(kc) == pkgOf(c) && strings.HasPrefix(kc.Name, c.Name+"/") {
+				if kf, _ := kc.firstFail(); kf != nil && goMessages(kf.Text) == "" && goPanicLine(kf.Text) == "" {
+					target = pkgOf(kc) + "::" + kc.Name
+				}
+			}
+		}
+		panicOf[target] = p
+	}
+	crashed := map[string]string{}
+	results := map[string]int{}
+	for i := range cases {
+		c := &cases[i]
+		pkg := pkgOf(c)
+		pi := pkgs[pkg]
+		if c.Classname == "" && c.Name == "TestMain" {
+			continue
 		}
 		id := pkg + "::" + c.Name
 		f, _ := c.firstFail()
 		if f == nil {
 			if c.Skipped != nil {
-				j.add(id, Skip, oneLine(goMessages(c.Skipped.Text+c.SystemOut)), "", 0)
+				j.add(id, Skip, oneLine(goMessages(c.Skipped.Message+"\n"+c.Skipped.Text)), "", 0)
 			} else {
 				j.add(id, Pass, "", "", 0)
 			}
+			results[id] = len(j.p.results) - 1
 			continue
 		}
 		text := f.Text + "\n" + c.SystemOut
-		if c.Classname == "" && c.Name == "TestMain" {
-			switch {
-			case strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]"):
-				j.p.groups = append(j.p.groups, group{key: pkg, outcome: BuildFail, reason: "build failed: " + oneLine(goMessages(text))})
-			default:
-				j.p.groups = append(j.p.groups, group{key: pkg, outcome: ErrorSetup, reason: "the package failed before any test ran: " + oneLine(goMessages(text))})
+		var o Outcome
+		var reason, file string
+		var line int
+		switch {
+		case pi.timedOut && (pi.running[c.Name] || !strings.Contains(text, "--- FAIL: ")):
+			o, reason = Timeout, "still running when the package timed out ("+oneLine(goPanicLine(pi.main))+")"
+		case panicOf[id] != "":
+			o, reason = FailError, panicOf[id]
+			if stubIn(reason, j.opts.StubMarkers) {
+				o = FailStub
 			}
-			continue
-		}
-		if i := strings.LastIndexByte(c.Name, '/'); i > 0 {
-			if _, ok := failedKids[pkg+"::"+c.Name[:i]]; !ok {
-				failedKids[pkg+"::"+c.Name[:i]] = id
+			crashed[pkg] = c.Name
+		default:
+			o, reason, file, line = goTextOutcome(text, j.opts.StubMarkers)
+			if o == FailAssert && reason == "" && !strings.Contains(text, "--- FAIL: ") {
+				o, reason = FailError, "the test binary exited while this test was running, with no result (os.Exit or a crash in another goroutine)"
+				crashed[pkg] = c.Name
 			}
 		}
-		o, reason, file, line := goTextOutcome(text, j.opts.StubMarkers)
 		if o == FailAssert && reason == "" {
-			if kid, ok := failedKids[id]; ok {
-				for _, r := range j.p.results {
-					if r.ID == kid {
-						o, reason, file, line = r.Outcome, "subtest "+kid[strings.LastIndex(kid, "::")+2:]+": "+r.Reason, r.File, r.Line
+			// Failed through its subtests: take the worst.
+			worst, wr := "", -1
+			for k := range cases {
+				kc := &cases[k]
+				if pkgOf(kc) != pkg || !strings.HasPrefix(kc.Name, c.Name+"/") {
+					continue
+				}
+				if ri, ok := results[pkg+"::"+kc.Name]; ok {
+					if r := familyRank(j.p.results[ri].Outcome); r > wr && j.p.results[ri].Outcome != Pass {
+						worst, wr = kc.Name, r
 					}
 				}
 			}
-		}
-		if o == FailError || o == FailStub || o == Timeout {
-			j.p.groups = append(j.p.groups, group{key: pkg, outcome: NotRun, crashed: true, reason: "not reached: the test binary crashed in " + c.Name})
+			if worst != "" {
+				kr := j.p.results[results[pkg+"::"+worst]]
+				o, reason, file, line = kr.Outcome, "subtest "+worst+": "+kr.Reason, kr.File, kr.Line
+			} else {
+				reason = "failed without a message (t.Fail)"
+			}
 		}
 		j.add(id, o, reason, file, line)
+		results[id] = len(j.p.results) - 1
 	}
+	for pkg, pi := range pkgs {
+		switch {
+		case pi.hasMain && (strings.Contains(pi.main, "[build failed]") || strings.Contains(pi.main, "[setup failed]")):
+			j.p.groups = append(j.p.groups, group{key: pkg, outcome: BuildFail, reason: "build failed: " + oneLine(goMessages(pi.main))})
+		case pi.timedOut:
+			j.p.groups = append(j.p.groups, group{key: pkg, outcome: NotRun, crashed: true, reason: "not reached: the package's test binary timed out first"})
+		case crashed[pkg] != "":
+			j.p.groups = append(j.p.groups, group{key: pkg, outcome: NotRun, crashed: true, reason: "not reached: the test binary crashed in " + crashed[pkg]})
+		case pi.hasMain && pi.tests == 0:
+			j.p.groups = append(j.p.groups, group{key: pkg, outcome: ErrorSetup, reason: "the package failed before any test ran: " + oneLine(goMessages(pi.main))})
+		case pi.hasMain:
+			j.p.groups = append(j.p.groups, group{key: pkg, outcome: NotRun, crashed: true, reason: "not reached: the package failed (" + oneLine(goMessages(pi.main)) + ")"})
+		default:
+			j.p.groups = append(j.p.groups, group{key: pkg, outcome: NotRun, reason: pkg + " finished without running this test: the selector did not match it, or it does not exist"})
+		}
+	}
+}
+
+// goPanicLine returns the first "panic: …" line of a test's output,
+// without Go's "[recovered]" suffixes.
+func goPanicLine(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "panic: ") {
+			return strings.TrimSuffix(strings.TrimSuffix(l, " [recovered, repanicked]"), " [recovered]")
+		}
+	}
+	return ""
 }
 
 // goMessages returns the message lines of go test output (no === / ---
