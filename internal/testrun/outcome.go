@@ -45,8 +45,12 @@ const (
 	VerdictUnverifiable Verdict = "UNVERIFIABLE"
 )
 
-// Unverifiable is the apperr code of a run that could not be judged.
-const Unverifiable apperr.Code = "UNVERIFIABLE"
+// Error codes of this package.
+const (
+	Unverifiable apperr.Code = "UNVERIFIABLE" // the output could not be judged
+	RunnerFailed apperr.Code = "RUNNER"       // the test command could not start
+	Canceled     apperr.Code = "CANCELED"     // ctx ended the run
+)
 
 // Format names a runner output format.
 type Format string

@@ -136,7 +136,7 @@ func Run(ctx context.Context, spec Spec) (*RunResult, error) {
 		return nil, ex.startErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, apperr.Wrap(apperr.Code("CANCELED"), err, "the test run was cancelled: %v", err)
+		return nil, apperr.Wrap(Canceled, err, "the test run was cancelled: %v", err)
 	}
 	res.ExitCode, res.TimedOut = ex.code, ex.timedOut
 	res.Output, res.OutputCut, res.OutputBytes = ex.out.String(), ex.out.Cut(), ex.out.Total()
@@ -277,7 +277,7 @@ func execute(ctx context.Context, argv []string, dir string, env []string, timeo
 	}
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
-		return execResult{code: -1, out: out, startErr: apperr.Wrap(apperr.Code("RUNNER"), err, "start %s: %v", argv[0], err)}
+		return execResult{code: -1, out: out, startErr: apperr.Wrap(RunnerFailed, err, "start %s: %v", argv[0], err)}
 	}
 	err := cmd.Wait()
 	// Whatever the leader did, no process of its group outlives the run.
@@ -392,7 +392,7 @@ func isolate(ctx context.Context, spec Spec, opts Options, cap int, rep *Report,
 			return ex.startErr
 		}
 		if err := ctx.Err(); err != nil {
-			return apperr.Wrap(apperr.Code("CANCELED"), err, "the test run was cancelled: %v", err)
+			return apperr.Wrap(Canceled, err, "the test run was cancelled: %v", err)
 		}
 		res.Reruns++
 		changed = true

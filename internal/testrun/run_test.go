@@ -110,7 +110,7 @@ func TestRun_CancelKillsTheProcessGroup(t *testing.T) {
 	}()
 	start := time.Now()
 	_, err := Run(ctx, Spec{Argv: []string{"sh", "-c", `sleep 300 & echo $! > ` + pidFile + `; wait`}, Dir: dir, Format: GoJSON})
-	if err == nil || !apperr.Is(err, "CANCELED") {
+	if err == nil || !apperr.Is(err, Canceled) {
 		t.Fatalf("error %v, want CANCELED", err)
 	}
 	if el := time.Since(start); el > 10*time.Second {
@@ -185,7 +185,7 @@ func TestRun_BadSpec(t *testing.T) {
 	if _, err := Run(context.Background(), Spec{Format: GoJSON}); !apperr.Is(err, apperr.Schema) {
 		t.Errorf("empty argv: %v", err)
 	}
-	if _, err := Run(context.Background(), Spec{Argv: []string{"/nonexistent/runner"}, Format: GoJSON}); !apperr.Is(err, "RUNNER") {
+	if _, err := Run(context.Background(), Spec{Argv: []string{"/nonexistent/runner"}, Format: GoJSON}); !apperr.Is(err, RunnerFailed) {
 		t.Errorf("missing runner: %v", err)
 	}
 	res, err := Run(context.Background(), Spec{Argv: []string{"true"}, Format: JUnitXML})
