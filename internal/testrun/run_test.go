@@ -77,7 +77,7 @@ func TestRun_TimeoutKillsTheProcessGroup(t *testing.T) {
 	script := `sleep 300 & echo $! > ` + pidFile + `; echo '{"Action":"run","Package":"p","Test":"TestHang"}'; wait`
 	start := time.Now()
 	res, err := Run(context.Background(), Spec{
-		Argv: []string{"sh", "-c", script}, Dir: dir, Format: GoJSON, Timeout: 1500 * time.Millisecond,
+		Argv: []string{"sh", "-c", script}, Dir: dir, Format: GoJSON, Timeout: 3 * time.Second,
 		Declared: []string{"p::TestHang", "p::TestLater"},
 	})
 	if err != nil {
