@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -100,30 +101,37 @@ func FuzzNormalize(f *testing.F) {
 	})
 }
 
-// FuzzLoadCheck puts the fuzzed bytes in place of one example file and
-// runs Load and Check over the whole set.
+// FuzzLoadCheck puts the fuzzed bytes in place of one example file (the
+// which-th, in name order) and runs Load and Check over the whole set.
 func FuzzLoadCheck(f *testing.F) {
-	names := addExampleSeeds(f)
 	base := exampleFS(f)
-	f.Fuzz(func(t *testing.T, src []byte) {
-		for _, name := range names {
-			m := fstest.MapFS{}
-			for k, v := range base {
-				m[k] = v
+	var names []string
+	for name := range base {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		f.Add(uint8(i), base[name].Data)
+		f.Add(uint8(i), bytes.ReplaceAll(base[name].Data, []byte("\n"), []byte("\r\n")))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, src []byte) {
+		name := names[int(which)%len(names)]
+		m := fstest.MapFS{}
+		for k, v := range base {
+			m[k] = v
+		}
+		m[name] = &fstest.MapFile{Data: src, Mode: 0o644}
+		s, err := Load(context.Background(), m, Options{})
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		lines := strings.Count(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n") + 1
+		for _, fd := range Check(s) {
+			if fd.File == name && (fd.Line < 0 || fd.Line > lines) {
+				t.Fatalf("finding %+v outside the file's %d lines", fd, lines)
 			}
-			m[name] = &fstest.MapFile{Data: src, Mode: 0o644}
-			s, err := Load(context.Background(), m, Options{})
-			if err != nil {
-				t.Fatalf("Load: %v", err)
-			}
-			lines := strings.Count(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n") + 1
-			for _, fd := range Check(s) {
-				if fd.File == name && (fd.Line < 0 || fd.Line > lines) {
-					t.Fatalf("finding %+v outside the file's %d lines", fd, lines)
-				}
-				if fd.Rule == "" || fd.Message == "" || (fd.Severity != Error && fd.Severity != Warning) {
-					t.Fatalf("finding %+v is incomplete", fd)
-				}
+			if fd.Rule == "" || fd.Message == "" || (fd.Severity != Error && fd.Severity != Warning) {
+				t.Fatalf("finding %+v is incomplete", fd)
 			}
 		}
 	})

@@ -32,6 +32,7 @@ type head struct {
 	text  string
 	norm  string // normHeading(text)
 	idx   int    // index into lines
+	end   int    // index just past its section (setEnds)
 }
 
 // parseMarkdown splits src. It never fails: what it cannot read becomes a
@@ -62,6 +63,7 @@ func parseMarkdown(path string, src []byte) *mdoc {
 	}
 	d.readFrontMatter()
 	d.scan()
+	d.setEnds()
 	return d
 }
 
@@ -115,13 +117,21 @@ func (d *mdoc) scan() {
 
 // end returns the index just past the section opened by heading h: the
 // next heading of the same or a higher level, or the end of the file.
-func (d *mdoc) end(h int) int {
-	for j := h + 1; j < len(d.heads); j++ {
-		if d.heads[j].level <= d.heads[h].level {
-			return d.heads[j].idx
+func (d *mdoc) end(h int) int { return d.heads[h].end }
+
+// setEnds computes every heading's section end in one pass.
+func (d *mdoc) setEnds() {
+	var stack []int
+	for j := range d.heads {
+		for len(stack) > 0 && d.heads[stack[len(stack)-1]].level >= d.heads[j].level {
+			d.heads[stack[len(stack)-1]].end = d.heads[j].idx
+			stack = stack[:len(stack)-1]
 		}
+		stack = append(stack, j)
 	}
-	return len(d.lines)
+	for _, k := range stack {
+		d.heads[k].end = len(d.lines)
+	}
 }
 
 // nextHead returns the index of the first line of the next heading of any
@@ -188,7 +198,7 @@ func normHeading(s string) string {
 // sectionText joins the non-blank lines of a section after its heading.
 func (d *mdoc) sectionText(h int) string {
 	var b strings.Builder
-	for i := d.heads[h].idx + 1; i < d.end(h); i++ {
+	for i, end := d.heads[h].idx+1, d.end(h); i < end; i++ {
 		if t := strings.TrimSpace(d.lines[i]); t != "" {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
@@ -274,21 +284,65 @@ func splitRow(l string) []string {
 }
 
 // codeSpans returns the contents of the inline code spans of s in order.
-// A span opened by n backticks closes at the next run of exactly n.
+// A span opened by n backticks closes at the next run of exactly n. It is
+// linear in len(s): the runs are found once, and for each length the
+// search for a closing run resumes where the last one stopped.
 func codeSpans(s string) []string {
 	var out []string
+	for _, sp := range spanRanges(s) {
+		out = append(out, spanContent(s[sp[0]:sp[1]]))
+	}
+	return out
+}
+
+// spanRanges returns, for each code span of s, the start and end of its
+// content (between the backtick runs).
+func spanRanges(s string) [][2]int {
+	if strings.IndexByte(s, '`') < 0 {
+		return nil
+	}
+	type brun struct{ pos, n int }
+	var runs []brun
 	for i := 0; i < len(s); {
 		if s[i] != '`' {
 			i++
 			continue
 		}
-		c, next, ok := spanAt(s, i)
-		if ok {
-			out = append(out, c)
+		n := run(s, i)
+		runs = append(runs, brun{i, n})
+		i += n
+	}
+	// byLen[n] lists the indexes into runs of the runs of length n.
+	byLen := map[int][]int{}
+	for k, r := range runs {
+		byLen[r.n] = append(byLen[r.n], k)
+	}
+	cursor := map[int]int{} // next candidate position in byLen[n]
+	var out [][2]int
+	for k := 0; k < len(runs); k++ {
+		r := runs[k]
+		idx := byLen[r.n]
+		c := cursor[r.n]
+		for c < len(idx) && idx[c] <= k {
+			c++
 		}
-		i = next
+		cursor[r.n] = c
+		if c == len(idx) {
+			continue // never closed: the run is literal text
+		}
+		closeK := idx[c]
+		cursor[r.n] = c + 1
+		out = append(out, [2]int{r.pos + r.n, runs[closeK].pos})
+		k = closeK
 	}
 	return out
+}
+
+func spanContent(c string) string {
+	if len(c) >= 2 && c[0] == ' ' && c[len(c)-1] == ' ' && strings.Trim(c, " ") != "" {
+		return c[1 : len(c)-1]
+	}
+	return c
 }
 
 // spanAt reads a code span whose opening run starts at s[i]. It returns
@@ -303,11 +357,7 @@ func spanAt(s string, i int) (string, int, bool) {
 		}
 		m := run(s, j)
 		if m == n {
-			c := s[i+n : j]
-			if len(c) >= 2 && c[0] == ' ' && c[len(c)-1] == ' ' && strings.Trim(c, " ") != "" {
-				c = c[1 : len(c)-1]
-			}
-			return c, j + m, true
+			return spanContent(s[i+n : j]), j + m, true
 		}
 		j += m
 	}

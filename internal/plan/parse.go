@@ -122,7 +122,7 @@ func (d *mdoc) listItems(h int, numbered bool) []string {
 		return nil
 	}
 	var out []string
-	for i := d.heads[h].idx + 1; i < d.end(h); i++ {
+	for i, end := d.heads[h].idx+1, d.end(h); i < end; i++ {
 		if d.fence[i] {
 			continue
 		}
@@ -152,7 +152,7 @@ func parseStandards(d *mdoc) *Standards {
 	s.Stack = d.sectionOf(d.section("detected stack", "stack"))
 	if h := d.sectionContains("active rules"); h >= 0 {
 		s.RulesLine = d.heads[h].idx + 1
-		for i := d.heads[h].idx + 1; i < d.nextHead(d.heads[h].idx); i++ {
+		for i, end := d.heads[h].idx+1, d.nextHead(d.heads[h].idx); i < end; i++ {
 			if d.fence[i] {
 				continue
 			}
@@ -300,17 +300,22 @@ func (d *mdoc) patterns(h int) []Pattern {
 }
 
 // colonOutsideSpans returns the index of the first ':' of l that is not
-// inside a code span, or -1.
+// inside a code span (or its backticks), or -1.
 func colonOutsideSpans(l string) int {
-	for i := 0; i < len(l); i++ {
-		switch l[i] {
-		case '`':
-			if _, next, ok := spanAt(l, i); ok {
-				i = next - 1
-			} else {
-				i += run(l, i) - 1
-			}
-		case ':':
+	c := strings.IndexByte(l, ':')
+	if c < 0 {
+		return -1
+	}
+	spans := spanRanges(l)
+	j := 0 // spans are in order; skip those ending before i
+	for i := c; i < len(l); i++ {
+		if l[i] != ':' {
+			continue
+		}
+		for j < len(spans) && spans[j][1] <= i {
+			j++
+		}
+		if j == len(spans) || i < spans[j][0] {
 			return i
 		}
 	}
@@ -324,7 +329,7 @@ func (d *mdoc) runner(h int) *Runner {
 	lang := strings.ToLower(strings.TrimSpace(d.heads[h].text))
 	lang = strings.Trim(strings.Fields(lang + " x")[0], "`")
 	r := &Runner{Language: lang, Line: d.heads[h].idx + 1, keyLines: map[string]int{}}
-	for i := d.heads[h].idx + 1; i < d.end(h); i++ {
+	for i, end := d.heads[h].idx+1, d.end(h); i < end; i++ {
 		if d.fence[i] {
 			continue
 		}
@@ -450,7 +455,7 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 		break
 	}
 	if gh := d.sectionPrefix("dependency graph", "task dependency graph", "story dependency graph"); gh >= 0 {
-		for i := d.heads[gh].idx + 1; i < d.end(gh); i++ {
+		for i, end := d.heads[gh].idx+1, d.end(gh); i < end; i++ {
 			if !d.fence[i] {
 				continue
 			}
