@@ -9,6 +9,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/steering"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // SteeringCmd groups the steering subcommands.
@@ -117,31 +118,19 @@ func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 		for _, r := range page.Items {
 			domain := ""
 			if r.Domain != "" {
-				domain = " (" + steeringOneLine(r.Domain) + ")"
+				domain = " (" + textfmt.OneLine(r.Domain) + ")"
 			}
-			fmt.Fprintf(w, "%s [%s] %s%s: %s\n", r.ID, r.Status, steeringOneLine(r.Kind), domain, steeringFirstLine(r.Statement))
+			fmt.Fprintf(w, "%s [%s] %s%s: %s\n", r.ID, r.Status, textfmt.OneLine(r.Kind), domain, textfmt.FirstLine(r.Statement))
 			for _, ref := range r.References {
-				fmt.Fprintf(w, "    %s %s\n", steeringOneLine(ref.Rel), ref.ID)
+				fmt.Fprintf(w, "    %s %s\n", textfmt.OneLine(ref.Rel), ref.ID)
 			}
 			for _, ref := range r.ReferencedBy {
-				fmt.Fprintf(w, "    %s by %s\n", steeringOneLine(ref.Rel), ref.ID)
+				fmt.Fprintf(w, "    %s by %s\n", textfmt.OneLine(ref.Rel), ref.ID)
 			}
 			for _, h := range r.History {
-				fmt.Fprintf(w, "    was [%s] until %s: %s\n", h.Status, h.At, steeringFirstLine(h.Statement))
+				fmt.Fprintf(w, "    was [%s] until %s: %s\n", h.Status, h.At, textfmt.FirstLine(h.Statement))
 			}
 		}
 		return len(page.Items), page.NextCursor, nil
 	})
-}
-
-func steeringOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// steeringFirstLine is the first non-blank line of s, whitespace folded.
-func steeringFirstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = steeringOneLine(l); l != "" {
-			return l
-		}
-	}
-	return ""
 }

@@ -193,9 +193,6 @@ func newRow(it *Item, back []Reference, claimable, withSpec bool) Row {
 	return r
 }
 
-// Timestamp formats an instant the way items and events carry it.
-func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 func parseTime(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {

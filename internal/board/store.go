@@ -13,6 +13,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/secretgate"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // ItemsPrefix is the namespace of item refs: one ref per item, whose
@@ -127,7 +128,7 @@ func (s *Store) load(tip gitstore.Hash) (*Item, error) {
 // current returns the tip and item of id; tip is ZeroHash when absent.
 func (s *Store) current(id string) (gitstore.Hash, *Item, error) {
 	if !record.ValidID(id) {
-		return gitstore.ZeroHash, nil, apperr.New(apperr.Schema, "id %q is not a ULID", trunc(id, 40))
+		return gitstore.ZeroHash, nil, apperr.New(apperr.Schema, "id %q is not a ULID", textfmt.Head(id, 40))
 	}
 	tip, err := s.git.Ref(RefName(id))
 	if err != nil || tip == gitstore.ZeroHash {
@@ -170,23 +171,13 @@ func (s *Store) writeTree(t transition) (gitstore.Hash, error) {
 
 func commitMessage(t transition) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n\n", t.event.Transition, trunc(strings.Join(strings.Fields(t.item.Title), " "), 72))
+	fmt.Fprintf(&b, "%s: %s\n\n", t.event.Transition, textfmt.Head(textfmt.OneLine(t.item.Title), 72))
 	fmt.Fprintf(&b, "Ideate-Item: %s\nIdeate-Transition: %s\nIdeate-Status: %s\n", t.item.ID, t.event.Transition, t.item.Status)
-	fmt.Fprintf(&b, "Ideate-Actor: %s\n", oneLine(t.event.Actor.String()))
+	fmt.Fprintf(&b, "Ideate-Actor: %s\n", textfmt.OneLine(t.event.Actor.String()))
 	if t.event.ClaimToken != nil {
 		fmt.Fprintf(&b, "Ideate-Token: %d\n", *t.event.ClaimToken)
 	}
 	return b.String()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func trunc(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // step computes the transition to apply to the item at tip (it is nil
@@ -256,7 +247,7 @@ func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore
 
 func (s *Store) nowTS() (time.Time, string) {
 	now := s.Now()
-	return now, Timestamp(now)
+	return now, textfmt.Timestamp(now)
 }
 
 func tokenPtr(n int64) *int64 { return &n }
@@ -272,7 +263,7 @@ func recovery(it *Item, now time.Time) transition {
 	c := it.Claim
 	next.Status, next.Claim = StatusOpen, nil
 	return transition{item: &next, event: Event{ItemID: it.ID, Actor: c.Holder, Transition: TOrphanRecovery,
-		ClaimToken: tokenPtr(c.ClaimToken), At: Timestamp(now),
+		ClaimToken: tokenPtr(c.ClaimToken), At: textfmt.Timestamp(now),
 		Note: fmt.Sprintf("lease expired at %s; item reopened by the expiry check", c.LeaseExpires)}}
 }
 

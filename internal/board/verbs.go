@@ -11,6 +11,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/secretgate"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // CreateInput is a new item.
@@ -46,7 +47,7 @@ func (s *Store) checkIDs(what string, ids []string, code apperr.Code) ([]string,
 	for _, id := range ids {
 		id = strings.TrimSpace(id)
 		if !record.ValidID(id) {
-			return nil, apperr.New(apperr.Schema, "%s %q is not a ULID", what, trunc(id, 40))
+			return nil, apperr.New(apperr.Schema, "%s %q is not a ULID", what, textfmt.Head(id, 40))
 		}
 		if seen[id] {
 			continue
@@ -409,7 +410,7 @@ func (s *Store) Claim(ctx context.Context, id string, who Actor, leaseMs *int64)
 		next := *cur
 		next.TokenCounter += s.tokenStride()
 		next.Status = StatusInProgress
-		next.Claim = &Claim{Holder: who, ClaimToken: next.TokenCounter, AcquiredAt: ts, LeaseExpires: Timestamp(now.Add(lease))}
+		next.Claim = &Claim{Holder: who, ClaimToken: next.TokenCounter, AcquiredAt: ts, LeaseExpires: textfmt.Timestamp(now.Add(lease))}
 		// Children are checked under the item's own lock, just before the
 		// swap: creating a child holds that lock too (as a guard), so none
 		// can appear between the check and the swap. Checking here only
@@ -515,7 +516,7 @@ func (s *Store) Renew(ctx context.Context, id string, token int64, leaseMs *int6
 	return s.fenced(ctx, id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
 		next := *cur
 		c := *cur.Claim
-		c.LeaseExpires = Timestamp(now.Add(lease))
+		c.LeaseExpires = textfmt.Timestamp(now.Add(lease))
 		next.Claim = &c
 		return transition{item: &next, event: Event{ItemID: id, Actor: c.Holder, Transition: TRenew, ClaimToken: tokenPtr(token), At: ts}}, nil
 	})

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/ideate/git-ideate/internal/jsstr"
+	"github.com/ideate/git-ideate/internal/textfmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // Source says where a record was captured.
@@ -112,23 +112,14 @@ func hasControl(s string) bool {
 // without the front matter, an id, or any of the contract fields is
 // ErrUnparseable.
 func Parse(data []byte) (*Record, error) {
-	if !utf8.Valid(data) {
-		return nil, ErrUnparseable
-	}
-	s := string(data)
-	rest, ok := strings.CutPrefix(s, "---\n")
+	front, body, ok := textfmt.SplitFrontMatter(data)
 	if !ok {
 		return nil, ErrUnparseable
 	}
-	end := strings.Index(rest, "\n---\n")
-	if end < 0 {
-		return nil, ErrUnparseable
-	}
-	front, body := rest[:end+1], rest[end+len("\n---\n"):]
 	r := &Record{}
 	seen := map[string]bool{}
 	inSource := false
-	for _, line := range strings.Split(strings.TrimSuffix(front, "\n"), "\n") {
+	for _, line := range strings.Split(front, "\n") {
 		if line == "" {
 			continue
 		}

@@ -3,6 +3,8 @@ package record
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // Prime budget bounds: a count of records, not of tokens.
@@ -63,13 +65,13 @@ func (s *Store) PrimeWithin(scope string, n, within int) (string, error) {
 	}
 	b.WriteString(" (unranked: recency + scope selection only):\n")
 	for _, r := range recs {
-		claim := strings.Join(strings.Fields(r.Claim), " ")
+		claim := textfmt.OneLine(r.Claim)
 		if claim == "" {
 			claim = "(no claim)"
 		}
-		fmt.Fprintf(&b, "- [%s] %s", oneLine(r.Kind), truncate(claim, 300))
-		if a := oneLine(r.VerificationAnchor); a != "" {
-			fmt.Fprintf(&b, " — verify: %s", truncate(a, 200))
+		fmt.Fprintf(&b, "- [%s] %s", textfmt.OneLine(r.Kind), textfmt.Head(claim, 300))
+		if a := textfmt.OneLine(r.VerificationAnchor); a != "" {
+			fmt.Fprintf(&b, " — verify: %s", textfmt.Head(a, 200))
 		}
 		var by []string
 		for _, ref := range back[r.ID] {
@@ -86,4 +88,3 @@ func (s *Store) PrimeWithin(scope string, n, within int) (string, error) {
 	return b.String(), nil
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

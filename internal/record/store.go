@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/secretgate"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // RefName is the ref whose commit chain is the process record.
@@ -97,8 +97,6 @@ type AppendResult struct {
 
 func clean(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
-// Timestamp formats t as the record's ISO-8601 UTC form with milliseconds.
-func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // Append validates in, passes every text field through the secret gate,
 // and commits the record on refs/ideate/record. Nothing is written when it
@@ -187,12 +185,12 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 	if rec.ID == "" {
 		rec.ID = s.ids.New(now)
 	} else if !ValidID(rec.ID) {
-		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", truncate(rec.ID, 40))
+		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", textfmt.Head(rec.ID, 40))
 	}
 	if rec.Source.Timestamp == "" {
-		rec.Source.Timestamp = Timestamp(now)
+		rec.Source.Timestamp = textfmt.Timestamp(now)
 	} else if _, err := time.Parse(time.RFC3339Nano, rec.Source.Timestamp); err != nil {
-		return nil, apperr.New(apperr.Schema, "source timestamp %q is not an RFC 3339 instant", truncate(rec.Source.Timestamp, 40))
+		return nil, apperr.New(apperr.Schema, "source timestamp %q is not an RFC 3339 instant", textfmt.Head(rec.Source.Timestamp, 40))
 	}
 	refs := in.References
 	if sup := strings.TrimSpace(in.Supersedes); sup != "" {
@@ -205,7 +203,7 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 			return nil, apperr.New(apperr.Schema, "a reference needs a rel")
 		}
 		if !ValidID(r.ID) {
-			return nil, apperr.New(apperr.Schema, "reference id %q is not a ULID", truncate(r.ID, 40))
+			return nil, apperr.New(apperr.Schema, "reference id %q is not a ULID", textfmt.Head(r.ID, 40))
 		}
 		if r.ID == rec.ID {
 			return nil, apperr.New(apperr.Schema, "a record cannot reference itself")
@@ -218,19 +216,12 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 	return rec, nil
 }
 
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
-}
-
 // commitMessage makes `git log refs/ideate/record` readable: the kind and
 // claim as the subject, and the id as a trailer.
 func commitMessage(r *Record) string {
 	subj := r.Kind
-	if claim := strings.Join(strings.Fields(r.Claim), " "); claim != "" { // a claim may be empty
-		subj += ": " + truncate(claim, 72)
+	if claim := textfmt.OneLine(r.Claim); claim != "" { // a claim may be empty
+		subj += ": " + textfmt.Head(claim, 72)
 	}
 	return fmt.Sprintf("%s\n\nIdeate-Record: %s\n", subj, r.ID)
 }

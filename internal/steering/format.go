@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/ideate/git-ideate/internal/jsstr"
+	"github.com/ideate/git-ideate/internal/textfmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // Statuses of a steering item. There is no delete: an item leaves service
@@ -152,21 +152,12 @@ type referenceWire struct {
 // missing or of the wrong type, with an invalid id or status, or with an
 // edge whose rel or id is empty is ErrUnparseable.
 func Parse(data []byte) (*Item, error) {
-	if !utf8.Valid(data) {
-		return nil, ErrUnparseable
-	}
-	s := string(data)
-	rest, ok := strings.CutPrefix(s, "---\n")
+	// Front-matter values are JSON, so none holds a raw newline: the first
+	// "\n---\n" is the closing fence, whatever the statement contains.
+	front, body, ok := textfmt.SplitFrontMatter(data)
 	if !ok {
 		return nil, ErrUnparseable
 	}
-	// Front-matter values are JSON, so none holds a raw newline: the first
-	// "\n---\n" is the closing fence, whatever the statement contains.
-	end := strings.Index(rest, "\n---\n")
-	if end < 0 {
-		return nil, ErrUnparseable
-	}
-	front, body := rest[:end], rest[end+len("\n---\n"):]
 	it := &Item{}
 	seen := map[string]bool{}
 	for _, ln := range strings.Split(front, "\n") {

@@ -22,6 +22,7 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/steering"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // TestMain lets the test binary act as a steering client process, so the
@@ -678,7 +679,7 @@ func TestRead_PagingWalk(t *testing.T) {
 			domain = "Odd"
 		}
 		f.put(t, steering.PutInput{ID: id, Kind: "k", Statement: "s " + id, Domain: ptr(domain)})
-		all = append(all, key{steering.Timestamp(at), id})
+		all = append(all, key{textfmt.Timestamp(at), id})
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].at != all[j].at {

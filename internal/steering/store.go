@@ -11,6 +11,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/secretgate"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // RefName is the one ref of the steering store.
@@ -71,10 +72,6 @@ func (s *Store) gate() error {
 	}
 	return nil
 }
-
-// Timestamp formats an instant the way items carry it: ISO-8601 UTC with
-// milliseconds.
-func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func itemPath(id string) []string { return []string{itemsDir, id + itemExt} }
 
@@ -183,7 +180,7 @@ func badID(field, id string) error {
 // shortened, so that no sentence carries a secret.
 func show(v string) string {
 	v, _ = secretgate.Scan(clean(v))
-	return strconv.Quote(trunc(v, 40))
+	return strconv.Quote(textfmt.Fit(v, 40))
 }
 
 func clean(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
@@ -315,7 +312,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (*PutResult, error) {
 // next builds the item p writes over prior (nil when new) in tree root,
 // checking that every new edge names an existing, readable item.
 func (s *Store) next(root gitstore.Hash, prior *Item, p *prepared) (*Item, error) {
-	it := &Item{ID: p.id, Kind: p.kind, Status: StatusActive, UpdatedAt: Timestamp(s.Now()),
+	it := &Item{ID: p.id, Kind: p.kind, Status: StatusActive, UpdatedAt: textfmt.Timestamp(s.Now()),
 		Statement: p.statement, History: []Amendment{}, References: []Reference{}}
 	if prior != nil {
 		it.Domain, it.Status, it.References = prior.Domain, prior.Status, prior.References
@@ -359,30 +356,11 @@ func (s *Store) ensureFormat(root gitstore.Hash) (gitstore.Hash, error) {
 // commitMessage is "<kind> <id>: <first line of the statement>", then the
 // trailers naming the item, its status and, when given, the actor.
 func commitMessage(it *Item, actor string) string {
-	first := ""
-	for _, l := range strings.Split(it.Statement, "\n") {
-		if l = oneLine(l); l != "" {
-			first = l
-			break
-		}
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s\n\n", trunc(oneLine(it.Kind), 40), it.ID, trunc(first, 72))
+	fmt.Fprintf(&b, "%s %s: %s\n\n", textfmt.Fit(textfmt.OneLine(it.Kind), 40), it.ID, textfmt.Fit(textfmt.FirstLine(it.Statement), 72))
 	fmt.Fprintf(&b, "Ideate-Steering: %s\nIdeate-Status: %s\n", it.ID, it.Status)
-	if a := oneLine(actor); a != "" {
-		fmt.Fprintf(&b, "Ideate-Actor: %s\n", trunc(a, 200))
+	if a := textfmt.OneLine(actor); a != "" {
+		fmt.Fprintf(&b, "Ideate-Actor: %s\n", textfmt.Fit(a, 200))
 	}
 	return b.String()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// trunc shortens s to at most n characters, the last one an ellipsis when
-// it cut.
-func trunc(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -20,6 +20,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // FileName is the name of the event file inside the state directory.
@@ -168,15 +170,12 @@ func (r *Recorder) session(s string) string {
 	return s
 }
 
-// Timestamp is the "at" form: ISO-8601 UTC with milliseconds.
-func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 func (r *Recorder) emit(counter string, fields ...field) {
 	now := time.Now
 	if r.Now != nil {
 		now = r.Now
 	}
-	line := encode(counter, fields, Timestamp(now()))
+	line := encode(counter, fields, textfmt.Timestamp(now()))
 	if len(line) > MaxLine {
 		r.warn("telemetry: dropped a " + counter + " event longer than the line limit")
 		return
