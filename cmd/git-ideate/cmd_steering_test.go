@@ -88,7 +88,7 @@ func TestSteering_PutRead(t *testing.T) {
 			t.Fatalf("%+v: %v, want SCHEMA", bad, err)
 		}
 	}
-	if _, err := runSteering(t, dir, "", &SteeringPutCmd{ID: "GP-2", Kind: "k", Statement: "s", Supersedes: "GP-9"}); !apperr.Is(err, steering.DanglingSupersedes) {
+	if _, err := runSteering(t, dir, "", &SteeringPutCmd{ID: "GP-2", Kind: "k", Statement: "s", Supersedes: "GP-9"}); !apperr.Is(err, apperr.DanglingSupersedes) {
 		t.Fatalf("dangling: %v", err)
 	}
 

@@ -23,6 +23,11 @@ const (
 	FormatVersion  Code = "FORMAT_VERSION" // data written by a newer git ideate
 	Write          Code = "WRITE"          // an I/O failure while writing
 	Internal       Code = "INTERNAL"
+	// DanglingSupersedes: an edge (a supersedes or any other reference)
+	// names a target that does not exist, as the reference implementation
+	// names it; the record, steering and board stores all refuse it with
+	// this code.
+	DanglingSupersedes Code = "DANGLING_SUPERSEDES"
 )
 
 // Error is a typed failure: Code for programs, Msg (one sentence) for people.

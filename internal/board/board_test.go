@@ -163,7 +163,7 @@ func TestBoard_Guards(t *testing.T) {
 		{"dangling supersedes", func() error {
 			_, err := b.Create(t.Context(), board.CreateInput{Title: "t", Spec: "s", SpecFormat: "f", CreatedBy: actor("d"), Supersedes: ghost})
 			return err
-		}(), board.DanglingSupersedes},
+		}(), apperr.DanglingSupersedes},
 		{"cycle", func() error {
 			_, err := b.UpdateMeta(t.Context(), a.ID, board.UpdateInput{ExpectedVersion: 1, DependsOn: &[]string{bb.ID}})
 			return err

@@ -47,7 +47,6 @@ const (
 	DanglingDependency apperr.Code = "DANGLING_DEPENDENCY"
 	ParentCycle        apperr.Code = "PARENT_CYCLE"
 	DanglingParent     apperr.Code = "DANGLING_PARENT"
-	DanglingSupersedes apperr.Code = "DANGLING_SUPERSEDES"
 	ReservedField      apperr.Code = "RESERVED_FIELD"
 )
 

@@ -78,7 +78,7 @@ func (s *Store) checkRefs(supersedes string, refs []Reference) ([]Reference, err
 			return nil, apperr.New(apperr.Schema, "a reference needs a rel")
 		}
 		secretgate.Fields(&r.Rel)
-		if _, err := s.checkIDs("reference", []string{r.ID}, DanglingSupersedes); err != nil {
+		if _, err := s.checkIDs("reference", []string{r.ID}, apperr.DanglingSupersedes); err != nil {
 			return nil, err
 		}
 		if !seen[r] {

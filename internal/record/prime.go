@@ -87,4 +87,3 @@ func (s *Store) PrimeWithin(scope string, n, within int) (string, error) {
 	b.WriteString(primeClose + "\n")
 	return b.String(), nil
 }
-

@@ -28,11 +28,7 @@ const MaxContent = 1 << 20
 
 // Error codes of the record store, beside apperr's shared ones.
 const (
-	// DanglingSupersedes names a reference (of any rel, as on the board
-	// and in steering, and as the reference implementation names it)
-	// whose target is neither a record nor a board item.
-	DanglingSupersedes apperr.Code = "DANGLING_SUPERSEDES"
-	Duplicate          apperr.Code = "DUPLICATE_ID"
+	Duplicate apperr.Code = "DUPLICATE_ID"
 )
 
 // Observer receives capture signals (telemetry). All methods must be cheap
@@ -96,7 +92,6 @@ type AppendResult struct {
 }
 
 func clean(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-
 
 // Append validates in, passes every text field through the secret gate,
 // and commits the record on refs/ideate/record. Nothing is written when it
@@ -269,7 +264,7 @@ func (s *Store) checkReferences(root gitstore.Hash, rec *Record) error {
 			continue
 		}
 		if r.Rel == "supersedes" {
-			return apperr.New(DanglingSupersedes, "supersedes names %s, which is not a record", r.ID)
+			return apperr.New(apperr.DanglingSupersedes, "supersedes names %s, which is not a record", r.ID)
 		}
 		if s.Resolve != nil {
 			if found, err := s.Resolve(r.ID); err != nil {
@@ -278,7 +273,7 @@ func (s *Store) checkReferences(root gitstore.Hash, rec *Record) error {
 				continue
 			}
 		}
-		return apperr.New(DanglingSupersedes, "reference %s → %s names no record or board item", r.Rel, r.ID)
+		return apperr.New(apperr.DanglingSupersedes, "reference %s → %s names no record or board item", r.Rel, r.ID)
 	}
 	return nil
 }

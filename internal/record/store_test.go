@@ -90,8 +90,8 @@ func TestStore_Append_Validation(t *testing.T) {
 		{"bad reference id", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: "r", ID: "lower"}}}, apperr.Schema},
 		{"empty rel", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: " ", ID: first.Record.ID}}}, apperr.Schema},
 		{"bad timestamp", record.AppendInput{Kind: "k", Claim: "c", Source: record.Source{Timestamp: "yesterday"}}, apperr.Schema},
-		{"dangling supersedes", record.AppendInput{Kind: "k", Claim: "c", Supersedes: unknown}, record.DanglingSupersedes},
-		{"dangling reference", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: "refutes", ID: unknown}}}, record.DanglingSupersedes},
+		{"dangling supersedes", record.AppendInput{Kind: "k", Claim: "c", Supersedes: unknown}, apperr.DanglingSupersedes},
+		{"dangling reference", record.AppendInput{Kind: "k", Claim: "c", References: []record.Reference{{Rel: "refutes", ID: unknown}}}, apperr.DanglingSupersedes},
 		{"duplicate id", record.AppendInput{ID: first.Record.ID, Kind: "k", Claim: "c"}, record.Duplicate},
 		{"huge body", record.AppendInput{Kind: "k", Claim: "c", Content: strings.Repeat("x", record.MaxContent+1)}, apperr.Schema},
 	}

@@ -481,9 +481,9 @@ func TestPut_DanglingSupersedes(t *testing.T) {
 	f := newFixture(t)
 	before := state(t, f.dir)
 	_, err := f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s", Supersedes: "old"})
-	wantCode(t, err, steering.DanglingSupersedes)
+	wantCode(t, err, apperr.DanglingSupersedes)
 	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s", References: []steering.Reference{{Rel: "clarifies", ID: "old"}}})
-	wantCode(t, err, steering.DanglingSupersedes)
+	wantCode(t, err, apperr.DanglingSupersedes)
 	if state(t, f.dir) != before {
 		t.Fatal("a dangling put wrote something")
 	}
@@ -492,7 +492,7 @@ func TestPut_DanglingSupersedes(t *testing.T) {
 	// One dangling edge among good ones refuses the whole put.
 	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s2",
 		References: []steering.Reference{{Rel: "clarifies", ID: "old"}, {Rel: "clarifies", ID: "ghost"}}})
-	wantCode(t, err, steering.DanglingSupersedes)
+	wantCode(t, err, apperr.DanglingSupersedes)
 	if it := f.get(t, "new"); it.Statement != "s" {
 		t.Fatalf("refused amend changed the item: %+v", it)
 	}
@@ -500,7 +500,7 @@ func TestPut_DanglingSupersedes(t *testing.T) {
 	// A target whose file does not parse is not a target; a read skips it.
 	corrupt(t, f, "broken", "not an item\n")
 	_, err = f.s.Put(t.Context(), steering.PutInput{ID: "new", Kind: "k", Statement: "s", Supersedes: "broken"})
-	wantCode(t, err, steering.DanglingSupersedes)
+	wantCode(t, err, apperr.DanglingSupersedes)
 	var warned []string
 	f.s.Warn = func(m string) { warned = append(warned, m) }
 	page := f.read(t, steering.ReadRequest{})

@@ -34,8 +34,6 @@ const MaxStatement = 1 << 20
 const (
 	// Gated is returned by every call of a store opened with enabled=false.
 	Gated apperr.Code = "GATED"
-	// DanglingSupersedes names an edge whose target item does not exist.
-	DanglingSupersedes apperr.Code = "DANGLING_SUPERSEDES"
 )
 
 var format = gitstore.Format{File: FormatFile, Kind: "ideate-steering", Version: FormatVersion}
@@ -341,7 +339,7 @@ func (s *Store) next(root gitstore.Hash, prior *Item, p *prepared) (*Item, error
 			}
 		}
 		if len(missing) > 0 {
-			return nil, apperr.New(DanglingSupersedes, "reference target %s names no steering item", strings.Join(missing, ", "))
+			return nil, apperr.New(apperr.DanglingSupersedes, "reference target %s names no steering item", strings.Join(missing, ", "))
 		}
 		it.References = append([]Reference{}, p.refs...)
 	}
