@@ -347,7 +347,7 @@ type ListRequest struct {
 	IncludeSpec bool
 	Limit       *int
 	Cursor      string
-	Measure     func(any) (int, error)
+	Measure     paging.Measure
 }
 
 // ListPage is a page of rows, newest first; NextCursor is nil only when
@@ -413,7 +413,6 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 	}
 	kids := idx.kids()
 	back := idx.backlinks()
-	sizes := make([]int, 0, len(sel))
 	for _, e := range sel {
 		var it *Item
 		if req.IncludeSpec {
@@ -430,19 +429,12 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 		row := newRow(it, back[e.id], idx.claimableIn(e, kids), req.IncludeSpec)
 		row.SpecLength = e.specLen
 		page.Items = append(page.Items, row)
-		if req.Measure != nil {
-			n, err := req.Measure(row)
-			if err != nil {
-				return nil, err
-			}
-			sizes = append(sizes, n)
-		}
 	}
-	if req.Measure != nil {
-		if keep := paging.Fit(sizes, paging.Budget); keep < len(page.Items) {
-			page.Items, more = page.Items[:keep], true
-		}
+	var cut bool
+	if page.Items, cut, err = paging.Trim(page.Items, req.Measure); err != nil {
+		return nil, err
 	}
+	more = more || cut
 	if more && len(page.Items) > 0 {
 		last := page.Items[len(page.Items)-1]
 		c := paging.EncodeCursor(workCursorKind, f.key(), []string{last.CreatedAt, last.ID})

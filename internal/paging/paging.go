@@ -52,3 +52,26 @@ func Fit(sizes []int, budget int) int {
 	}
 	return n
 }
+
+// Measure sizes one item as a page counts it: CompactLen for MCP,
+// PrettyLen for the CLI.
+type Measure func(any) (int, error)
+
+// Trim is the budget step of every paged read: it measures each row and
+// keeps the longest prefix that fits Budget by Fit's rule (the first row
+// always stays). cut reports whether rows were dropped, in which case the
+// caller mints the next cursor from the last row kept. A nil measure keeps
+// every row. A measure error is returned as is.
+func Trim[T any](rows []T, measure Measure) (kept []T, cut bool, err error) {
+	if measure == nil {
+		return rows, false, nil
+	}
+	sizes := make([]int, len(rows))
+	for i, r := range rows {
+		if sizes[i], err = measure(r); err != nil {
+			return nil, false, err
+		}
+	}
+	keep := Fit(sizes, Budget)
+	return rows[:keep], keep < len(rows), nil
+}

@@ -15,7 +15,7 @@ type PageRequest struct {
 	Limit          *int
 	Cursor         string
 	IncludeContent bool
-	Measure        func(any) (int, error)
+	Measure        paging.Measure
 }
 
 // Page is one bounded page. NextCursor is nil only when the selection is
@@ -58,24 +58,14 @@ func (s *Store) ReadPage(req PageRequest) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	sizes := make([]int, 0, len(recs))
 	for _, r := range recs {
-		row := NewRow(r, back[r.ID], req.IncludeContent)
-		page.Rows = append(page.Rows, row)
-		if req.Measure != nil {
-			n, err := req.Measure(row)
-			if err != nil {
-				return nil, err
-			}
-			sizes = append(sizes, n)
-		}
+		page.Rows = append(page.Rows, NewRow(r, back[r.ID], req.IncludeContent))
 	}
-	if req.Measure != nil {
-		if keep := paging.Fit(sizes, paging.Budget); keep < len(page.Rows) {
-			page.Rows = page.Rows[:keep]
-			more = true
-		}
+	var cut bool
+	if page.Rows, cut, err = paging.Trim(page.Rows, req.Measure); err != nil {
+		return nil, err
 	}
+	more = more || cut
 	if more {
 		c := paging.EncodeCursor(cursorKind, req.Filter.Key(), []string{page.Rows[len(page.Rows)-1].ID})
 		page.NextCursor = &c

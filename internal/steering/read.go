@@ -26,7 +26,7 @@ type ReadRequest struct {
 	IncludeHistory bool
 	Limit          *int
 	Cursor         string
-	Measure        func(any) (int, error)
+	Measure        paging.Measure
 }
 
 // key is the canonical filter string a cursor is bound to. The domain is
@@ -103,19 +103,11 @@ func (s *Store) Read(req ReadRequest) (*Page, error) {
 		}
 		page.Items = append(page.Items, newRow(it, back[it.ID], req.IncludeHistory))
 	}
-	if req.Measure != nil {
-		sizes := make([]int, len(page.Items))
-		for i, r := range page.Items {
-			n, err := req.Measure(r)
-			if err != nil {
-				return nil, err
-			}
-			sizes[i] = n
-		}
-		if keep := paging.Fit(sizes, paging.Budget); keep < len(page.Items) {
-			page.Items, more = page.Items[:keep], true
-		}
+	var cut bool
+	if page.Items, cut, err = paging.Trim(page.Items, req.Measure); err != nil {
+		return nil, err
 	}
+	more = more || cut
 	if more && len(page.Items) > 0 {
 		last := page.Items[len(page.Items)-1]
 		c := paging.EncodeCursor(cursorKind, req.key(), []string{last.UpdatedAt, last.ID})

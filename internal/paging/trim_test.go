@@ -1,0 +1,53 @@
+package paging
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestTrim(t *testing.T) {
+	size := func(v any) (int, error) { return len(v.(string)), nil }
+	big := strings.Repeat("x", Budget/2)
+	tests := []struct {
+		name    string
+		rows    []string
+		measure Measure
+		keep    int
+		cut     bool
+	}{
+		{"NilMeasure_KeepsAll", []string{big, big, big}, nil, 3, false},
+		{"Empty_NothingCut", nil, size, 0, false},
+		{"AllFit_NoCut", []string{"a", "b"}, size, 2, false},
+		{"ExactlyBudget_NoCut", []string{big, big}, size, 2, false},
+		{"OverBudget_Cut", []string{big, big, "a"}, size, 2, true},
+		{"FirstAloneOver_KeptAndCut", []string{big + big + "x", "a"}, size, 1, true},
+		{"CompactLen_CountsQuotes", []string{big, big[4:], "y"}, CompactLen, 2, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kept, cut, err := Trim(tc.rows, tc.measure)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(kept) != tc.keep || cut != tc.cut {
+				t.Fatalf("Trim kept %d, cut %v; want %d, %v", len(kept), cut, tc.keep, tc.cut)
+			}
+		})
+	}
+}
+
+func TestTrim_MeasureError(t *testing.T) {
+	boom := errors.New("boom")
+	calls := 0
+	_, _, err := Trim([]int{1, 2, 3}, func(any) (int, error) {
+		calls++
+		if calls == 2 {
+			return 0, boom
+		}
+		return 1, nil
+	})
+	if !errors.Is(err, boom) || calls != 2 {
+		t.Fatalf("Trim = %v after %d calls; want boom after 2", err, calls)
+	}
+}
