@@ -29,7 +29,8 @@ const (
 	eventFile     = "event.json"
 )
 
-var format = gitstore.Format{File: FormatFile, Kind: "ideate-board-item", Version: FormatVersion}
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-board-item", Version: FormatVersion,
+	Code: SchemaVersion, What: "this board item"}
 
 // Observer receives board signals (telemetry).
 type Observer interface {
@@ -104,7 +105,7 @@ func (s *Store) load(tip gitstore.Hash) (*Item, error) {
 	for _, e := range entries {
 		switch e.Name {
 		case FormatFile:
-			if err := s.git.CheckFormat(e, format, SchemaVersion, "this board item"); err != nil {
+			if err := s.git.CheckFormat(e, format); err != nil {
 				return nil, err
 			}
 		case itemFile:

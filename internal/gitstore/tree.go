@@ -96,36 +96,24 @@ func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (
 	return s.WriteTree(entries)
 }
 
-// EnsureRootFile returns root with a file name holding data at its top
-// level, adding it (and writing its blob) only when it is missing. Stores
-// use it for their format-version entry.
-func (s *Store) EnsureRootFile(root Hash, name string, data []byte) (Hash, error) {
-	if root != ZeroHash {
-		if _, ok, err := s.Lookup(root, []string{name}); err != nil || ok {
-			return root, err
-		}
-	}
-	h, err := s.WriteBlob(data)
-	if err != nil {
-		return root, err
-	}
-	return s.Insert(root, nil, TreeEntry{Mode: ModeFile, Name: name, Hash: h}, true)
-}
-
 // Format is the version entry a store keeps at the root of its trees: a
 // blob named File holding "<Kind> <Version>\n". Readers meeting a newer
-// version stop instead of misreading it.
+// version, or one they cannot read, stop with an error of code Code whose
+// sentence names the store as What, instead of misreading it.
 type Format struct {
 	File, Kind string
 	Version    int
+	Code       apperr.Code
+	What       string
 }
 
 // Blob is the entry's content for this version.
 func (f Format) Blob() []byte { return []byte(f.Kind + " " + strconv.Itoa(f.Version) + "\n") }
 
-// CheckFormat returns an error with code (a sentence naming what) when the
-// tree entry e holds a version newer than f's, or one that does not parse.
-func (s *Store) CheckFormat(e TreeEntry, f Format, code apperr.Code, what string) error {
+// CheckFormat returns an error of code f.Code (a sentence naming f.What)
+// when the tree entry e holds a version newer than f's, or one that does
+// not parse.
+func (s *Store) CheckFormat(e TreeEntry, f Format) error {
 	if e.Hash == HashObject(plumbing.BlobObject, f.Blob()) {
 		return nil
 	}
@@ -139,14 +127,14 @@ func (s *Store) CheckFormat(e TreeEntry, f Format, code apperr.Code, what string
 		if len(text) > 40 {
 			text = text[:40]
 		}
-		return apperr.New(code, "%s was written by a newer git ideate (format %q); upgrade to use it", what, text)
+		return apperr.New(f.Code, "%s was written by a newer git ideate (format %q); upgrade to use it", f.What, text)
 	}
 	return nil
 }
 
 // CheckRootFormat is CheckFormat for the entry at the top of root; a root
 // without one (an empty or pre-format store) passes.
-func (s *Store) CheckRootFormat(root Hash, f Format, code apperr.Code, what string) error {
+func (s *Store) CheckRootFormat(root Hash, f Format) error {
 	if root == ZeroHash {
 		return nil
 	}
@@ -154,5 +142,35 @@ func (s *Store) CheckRootFormat(root Hash, f Format, code apperr.Code, what stri
 	if err != nil || !ok {
 		return err
 	}
-	return s.CheckFormat(e, f, code, what)
+	return s.CheckFormat(e, f)
+}
+
+// RootTree returns the root tree of the commit tip after CheckRootFormat
+// has passed it, and ZeroHash for ZeroHash (a store with no commit yet).
+// Every reader and every Transact build of a single-ref store starts here.
+func (s *Store) RootTree(tip Hash, f Format) (Hash, error) {
+	if tip == ZeroHash {
+		return ZeroHash, nil
+	}
+	c, err := s.ReadCommit(tip)
+	if err != nil {
+		return ZeroHash, err
+	}
+	return c.Tree, s.CheckRootFormat(c.Tree, f)
+}
+
+// EnsureFormat returns root with f's entry at its top level, adding it
+// (and writing its blob) only when it is missing: a writer calls it before
+// committing a tree so every commit of the store carries its version.
+func (s *Store) EnsureFormat(root Hash, f Format) (Hash, error) {
+	if root != ZeroHash {
+		if _, ok, err := s.Lookup(root, []string{f.File}); err != nil || ok {
+			return root, err
+		}
+	}
+	h, err := s.WriteBlob(f.Blob())
+	if err != nil {
+		return root, err
+	}
+	return s.Insert(root, nil, TreeEntry{Mode: ModeFile, Name: f.File, Hash: h}, true)
 }

@@ -24,7 +24,7 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := s.rootTree(tip)
+	root, err := s.git.RootTree(tip, format)
 	if err != nil {
 		return nil, err
 	}

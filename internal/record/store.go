@@ -118,7 +118,7 @@ func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, 
 	dirs, file := Path(rec.ID)
 	var unresolved []Unresolved
 	commit, err := s.git.Transact(ctx, RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
-		root, err := s.rootTree(tip)
+		root, err := s.git.RootTree(tip, format)
 		if err != nil {
 			return gitstore.ZeroHash, "", err
 		}
@@ -130,7 +130,7 @@ func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, 
 		if err != nil {
 			return gitstore.ZeroHash, "", err
 		}
-		if root, err = s.ensureFormat(root); err != nil {
+		if root, err = s.git.EnsureFormat(root, format); err != nil {
 			return gitstore.ZeroHash, "", err
 		}
 		newRoot, err := s.git.Insert(root, dirs, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: file, Hash: blob}, false)
@@ -221,28 +221,9 @@ func commitMessage(r *Record) string {
 	return fmt.Sprintf("%s\n\nIdeate-Record: %s\n", subj, r.ID)
 }
 
-// rootTree returns the root tree of the commit tip, checking its format
-// version; ZeroHash for an empty record.
-func (s *Store) rootTree(tip gitstore.Hash) (gitstore.Hash, error) {
-	if tip == gitstore.ZeroHash {
-		return gitstore.ZeroHash, nil
-	}
-	c, err := s.git.ReadCommit(tip)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	return c.Tree, s.checkFormat(c.Tree)
-}
-
-var format = gitstore.Format{File: FormatFile, Kind: "ideate-record", Version: FormatVersion}
-
-func (s *Store) checkFormat(root gitstore.Hash) error {
-	return s.git.CheckRootFormat(root, format, apperr.FormatVersion, "the record on "+RefName)
-}
-
-func (s *Store) ensureFormat(root gitstore.Hash) (gitstore.Hash, error) {
-	return s.git.EnsureRootFile(root, FormatFile, format.Blob())
-}
+// format is the version entry at the root of every record tree.
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-record", Version: FormatVersion,
+	Code: apperr.FormatVersion, What: "the record on " + RefName}
 
 // exists reports whether a record with this id is in the tree root.
 func (s *Store) exists(root gitstore.Hash, id string) (bool, error) {

@@ -36,7 +36,10 @@ const (
 	Gated apperr.Code = "GATED"
 )
 
-var format = gitstore.Format{File: FormatFile, Kind: "ideate-steering", Version: FormatVersion}
+// format is the version entry at the root of every steering tree; a tree
+// without it (none yet) passes the check.
+var format = gitstore.Format{File: FormatFile, Kind: "ideate-steering", Version: FormatVersion,
+	Code: apperr.FormatVersion, What: "the steering store on " + RefName}
 
 // Store is the steering store of one repository.
 type Store struct {
@@ -73,12 +76,6 @@ func (s *Store) gate() error {
 
 func itemPath(id string) []string { return []string{itemsDir, id + itemExt} }
 
-// checkFormat fails with FORMAT_VERSION when the tree root was written by
-// a newer layout. A tree without the format file (none yet) passes.
-func (s *Store) checkFormat(root gitstore.Hash) error {
-	return s.git.CheckRootFormat(root, format, apperr.FormatVersion, "the steering store on "+RefName)
-}
-
 // snapshot returns the root tree at the current tip (ZeroHash when the
 // store is empty), after the format check.
 func (s *Store) snapshot() (gitstore.Hash, error) {
@@ -86,18 +83,7 @@ func (s *Store) snapshot() (gitstore.Hash, error) {
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	return s.rootOf(tip)
-}
-
-func (s *Store) rootOf(tip gitstore.Hash) (gitstore.Hash, error) {
-	if tip == gitstore.ZeroHash {
-		return gitstore.ZeroHash, nil
-	}
-	c, err := s.git.ReadCommit(tip)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	return c.Tree, s.checkFormat(c.Tree)
+	return s.git.RootTree(tip, format)
 }
 
 // load returns the item id in tree root, nil when there is none. A file
@@ -274,7 +260,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (*PutResult, error) {
 	}
 	var res *PutResult
 	commit, err := s.git.Transact(ctx, RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
-		root, err := s.rootOf(tip)
+		root, err := s.git.RootTree(tip, format)
 		if err != nil {
 			return gitstore.ZeroHash, "", err
 		}
@@ -290,7 +276,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (*PutResult, error) {
 		if err != nil {
 			return gitstore.ZeroHash, "", err
 		}
-		if root, err = s.ensureFormat(root); err != nil {
+		if root, err = s.git.EnsureFormat(root, format); err != nil {
 			return gitstore.ZeroHash, "", err
 		}
 		root, err = s.git.Insert(root, []string{itemsDir}, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: p.id + itemExt, Hash: blob}, true)
@@ -345,10 +331,6 @@ func (s *Store) next(root gitstore.Hash, prior *Item, p *prepared) (*Item, error
 	}
 	it.normalize()
 	return it, nil
-}
-
-func (s *Store) ensureFormat(root gitstore.Hash) (gitstore.Hash, error) {
-	return s.git.EnsureRootFile(root, FormatFile, format.Blob())
 }
 
 // commitMessage is "<kind> <id>: <first line of the statement>", then the
