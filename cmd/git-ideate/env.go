@@ -201,7 +201,7 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 	// Steering's gate is read again on every steering call, so turning it
 	// on or off takes effect without a restart; a broken .ideate.json
 	// only affects the tools that read it.
-	return &mcpserver.Backend{Git: e.git, Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session}, nil
+	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session}, nil
 }
 
 // HookStores opens the stores a hook handler uses, in the repository

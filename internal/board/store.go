@@ -12,7 +12,6 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/record"
-	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -292,5 +291,3 @@ func (s *Store) Expire(ctx context.Context, id string) (bool, error) {
 }
 
 var errNothing = errors.New("nothing to do")
-
-func gate(fields ...*string) { secretgate.Fields(fields...) }

@@ -38,7 +38,6 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
-	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/steering"
 )
@@ -53,7 +52,6 @@ const instructions = "git ideate: an append-only process record (record_*), a de
 
 // Backend is what the tools call. The Opener returns it on first use.
 type Backend struct {
-	Git    *gitstore.Store
 	Record *record.Store
 	Board  *board.Store
 	// Steering opens the steering store as the settings stand now. It is

@@ -35,7 +35,7 @@ func backendFor(dir string, steeringOn bool) mcpserver.Opener {
 		b := board.Open(g, rec)
 		rec.Resolve = b.Exists
 		st := func() (*steering.Store, error) { return steering.Open(g, steeringOn), nil }
-		return &mcpserver.Backend{Git: g, Record: rec, Board: b, Steering: st, Session: "mcp-test"}, nil
+		return &mcpserver.Backend{Record: rec, Board: b, Steering: st, Session: "mcp-test"}, nil
 	}
 }
 
