@@ -1,0 +1,65 @@
+// Package gitstore is every touch of git in git ideate: objects, trees,
+// commits, refs, notes, configuration, remotes and maintenance of one
+// repository. The stores above it (record, steering, board, teamsync) keep
+// their state as commits on refs under refs/ideate/ and never learn where
+// a file lives in .git; nothing above this package runs git or opens a
+// file under .git itself.
+//
+// # What it owns
+//
+//   - Discovery: Discover finds the repository the way git does ($GIT_DIR,
+//     a subdirectory, a linked worktree's gitfile, a bare repository);
+//     Repo.StateDir is the per-clone directory for caches and telemetry.
+//   - Objects: writes as loose objects (temporary file, then rename), reads
+//     through odb (loose objects and mmap'd packs); the tree and commit
+//     codecs; Insert and Lookup by path, DiffTrees and UnionTrees, whose
+//     cost follows what differs because equal subtrees are skipped unread.
+//   - Refs: reads of loose refs and packed-refs (parsed once, re-read when
+//     the file changes), and UpdateRef, a compare-and-swap with git's
+//     <ref>.lock protocol plus an flock on the lock file (see LockPolicy).
+//   - Format: the version entry a store keeps at the top of its trees
+//     (Format). RootTree reads a tip's root tree and checks that entry;
+//     EnsureFormat adds it before a write. A newer or unreadable version is
+//     the store's error, never a misread.
+//   - Notes on refs/notes/ideate, the git configuration as git merges it,
+//     the commit identity, fetch into a tracking namespace and leased
+//     atomic pushes (TrackingRoot, ShadowRoot), and background repacks.
+//
+// # Flow
+//
+// A writer appends a commit with Transact: read the tip, call a build
+// function that computes the new root tree and message from that tip
+// (pure but for writing objects), write the commit with the tip as its one
+// parent, and move the ref from the tip to it. When the ref moved in
+// between, build runs again on the new tip, with jittered backoff, for up
+// to 60 seconds; so whatever build checks holds for the state the commit
+// lands on. TransactGuarded adds guards: other refs whose locks are held
+// (in name order) while the ref moves, and which must still name what
+// build saw, so a decision taken on them is part of the swap. CommitOn is
+// one attempt from a tip the caller read (a claim), with no retry.
+//
+// A reader takes Ref (or Refs), then RootTree, Lookup and ReadBlob: it
+// sees one commit's snapshot, whatever writers do meanwhile.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use by several goroutines; its caches and
+// counters sit beside their mutexes. Several processes may use one
+// repository at once, and git itself may run beside them: a ref moves only
+// by compare-and-swap, a lock file is broken only when no process holds an
+// flock on it and it is older than LockPolicy.StaleAfter, and objects are
+// immutable, so a reader never needs a lock. One push per remote runs at a
+// time (an flock under .git/ideate), and it first clears what a killed
+// push left in the shadow namespace. Maintenance repacks run detached, one
+// at a time, and only past git's own gc.auto estimate.
+//
+// # Errors
+//
+// Failures the caller can act on are *apperr.Error: Conflict wrapping
+// ErrStale when a compare-and-swap lost (Transact retries it; CommitOn
+// and UpdateRef return it), Locked when a ref lock stays held past
+// LockPolicy.Timeout, NotARepo outside a repository, Schema for a bad ref
+// name or object name, NotFound for a name that resolves to nothing, the
+// Format's code for a store written by a newer git ideate, NoRemote and
+// RemoteFailed for remotes. I/O failures are returned wrapped as they are.
+package gitstore
