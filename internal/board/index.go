@@ -368,13 +368,9 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 	if f.Status != "" && !ValidStatus(f.Status) {
 		return nil, apperr.New(apperr.Schema, "status %q is not one of open, in_progress, done, cancelled", f.Status)
 	}
-	var after []string
-	if req.Cursor != "" {
-		key, err := paging.DecodeCursor(req.Cursor, workCursorKind, f.key(), 2)
-		if err != nil {
-			return nil, err
-		}
-		after = key
+	after, err := paging.Position(req.Cursor, workCursorKind, f.key(), 2)
+	if err != nil {
+		return nil, err
 	}
 	idx, err := s.index()
 	if err != nil {

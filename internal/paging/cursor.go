@@ -78,6 +78,16 @@ func EncodeCursor(kind, filter string, key []string) string {
 	return base64.RawURLEncoding.EncodeToString(marshalPayload(p))
 }
 
+// Position is the keyset position a read starts after: nil when the
+// request has no cursor (the first page), else DecodeCursor's key, with
+// its errors.
+func Position(cursor, kind, filter string, keyLen int) ([]string, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	return DecodeCursor(cursor, kind, filter, keyLen)
+}
+
 // DecodeCursor returns the keyset position of a cursor minted by EncodeCursor
 // for the collection kind under filter. The position must have exactly
 // wantKeyLen elements (at least one), none of them empty.

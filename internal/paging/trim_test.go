@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ideate/git-ideate/internal/apperr"
 )
 
 func TestTrim(t *testing.T) {
@@ -49,5 +51,21 @@ func TestTrim_MeasureError(t *testing.T) {
 	})
 	if !errors.Is(err, boom) || calls != 2 {
 		t.Fatalf("Trim = %v after %d calls; want boom after 2", err, calls)
+	}
+}
+
+func TestPosition(t *testing.T) {
+	if key, err := Position("", "record", "f", 1); key != nil || err != nil {
+		t.Fatalf("Position(no cursor) = %v, %v; want nil, nil", key, err)
+	}
+	c := EncodeCursor("record", "f", []string{"01J0000000000000000000000A"})
+	if key, err := Position(c, "record", "f", 1); err != nil || len(key) != 1 || key[0] != "01J0000000000000000000000A" {
+		t.Fatalf("Position(cursor) = %v, %v", key, err)
+	}
+	if _, err := Position(c, "record", "other", 1); !apperr.Is(err, apperr.CursorMismatch) {
+		t.Fatalf("Position(cursor, other filter) = %v; want CURSOR_MISMATCH", err)
+	}
+	if _, err := Position("!", "record", "f", 1); !apperr.Is(err, apperr.Schema) {
+		t.Fatalf("Position(garbage) = %v; want SCHEMA", err)
 	}
 }

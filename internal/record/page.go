@@ -30,12 +30,12 @@ const cursorKind = "record"
 
 // ReadPage serves one page of the current record.
 func (s *Store) ReadPage(req PageRequest) (*Page, error) {
+	key, err := paging.Position(req.Cursor, cursorKind, req.Filter.Key(), 1)
+	if err != nil {
+		return nil, err
+	}
 	before := ""
-	if req.Cursor != "" {
-		key, err := paging.DecodeCursor(req.Cursor, cursorKind, req.Filter.Key(), 1)
-		if err != nil {
-			return nil, err
-		}
+	if key != nil {
 		if !ValidID(key[0]) {
 			return nil, apperr.New(apperr.Schema, "cursor is malformed; start again without it")
 		}

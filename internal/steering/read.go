@@ -72,13 +72,9 @@ func (s *Store) Read(req ReadRequest) (*Page, error) {
 	if req.Status != "" && !ValidStatus(req.Status) {
 		return nil, apperr.New(apperr.Schema, "status %s is not one of active, deprecated, superseded", show(req.Status))
 	}
-	var pos []string
-	if req.Cursor != "" {
-		key, err := paging.DecodeCursor(req.Cursor, cursorKind, req.key(), 2)
-		if err != nil {
-			return nil, err
-		}
-		pos = key
+	pos, err := paging.Position(req.Cursor, cursorKind, req.key(), 2)
+	if err != nil {
+		return nil, err
 	}
 	items, err := s.all()
 	if err != nil {
