@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // UnknownGate: no gate of that name is registered.
@@ -90,7 +91,7 @@ func (v Verdict) String() string {
 		if r.Class != "" {
 			b.WriteString(r.Class + ": ")
 		}
-		b.WriteString(oneLine(r.Detail))
+		b.WriteString(textfmt.OneLine(r.Detail))
 		if len(r.Paths) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(r.Paths, ", "))
 		}
@@ -185,6 +186,4 @@ func (r *Registry) list() string {
 	return strings.Join(s, ", ")
 }
 
-func errText(err error) string { return oneLine(err.Error()) }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func errText(err error) string { return textfmt.OneLine(err.Error()) }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // Lengths the capture handlers cut payload text to, in characters.
@@ -32,11 +33,11 @@ func (c *call) capture(in record.AppendInput) (Response, error) {
 func preCompact(c *call) (Response, error) {
 	p := c.p
 	sid := sessionLabel(p)
-	trigger := oneLine(p.Trigger)
+	trigger := textfmt.OneLine(p.Trigger)
 	if trigger == "" {
 		trigger = "unspecified"
 	}
-	trigger = cut(trigger, 40)
+	trigger = textfmt.Fit(trigger, 40)
 	sum := summarize(p.TranscriptPath, p.Cwd, MaxLastText)
 	in := record.AppendInput{Kind: "compaction-snapshot", VerificationAnchor: p.TranscriptPath,
 		Source: record.Source{CapturePoint: "pre-compact"}}
@@ -57,7 +58,7 @@ func preCompact(c *call) (Response, error) {
 		}
 	}
 	if ci := strings.TrimSpace(p.CustomInstructions); ci != "" {
-		fmt.Fprintf(&b, "Compaction instructions from the user: %s\n", cut(ci, MaxInstructions))
+		fmt.Fprintf(&b, "Compaction instructions from the user: %s\n", textfmt.Fit(ci, MaxInstructions))
 	}
 	in.Content = strings.TrimSuffix(b.String(), "\n")
 	return c.capture(in)
@@ -80,19 +81,19 @@ func subagentStop(c *call) (Response, error) {
 	if agentType == "" {
 		in.Kind = "compaction-summary"
 		in.Claim = fmt.Sprintf("Session %s compacted its context; the summary follows.", sid)
-		in.Content = cut(msg, MaxReport)
+		in.Content = textfmt.Fit(msg, MaxReport)
 		if in.Content == "" {
 			in.Content = fmt.Sprintf("Session %s compacted its context; the host passed no summary text.", sid)
 		}
 		return c.capture(in)
 	}
-	id := cut(oneLine(p.AgentID), 80)
+	id := textfmt.Fit(textfmt.OneLine(p.AgentID), 80)
 	if id == "" {
 		id = "(unknown id)"
 	}
 	in.Kind = "subagent-outcome"
 	in.Scope = agentType
-	in.Claim = fmt.Sprintf("Subagent %s (%s) finished in session %s.", id, cut(oneLine(agentType), 80), sid)
+	in.Claim = fmt.Sprintf("Subagent %s (%s) finished in session %s.", id, textfmt.Fit(textfmt.OneLine(agentType), 80), sid)
 	if msg == "" {
 		// Hosts before 2.1.47 send no last_assistant_message: read the
 		// subagent's own transcript for its last words.
@@ -100,7 +101,7 @@ func subagentStop(c *call) (Response, error) {
 			msg = sum.LastAssistantText
 		}
 	}
-	in.Content = cut(msg, MaxReport)
+	in.Content = textfmt.Fit(msg, MaxReport)
 	if in.Content == "" {
 		in.Content = fmt.Sprintf("Subagent %s (%s) finished in session %s without a final message.", id, agentType, sid)
 	}
@@ -112,14 +113,14 @@ func subagentStop(c *call) (Response, error) {
 func taskCompleted(c *call) (Response, error) {
 	p := c.p
 	sid := sessionLabel(p)
-	id := cut(oneLine(p.TaskID), 80)
+	id := textfmt.Fit(textfmt.OneLine(p.TaskID), 80)
 	label := id
 	if label == "" {
 		label = "(unknown id)"
 	}
 	in := record.AppendInput{Kind: "native-task-completion", VerificationAnchor: p.TranscriptPath,
 		Source: record.Source{CapturePoint: "task-completed", TaskID: id}}
-	subject := cut(oneLine(p.TaskSubject), MaxTaskSubject)
+	subject := textfmt.Fit(textfmt.OneLine(p.TaskSubject), MaxTaskSubject)
 	if subject != "" {
 		in.Claim = fmt.Sprintf("Task %s completed in session %s: %s", label, sid, subject)
 	} else {
@@ -131,13 +132,13 @@ func taskCompleted(c *call) (Response, error) {
 		fmt.Fprintf(&b, "Subject: %s\n", subject)
 	}
 	if d := strings.TrimSpace(p.TaskDescription); d != "" {
-		fmt.Fprintf(&b, "Description: %s\n", cut(d, MaxTaskDesc))
+		fmt.Fprintf(&b, "Description: %s\n", textfmt.Fit(d, MaxTaskDesc))
 	}
-	if t := oneLine(p.TeammateName); t != "" {
-		fmt.Fprintf(&b, "Teammate: %s\n", cut(t, 80))
+	if t := textfmt.OneLine(p.TeammateName); t != "" {
+		fmt.Fprintf(&b, "Teammate: %s\n", textfmt.Fit(t, 80))
 	}
-	if t := oneLine(p.TeamName); t != "" {
-		fmt.Fprintf(&b, "Team: %s\n", cut(t, 80))
+	if t := textfmt.OneLine(p.TeamName); t != "" {
+		fmt.Fprintf(&b, "Team: %s\n", textfmt.Fit(t, 80))
 	}
 	in.Content = strings.TrimSuffix(b.String(), "\n")
 	return c.capture(in)

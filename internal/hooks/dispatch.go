@@ -13,6 +13,7 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // Stores are the stores of the repository a hook writes to.
@@ -114,7 +115,7 @@ type call struct {
 
 func (d *Dispatcher) warn(format string, args ...any) {
 	if d.Warn != nil {
-		d.Warn(oneLine(fmt.Sprintf(format, args...)))
+		d.Warn(textfmt.OneLine(fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -232,8 +233,6 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // absDir resolves dir against base.
 func absDir(base, dir string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/hooks/transcript"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // PrimeRecords is how many records a session or subagent digest quotes.
@@ -87,9 +88,9 @@ func boardSection(expired []*board.Item, ready []board.Row, readyTotal, names in
 				fmt.Fprintf(&b, "- and %d more\n", len(expired)-names)
 				break
 			}
-			fmt.Fprintf(&b, "- %s %s", it.ID, cut(oneLine(it.Title), 100))
+			fmt.Fprintf(&b, "- %s %s", it.ID, textfmt.Fit(textfmt.OneLine(it.Title), 100))
 			if cl := it.Claim; cl != nil {
-				fmt.Fprintf(&b, " — was held by %s, lease ended %s", cut(oneLine(cl.Holder.String()), 60), cl.LeaseExpires)
+				fmt.Fprintf(&b, " — was held by %s, lease ended %s", textfmt.Fit(textfmt.OneLine(cl.Holder.String()), 60), cl.LeaseExpires)
 			}
 			b.WriteString("\n")
 		}
@@ -104,7 +105,7 @@ func boardSection(expired []*board.Item, ready []board.Row, readyTotal, names in
 			if shown == names {
 				break
 			}
-			fmt.Fprintf(&b, "- %s %s\n", r.ID, cut(oneLine(r.Title), 100))
+			fmt.Fprintf(&b, "- %s %s\n", r.ID, textfmt.Fit(textfmt.OneLine(r.Title), 100))
 			shown++
 		}
 		if rest := readyTotal - shown; rest > 0 {
@@ -214,24 +215,8 @@ func summarize(path, cwd string, lastText int) *transcript.Summary {
 
 // sessionLabel names the session in claims.
 func sessionLabel(p *Payload) string {
-	if s := oneLine(p.SessionID); s != "" {
-		return cut(s, 80)
+	if s := textfmt.OneLine(p.SessionID); s != "" {
+		return textfmt.Fit(s, 80)
 	}
 	return "(unknown session)"
-}
-
-// cut shortens s to at most n runes, ending in "…" when it cut.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, k := 0, 0
-	for j := range s {
-		if k == n-1 {
-			i = j
-			break
-		}
-		k++
-	}
-	return s[:i] + "…"
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // NotesRef is where a commit's records are noted on the commit
@@ -90,11 +90,11 @@ func (s *Store) CommitBoundary(ctx context.Context, in CommitBoundaryInput) (*Co
 	paths, more, err := g.ChangedPaths(parent, h, maxDiffPaths)
 	res.PathsErr = err
 	subject, _, _ := strings.Cut(strings.TrimSpace(commit.Message), "\n")
-	subject = cutRunes(oneLine(subject), maxSubject)
+	subject = textfmt.Fit(textfmt.OneLine(subject), maxSubject)
 	if subject == "" {
 		subject = "(no subject)"
 	}
-	session := cutRunes(oneLine(in.SessionID), maxSessionTag)
+	session := textfmt.Fit(textfmt.OneLine(in.SessionID), maxSessionTag)
 	if session == "" {
 		session = "(unknown session)"
 	}
@@ -107,7 +107,7 @@ func (s *Store) CommitBoundary(ctx context.Context, in CommitBoundaryInput) (*Co
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Command: %s\n", cutRunes(strings.TrimSpace(in.Command), MaxCommand))
+	fmt.Fprintf(&b, "Command: %s\n", textfmt.Fit(strings.TrimSpace(in.Command), MaxCommand))
 	switch {
 	case len(paths) == 0 && err == nil:
 		b.WriteString("Changed paths: none.")
@@ -150,20 +150,4 @@ func (s *Store) CommitBoundary(ctx context.Context, in CommitBoundaryInput) (*Co
 			ar.Record.ID, h.String()[:12], apperr.Message(err))
 	}
 	return res, nil
-}
-
-// cutRunes shortens s to at most n runes, ending in "…" when it cut.
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, k := 0, 0
-	for j := range s {
-		if k == n-1 {
-			i = j
-			break
-		}
-		k++
-	}
-	return s[:i] + "…"
 }

@@ -9,13 +9,16 @@
 // not change:
 //
 //   - Fit cuts s to at most n characters, the ellipsis included: the result
-//     always fits in n. Steering subjects and hook records use it.
+//     always fits in n. Steering subjects and the hook and
+//     commit-boundary records use it.
 //   - Head keeps the first n characters and appends an ellipsis when it
 //     cut, so the result may be n+1 characters long. Record and board
 //     commit subjects and error sentences use it.
 //
 // Both count characters as Unicode code points (runes), never bytes, so a
-// cut never splits a character.
+// cut never splits a character. They differ on invalid UTF-8 too, each as
+// the formats that use it always have: Fit keeps the bytes, Head writes
+// U+FFFD for them.
 //
 // # Timestamps
 //
@@ -52,28 +55,32 @@ func FirstLine(s string) string {
 }
 
 // Fit returns s when it has at most n characters, else its first n-1
-// characters and "…": the result never exceeds n characters. n must be at
-// least 1.
+// characters and "…": the result never exceeds n characters. The kept
+// bytes are s's own, invalid UTF-8 included. n must be at least 1.
 func Fit(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return prefix(s, n-1) + "…"
+	k := 0
+	for i := range s {
+		if k == n-1 {
+			return s[:i] + "…"
+		}
+		k++
+	}
+	return s
 }
 
 // Head returns s when it has at most n characters, else its first n
-// characters and "…" (n+1 characters in all).
+// characters and "…" (n+1 characters in all). What it keeps of a cut
+// string is re-encoded, so an invalid byte there comes out as U+FFFD, as
+// it always has in the record and board subjects.
 func Head(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return prefix(s, n) + "…"
+	return string([]rune(s)[:n]) + "…"
 }
-
-// prefix is the first n characters of s (s holds more than n). It goes
-// through []rune, so an invalid byte in a cut string comes out as U+FFFD,
-// as it always has in the stored subjects.
-func prefix(s string, n int) string { return string([]rune(s)[:n]) }
 
 // Timestamp formats t as an ISO-8601 UTC instant with milliseconds,
 // "2006-01-02T15:04:05.000Z", the form of JavaScript's toISOString.

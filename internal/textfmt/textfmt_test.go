@@ -33,6 +33,7 @@ func TestFitAndHead(t *testing.T) {
 		{"héllo wörld", 6, "héllo…", "héllo …"},
 		{"🎉🎉🎉", 2, "🎉…", "🎉🎉…"},
 		{"a\xffbc", 2, "a…", "a\uFFFD…"},
+		{"\xff\xfeabc", 3, "\xff\xfe…", "\uFFFD\uFFFDa…"},
 	}
 	for _, c := range cases {
 		if got := Fit(c.s, c.n); got != c.fit {
