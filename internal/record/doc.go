@@ -19,8 +19,10 @@
 //     keyset boundary, Select and Page under the paging rules, backlinks,
 //     Prime (the digest a session starts with) and Export (the files as
 //     the existing implementation lays them out).
-//   - The host-neutral captures built on Append: decisions and session
-//     outcomes.
+//   - The host-neutral captures built on Append: decisions, session
+//     outcomes (SessionOutcome, which the host package fills from its own
+//     payload), and the commit-boundary record of a commit that landed,
+//     with the NoteLine naming it on the commit's note (NotesRef).
 //
 // # Flow
 //
