@@ -56,9 +56,8 @@
 // # Errors
 //
 // Bad input and refused appends are *apperr.Error with nothing written:
-// apperr.Schema for a malformed field, apperr.DanglingSupersedes and
-// DanglingReference for edges to nothing, Duplicate for an id already
-// present, apperr.FormatVersion for a record written by a newer git
+// apperr.Schema for a malformed field, apperr.DanglingSupersedes for an
+// edge (of any rel) to nothing, Duplicate for an id already present, apperr.FormatVersion for a record written by a newer git
 // ideate, apperr.NotFound from Get, and the paging codes for a bad cursor.
 // A file in the tree that does not parse is skipped by reads and
 // ErrUnparseable from Parse.
