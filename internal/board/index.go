@@ -426,15 +426,10 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 		row.SpecLength = e.specLen
 		page.Items = append(page.Items, row)
 	}
-	var cut bool
-	if page.Items, cut, err = paging.Trim(page.Items, req.Measure); err != nil {
+	page.Items, page.NextCursor, err = paging.Finish(page.Items, more, req.Measure, workCursorKind, f.key(),
+		func(last Row) []string { return []string{last.CreatedAt, last.ID} })
+	if err != nil {
 		return nil, err
-	}
-	more = more || cut
-	if more && len(page.Items) > 0 {
-		last := page.Items[len(page.Items)-1]
-		c := paging.EncodeCursor(workCursorKind, f.key(), []string{last.CreatedAt, last.ID})
-		page.NextCursor = &c
 	}
 	return page, nil
 }

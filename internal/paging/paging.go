@@ -75,3 +75,19 @@ func Trim[T any](rows []T, measure Measure) (kept []T, cut bool, err error) {
 	keep := Fit(sizes, Budget)
 	return rows[:keep], keep < len(rows), nil
 }
+
+// Finish ends every paged read: it trims rows to the budget (Trim) and,
+// when the selection goes on past the last row kept (more, or the budget
+// cut), mints the next cursor from that row's keyset position (key). The
+// cursor is nil when the selection is exhausted or no row is left.
+func Finish[T any](rows []T, more bool, measure Measure, kind, filter string, key func(last T) []string) ([]T, *string, error) {
+	rows, cut, err := Trim(rows, measure)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !(more || cut) || len(rows) == 0 {
+		return rows, nil, nil
+	}
+	c := EncodeCursor(kind, filter, key(rows[len(rows)-1]))
+	return rows, &c, nil
+}

@@ -69,3 +69,48 @@ func TestPosition(t *testing.T) {
 		t.Fatalf("Position(garbage) = %v; want SCHEMA", err)
 	}
 }
+
+func TestFinish(t *testing.T) {
+	size := func(v any) (int, error) { return len(v.(string)), nil }
+	key := func(last string) []string { return []string{last[:1]} }
+	big := strings.Repeat("b", Budget)
+	tests := []struct {
+		name    string
+		rows    []string
+		more    bool
+		measure Measure
+		keep    int
+		next    string // "" = no cursor
+	}{
+		{"Exhausted_NoCursor", []string{"a1", "c2"}, false, size, 2, ""},
+		{"More_CursorFromLast", []string{"a1", "c2"}, true, size, 2, "c"},
+		{"BudgetCut_CursorFromLastKept", []string{"a1", big, "z"}, false, size, 1, "a"},
+		{"NoMeasure_NoCut", []string{"a1", big, "z"}, false, nil, 3, ""},
+		{"Empty_NoCursorEvenWithMore", []string{}, true, size, 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, next, err := Finish(tc.rows, tc.more, tc.measure, "record", "f", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != tc.keep || rows == nil {
+				t.Fatalf("Finish kept %d rows (nil: %v); want %d, never nil", len(rows), rows == nil, tc.keep)
+			}
+			switch {
+			case tc.next == "" && next != nil:
+				t.Fatalf("Finish minted a cursor; want none")
+			case tc.next != "" && next == nil:
+				t.Fatalf("Finish minted no cursor; want one at %q", tc.next)
+			case tc.next != "":
+				if k, err := DecodeCursor(*next, "record", "f", 1); err != nil || k[0] != tc.next {
+					t.Fatalf("cursor decodes to %v, %v; want [%s]", k, err, tc.next)
+				}
+			}
+		})
+	}
+	boom := errors.New("boom")
+	if _, _, err := Finish([]string{"a"}, true, func(any) (int, error) { return 0, boom }, "record", "f", key); !errors.Is(err, boom) {
+		t.Fatalf("Finish with a failing measure = %v; want boom", err)
+	}
+}

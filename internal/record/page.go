@@ -61,14 +61,10 @@ func (s *Store) ReadPage(req PageRequest) (*Page, error) {
 	for _, r := range recs {
 		page.Rows = append(page.Rows, NewRow(r, back[r.ID], req.IncludeContent))
 	}
-	var cut bool
-	if page.Rows, cut, err = paging.Trim(page.Rows, req.Measure); err != nil {
+	page.Rows, page.NextCursor, err = paging.Finish(page.Rows, more, req.Measure, cursorKind, req.Filter.Key(),
+		func(last Row) []string { return []string{last.ID} })
+	if err != nil {
 		return nil, err
-	}
-	more = more || cut
-	if more {
-		c := paging.EncodeCursor(cursorKind, req.Filter.Key(), []string{page.Rows[len(page.Rows)-1].ID})
-		page.NextCursor = &c
 	}
 	return page, nil
 }

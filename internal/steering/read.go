@@ -99,15 +99,10 @@ func (s *Store) Read(req ReadRequest) (*Page, error) {
 		}
 		page.Items = append(page.Items, newRow(it, back[it.ID], req.IncludeHistory))
 	}
-	var cut bool
-	if page.Items, cut, err = paging.Trim(page.Items, req.Measure); err != nil {
+	page.Items, page.NextCursor, err = paging.Finish(page.Items, more, req.Measure, cursorKind, req.key(),
+		func(last Row) []string { return []string{last.UpdatedAt, last.ID} })
+	if err != nil {
 		return nil, err
-	}
-	more = more || cut
-	if more && len(page.Items) > 0 {
-		last := page.Items[len(page.Items)-1]
-		c := paging.EncodeCursor(cursorKind, req.key(), []string{last.UpdatedAt, last.ID})
-		page.NextCursor = &c
 	}
 	return page, nil
 }
