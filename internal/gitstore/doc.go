@@ -33,10 +33,12 @@
 // parent, and move the ref from the tip to it. When the ref moved in
 // between, build runs again on the new tip, with jittered backoff, for up
 // to 60 seconds; so whatever build checks holds for the state the commit
-// lands on. TransactGuarded adds guards: other refs whose locks are held
-// (in name order) while the ref moves, and which must still name what
-// build saw, so a decision taken on them is part of the swap. CommitOn is
-// one attempt from a tip the caller read (a claim), with no retry.
+// lands on. A cancelled context stops the retries and the lock waits and
+// leaves the ref as it was. TransactGuarded adds guards: other refs whose
+// locks are held (in name order) while the ref moves, and which must still
+// name what build saw, so a decision taken on them is part of the swap.
+// CommitOn is one attempt from a tip the caller read (a claim), with no
+// retry.
 //
 // A reader takes Ref (or Refs), then RootTree, Lookup and ReadBlob: it
 // sees one commit's snapshot, whatever writers do meanwhile.
@@ -51,7 +53,10 @@
 // immutable, so a reader never needs a lock. One push per remote runs at a
 // time (an flock under .git/ideate), and it first clears what a killed
 // push left in the shadow namespace. Maintenance repacks run detached, one
-// at a time, and only past git's own gc.auto estimate.
+// at a time, and only past git's own gc.auto estimate; they outlive the
+// call on purpose. Every git process a call waits for runs in its own
+// process group under the caller's context, and is killed whole when the
+// context ends.
 //
 // # Errors
 //
