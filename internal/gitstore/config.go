@@ -70,31 +70,13 @@ func (c *Config) add(path string) {
 // passed as section "a", key "c" with subsection "b" via GetSub.
 func (c *Config) Get(section, key string) (string, bool) { return c.GetSub(section, "", key) }
 
-// GetSub is Get for a key inside a subsection.
+// GetSub is Get for a key inside a subsection: the last value git lists.
 func (c *Config) GetSub(section, sub, key string) (string, bool) {
-	val, found := "", false
-	for _, f := range c.files {
-		for _, s := range f.Sections {
-			if !strings.EqualFold(s.Name, section) {
-				continue
-			}
-			opts := s.Options
-			if sub != "" {
-				opts = nil
-				for _, ss := range s.Subsections {
-					if ss.Name == sub {
-						opts = append(opts, ss.Options...)
-					}
-				}
-			}
-			for _, o := range opts {
-				if strings.EqualFold(o.Key, key) {
-					val, found = o.Value, true
-				}
-			}
-		}
+	vals := c.GetAllSub(section, sub, key)
+	if len(vals) == 0 {
+		return "", false
 	}
-	return val, found
+	return vals[len(vals)-1], true
 }
 
 // GetAllSub returns every value of section.sub.key, in the order git
