@@ -5,12 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,20 +15,17 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
 // TestMain lets the test binary act as a board client process, so the
 // races below are between real OS processes.
-func TestMain(m *testing.M) {
-	if role := os.Getenv("BOARD_TEST_ROLE"); role != "" {
-		os.Exit(clientMain(role))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { proctest.Main(m, clientMain) }
 
-// clientMain waits for the barrier file, then runs its role over the ids,
-// printing one line per attempt: "<id> OK <token>" or "<id> <CODE>".
+// clientMain runs its role over the ids (after the barrier, when the test
+// gave one), printing one line per attempt: "<id> OK <token>" or
+// "<id> <CODE>".
 func clientMain(role string) int {
 	g, err := gitstore.Open(os.Getenv("BOARD_TEST_DIR"))
 	if err != nil {
@@ -46,14 +40,6 @@ func clientMain(role string) int {
 	var leaseP *int64
 	if lease > 0 {
 		leaseP = &lease
-	}
-	if barrier := os.Getenv("BOARD_TEST_BARRIER"); barrier != "" {
-		for {
-			if _, err := os.Stat(barrier); err == nil {
-				break
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
 	}
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
@@ -90,30 +76,12 @@ func clientMain(role string) int {
 	return 0
 }
 
-type client struct {
-	cmd *exec.Cmd
-	out strings.Builder
-}
-
-func startClient(t *testing.T, dir, role, who string, ids []string, extra ...string) *client {
+// startClient starts a client process playing role over ids; bar, when
+// not nil, holds it until bar.Release.
+func startClient(t *testing.T, dir, role, who string, ids []string, bar *proctest.Barrier, extra ...string) *proctest.Proc {
 	t.Helper()
-	c := &client{cmd: exec.Command(os.Args[0], "-test.run=^$")}
-	c.cmd.Env = append(os.Environ(), append([]string{"BOARD_TEST_ROLE=" + role, "BOARD_TEST_DIR=" + dir,
-		"BOARD_TEST_WHO=" + who, "BOARD_TEST_IDS=" + strings.Join(ids, ",")}, extra...)...)
-	c.cmd.Stdout = &c.out
-	c.cmd.Stderr = os.Stderr
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func (c *client) wait(t *testing.T) []string {
-	t.Helper()
-	if err := c.cmd.Wait(); err != nil {
-		t.Fatalf("client failed: %v", err)
-	}
-	return strings.Split(strings.TrimSpace(c.out.String()), "\n")
+	return proctest.Start(t, proctest.Spec{Role: role, Barrier: bar, Env: append([]string{"BOARD_TEST_DIR=" + dir,
+		"BOARD_TEST_WHO=" + who, "BOARD_TEST_IDS=" + strings.Join(ids, ",")}, extra...)})
 }
 
 // contention runs f with and without a concurrent `git pack-refs --all` /
@@ -168,11 +136,6 @@ func openBoard(t *testing.T, dir string) *board.Store {
 	return board.Open(g, record.Open(g))
 }
 
-func barrier(t *testing.T) (path string, release func()) {
-	path = filepath.Join(t.TempDir(), "go")
-	return path, func() { os.WriteFile(path, nil, 0o644) }
-}
-
 func countTransitions(t *testing.T, b *board.Store, id, transition string) int {
 	t.Helper()
 	evs, err := b.Events(t.Context(), id)
@@ -196,15 +159,15 @@ func TestRace_SixteenClaimOne(t *testing.T) {
 	contention(t, func(t *testing.T, dir string) {
 		b := openBoard(t, dir)
 		it := create(t, b, "contended")
-		bar, release := barrier(t)
-		var cs []*client
+		bar := proctest.NewBarrier(t)
+		var cs []*proctest.Proc
 		for i := 0; i < 16; i++ {
-			cs = append(cs, startClient(t, dir, "claim", fmt.Sprintf("w%d", i), []string{it.ID}, "BOARD_TEST_BARRIER="+bar))
+			cs = append(cs, startClient(t, dir, "claim", fmt.Sprintf("w%d", i), []string{it.ID}, bar))
 		}
-		release()
+		bar.Release(t)
 		wins, winner := 0, ""
 		for i, c := range cs {
-			line := c.wait(t)[0]
+			line := c.Wait(t)[0]
 			switch {
 			case strings.HasSuffix(line, " OK 1"):
 				wins++
@@ -239,15 +202,15 @@ func TestRace_EightProcessesHundredItems(t *testing.T) {
 		for i := 0; i < 100; i++ {
 			ids = append(ids, create(t, b, fmt.Sprintf("item %d", i)).ID)
 		}
-		bar, release := barrier(t)
-		var cs []*client
+		bar := proctest.NewBarrier(t)
+		var cs []*proctest.Proc
 		for i := 0; i < 8; i++ {
-			cs = append(cs, startClient(t, dir, "claim", fmt.Sprintf("w%d", i), ids, "BOARD_TEST_BARRIER="+bar))
+			cs = append(cs, startClient(t, dir, "claim", fmt.Sprintf("w%d", i), ids, bar))
 		}
-		release()
+		bar.Release(t)
 		winners := map[string]string{}
 		for i, c := range cs {
-			for _, line := range c.wait(t) {
+			for _, line := range c.Wait(t) {
 				f := strings.Fields(line)
 				switch {
 				case len(f) == 3 && f[1] == "OK":
@@ -290,12 +253,12 @@ func TestRace_CancelAgainstComplete(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bar, release := barrier(t)
-			comp := startClient(t, dir, "complete", "holder", []string{it.ID}, "BOARD_TEST_BARRIER="+bar,
+			bar := proctest.NewBarrier(t)
+			comp := startClient(t, dir, "complete", "holder", []string{it.ID}, bar,
 				"BOARD_TEST_TOKEN="+strconv.FormatInt(cl.Claim.ClaimToken, 10))
-			canc := startClient(t, dir, "cancel", "boss", []string{it.ID}, "BOARD_TEST_BARRIER="+bar)
-			release()
-			a, c := comp.wait(t)[0], canc.wait(t)[0]
+			canc := startClient(t, dir, "cancel", "boss", []string{it.ID}, bar)
+			bar.Release(t)
+			a, c := comp.Wait(t)[0], canc.Wait(t)[0]
 			aOK, cOK := strings.Contains(a, " OK"), strings.Contains(c, " OK")
 			if aOK == cOK {
 				t.Fatalf("round %d: complete %q, cancel %q: want exactly one winner", round, a, c)
@@ -322,25 +285,25 @@ func TestRace_FencingAcrossProcesses(t *testing.T) {
 	contention(t, func(t *testing.T, dir string) {
 		b := openBoard(t, dir)
 		it := create(t, b, "fenced")
-		a := startClient(t, dir, "claim", "alice", []string{it.ID}, "BOARD_TEST_LEASE=150").wait(t)[0]
+		a := startClient(t, dir, "claim", "alice", []string{it.ID}, nil, "BOARD_TEST_LEASE=150").Wait(t)[0]
 		if !strings.HasSuffix(a, " OK 1") {
 			t.Fatalf("alice: %q", a)
 		}
 		time.Sleep(250 * time.Millisecond)
-		bob := startClient(t, dir, "claim", "bob", []string{it.ID}).wait(t)[0]
+		bob := startClient(t, dir, "claim", "bob", []string{it.ID}, nil).Wait(t)[0]
 		if !strings.HasSuffix(bob, " OK 2") {
 			t.Fatalf("bob: %q", bob)
 		}
 		if _, err := b.Renew(t.Context(), it.ID, 1, nil); code(err) != board.InvalidClaim {
 			t.Fatalf("stale renew: %v", err)
 		}
-		if got := startClient(t, dir, "complete", "alice", []string{it.ID}, "BOARD_TEST_TOKEN=1").wait(t)[0]; !strings.HasSuffix(got, string(board.InvalidClaim)) {
+		if got := startClient(t, dir, "complete", "alice", []string{it.ID}, nil, "BOARD_TEST_TOKEN=1").Wait(t)[0]; !strings.HasSuffix(got, string(board.InvalidClaim)) {
 			t.Fatalf("stale complete: %q", got)
 		}
 		if _, err := b.Release(t.Context(), it.ID, 1, ""); code(err) != board.InvalidClaim {
 			t.Fatalf("stale release: %v", err)
 		}
-		if got := startClient(t, dir, "complete", "bob", []string{it.ID}, "BOARD_TEST_TOKEN=2").wait(t)[0]; !strings.HasSuffix(got, " OK 0") {
+		if got := startClient(t, dir, "complete", "bob", []string{it.ID}, nil, "BOARD_TEST_TOKEN=2").Wait(t)[0]; !strings.HasSuffix(got, " OK 0") {
 			t.Fatalf("bob's complete: %q", got)
 		}
 		if got := transitions(t, b, it.ID); got != "create,claim,orphan-recovery,claim,complete" {
@@ -359,16 +322,11 @@ func TestRace_KilledClaimer(t *testing.T) {
 		b := openBoard(t, dir)
 		for _, via := range []string{"get", "sweep"} {
 			it := create(t, b, "orphan via "+via)
-			c := startClient(t, dir, "claim-and-hang", "doomed", []string{it.ID}, "BOARD_TEST_LEASE=150")
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(c.out.String(), " OK ") {
-				if time.Now().After(deadline) {
-					t.Fatal("claimer never claimed")
-				}
-				time.Sleep(5 * time.Millisecond)
+			c := startClient(t, dir, "claim-and-hang", "doomed", []string{it.ID}, nil, "BOARD_TEST_LEASE=150")
+			c.WaitOutput(t, " OK ", 10*time.Second)
+			if !c.Kill() {
+				t.Fatal("the claimer was gone before the kill")
 			}
-			c.cmd.Process.Signal(syscall.SIGKILL)
-			c.cmd.Wait()
 			time.Sleep(200 * time.Millisecond)
 			if via == "get" {
 				v, err := b.Get(t.Context(), it.ID)
