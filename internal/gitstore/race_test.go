@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,16 +12,12 @@ import (
 
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 )
 
 // TestMain lets the test binary act as a worker process: real OS processes
 // race each other, not goroutines.
-func TestMain(m *testing.M) {
-	if role := os.Getenv("GITSTORE_TEST_ROLE"); role != "" {
-		os.Exit(helperMain(role))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { proctest.Main(m, helperMain) }
 
 func helperMain(role string) int {
 	dir := os.Getenv("GITSTORE_TEST_DIR")
@@ -55,15 +50,9 @@ func helperMain(role string) int {
 	return 2
 }
 
-func spawn(t *testing.T, role, dir string, env ...string) *exec.Cmd {
+func spawn(t *testing.T, role, dir string, env ...string) *proctest.Proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), append([]string{"GITSTORE_TEST_ROLE=" + role, "GITSTORE_TEST_DIR=" + dir}, env...)...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd
+	return proctest.Start(t, proctest.Spec{Role: role, Env: append([]string{"GITSTORE_TEST_DIR=" + dir}, env...)})
 }
 
 // gitCLIWriter appends commits to ref with the git CLI's own CAS
@@ -131,14 +120,14 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 			}
 		}
 	}()
-	var cmds []*exec.Cmd
+	var ps []*proctest.Proc
 	for i := 0; i < workers; i++ {
-		cmds = append(cmds, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each)))
+		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each)))
 	}
 	cliLanded, cliErr := gitCLIWriter(dir, ref, cliN)
-	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Errorf("worker: %v", err)
+	for _, p := range ps {
+		if err := p.WaitErr(); err != nil {
+			t.Errorf("worker: %v\n%s", err, p.Stderr())
 		}
 	}
 	close(stop)

@@ -176,6 +176,9 @@ func Start(t testing.TB, s Spec) *Proc {
 	p.cmd.Stdout = &p.out
 	p.cmd.Stderr = &p.errb
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild outside the group that kept the output pipes open must
+	// not hold Wait forever once the child itself has exited.
+	p.cmd.WaitDelay = 10 * time.Second
 	if s.Barrier != nil {
 		// Joined before the start, so a Release racing this Start counts it.
 		s.Barrier.mu.Lock()

@@ -5,27 +5,21 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
 // TestMain lets the test binary act as a writer process, so races and
 // crashes involve real OS processes.
-func TestMain(m *testing.M) {
-	if role := os.Getenv("RECORD_TEST_ROLE"); role != "" {
-		os.Exit(writerMain(role))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { proctest.Main(m, writerMain) }
 
 func writerMain(role string) int {
 	g, err := gitstore.Open(os.Getenv("RECORD_TEST_DIR"))
@@ -47,16 +41,10 @@ func writerMain(role string) int {
 	return 0
 }
 
-func startWriter(t *testing.T, dir, role, tag string, n int) *exec.Cmd {
+func startWriter(t *testing.T, dir, role, tag string, n int) *proctest.Proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "RECORD_TEST_ROLE="+role, "RECORD_TEST_DIR="+dir,
-		"RECORD_TEST_N="+strconv.Itoa(n), "RECORD_TEST_TAG="+tag)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd
+	return proctest.Start(t, proctest.Spec{Role: role, Env: []string{"RECORD_TEST_DIR=" + dir,
+		"RECORD_TEST_N=" + strconv.Itoa(n), "RECORD_TEST_TAG=" + tag}})
 }
 
 // allClaims returns claim → count over every record in the tree, and
@@ -120,13 +108,13 @@ func TestAppend_EightProcessesWithPackRefs(t *testing.T) {
 			packs++
 		}
 	}()
-	var cmds []*exec.Cmd
+	var ps []*proctest.Proc
 	for p := 0; p < procs; p++ {
-		cmds = append(cmds, startWriter(t, dir, "count", fmt.Sprintf("w%d", p), each))
+		ps = append(ps, startWriter(t, dir, "count", fmt.Sprintf("w%d", p), each))
 	}
-	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Errorf("writer failed: %v", err)
+	for _, p := range ps {
+		if err := p.WaitErr(); err != nil {
+			t.Errorf("writer failed: %v\n%s", err, p.Stderr())
 		}
 	}
 	close(stop)
@@ -168,16 +156,14 @@ func TestAppend_SurvivesKill9(t *testing.T) {
 			t.Fatal("the first writer wrote no record in 30 s")
 		}
 	}
-	first.Process.Signal(syscall.SIGKILL)
-	first.Wait()
+	first.Kill()
 	kills := 1
 	for round := 0; round < 60; round++ {
-		cmd := startWriter(t, dir, "loop", fmt.Sprintf("k%d", round), 0)
+		w := startWriter(t, dir, "loop", fmt.Sprintf("k%d", round), 0)
 		time.Sleep(time.Duration(5+rand.IntN(40)) * time.Millisecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err == nil {
+		if w.Kill() {
 			kills++
 		}
-		cmd.Wait()
 		if _, err := gt.GitErr(dir, "rev-parse", "--verify", "-q", record.RefName); err != nil {
 			t.Fatalf("round %d: ref broken or missing", round)
 		}

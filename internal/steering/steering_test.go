@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,20 +20,16 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/paging"
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // TestMain lets the test binary act as a steering client process, so the
 // concurrency test races real OS processes.
-func TestMain(m *testing.M) {
-	if role := os.Getenv("STEERING_TEST_ROLE"); role != "" {
-		os.Exit(clientMain(role))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { proctest.Main(m, clientMain) }
 
-// clientMain waits for the barrier file, then amends STEERING_TEST_ID
+// clientMain amends STEERING_TEST_ID
 // STEERING_TEST_N times with statements "<who> amendment <i>".
 func clientMain(role string) int {
 	g, err := gitstore.Open(os.Getenv("STEERING_TEST_DIR"))
@@ -46,14 +41,6 @@ func clientMain(role string) int {
 	s := steering.Open(g, true)
 	n, _ := strconv.Atoi(os.Getenv("STEERING_TEST_N"))
 	who, id := os.Getenv("STEERING_TEST_WHO"), os.Getenv("STEERING_TEST_ID")
-	if barrier := os.Getenv("STEERING_TEST_BARRIER"); barrier != "" {
-		for {
-			if _, err := os.Stat(barrier); err == nil {
-				break
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-	}
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	for i := 0; i < n; i++ {
@@ -1067,31 +1054,15 @@ func concurrentAmend(t *testing.T, withGC bool) {
 		}()
 	}
 	f.put(t, steering.PutInput{ID: "hot", Kind: "policy", Statement: "original"})
-	bar := filepath.Join(t.TempDir(), "go")
-	type proc struct {
-		cmd *exec.Cmd
-		out bytes.Buffer
-	}
-	var ps []*proc
+	bar := proctest.NewBarrier(t)
+	var ps []*proctest.Proc
 	for i := 0; i < procs; i++ {
-		p := &proc{cmd: exec.Command(os.Args[0], "-test.run=^$")}
-		p.cmd.Env = append(os.Environ(), "STEERING_TEST_ROLE=amend", "STEERING_TEST_DIR="+f.dir, "STEERING_TEST_ID=hot",
-			"STEERING_TEST_N="+strconv.Itoa(each), "STEERING_TEST_WHO=p"+strconv.Itoa(i), "STEERING_TEST_BARRIER="+bar)
-		p.cmd.Stdout = &p.out
-		p.cmd.Stderr = os.Stderr
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
+		ps = append(ps, proctest.Start(t, proctest.Spec{Role: "amend", Barrier: bar, Env: []string{"STEERING_TEST_DIR=" + f.dir, "STEERING_TEST_ID=hot",
+			"STEERING_TEST_N=" + strconv.Itoa(each), "STEERING_TEST_WHO=p" + strconv.Itoa(i)}}))
 	}
-	if err := os.WriteFile(bar, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bar.Release(t)
 	for i, p := range ps {
-		if err := p.cmd.Wait(); err != nil {
-			t.Fatalf("client %d: %v", i, err)
-		}
-		lines := strings.Split(strings.TrimSpace(p.out.String()), "\n")
+		lines := p.Wait(t)
 		if len(lines) != each {
 			t.Fatalf("client %d printed %d lines", i, len(lines))
 		}

@@ -4,35 +4,30 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/board"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
-// client starts this test binary as a client process of clone dir.
-func client(t *testing.T, dir, role, who, barrier string, ids []string, env ...string) *exec.Cmd {
+// client starts this test binary as a client process of clone dir, held
+// by bar (when not nil) until bar.Release.
+func client(t *testing.T, dir, role, who string, bar *proctest.Barrier, ids []string, env ...string) *proctest.Proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "SYNC_TEST_ROLE="+role, "SYNC_TEST_DIR="+dir, "SYNC_TEST_WHO="+who,
-		"SYNC_TEST_BARRIER="+barrier, "SYNC_TEST_IDS="+strings.Join(ids, ","))
-	cmd.Env = append(cmd.Env, env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return cmd
+	return proctest.Start(t, proctest.Spec{Role: role, Barrier: bar, Env: append([]string{"SYNC_TEST_DIR=" + dir,
+		"SYNC_TEST_WHO=" + who, "SYNC_TEST_IDS=" + strings.Join(ids, ",")}, env...)})
 }
 
 // results parses "<id> OK <token>" / "<id> <CODE> <message>" lines.
-func results(t *testing.T, out []byte) map[string]string {
+func results(t *testing.T, lines []string) map[string]string {
 	t.Helper()
 	res := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, l := range lines {
 		if l == "" {
 			continue
 		}
@@ -61,30 +56,15 @@ func TestRace_ThreeClonesClaimFiftyItemsThroughTheRemote(t *testing.T) {
 		c.sync(t)
 		clones = append(clones, c)
 	}
-	barrier := filepath.Join(t.TempDir(), "go")
-	outs := make([][]byte, len(clones))
-	var wg sync.WaitGroup
+	bar := proctest.NewBarrier(t)
+	ps := make([]*proctest.Proc, len(clones))
 	for i, c := range clones {
-		cmd := client(t, c.dir, "claim", names[i], barrier, ids)
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			out, err := cmd.Output()
-			if err != nil {
-				t.Errorf("client %s: %v", names[i], err)
-			}
-			outs[i] = out
-		}(i)
+		ps[i] = client(t, c.dir, "claim", names[i], bar, ids)
 	}
-	time.Sleep(300 * time.Millisecond)
-	os.WriteFile(barrier, nil, 0o644)
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
+	bar.Release(t)
 	res := make([]map[string]string, len(clones))
 	for i := range clones {
-		res[i] = results(t, outs[i])
+		res[i] = results(t, ps[i].Wait(t))
 	}
 	wins := map[string]int{}
 	for _, id := range ids {
@@ -162,31 +142,11 @@ func TestRace_CompleteAgainstCancelAcrossClones(t *testing.T) {
 	}
 	b := cloneOf(t, bare)
 	b.sync(t)
-	barrier := filepath.Join(t.TempDir(), "go")
-	cmds := []*exec.Cmd{
-		client(t, a.dir, "complete", "ann", barrier, ids, fmt.Sprintf("SYNC_TEST_TOKEN=%d", token)),
-		client(t, b.dir, "cancel", "ben", barrier, ids),
-	}
-	outs := make([][]byte, 2)
-	var wg sync.WaitGroup
-	for i, cmd := range cmds {
-		wg.Add(1)
-		go func(i int, cmd *exec.Cmd) {
-			defer wg.Done()
-			out, err := cmd.Output()
-			if err != nil {
-				t.Errorf("client %d: %v", i, err)
-			}
-			outs[i] = out
-		}(i, cmd)
-	}
-	time.Sleep(300 * time.Millisecond)
-	os.WriteFile(barrier, nil, 0o644)
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	done, cancelled := results(t, outs[0]), results(t, outs[1])
+	bar := proctest.NewBarrier(t)
+	comp := client(t, a.dir, "complete", "ann", bar, ids, fmt.Sprintf("SYNC_TEST_TOKEN=%d", token))
+	canc := client(t, b.dir, "cancel", "ben", bar, ids)
+	bar.Release(t)
+	done, cancelled := results(t, comp.Wait(t)), results(t, canc.Wait(t))
 	counts := map[string]int{}
 	for _, id := range ids {
 		d, c := done[id], cancelled[id]
@@ -254,17 +214,10 @@ func TestKill9DuringSync(t *testing.T) {
 		}
 		want = append(want, b.note(t, fmt.Sprintf("b r%d", round)))
 		b.sync(t)
-		cmd := client(t, a.dir, "sync-loop", "ann", "", nil)
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		syncer := client(t, a.dir, "sync-loop", "ann", nil, nil)
 		time.Sleep(time.Duration(10+rand.IntN(900)) * time.Millisecond)
-		buf := make([]byte, 4096)
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		n, _ := out.Read(buf)
-		cmd.Wait()
-		if !strings.Contains(string(buf[:n]), "synced") {
+		syncer.Kill() // the whole process group: the client and its git fetch/push
+		if !strings.Contains(syncer.Output(), "synced") {
 			killedMidway++
 		}
 		// Both sides stay readable and consistent after every kill.

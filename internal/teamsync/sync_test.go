@@ -18,6 +18,7 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/teamsync"
@@ -25,15 +26,10 @@ import (
 
 // TestMain lets the test binary act as a client process (a clone doing
 // remote-authoritative verbs or syncs), so races are between OS processes.
-func TestMain(m *testing.M) {
-	if role := os.Getenv("SYNC_TEST_ROLE"); role != "" {
-		os.Exit(clientMain(role))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { proctest.Main(m, clientMain) }
 
-// clientMain runs role in the clone SYNC_TEST_DIR after the barrier file
-// appears, printing "<id> OK <token>" or "<id> <CODE> <message>" per item.
+// clientMain runs role in the clone SYNC_TEST_DIR (after the barrier, when
+// the test gave one), printing "<id> OK <token>" or "<id> <CODE> <message>" per item.
 func clientMain(role string) int {
 	c, err := open(os.Getenv("SYNC_TEST_DIR"))
 	if err != nil {
@@ -41,14 +37,6 @@ func clientMain(role string) int {
 		return 2
 	}
 	c.b.Authority = &teamsync.Authority{Git: c.g, Board: c.b, Remote: "origin"}
-	if barrier := os.Getenv("SYNC_TEST_BARRIER"); barrier != "" {
-		for {
-			if _, err := os.Stat(barrier); err == nil {
-				break
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-	}
 	who := board.Actor{Human: os.Getenv("SYNC_TEST_WHO")}
 	token, _ := strconv.ParseInt(os.Getenv("SYNC_TEST_TOKEN"), 10, 64)
 	out := bufio.NewWriter(os.Stdout)

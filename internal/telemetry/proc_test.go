@@ -4,42 +4,32 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/telemetry"
 )
 
 // TestMain lets the test binary act as a writer process, so the race below
 // is between real OS processes appending to one file.
-func TestMain(m *testing.M) {
-	if os.Getenv("TELEMETRY_TEST_ROLE") == "writer" {
-		os.Exit(writerMain())
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { proctest.Main(m, writerMain) }
 
-// writerMain waits for the barrier file, then writes TELEMETRY_TEST_N
+// writerMain writes TELEMETRY_TEST_N
 // events cycling through every counter, with values long enough that a
 // torn write would show.
-func writerMain() int {
+func writerMain(role string) int {
+	if role != "writer" {
+		fmt.Fprintln(os.Stderr, "unknown role", role)
+		return 2
+	}
 	dir, session := os.Getenv("TELEMETRY_TEST_DIR"), os.Getenv("TELEMETRY_TEST_SESSION")
 	n, _ := strconv.Atoi(os.Getenv("TELEMETRY_TEST_N"))
 	r := telemetry.Open(dir, session)
 	failed := false
 	r.Warn = func(msg string) { fmt.Fprintln(os.Stderr, msg); failed = true }
-	if barrier := os.Getenv("TELEMETRY_TEST_BARRIER"); barrier != "" {
-		for {
-			if _, err := os.Stat(barrier); err == nil {
-				break
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-	}
 	pad := strings.Repeat(session, 1+len(session)%3*60) // 10..1500 bytes, cut at 512
 	for i := 0; i < n; i++ {
 		switch i % 9 {
@@ -74,25 +64,15 @@ func writerMain() int {
 func TestProcesses_NoTornLines(t *testing.T) {
 	const procs, each = 8, 500
 	dir := filepath.Join(t.TempDir(), "ideate") // created by the racers
-	barrier := filepath.Join(t.TempDir(), "go")
-	var cmds []*exec.Cmd
+	bar := proctest.NewBarrier(t)
+	var ps []*proctest.Proc
 	for p := 0; p < procs; p++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "TELEMETRY_TEST_ROLE=writer", "TELEMETRY_TEST_DIR="+dir,
-			fmt.Sprintf("TELEMETRY_TEST_SESSION=proc%d", p), fmt.Sprintf("TELEMETRY_TEST_N=%d", each),
-			"TELEMETRY_TEST_BARRIER="+barrier)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
+		ps = append(ps, proctest.Start(t, proctest.Spec{Role: "writer", Barrier: bar, Env: []string{"TELEMETRY_TEST_DIR=" + dir,
+			fmt.Sprintf("TELEMETRY_TEST_SESSION=proc%d", p), fmt.Sprintf("TELEMETRY_TEST_N=%d", each)}}))
 	}
-	time.Sleep(50 * time.Millisecond)
-	os.WriteFile(barrier, nil, 0o644)
-	for _, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("writer: %v", err)
-		}
+	bar.Release(t)
+	for _, p := range ps {
+		p.Wait(t)
 	}
 
 	b, err := os.ReadFile(filepath.Join(dir, telemetry.FileName))
