@@ -87,7 +87,7 @@ func signalContext() (context.Context, func()) {
 		}
 		select {
 		case <-time.After(signalGrace):
-			os.Exit(130)
+			os.Exit(exitInterrupted)
 		case <-done:
 		}
 	}()
@@ -104,7 +104,7 @@ func run(ctx context.Context, args []string, env *Env) int {
 	exited := -1
 	parser, err := kong.New(cli,
 		kong.Name("git ideate"),
-		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository."),
+		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository.\n\n"+exitStatusHelp()),
 		kong.UsageOnError(),
 		kong.Writers(env.Out, env.Err),
 		kong.Exit(func(code int) { exited = code; panic(exitPanic{}) }),
@@ -115,7 +115,7 @@ func run(ctx context.Context, args []string, env *Env) int {
 	)
 	if err != nil {
 		fmt.Fprintf(env.Err, "git ideate: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	code, done := func() (code int, done bool) {
 		defer func() {
@@ -134,9 +134,9 @@ func run(ctx context.Context, args []string, env *Env) int {
 		if err != nil {
 			fmt.Fprintf(env.Err, "git ideate: %s: %v\n", apperr.Schema, err)
 			if kctx != nil && isHookPath(kctx) || hookWords[strings.Join(commandWords(args), " ")] {
-				return 0, true // a hook path never fails its caller, not even on a bad flag
+				return exitOK, true // a hook path never fails its caller, not even on a bad flag
 			}
-			return 1, true
+			return exitUsage, true
 		}
 		if d := chdirOf(cli); d != "" {
 			env.Dir = d
@@ -147,16 +147,16 @@ func run(ctx context.Context, args []string, env *Env) int {
 		if err := kctx.Run(env); err != nil {
 			fmt.Fprintf(env.Err, "git ideate %s: %s\n", commandPath(kctx), formatError(err))
 			if isHookPath(kctx) {
-				return 0, true
+				return exitOK, true
 			}
-			return 1, true
+			return exitStatus(err), true
 		}
-		return 0, true
+		return exitOK, true
 	}()
 	if done {
 		return code
 	}
-	return 0
+	return exitOK
 }
 
 type exitPanic struct{}
@@ -189,4 +189,66 @@ func formatError(err error) string {
 		return "CANCELED: interrupted by a signal; the git processes it had started were stopped"
 	}
 	return string(apperr.Internal) + ": " + err.Error()
+}
+
+// Exit statuses: the one map from an outcome to the status the process
+// exits with, listed by --help (exitStatusHelp) and in README.md. The
+// hook-path commands (hookPath) exit 0 whatever happens.
+const (
+	exitOK      = 0
+	exitFailure = 1 // a typed failure: "CODE: sentence" on stderr
+	// A command line kong cannot parse (an unknown command, a bad or
+	// missing flag) is reported as SCHEMA and exits 1, like any typed
+	// failure: the reference contract fixes 1 for a bad flag and for an
+	// unknown subcommand, and the golden transcripts hold it.
+	exitUsage        = exitFailure
+	exitGateFail     = 3 // a gate judged and its verdict is FAIL (apperr.GateFail)
+	exitUnverifiable = 4 // a gate could not judge: UNVERIFIABLE (apperr.Unverifiable), never a pass
+	exitInternal     = 5 // an untyped error or INTERNAL: a bug or an unexpected failure
+	// SIGINT or SIGTERM cancelled the command (128 + SIGINT, as shells
+	// report an interrupted command); also the status when a signalled
+	// command does not return within signalGrace.
+	exitInterrupted = 130
+)
+
+// exitStatus maps what a command returned to the exit status.
+func exitStatus(err error) int {
+	if errors.Is(err, context.Canceled) {
+		return exitInterrupted // printed as CANCELED: sentence (formatError)
+	}
+	switch apperr.CodeOf(err) {
+	case "":
+		return exitOK
+	case apperr.GateFail:
+		return exitGateFail
+	case apperr.Unverifiable:
+		return exitUnverifiable
+	case apperr.Internal:
+		return exitInternal
+	default:
+		return exitFailure
+	}
+}
+
+// exitStatuses is the table --help prints, in status order.
+var exitStatuses = []struct {
+	status  int
+	meaning string
+}{
+	{exitOK, "success"},
+	{exitFailure, "a typed failure or a malformed command line (CODE: sentence on stderr)"},
+	{exitGateFail, "a gate's verdict is FAIL"},
+	{exitUnverifiable, "a gate could not judge (UNVERIFIABLE)"},
+	{exitInternal, "an internal error (INTERNAL)"},
+	{exitInterrupted, "interrupted by SIGINT or SIGTERM (CANCELED)"},
+}
+
+func exitStatusHelp() string {
+	var b strings.Builder
+	b.WriteString("Exit status:")
+	for _, e := range exitStatuses {
+		fmt.Fprintf(&b, "\n  %d  %s", e.status, e.meaning)
+	}
+	b.WriteString("\nhook, record prime, record session-end and work sweep always exit 0.")
+	return b.String()
 }

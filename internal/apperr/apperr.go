@@ -28,6 +28,12 @@ const (
 	// names it; the record, steering and board stores all refuse it with
 	// this code.
 	DanglingSupersedes Code = "DANGLING_SUPERSEDES"
+
+	// A gate's verdict, returned as an error by a call that judges (the
+	// gates package) so that every face can act on it: the CLI maps each to
+	// its own exit status, the MCP server puts it in the envelope.
+	GateFail     Code = "GATE_FAIL"    // the gate judged the facts and they fail it
+	Unverifiable Code = "UNVERIFIABLE" // the gate could not judge (an unreadable format, missing facts); never a pass
 )
 
 // Error is a typed failure: Code for programs, Msg (one sentence) for people.
