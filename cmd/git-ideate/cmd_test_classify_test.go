@@ -74,7 +74,8 @@ func TestTestClassify_StubMarker(t *testing.T) {
 }
 
 // An output that cannot be read in the declared format, or no declared
-// format, is UNVERIFIABLE with exit 1, never a pass.
+// format, is UNVERIFIABLE with its own exit status (exitUnverifiable),
+// never a pass.
 func TestTestClassify_Unverifiable(t *testing.T) {
 	junit := testrunFixture(t, "evidence-pytest-junit.xml")
 	for _, args := range [][]string{
@@ -85,7 +86,7 @@ func TestTestClassify_Unverifiable(t *testing.T) {
 		{"test", "classify", "--format", "go-test-json"},
 	} {
 		r := cli(t, t.TempDir(), junit, args...)
-		if r.code != 1 || !strings.Contains(r.err, "UNVERIFIABLE: ") {
+		if r.code != exitUnverifiable || !strings.Contains(r.err, "UNVERIFIABLE: ") {
 			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
 		}
 		var out classifyOut

@@ -47,9 +47,9 @@ const (
 
 // Error codes of this package.
 const (
-	Unverifiable apperr.Code = "UNVERIFIABLE" // the output could not be judged
-	RunnerFailed apperr.Code = "RUNNER"       // the test command could not start
-	Canceled     apperr.Code = "CANCELED"     // ctx ended the run
+	Unverifiable             = apperr.Unverifiable // the output could not be judged (the CLI exits 4)
+	RunnerFailed apperr.Code = "RUNNER"            // the test command could not start
+	Canceled     apperr.Code = "CANCELED"          // ctx ended the run
 )
 
 // Format names a runner output format.
