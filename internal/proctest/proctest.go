@@ -24,8 +24,9 @@
 // # Processes
 //
 // Each child runs in its own process group; [Proc.Kill] sends SIGKILL to the
-// whole group (the child and any git it started), and a child still running
-// when its test ends is killed the same way. Stdout and stderr go to
+// whole group, and a child still running when its test ends is killed the
+// same way. Processes the child started in groups of their own (gitstore
+// starts each git so) are not in it and live on. Stdout and stderr go to
 // buffers guarded by a mutex, so [Proc.Output] may be read at any time.
 package proctest
 
