@@ -20,20 +20,41 @@ import (
 	"github.com/ideate/git-ideate/internal/record"
 )
 
-// version is set with -ldflags "-X main.version=…"; otherwise the module
-// version from the build info is used.
-var version = ""
+// version and commit are set with -ldflags "-X main.version=… -X
+// main.commit=…"; otherwise they come from the build info: the module
+// version and the vcs.revision go build stamps when it builds from a git
+// checkout (go install ./cmd/git-ideate does).
+var version, commit = "", ""
 
 func versionString() string {
-	v := version
-	if v == "" {
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	v, c, dirty := version, commit, false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v = bi.Main.Version
-		} else {
-			v = "dev"
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if c == "" {
+					c = s.Value
+				}
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
 		}
 	}
-	return fmt.Sprintf("git-ideate %s (record format %d)", v, record.FormatVersion)
+	if v == "" {
+		v = "(devel)"
+	}
+	switch {
+	case c == "":
+		c = "commit unknown: built without VCS stamping"
+	case dirty:
+		c = "commit " + c + " with uncommitted changes"
+	default:
+		c = "commit " + c
+	}
+	return fmt.Sprintf("git-ideate %s (%s; record format %d)", v, c, record.FormatVersion)
 }
 
 // CLI is the command tree.
@@ -50,6 +71,7 @@ type CLI struct {
 	Sync      SyncCmd      `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
 	Test      TestCmd      `cmd:"" help:"Classify test runner output into one outcome per test (PASS, FAIL_ASSERT, FAIL_STUB, BUILD_FAIL, …)."`
 	Init      InitCmd      `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
+	Man       ManCmd       `cmd:"" help:"Print the git-ideate(1) manual page, or install it where man (and so git ideate --help) finds it."`
 	Plan      PlanCmd      `cmd:"" help:"The playbook's planning artifacts under docs/agents/sprint<N>/: check them (the planning→execution gate) or show them."`
 }
 
@@ -100,19 +122,19 @@ const signalGrace = 3 * time.Second
 // run parses args, runs the command under ctx and returns the exit code.
 func run(ctx context.Context, args []string, env *Env) int {
 	defer env.Close()
+	args, handled := helpWords(args, env)
+	if handled {
+		return 0
+	}
 	cli := grammar(args)
 	exited := -1
-	parser, err := kong.New(cli,
-		kong.Name("git ideate"),
-		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository.\n\n"+exitStatusHelp()),
+	parser, err := kong.New(cli, append(kongOptions(),
 		kong.UsageOnError(),
 		kong.Writers(env.Out, env.Err),
 		kong.Exit(func(code int) { exited = code; panic(exitPanic{}) }),
-		kong.Vars{"version": versionString()},
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(env),
 		kong.BindTo(ctx, (*context.Context)(nil)),
-	)
+	)...)
 	if err != nil {
 		fmt.Fprintf(env.Err, "git ideate: %v\n", err)
 		return exitInternal
@@ -160,6 +182,60 @@ func run(ctx context.Context, args []string, env *Env) int {
 }
 
 type exitPanic struct{}
+
+// kongOptions are the options every parser of the command tree shares
+// (the one run builds and the one the man page is generated from).
+func kongOptions() []kong.Option {
+	return []kong.Option{
+		kong.Name("git ideate"),
+		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository.\n\n"+exitStatusHelp()),
+		kong.Vars{"version": versionString()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.ValueFormatter(helpValue),
+	}
+}
+
+// helpValue is a flag's help text, marked "(required)" when it is.
+func helpValue(v *kong.Value) string {
+	h := kong.DefaultHelpValueFormatter(v)
+	if v.Required {
+		if h == "" {
+			return "(required)"
+		}
+		return "(required) " + h
+	}
+	return h
+}
+
+// helpWords handles the words git users expect of a subcommand: `help`
+// and `help <command…>` become `<command…> --help`, and `version` prints
+// what --version prints. It returns the arguments to parse, or handled
+// when it has answered.
+func helpWords(args []string, env *Env) ([]string, bool) {
+	words := commandWords(args)
+	if len(words) == 0 {
+		return args, false
+	}
+	switch words[0] {
+	case "version":
+		if len(words) == 1 {
+			fmt.Fprintln(env.Out, versionString())
+			return nil, true
+		}
+	case "help":
+		var out []string
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if a == "help" {
+				out = append(out, args[i+1:]...)
+				break
+			}
+			out = append(out, a)
+		}
+		return append(out, "--help"), false
+	}
+	return args, false
+}
 
 // hookWords are the commands hosts run as hooks; see hookPath.
 var hookWords = map[string]bool{"record prime": true, "record session-end": true, "work sweep": true, "hook": true}
