@@ -165,7 +165,7 @@ func (c *RecordDecisionCmd) Run(ctx context.Context, env *Env) error {
 type RecordReadCmd struct {
 	Scope          string `help:"Case-insensitive substring of scope, kind, capture point, session or task."`
 	ID             string `name:"id" help:"Exactly this record."`
-	Limit          *int   `help:"Page size (default 100 with --json, 1..500)."`
+	Limit          *int   `help:"${limit_help}"`
 	Cursor         string `help:"Resume after a previous page (opaque, bound to its filter)."`
 	IncludeContent bool   `help:"Include bodies in JSON rows (requires --json)."`
 	JSON           bool   `name:"json" help:"Bounded JSON page: {records, next_cursor}."`
@@ -176,8 +176,8 @@ func (c *RecordReadCmd) Run(ctx context.Context, env *Env) error {
 	if c.IncludeContent && !c.JSON {
 		return apperr.New(apperr.Schema, "--include-content requires --json")
 	}
-	if c.Limit != nil && *c.Limit < 0 {
-		return apperr.New(apperr.Schema, "--limit must not be negative")
+	if err := checkLimit(c.Limit); err != nil {
+		return err
 	}
 	st, err := env.Record()
 	if err != nil {
@@ -298,6 +298,7 @@ func printRow(w io.Writer, r record.Row) {
 type RecordPrimeCmd struct {
 	Scope  string `help:"Only records matching this scope."`
 	Budget string `help:"How many records (default 10, at most 50)."`
+	JSON   bool   `name:"json" help:"Print {\"digest\": TEXT} instead of the text."`
 }
 
 func (*RecordPrimeCmd) alwaysZero() {}
@@ -327,12 +328,17 @@ func (c *RecordPrimeCmd) Run(ctx context.Context, env *Env) error {
 	if t := env.Telemetry(); t != nil {
 		t.PrimingRequested("cli:prime")
 	}
+	if c.JSON {
+		return writeJSON(env.Out, map[string]string{"digest": out}, true)
+	}
 	_, err = io.WriteString(env.Out, out)
 	return err
 }
 
 // RecordSessionEndCmd records a session outcome from a hook payload.
-type RecordSessionEndCmd struct{}
+type RecordSessionEndCmd struct {
+	JSON bool `name:"json" help:"Print {\"id\": ID} instead of the id."`
+}
 
 func (*RecordSessionEndCmd) alwaysZero() {}
 
@@ -359,6 +365,9 @@ func (c *RecordSessionEndCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	if c.JSON {
+		return writeJSON(env.Out, map[string]string{"id": res.Record.ID}, true)
+	}
 	fmt.Fprintln(env.Out, res.Record.ID)
 	return nil
 }
@@ -371,6 +380,9 @@ type RecordExportCmd struct {
 
 // Run writes the files, with progress on a terminal.
 func (c *RecordExportCmd) Run(ctx context.Context, env *Env) error {
+	if strings.TrimSpace(c.Dir) == "" {
+		return apperr.New(apperr.Schema, "the destination directory must not be empty (use . for the current directory)")
+	}
 	st, err := env.Record()
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/textfmt"
@@ -21,13 +20,14 @@ type SteeringCmd struct {
 // SteeringPutCmd creates or amends an item.
 type SteeringPutCmd struct {
 	ID         string  `name:"id" required:"" help:"Item id, a stem like GP-23 ([A-Za-z0-9][A-Za-z0-9._-]*)."`
-	Kind       string  `required:"" help:"Kind (open vocabulary: guiding-principle, policy, …)."`
-	Statement  string  `required:"" help:"The steering text, or - to read it from stdin."`
+	Kind       string  `help:"Kind (open vocabulary: guiding-principle, policy, …); required for a new item (default: the prior one)."`
+	Statement  string  `help:"The steering text, or - to read it from stdin; required for a new item (default: the prior one)."`
 	Domain     *string `help:"Domain tag (default: the prior one, or empty for a new item; \"\" clears it)."`
 	Status     string  `help:"active, deprecated or superseded (default: the prior one, or active)."`
 	Supersedes string  `placeholder:"ID" help:"The item this one replaces (a supersedes edge)."`
 	References string  `placeholder:"JSON" help:"Typed edges as JSON: [{\"rel\":\"clarifies\",\"id\":\"GP-1\"}]. With --supersedes or this flag the edge list is replaced; without both it is kept."`
 	Actor      string  `help:"Who writes it (recorded as a commit trailer)."`
+	PrettyFlag
 }
 
 // steeringPutResult is the one line put prints.
@@ -50,12 +50,15 @@ func (c *SteeringPutCmd) Run(ctx context.Context, env *Env) error {
 		_, err := s.Put(ctx, steering.PutInput{})
 		return err
 	}
-	statement, err := readContent(env, c.Statement)
-	if err != nil {
-		return err
+	statement := ""
+	if c.Statement != "" {
+		var err error
+		if statement, err = readContent(env, c.Statement); err != nil {
+			return err
+		}
 	}
 	in := steering.PutInput{ID: c.ID, Kind: c.Kind, Statement: statement, Domain: c.Domain, Status: c.Status,
-		Supersedes: c.Supersedes, Actor: c.Actor}
+		Supersedes: c.Supersedes, Actor: c.Actor, KeepPrior: true}
 	if strings.TrimSpace(c.References) != "" {
 		refs, err := parseReferences(c.References)
 		if err != nil {
@@ -70,7 +73,7 @@ func (c *SteeringPutCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(env.Out, steeringPutResult{OK: true, ID: res.ID, Status: res.Status, Amended: res.Amended}, false)
+	return writeJSON(env.Out, steeringPutResult{OK: true, ID: res.ID, Status: res.Status, Amended: res.Amended}, c.JSON)
 }
 
 // SteeringReadCmd selects items.
@@ -80,7 +83,7 @@ type SteeringReadCmd struct {
 	Status         string `help:"Only this status: active, deprecated or superseded."`
 	Kind           string `help:"Only this kind (exact)."`
 	IncludeHistory bool   `name:"include-history" help:"Include each item's prior versions."`
-	Limit          *int   `help:"Page size (default 100 with --json, 1..500)."`
+	Limit          *int   `help:"${limit_help}"`
 	Cursor         string `help:"Resume after a previous page (opaque, bound to its filter)."`
 	JSON           bool   `name:"json" help:"Bounded JSON page: {items, next_cursor}."`
 }
@@ -96,8 +99,8 @@ func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 		_, err := s.Read(steering.ReadRequest{})
 		return err
 	}
-	if c.Limit != nil && *c.Limit < 0 {
-		return apperr.New(apperr.Schema, "--limit must not be negative")
+	if err := checkLimit(c.Limit); err != nil {
+		return err
 	}
 	req := steering.ReadRequest{ID: c.ID, Domain: c.Domain, Status: c.Status, Kind: c.Kind,
 		IncludeHistory: c.IncludeHistory, Limit: c.Limit, Cursor: c.Cursor}
@@ -125,7 +128,7 @@ func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 				fmt.Fprintf(w, "    %s %s\n", textfmt.OneLine(ref.Rel), ref.ID)
 			}
 			for _, ref := range r.ReferencedBy {
-				fmt.Fprintf(w, "    %s by %s\n", textfmt.OneLine(ref.Rel), ref.ID)
+				fmt.Fprintf(w, "    %s %s\n", passiveRel(textfmt.OneLine(ref.Rel)), ref.ID)
 			}
 			for _, h := range r.History {
 				fmt.Fprintf(w, "    was [%s] until %s: %s\n", h.Status, h.At, textfmt.FirstLine(h.Statement))
@@ -133,4 +136,19 @@ func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 		}
 		return len(page.Items), page.NextCursor, nil
 	})
+}
+
+// passiveRel reads an edge from its target's side: "supersedes" becomes
+// "superseded by", "clarifies" "clarified by"; a rel not shaped like a
+// verb in -s becomes "<rel> from".
+func passiveRel(rel string) string {
+	switch {
+	case strings.HasSuffix(rel, "ies"):
+		return strings.TrimSuffix(rel, "ies") + "ied by"
+	case strings.HasSuffix(rel, "es") && strings.HasSuffix(strings.TrimSuffix(rel, "s"), "e"):
+		return strings.TrimSuffix(rel, "s") + "d by"
+	case strings.HasSuffix(rel, "s") && !strings.HasSuffix(rel, "ss"):
+		return strings.TrimSuffix(rel, "s") + "ed by"
+	}
+	return rel + " from"
 }

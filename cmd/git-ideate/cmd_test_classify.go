@@ -16,6 +16,7 @@ type TestClassifyCmd struct {
 	Declared   []string `help:"Test ids the run must account for, comma-separated or repeated; each gets exactly one outcome (NOT_RUN when the output never names it)." placeholder:"ID,ID"`
 	StubMarker []string `name:"stub-marker" help:"Text that makes a failure FAIL_STUB (repeatable; default SUB-AGENT-TODO)." placeholder:"M"`
 	Root       string   `help:"Prefix cut from absolute file paths in the results." placeholder:"DIR"`
+	JSON       bool     `name:"json" help:"Accepted for symmetry: the report is always JSON."`
 	TimedOut   bool     `name:"timed-out" help:"The run was killed at its deadline: tests still running, or never reported, are TIMEOUT."`
 }
 

@@ -36,6 +36,12 @@ type RemoteFlag struct {
 
 func printItem(env *Env, v any, pretty bool) error { return writeJSON(env.Out, v, pretty) }
 
+// PrettyFlag is --json on the verbs whose answer is already one line of
+// JSON: every verb takes --json, and here it asks for the indented form.
+type PrettyFlag struct {
+	JSON bool `name:"json" help:"Pretty JSON (without it: the same JSON on one line)."`
+}
+
 func warnUnresolved(env *Env, us []record.Unresolved) {
 	for _, u := range us {
 		fmt.Fprintf(env.Err, "warning: %s is cited but names no record or board item (%s)\n", u.ID, u.Resolution)
@@ -56,6 +62,7 @@ func parseBoardRefs(s string) ([]board.Reference, error) {
 
 // WorkCreateCmd creates an item.
 type WorkCreateCmd struct {
+	PrettyFlag
 	Title      string   `required:"" help:"Title."`
 	Spec       string   `required:"" help:"Spec body (opaque to the board), or - for stdin."`
 	SpecFormat string   `required:"" name:"spec-format" help:"A hint of the spec's format (plan/outline, a URI scheme…)."`
@@ -89,7 +96,7 @@ func (c *WorkCreateCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	warnUnresolved(env, out.Unresolved)
-	return printItem(env, out.Item, false)
+	return printItem(env, out.Item, c.JSON)
 }
 
 // WorkGetCmd shows one item.
@@ -127,7 +134,7 @@ type WorkListCmd struct {
 	Roots       bool   `help:"Only items without a parent."`
 	JSON        bool   `name:"json" help:"Bounded JSON page: {items, next_cursor}."`
 	IncludeSpec bool   `name:"include-spec" help:"Include specs (requires --json)."`
-	Limit       *int   `help:"Page size (default 100 with --json, 1..500)."`
+	Limit       *int   `help:"${limit_help}"`
 	Cursor      string `help:"Resume after a previous page (opaque, bound to its filter)."`
 }
 
@@ -151,8 +158,8 @@ func (c *WorkListCmd) Run(ctx context.Context, env *Env) error {
 	if c.IncludeSpec && !c.JSON {
 		return apperr.New(apperr.Schema, "--include-spec requires --json")
 	}
-	if c.Limit != nil && *c.Limit < 0 {
-		return apperr.New(apperr.Schema, "--limit must not be negative")
+	if err := checkLimit(c.Limit); err != nil {
+		return err
 	}
 	f, err := c.filter()
 	if err != nil {
@@ -183,9 +190,47 @@ func (c *WorkListCmd) Run(ctx context.Context, env *Env) error {
 				flag = " claimable"
 			}
 			fmt.Fprintf(w, "%s [%s]%s %s\n", r.ID, r.Status, flag, r.Title)
+			if r.Status == board.StatusOpen && !r.Claimable {
+				if why, err := blockedWhy(ctx, b, r); err != nil {
+					return 0, nil, err
+				} else if why != "" {
+					fmt.Fprintf(w, "    %s\n", why)
+				}
+			}
 		}
 		return len(page.Items), page.NextCursor, nil
 	})
+}
+
+// blockedWhy says why an open item r is not claimable and, when a
+// dependency can never be done (cancelled or missing), the way out.
+func blockedWhy(ctx context.Context, b *board.Store, r board.Row) (string, error) {
+	var waits, dead, keep []string
+	for _, d := range r.DependsOn {
+		dep, err := b.Get(ctx, d)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case dep == nil:
+			dead = append(dead, d+" (missing)")
+		case dep.Status == board.StatusCancelled:
+			dead = append(dead, d+" (cancelled)")
+		case dep.Status == board.StatusDone:
+			keep = append(keep, d)
+		default:
+			waits = append(waits, d+" ("+dep.Status+")")
+			keep = append(keep, d)
+		}
+	}
+	if len(dead) > 0 {
+		return fmt.Sprintf("blocked for good: depends on %s, which can never be done; drop it with: git ideate work update-meta --id %s --expected-version %d --depends-on %q",
+			strings.Join(dead, ", "), r.ID, r.Version, strings.Join(keep, ",")), nil
+	}
+	if len(waits) > 0 {
+		return "blocked: waits for " + strings.Join(waits, ", "), nil
+	}
+	return "blocked: an open or in-progress child must finish first", nil
 }
 
 // WorkReadyCmd lists (or claims) ready work.
@@ -201,6 +246,9 @@ type WorkReadyCmd struct {
 
 // Run lists or claims.
 func (c *WorkReadyCmd) Run(ctx context.Context, env *Env) error {
+	if !c.Claim && (c.LeaseMs != nil || c.Human != "" || c.Agent != "") {
+		return apperr.New(apperr.Schema, "--lease-ms, --human and --agent apply only with --claim")
+	}
 	b, err := env.AuthBoard(c.Remote)
 	if err != nil {
 		return err
@@ -236,6 +284,7 @@ func (c *WorkReadyCmd) Run(ctx context.Context, env *Env) error {
 
 // WorkUpdateMetaCmd changes metadata.
 type WorkUpdateMetaCmd struct {
+	PrettyFlag
 	ID              string    `name:"id" required:""`
 	ExpectedVersion int64     `name:"expected-version" required:"" help:"The version you read; a stale one is VERSION_CONFLICT."`
 	Title           *string   `help:"New title."`
@@ -296,11 +345,12 @@ func (c *WorkUpdateMetaCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	warnUnresolved(env, out.Unresolved)
-	return printItem(env, out.Item, false)
+	return printItem(env, out.Item, c.JSON)
 }
 
 // WorkClaimCmd claims an item.
 type WorkClaimCmd struct {
+	PrettyFlag
 	RemoteFlag
 	ID      string `name:"id" required:""`
 	Human   string `required:"" help:"Who claims."`
@@ -318,11 +368,12 @@ func (c *WorkClaimCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return printItem(env, it, false)
+	return printItem(env, it, c.JSON)
 }
 
 // WorkRenewCmd renews a lease.
 type WorkRenewCmd struct {
+	PrettyFlag
 	RemoteFlag
 	ID      string `name:"id" required:""`
 	Token   int64  `required:"" help:"The fencing token the claim returned."`
@@ -339,11 +390,12 @@ func (c *WorkRenewCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return printItem(env, it, false)
+	return printItem(env, it, c.JSON)
 }
 
 // WorkReleaseCmd releases a claim.
 type WorkReleaseCmd struct {
+	PrettyFlag
 	RemoteFlag
 	ID    string `name:"id" required:""`
 	Token int64  `required:""`
@@ -361,11 +413,12 @@ func (c *WorkReleaseCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	warnUnresolved(env, out.Unresolved)
-	return printItem(env, out.Item, false)
+	return printItem(env, out.Item, c.JSON)
 }
 
 // WorkCompleteCmd completes an item.
 type WorkCompleteCmd struct {
+	PrettyFlag
 	RemoteFlag
 	ID    string `name:"id" required:""`
 	Token int64  `required:""`
@@ -383,11 +436,12 @@ func (c *WorkCompleteCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	warnUnresolved(env, out.Unresolved)
-	return printItem(env, out.Item, false)
+	return printItem(env, out.Item, c.JSON)
 }
 
 // WorkCancelCmd cancels.
 type WorkCancelCmd struct {
+	PrettyFlag
 	RemoteFlag
 	ID    string `name:"id" required:""`
 	Human string `required:""`
@@ -404,11 +458,12 @@ func (c *WorkCancelCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return printItem(env, it, false)
+	return printItem(env, it, c.JSON)
 }
 
 // WorkReopenCmd reopens.
 type WorkReopenCmd struct {
+	PrettyFlag
 	RemoteFlag
 	ID    string `name:"id" required:""`
 	Human string `required:""`
@@ -425,7 +480,7 @@ func (c *WorkReopenCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return printItem(env, it, false)
+	return printItem(env, it, c.JSON)
 }
 
 // WorkEventsCmd prints the audit trail.
@@ -470,6 +525,7 @@ func printEvents(w io.Writer, evs []board.Event) {
 // WorkSweepCmd sweeps expired claims.
 type WorkSweepCmd struct {
 	Tenant string `help:"Only this tenant."`
+	JSON   bool   `name:"json" help:"Print {\"reclaimed\": N} on stdout."`
 }
 
 func (*WorkSweepCmd) alwaysZero() {}
@@ -481,6 +537,9 @@ func (c *WorkSweepCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	n, err := b.Sweep(ctx, c.Tenant)
+	if c.JSON && err == nil {
+		return writeJSON(env.Out, map[string]int{"reclaimed": n}, true)
+	}
 	if n > 0 {
 		fmt.Fprintf(env.Err, "reclaimed %d expired claim(s)\n", n)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/secretgate"
 )
 
 // version and commit are set with -ldflags "-X main.version=… -X
@@ -152,9 +153,10 @@ func run(ctx context.Context, args []string, env *Env) int {
 		if len(args) == 0 {
 			args = []string{"--help"}
 		}
-		kctx, err := parser.Parse(args)
+		kctx, err := parser.Parse(joinDashValues(parser.Model, args))
 		if err != nil {
-			fmt.Fprintf(env.Err, "git ideate: %s: %v\n", apperr.Schema, err)
+			msg, _ := secretgate.Scan(err.Error())
+			fmt.Fprintf(env.Err, "git ideate: %s: %s\n", apperr.Schema, msg)
 			if kctx != nil && isHookPath(kctx) || hookWords[strings.Join(commandWords(args), " ")] {
 				return exitOK, true // a hook path never fails its caller, not even on a bad flag
 			}
@@ -183,13 +185,63 @@ func run(ctx context.Context, args []string, env *Env) int {
 
 type exitPanic struct{}
 
+// joinDashValues lets a flag that takes a value take one starting with
+// "-" (a PEM block in --rationale, a negative number), as getopt does for
+// an option with a required argument: `--flag -x` becomes `--flag=-x`
+// for the flags of the named command and the root. Boolean flags are left
+// alone, so `--json --limit 5` still reads as two flags.
+func joinDashValues(app *kong.Application, args []string) []string {
+	takes := map[string]bool{}
+	node := app.Node
+	add := func(n *kong.Node) {
+		for _, f := range n.Flags {
+			if f.IsBool() || f.IsCounter() {
+				continue
+			}
+			takes["--"+f.Name] = true
+			if f.Short != 0 {
+				takes["-"+string(f.Short)] = true
+			}
+		}
+	}
+	add(node)
+	for _, w := range commandWords(args) {
+		var next *kong.Node
+		for _, c := range node.Children {
+			if c.Name == w {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		node = next
+		add(node)
+	}
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		if takes[a] && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "-" {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // kongOptions are the options every parser of the command tree shares
 // (the one run builds and the one the man page is generated from).
 func kongOptions() []kong.Option {
 	return []kong.Option{
 		kong.Name("git ideate"),
 		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository.\n\n"+exitStatusHelp()),
-		kong.Vars{"version": versionString()},
+		kong.Vars{"version": versionString(), "limit_help": limitHelp},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.ValueFormatter(helpValue),
 	}

@@ -4,8 +4,23 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/paging"
 )
+
+// limitHelp is the help of every --limit (the ${limit_help} variable).
+var limitHelp = fmt.Sprintf("Page size, 1..%d (default %d with --json). A JSON page also ends before its items pass %d characters; next_cursor resumes.",
+	paging.MaxLimit, paging.DefaultLimit, paging.Budget)
+
+// checkLimit refuses a --limit outside 1..MaxLimit: the library clamps
+// (the MCP contract asks it to), but a user who typed 0 or 100000 gets
+// told rather than served something else.
+func checkLimit(l *int) error {
+	if l != nil && (*l < 1 || *l > paging.MaxLimit) {
+		return apperr.New(apperr.Schema, "--limit %d is outside 1..%d", *l, paging.MaxLimit)
+	}
+	return nil
+}
 
 // listHuman prints a human listing. Unpaged (no --limit or --cursor given)
 // it fetches every page at the largest page size; paged, it prints one page

@@ -57,6 +57,40 @@ func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (
 			return ZeroHash, err
 		}
 	}
+	return s.insertInto(entries, dirs, leaf, replace)
+}
+
+// InsertWithRootFile is Insert that also adds a file name holding data at
+// the top level when root lacks one (a store's format-version entry), in
+// the same single rewrite of the root: adding the file first and then
+// inserting would leave the root written in between as a dangling tree.
+func (s *Store) InsertWithRootFile(root Hash, dirs []string, leaf TreeEntry, replace bool, name string, data []byte) (Hash, error) {
+	var entries []TreeEntry
+	if root != ZeroHash {
+		var err error
+		if entries, err = s.ReadTree(root); err != nil {
+			return ZeroHash, err
+		}
+	}
+	found := false
+	for _, e := range entries {
+		if e.Name == name {
+			found = true
+			break
+		}
+	}
+	if !found {
+		h, err := s.WriteBlob(data)
+		if err != nil {
+			return ZeroHash, err
+		}
+		entries = append(entries, TreeEntry{Mode: ModeFile, Name: name, Hash: h})
+	}
+	return s.insertInto(entries, dirs, leaf, replace)
+}
+
+// insertInto is Insert on a root already read into entries.
+func (s *Store) insertInto(entries []TreeEntry, dirs []string, leaf TreeEntry, replace bool) (Hash, error) {
 	name := leaf.Name
 	if len(dirs) > 0 {
 		name = dirs[0]

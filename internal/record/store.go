@@ -130,10 +130,7 @@ func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, 
 		if err != nil {
 			return gitstore.ZeroHash, "", err
 		}
-		if root, err = s.git.EnsureFormat(root, format); err != nil {
-			return gitstore.ZeroHash, "", err
-		}
-		newRoot, err := s.git.Insert(root, dirs, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: file, Hash: blob}, false)
+		newRoot, err := s.git.InsertWithRootFile(root, dirs, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: file, Hash: blob}, false, format.File, format.Blob())
 		if err != nil {
 			if apperr.Is(err, apperr.Conflict) {
 				return gitstore.ZeroHash, "", apperr.New(Duplicate, "record %s already exists; records are never rewritten", rec.ID)

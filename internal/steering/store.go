@@ -141,6 +141,10 @@ type PutInput struct {
 	Supersedes string
 	References []Reference
 	Actor      string
+	// KeepPrior lets Kind or Statement be empty when amending: the empty
+	// one keeps the prior version's value (a status change alone). A new
+	// item still needs both.
+	KeepPrior bool
 }
 
 // PutResult is the outcome of a successful Put.
@@ -190,10 +194,14 @@ func prepare(in PutInput) (*prepared, error) {
 	}
 	p := &prepared{id: in.ID, kind: clean(in.Kind), statement: clean(in.Statement), status: in.Status, actor: clean(in.Actor)}
 	if strings.TrimSpace(p.kind) == "" {
-		return nil, apperr.New(apperr.Schema, "kind must not be empty")
+		if !in.KeepPrior || p.kind != "" {
+			return nil, apperr.New(apperr.Schema, "kind must not be empty")
+		}
 	}
 	if strings.TrimSpace(p.statement) == "" {
-		return nil, apperr.New(apperr.Schema, "statement must contain non-whitespace text")
+		if !in.KeepPrior || p.statement != "" {
+			return nil, apperr.New(apperr.Schema, "statement must contain non-whitespace text")
+		}
 	}
 	if len(p.statement) > MaxStatement {
 		return nil, apperr.New(apperr.Schema, "statement is %d bytes; at most %d are allowed", len(p.statement), MaxStatement)
@@ -276,10 +284,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (*PutResult, error) {
 		if err != nil {
 			return gitstore.ZeroHash, "", err
 		}
-		if root, err = s.git.EnsureFormat(root, format); err != nil {
-			return gitstore.ZeroHash, "", err
-		}
-		root, err = s.git.Insert(root, []string{itemsDir}, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: p.id + itemExt, Hash: blob}, true)
+		root, err = s.git.InsertWithRootFile(root, []string{itemsDir}, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: p.id + itemExt, Hash: blob}, true, format.File, format.Blob())
 		if err != nil {
 			return gitstore.ZeroHash, "", err
 		}
@@ -298,6 +303,15 @@ func (s *Store) Put(ctx context.Context, in PutInput) (*PutResult, error) {
 func (s *Store) next(root gitstore.Hash, prior *Item, p *prepared) (*Item, error) {
 	it := &Item{ID: p.id, Kind: p.kind, Status: StatusActive, UpdatedAt: textfmt.Timestamp(s.Now()),
 		Statement: p.statement, History: []Amendment{}, References: []Reference{}}
+	if prior == nil && (p.kind == "" || p.statement == "") {
+		return nil, apperr.New(apperr.Schema, "item %s is new: it needs a kind and a statement", p.id)
+	}
+	if prior != nil && p.kind == "" {
+		it.Kind = prior.Kind
+	}
+	if prior != nil && p.statement == "" {
+		it.Statement = prior.Statement
+	}
 	if prior != nil {
 		it.Domain, it.Status, it.References = prior.Domain, prior.Status, prior.References
 		it.History = make([]Amendment, 0, len(prior.History)+1)
