@@ -165,7 +165,7 @@ func (c *RecordDecisionCmd) Run(ctx context.Context, env *Env) error {
 type RecordReadCmd struct {
 	Scope          string `help:"Case-insensitive substring of scope, kind, capture point, session or task."`
 	ID             string `name:"id" help:"Exactly this record."`
-	Limit          *int   `help:"${limit_help}"`
+	Limit          *int   `help:"Page size, 1..500 (default 100 with --json). A JSON page also ends before its items pass 40,000 characters; next_cursor resumes."`
 	Cursor         string `help:"Resume after a previous page (opaque, bound to its filter)."`
 	IncludeContent bool   `help:"Include bodies in JSON rows (requires --json)."`
 	JSON           bool   `name:"json" help:"Bounded JSON page: {records, next_cursor}."`

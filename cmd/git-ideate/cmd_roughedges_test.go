@@ -101,7 +101,7 @@ func TestRefusedInputs(t *testing.T) {
 		t.Fatalf("a refused call left files: %v", entries)
 	}
 	help := cli(t, dir, "", "work", "list", "--help").out
-	if !strings.Contains(help, "1..500") || !strings.Contains(help, "40000 characters") {
+	if !strings.Contains(help, "1..500") || !strings.Contains(help, "40,000 characters") {
 		t.Fatalf("help names no limit range or page budget:\n%s", help)
 	}
 }

@@ -83,7 +83,7 @@ type SteeringReadCmd struct {
 	Status         string `help:"Only this status: active, deprecated or superseded."`
 	Kind           string `help:"Only this kind (exact)."`
 	IncludeHistory bool   `name:"include-history" help:"Include each item's prior versions."`
-	Limit          *int   `help:"${limit_help}"`
+	Limit          *int   `help:"Page size, 1..500 (default 100 with --json). A JSON page also ends before its items pass 40,000 characters; next_cursor resumes."`
 	Cursor         string `help:"Resume after a previous page (opaque, bound to its filter)."`
 	JSON           bool   `name:"json" help:"Bounded JSON page: {items, next_cursor}."`
 }
@@ -139,16 +139,20 @@ func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 }
 
 // passiveRel reads an edge from its target's side: "supersedes" becomes
-// "superseded by", "clarifies" "clarified by"; a rel not shaped like a
-// verb in -s becomes "<rel> from".
+// "superseded by", "clarifies" "clarified by", "relates-to" "related-to
+// by"; a rel whose first word is not a verb in -s becomes "<rel> from".
 func passiveRel(rel string) string {
+	head, rest, _ := strings.Cut(rel, "-")
+	if rest != "" {
+		rest = "-" + rest
+	}
 	switch {
-	case strings.HasSuffix(rel, "ies"):
-		return strings.TrimSuffix(rel, "ies") + "ied by"
-	case strings.HasSuffix(rel, "es") && strings.HasSuffix(strings.TrimSuffix(rel, "s"), "e"):
-		return strings.TrimSuffix(rel, "s") + "d by"
-	case strings.HasSuffix(rel, "s") && !strings.HasSuffix(rel, "ss"):
-		return strings.TrimSuffix(rel, "s") + "ed by"
+	case strings.HasSuffix(head, "ies"):
+		return strings.TrimSuffix(head, "ies") + "ied" + rest + " by"
+	case strings.HasSuffix(head, "es") && strings.HasSuffix(strings.TrimSuffix(head, "s"), "e"):
+		return strings.TrimSuffix(head, "s") + "d" + rest + " by"
+	case strings.HasSuffix(head, "s") && !strings.HasSuffix(head, "ss") && len(head) > 2:
+		return strings.TrimSuffix(head, "s") + "ed" + rest + " by"
 	}
 	return rel + " from"
 }

@@ -147,7 +147,7 @@ func TestSteering_PutRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "GP-1 [deprecated] guiding-principle (Storage): Keep state in refs.\n" +
-		"    clarifies by POL-1\n" +
+		"    clarified by POL-1\n" +
 		"POL-1 [active] policy: Use the lockfile CAS.\n" +
 		"    clarifies GP-1\n"
 	if out != want {
@@ -220,7 +220,7 @@ func TestSteering_KongGrammar(t *testing.T) {
 		t.Fatalf("domain cleared: %v\n%s", err, out)
 	}
 	out, err = parse("", "steering", "read", "--kind", "policy", "--status", "active")
-	if err != nil || out != "GP-1 [active] policy: cleared\n    supersedes by GP-2\n    relates-to by GP-2\n"+
+	if err != nil || out != "GP-1 [active] policy: cleared\n    superseded by GP-2\n    related-to by GP-2\n"+
 		"GP-2 [active] policy: two\n    supersedes GP-1\n    relates-to GP-1\n" {
 		t.Fatalf("listing: %v %q", err, out)
 	}

@@ -134,7 +134,7 @@ type WorkListCmd struct {
 	Roots       bool   `help:"Only items without a parent."`
 	JSON        bool   `name:"json" help:"Bounded JSON page: {items, next_cursor}."`
 	IncludeSpec bool   `name:"include-spec" help:"Include specs (requires --json)."`
-	Limit       *int   `help:"${limit_help}"`
+	Limit       *int   `help:"Page size, 1..500 (default 100 with --json). A JSON page also ends before its items pass 40,000 characters; next_cursor resumes."`
 	Cursor      string `help:"Resume after a previous page (opaque, bound to its filter)."`
 }
 

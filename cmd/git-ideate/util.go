@@ -8,10 +8,6 @@ import (
 	"github.com/ideate/git-ideate/internal/paging"
 )
 
-// limitHelp is the help of every --limit (the ${limit_help} variable).
-var limitHelp = fmt.Sprintf("Page size, 1..%d (default %d with --json). A JSON page also ends before its items pass %d characters; next_cursor resumes.",
-	paging.MaxLimit, paging.DefaultLimit, paging.Budget)
-
 // checkLimit refuses a --limit outside 1..MaxLimit: the library clamps
 // (the MCP contract asks it to), but a user who typed 0 or 100000 gets
 // told rather than served something else.
