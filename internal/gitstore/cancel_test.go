@@ -148,10 +148,15 @@ func TestStore_Transact_CancelWhileRetrying(t *testing.T) {
 	defer cancel()
 	calls := 0
 	var last gitstore.Hash
-	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
 	_, err := s.Transact(ctx, ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		calls++
+		if calls == 2 {
+			// The cancel arrives from outside while the transaction is
+			// retrying (a fixed timer from the start raced the first
+			// attempt on a loaded machine and saw no retry at all).
+			time.AfterFunc(50*time.Millisecond, cancel)
+		}
 		// Another writer moves the ref after every read, so every swap
 		// of this transaction fails and it retries.
 		c := commit(t, other, fmt.Sprintf("other %d", calls), tip)
