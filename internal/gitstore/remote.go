@@ -250,19 +250,36 @@ type PushResult struct {
 }
 
 // Raced reports whether r was refused because the remote moved or was
-// being moved meanwhile: a lease that no longer holds, the atomic push it
-// was part of, or a concurrent push holding or winning the ref's lock at
-// the remote ("failed to update ref", "cannot lock ref"). Fetching again
-// and retrying can succeed (a lock left behind by a dead server process
-// keeps failing, and the bounded retries then report it). Anything else —
-// a server hook, permissions — will not go away by retrying.
+// being moved meanwhile: a lease that no longer holds ("stale info"), the
+// atomic push or the server's ref transaction it was part of ("atomic push
+// failed", "atomic transaction failed"), a concurrent push holding or
+// winning the ref's lock at the remote ("cannot lock ref 'X': is at A but
+// expected B", "reference already exists", "failed to update ref",
+// "incorrect old value provided"). Fetching again and retrying can succeed
+// (a lock left behind by a dead server process keeps failing, and the
+// bounded retries then report it). Anything else — a server hook,
+// permissions, an object the server's fsck refused — will not go away by
+// retrying. The reasons are matched anywhere in the text: servers and
+// git versions word the surrounding message differently.
 func (r PushResult) Raced() bool {
 	if r.OK {
 		return false
 	}
-	for _, p := range []string{"stale info", "atomic push failed", "fetch first", "non-fast-forward", "already exists",
-		"failed to update ref", "cannot lock ref", "failed to lock", "incorrect old value"} {
-		if strings.HasPrefix(r.Reason, p) {
+	return racedReason(r.Reason)
+}
+
+// racedReasons are the phrases git's send-pack and receive-pack use for a
+// refusal caused by a concurrent update of the ref.
+var racedReasons = []string{
+	"stale info", "atomic push failed", "atomic transaction failed", "fetch first", "non-fast-forward",
+	"already exists", "failed to update ref", "cannot lock ref", "failed to lock", "unable to lock",
+	"incorrect old value", "but expected", "reference already exists", "unable to create lock",
+}
+
+func racedReason(reason string) bool {
+	reason = strings.ToLower(reason)
+	for _, p := range racedReasons {
+		if strings.Contains(reason, p) {
 			return true
 		}
 	}

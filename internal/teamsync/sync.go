@@ -34,8 +34,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
@@ -45,8 +47,10 @@ import (
 )
 
 // MaxRounds bounds how many fetch-merge-push rounds a sync tries before
-// giving up on a remote that keeps moving.
-const MaxRounds = 8
+// giving up on a remote that keeps moving. Between rounds a sync that lost
+// a race waits a random while that grows with each loss (backoff), so a
+// few clones syncing at once take turns instead of colliding again.
+const MaxRounds = 24
 
 // Syncer syncs one repository with one remote.
 type Syncer struct {
@@ -107,6 +111,7 @@ func (y *Syncer) Sync(ctx context.Context) (*Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
+		start := time.Now()
 		sum.Rounds = round
 		opt := gitstore.RemoteOptions{Progress: y.Progress}
 		if err := y.Git.Fetch(ctx, y.Remote, opt); err != nil {
@@ -142,6 +147,12 @@ func (y *Syncer) Sync(ctx context.Context) (*Summary, error) {
 		}
 		last = firstReject(res).Reason
 		y.progress("the remote moved meanwhile (%s); starting again", last)
+		// Other pushers are racing for the same refs: wait a random,
+		// growing while, so that the next round does not collide with
+		// them again in lockstep.
+		if err := backoff(ctx, round, time.Since(start)); err != nil {
+			return sum, err
+		}
 	}
 	return sum, apperr.New(apperr.Conflict, "the remote %s kept refusing the push (last: %s); gave up after %d rounds (run sync again)", y.Remote, last, MaxRounds)
 }
@@ -174,6 +185,23 @@ func (y *Syncer) finish(ctx context.Context, sum *Summary) (*Summary, error) {
 	return sum, nil
 }
 
+// backoff sleeps a random duration below took (how long the lost round
+// took) times 2^(round-1), at most 8 such lengths and 5 s, or until ctx is
+// done: the rounds of the pushers a sync collided with take about as long
+// as its own.
+func backoff(ctx context.Context, round int, took time.Duration) error {
+	max := max(took, 20*time.Millisecond) << min(round-1, 3)
+	max = min(max, 5*time.Second)
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(max))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 func allOK(res []gitstore.PushResult) bool {
 	for _, r := range res {
 		if !r.OK {
@@ -187,7 +215,7 @@ func allOK(res []gitstore.PushResult) bool {
 // for its own sake rather than as part of the atomic whole.
 func firstReject(res []gitstore.PushResult) gitstore.PushResult {
 	for _, r := range res {
-		if !r.OK && r.Reason != "atomic push failed" {
+		if !r.OK && r.Reason != "atomic push failed" && r.Reason != "atomic transaction failed" {
 			return r
 		}
 	}

@@ -41,6 +41,9 @@ func clientMain(role string) int {
 	token, _ := strconv.ParseInt(os.Getenv("SYNC_TEST_TOKEN"), 10, 64)
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
+	if role == "sync-work" {
+		return syncWorkMain(c)
+	}
 	if role == "sync-loop" {
 		for {
 			y := &teamsync.Syncer{Git: c.g, Record: c.rec, Board: c.b, Remote: "origin"}
