@@ -71,7 +71,11 @@ type Lost struct {
 	Message    string        `json:"message"`
 	Holder     *board.Actor  `json:"holder,omitempty"`
 	Commit     gitstore.Hash `json:"-"`
+	At         string        `json:"-"`                // when the transition was made
 	Record     string        `json:"record,omitempty"` // the sync-conflict record
+	// Voids is the work-completion record of a dropped completion, which
+	// the sync-conflict record references as "voids".
+	Voids string `json:"voids,omitempty"`
 }
 
 // Summary is what a sync did.
@@ -124,6 +128,13 @@ func (y *Syncer) Sync(ctx context.Context) (*Summary, error) {
 			}
 			return sum, err
 		}
+		if len(r.lost) > 0 && y.Record != nil {
+			// The sync-conflict records travel in this round's push, with
+			// the merge they describe.
+			if err := y.recordLost(ctx, r); err != nil {
+				return sum, err
+			}
+		}
 		sum.Lost = append(sum.Lost, r.lost...)
 		if len(r.updates) == 0 {
 			r.fill(sum)
@@ -159,14 +170,29 @@ func (y *Syncer) Sync(ctx context.Context) (*Summary, error) {
 
 // finish packs the item refs a sync may have created by the thousand
 // (fetch writes one loose tracking ref per new item, a first sync one
-// local ref per pulled item) and records every lost transition as a
-// sync-conflict record.
+// local ref per pulled item).
 func (y *Syncer) finish(ctx context.Context, sum *Summary) (*Summary, error) {
 	y.Git.PackRefsNow(ctx, 256, board.ItemsPrefix, gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
-	for i := range sum.Lost {
-		l := &sum.Lost[i]
-		if y.Record == nil {
-			continue
+	return sum, nil
+}
+
+// recordLost writes a sync-conflict record for each transition of r.lost
+// and queues the record ref again, so the records go out in the same push
+// as the item refs they explain. A dropped completion's record "voids" the
+// work-completion record that completion wrote, so a reader can tell which
+// completion stands.
+func (y *Syncer) recordLost(ctx context.Context, r *roundResult) error {
+	voided, err := y.completionRecords(r.lost)
+	if err != nil {
+		return err
+	}
+	for i := range r.lost {
+		l := &r.lost[i]
+		refs := []record.Reference{{Rel: "concerns", ID: l.Item}}
+		extra := ""
+		if id := voided[i]; id != "" {
+			refs = append(refs, record.Reference{Rel: "voids", ID: id})
+			extra = fmt.Sprintf("\n\nThe work-completion record %s that this completion wrote does not stand: the item's completion is the one on the remote.", id)
 		}
 		res, err := y.Record.Append(ctx, record.AppendInput{
 			Kind:               "sync-conflict",
@@ -174,15 +200,60 @@ func (y *Syncer) finish(ctx context.Context, sum *Summary) (*Summary, error) {
 			VerificationAnchor: "board:" + l.Item,
 			Scope:              "board/" + l.Item,
 			Source:             record.Source{CapturePoint: "sync", SessionID: "sync-" + y.Remote},
-			References:         []record.Reference{{Rel: "concerns", ID: l.Item}},
+			References:         refs,
 			Content: fmt.Sprintf("During `git ideate sync` with %s, the local %s transition of board item %s (commit %s) "+
-				"no longer applied on the remote's head and was dropped.\n\n%s: %s", y.Remote, l.Transition, l.Item, l.Commit, l.Code, l.Message),
+				"no longer applied on the remote's head and was dropped.\n\n%s: %s%s", y.Remote, l.Transition, l.Item, l.Commit, l.Code, l.Message, extra),
 		})
-		if err == nil {
-			l.Record = res.Record.ID
+		if err != nil {
+			return err
+		}
+		l.Record = res.Record.ID
+		l.Voids = voided[i]
+	}
+	kept := r.updates[:0]
+	for _, u := range r.updates {
+		if u.Ref != record.RefName {
+			kept = append(kept, u)
 		}
 	}
-	return sum, nil
+	r.updates = kept
+	was := r.record
+	if r.record, err = y.union(ctx, record.RefName, keepOurs, r); err != nil {
+		return err
+	}
+	if was == "merged" {
+		r.record = was
+	}
+	return nil
+}
+
+// completionRecords finds, for each lost complete transition, the
+// work-completion record it wrote (board.Complete anchors it at
+// "board:<item>#complete@<event time>"); "" where there is none.
+func (y *Syncer) completionRecords(lost []Lost) ([]string, error) {
+	out := make([]string, len(lost))
+	want := map[string]int{}
+	for i, l := range lost {
+		if l.Transition == string(board.TComplete) && l.At != "" {
+			want["board:"+l.Item+"#complete@"+l.At] = i
+		}
+	}
+	if len(want) == 0 {
+		return out, nil
+	}
+	sn, err := y.Record.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	err = sn.Walk("", func(rec *record.Record) (bool, error) {
+		if rec.Kind == "work-completion" {
+			if i, ok := want[rec.VerificationAnchor]; ok {
+				out[i] = rec.ID
+			}
+		}
+		return true, nil
+	})
+	return out, err
 }
 
 // backoff sleeps a random duration below took (how long the lost round
@@ -396,7 +467,7 @@ func (y *Syncer) items(ctx context.Context, r *roundResult, lost map[gitstore.Ha
 			}
 			lost[d.Commit] = true
 			r.lost = append(r.lost, Lost{Item: id, Transition: d.Event.Transition, Code: d.Err.Code,
-				Message: d.Err.Msg, Holder: d.Holder, Commit: d.Commit})
+				Message: d.Err.Msg, Holder: d.Holder, Commit: d.Commit, At: d.Event.At})
 		}
 		switch {
 		case res.New == theirs:
