@@ -172,7 +172,7 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 			s.breakLocks(TrackingRoot+remote, s.lockPolicy.withDefaults().StaleAfter) > 0 {
 			continue
 		}
-		return apperr.New(RemoteFailed, "git fetch %s failed: %s", remote, firstLine(stderr, err))
+		return remoteError("fetch", remote, stderr, err)
 	}
 }
 
@@ -222,6 +222,87 @@ func (s *Store) breakLocks(prefix string, stale time.Duration) int {
 		return nil
 	})
 	return n
+}
+
+// remoteError is REMOTE for a fetch or push that got no answer per ref,
+// with the server's reason when git printed one: an HTTP status (403 is
+// "forbidden", not silence), else git's first line.
+func remoteError(op, remote, stderr string, err error) error {
+	low := strings.ToLower(stderr)
+	for _, c := range []struct{ pat, say string }{
+		{"returned error: 403", "forbidden (HTTP 403): the server refused this user"},
+		{"returned error: 401", "not authorized (HTTP 401): the server wants credentials"},
+		{"authentication failed", "authentication failed"},
+		{"permission denied", "permission denied"},
+		{"returned error: 404", "not found (HTTP 404)"},
+	} {
+		if strings.Contains(low, c.pat) {
+			return apperr.New(RemoteFailed, "git %s %s: the server answered %s (%s)", op, remote, c.say, firstLine(stderr, err))
+		}
+	}
+	return apperr.New(RemoteFailed, "git %s %s failed: %s", op, remote, firstLine(stderr, err))
+}
+
+// blameUnpack explains an "unpacker error": the server refused the pack
+// as a whole (typically its fsck, receive.fsckObjects, found a bad
+// object), and git marks every ref of the push with it. When the server
+// named the object, the ref whose new history carries it gets the
+// server's words as its reason and the others "atomic push failed", so
+// the refusal names the ref that was at fault.
+func (s *Store) blameUnpack(ctx context.Context, remote string, res []PushResult, stderr string) {
+	unpack := false
+	for _, r := range res {
+		if !r.OK && strings.Contains(r.Reason, "unpack") {
+			unpack = true
+		}
+	}
+	if !unpack {
+		return
+	}
+	var detail, obj string
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "remote:"))
+		if i := strings.Index(l, "object "); i >= 0 && strings.HasPrefix(l, "error:") && obj == "" {
+			f := strings.Fields(l[i+len("object "):])
+			if len(f) > 0 {
+				obj = strings.TrimSuffix(f[0], ":")
+				detail = strings.TrimSpace(strings.TrimPrefix(l, "error:"))
+			}
+		}
+	}
+	if detail == "" {
+		for _, l := range strings.Split(stderr, "\n") {
+			if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "remote:")); strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") {
+				detail = l
+				break
+			}
+		}
+	}
+	blamed := -1
+	if obj != "" {
+		for i, r := range res {
+			if r.OK || blamed >= 0 {
+				continue
+			}
+			out, err := s.git(ctx, "rev-list", "--objects", r.Ref, "--not", "--glob="+strings.TrimSuffix(TrackingRoot+remote+"/", "/")+"/*").Output()
+			if err == nil && bytes.Contains(out, []byte(obj)) {
+				blamed = i
+			}
+		}
+	}
+	for i := range res {
+		if res[i].OK {
+			continue
+		}
+		switch {
+		case i == blamed:
+			res[i].Reason = "the server refused the pack: " + detail
+		case blamed >= 0:
+			res[i].Reason = "atomic push failed"
+		case detail != "":
+			res[i].Reason += ": " + detail
+		}
+	}
 }
 
 func firstLine(stderr string, err error) string {
@@ -341,8 +422,8 @@ const ShadowRoot = "refs/ideate-push/"
 // makes git rewrite the tracking copy of every ref it finds up to date
 // (seconds with 10k items). So the new values are staged as shadow refs
 // (ShadowRoot) and pushed with one glob refspec, the lease taken from a
-// fetch refspec given with -c under a remote name of its own (whatever
-// the user configured for the remote stays out of it); the shadow refs are
+// fetch refspec given with -c for the user's remote (whose own settings
+// all apply; see the body for the one exception); the shadow refs are
 // removed afterwards, and any left by a killed push are removed first.
 //
 // ctx is handled as by Push; it also ends the wait for another PushMany to
@@ -353,11 +434,8 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 	if len(ups) == 0 {
 		return nil, nil
 	}
-	url, ok := s.cfg.GetSub("remote", remote, "pushurl")
-	if !ok {
-		if url, ok = s.cfg.GetSub("remote", remote, "url"); !ok {
-			return nil, apperr.New(NoRemote, "remote %q has no url", remote)
-		}
+	if _, ok := s.cfg.GetSub("remote", remote, "url"); !ok {
+		return nil, apperr.New(NoRemote, "remote %q has no url", remote)
 	}
 	shadow := ShadowRoot + remote + "/"
 	// One staging push per remote at a time in this repository: the
@@ -391,17 +469,49 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 		defer s.clearShadow(context.WithoutCancel(ctx), shadow)
 	}
 
-	const tmp = "ideate-sync"
-	args := []string{"-c", "remote." + tmp + ".url=" + url}
+	// The push goes through the user's remote by its name, so every
+	// remote.<name>.* setting applies (pushurl, proxy, receivepack, push
+	// options …). The lease of each ref is its tracking copy, found
+	// through our fetch refspecs given with -c: git adds them after the
+	// user's, and the first refspec matching a ref names its tracking
+	// copy, so this holds when none of the user's refspecs maps our refs.
+	// When one does (a user fetching refs/ideate/* by hand into some
+	// place), the lease would be read from there: then the push goes to
+	// the remote's URL under a name of its own, as git would without the
+	// user's settings, and that is the only case it does.
+	name := remote
+	var args []string
+	if s.userMapsOurRefs(remote) {
+		name = "ideate-sync"
+		url, ok := s.cfg.GetSub("remote", remote, "pushurl")
+		if !ok {
+			url, _ = s.cfg.GetSub("remote", remote, "url")
+		}
+		args = append(args, "-c", "remote."+name+".url="+url)
+	}
 	for _, spec := range FetchRefspecs(remote) {
-		args = append(args, "-c", "remote."+tmp+".fetch="+spec)
+		args = append(args, "-c", "remote."+name+".fetch="+spec)
 	}
 	args = append(args, "push", "--porcelain", "--no-verify", "--atomic", "--force-with-lease")
 	if opt.Progress != nil {
 		args = append(args, "--progress")
 	}
-	args = append(args, tmp, src+"ideate/*:refs/ideate/*", src+"notes/ideate*:"+NotesRef+"*")
+	args = append(args, name, src+"ideate/*:refs/ideate/*", src+"notes/ideate*:"+NotesRef+"*")
 	return s.push(ctx, remote, ups, opt, args...)
+}
+
+// userMapsOurRefs reports whether one of the user's fetch refspecs for
+// remote takes refs/ideate/… or refs/notes/ideate from the remote.
+func (s *Store) userMapsOurRefs(remote string) bool {
+	for _, spec := range s.cfg.GetAllSub("remote", remote, "fetch") {
+		src, _, _ := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+		for _, ours := range []string{"refs/ideate/x", NotesRef} {
+			if src == ours || (strings.HasSuffix(src, "*") && strings.HasPrefix(ours, strings.TrimSuffix(src, "*"))) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // push runs one `git push --porcelain` and returns the remote's answer for
@@ -417,8 +527,9 @@ func (s *Store) push(ctx context.Context, remote string, ups []PushUpdate, opt R
 		if runErr == nil {
 			runErr = fmt.Errorf("no status reported")
 		}
-		return nil, apperr.New(RemoteFailed, "git push %s failed: %s", remote, firstLine(stderr, runErr))
+		return nil, remoteError("push", remote, stderr, runErr)
 	}
+	s.blameUnpack(ctx, remote, res, stderr)
 	byRef := make(map[string]PushResult, len(res))
 	for _, r := range res {
 		byRef[r.Ref] = r

@@ -54,7 +54,7 @@ func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) 
 			if ctx.Err() != nil {
 				return gitstore.ZeroHash, ctx.Err()
 			}
-			return gitstore.ZeroHash, apperr.Wrap(gitstore.RemoteFailed, err, "the remote %s did not answer, so the transition was not made: %s", a.Remote, apperr.Message(err))
+			return gitstore.ZeroHash, apperr.Wrap(gitstore.RemoteFailed, err, "the push to remote %s failed, so the transition was not made: %s", a.Remote, apperr.Message(err))
 		}
 		if res[0].OK {
 			_ = a.Git.UpdateRef(ctx, tr, head, theirs)

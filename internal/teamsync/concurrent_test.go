@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -37,8 +38,9 @@ func startHTTP(t *testing.T, root string) string {
 		t.Skipf("no git-http-backend: %v", err)
 	}
 	h := &cgi.Handler{
-		Path: backend,
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+		Path:   backend,
+		Env:    []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+		Stderr: io.Discard,
 	}
 	// The CGI child inherits the test's isolated git environment
 	// (HOME, GIT_CONFIG_GLOBAL …).
