@@ -13,13 +13,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/teamsync"
 )
@@ -111,27 +110,19 @@ func concurrentSyncs(t *testing.T, bare, url string) {
 		c.sync(t)
 		clones = append(clones, c)
 	}
-	barrier := filepath.Join(t.TempDir(), "go")
-	outs := make([][]byte, len(clones))
-	var wg sync.WaitGroup
+	bar := proctest.NewBarrier(t)
+	ps := make([]*proctest.Proc, len(clones))
 	for i, c := range clones {
-		cmd := client(t, c.dir, "sync-work", names[i], barrier, ids, "SYNC_TEST_N="+strconv.Itoa(rounds))
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			out, err := cmd.Output()
-			if err != nil {
-				t.Errorf("client %s: %v", names[i], err)
-			}
-			outs[i] = out
-		}(i)
+		ps[i] = client(t, c.dir, "sync-work", names[i], bar, ids, "SYNC_TEST_N="+strconv.Itoa(rounds))
 	}
-	time.Sleep(300 * time.Millisecond)
-	os.WriteFile(barrier, nil, 0o644)
-	wg.Wait()
+	bar.Release(t)
+	outs := make([][]string, len(clones))
+	for i := range clones {
+		outs[i] = ps[i].Wait(t)
+	}
 	fails, oks := 0, 0
 	for i, out := range outs {
-		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		for _, l := range out {
 			switch {
 			case strings.HasPrefix(l, "ok "):
 				oks++
