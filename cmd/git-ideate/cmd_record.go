@@ -38,13 +38,19 @@ type redactionJSON struct {
 	Count   int    `json:"count"`
 }
 
-func readContent(env *Env, v string) (string, error) {
+// readContent is a text flag's value, or stdin when it is "-". Stdin
+// longer than max bytes (the field's own bound) is refused whole: nothing
+// is cut and nothing is written.
+func readContent(env *Env, v, what string, max int) (string, error) {
 	if v != "-" {
 		return v, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(env.In, record.MaxContent+1))
+	b, err := io.ReadAll(io.LimitReader(env.In, int64(max)+1))
 	if err != nil {
-		return "", apperr.Wrap(apperr.Schema, err, "cannot read the content from stdin")
+		return "", apperr.Wrap(apperr.Schema, err, "cannot read the %s from stdin", what)
+	}
+	if len(b) > max {
+		return "", apperr.New(apperr.Schema, "the %s on stdin is more than %d bytes, the most it may be; nothing was written", what, max)
 	}
 	return string(b), nil
 }
@@ -96,7 +102,7 @@ func cliSession(env *Env, given string) string {
 
 // Run appends the record.
 func (c *RecordAppendCmd) Run(ctx context.Context, env *Env) error {
-	content, err := readContent(env, c.Content)
+	content, err := readContent(env, c.Content, "content", record.MaxContent)
 	if err != nil {
 		return err
 	}
@@ -138,7 +144,7 @@ type RecordDecisionCmd struct {
 
 // Run appends the decision.
 func (c *RecordDecisionCmd) Run(ctx context.Context, env *Env) error {
-	rationale, err := readContent(env, c.Rationale)
+	rationale, err := readContent(env, c.Rationale, "rationale", record.MaxContent)
 	if err != nil {
 		return err
 	}
@@ -344,9 +350,12 @@ func (*RecordSessionEndCmd) alwaysZero() {}
 
 // Run reads the payload from stdin.
 func (c *RecordSessionEndCmd) Run(ctx context.Context, env *Env) error {
-	payload, err := io.ReadAll(io.LimitReader(env.In, 1<<20))
+	payload, err := io.ReadAll(io.LimitReader(env.In, hooks.MaxPayload+1))
 	if err != nil {
 		return apperr.Wrap(apperr.Schema, err, "cannot read the payload from stdin")
+	}
+	if len(payload) > hooks.MaxPayload {
+		return apperr.New(apperr.Schema, "the payload on stdin is more than %d bytes; nothing was recorded", hooks.MaxPayload)
 	}
 	p, err := hooks.ParseSessionEnd(payload)
 	if err != nil {

@@ -53,7 +53,7 @@ func (c *SteeringPutCmd) Run(ctx context.Context, env *Env) error {
 	statement := ""
 	if c.Statement != "" {
 		var err error
-		if statement, err = readContent(env, c.Statement); err != nil {
+		if statement, err = readContent(env, c.Statement, "statement", steering.MaxStatement); err != nil {
 			return err
 		}
 	}

@@ -77,7 +77,7 @@ type WorkCreateCmd struct {
 
 // Run creates the item and prints it as one line of JSON.
 func (c *WorkCreateCmd) Run(ctx context.Context, env *Env) error {
-	spec, err := readContent(env, c.Spec)
+	spec, err := readContent(env, c.Spec, "spec", board.MaxSpec)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func (c *WorkUpdateMetaCmd) Run(ctx context.Context, env *Env) error {
 	in := board.UpdateInput{ExpectedVersion: c.ExpectedVersion, Title: c.Title, SpecFormat: c.SpecFormat,
 		Supersedes: c.Supersedes, Actor: board.Actor{Human: c.Human, Agent: c.Agent}}
 	if c.Spec != nil {
-		spec, err := readContent(env, *c.Spec)
+		spec, err := readContent(env, *c.Spec, "spec", board.MaxSpec)
 		if err != nil {
 			return err
 		}

@@ -128,7 +128,7 @@ func (s *Store) load(tip gitstore.Hash) (*Item, error) {
 // current returns the tip and item of id; tip is ZeroHash when absent.
 func (s *Store) current(id string) (gitstore.Hash, *Item, error) {
 	if !record.ValidID(id) {
-		return gitstore.ZeroHash, nil, apperr.New(apperr.Schema, "id %q is not a ULID", textfmt.Head(id, 40))
+		return gitstore.ZeroHash, nil, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
 	}
 	tip, err := s.git.Ref(RefName(id))
 	if err != nil || tip == gitstore.ZeroHash {
@@ -171,9 +171,9 @@ func (s *Store) writeTree(t transition) (gitstore.Hash, error) {
 
 func commitMessage(t transition) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n\n", t.event.Transition, textfmt.Head(textfmt.OneLine(t.item.Title), 72))
+	fmt.Fprintf(&b, "%s: %s\n\n", t.event.Transition, textfmt.Head(gitstore.MessageLine(t.item.Title), 72))
 	fmt.Fprintf(&b, "Ideate-Item: %s\nIdeate-Transition: %s\nIdeate-Status: %s\n", t.item.ID, t.event.Transition, t.item.Status)
-	fmt.Fprintf(&b, "Ideate-Actor: %s\n", textfmt.OneLine(t.event.Actor.String()))
+	fmt.Fprintf(&b, "Ideate-Actor: %s\n", gitstore.MessageLine(t.event.Actor.String()))
 	if t.event.ClaimToken != nil {
 		fmt.Fprintf(&b, "Ideate-Token: %d\n", *t.event.ClaimToken)
 	}

@@ -37,6 +37,9 @@ func cleanActor(a Actor) (Actor, error) {
 	if a.Human == "" {
 		return a, apperr.New(apperr.Schema, "an actor needs a human")
 	}
+	if err := labels("actor human", a.Human, "actor agent", a.Agent); err != nil {
+		return a, err
+	}
 	secretgate.Fields(&a.Human, &a.Agent)
 	return a, nil
 }
@@ -47,7 +50,7 @@ func (s *Store) checkIDs(what string, ids []string, code apperr.Code) ([]string,
 	for _, id := range ids {
 		id = strings.TrimSpace(id)
 		if !record.ValidID(id) {
-			return nil, apperr.New(apperr.Schema, "%s %q is not a ULID", what, textfmt.Head(id, 40))
+			return nil, apperr.New(apperr.Schema, "%s %q is not a ULID", what, shown(id))
 		}
 		if seen[id] {
 			continue
@@ -76,6 +79,9 @@ func (s *Store) checkRefs(supersedes string, refs []Reference) ([]Reference, err
 		r.Rel, r.ID = strings.TrimSpace(r.Rel), strings.TrimSpace(r.ID)
 		if r.Rel == "" {
 			return nil, apperr.New(apperr.Schema, "a reference needs a rel")
+		}
+		if err := labels("a reference's rel", r.Rel); err != nil {
+			return nil, err
 		}
 		secretgate.Fields(&r.Rel)
 		if _, err := s.checkIDs("reference", []string{r.ID}, apperr.DanglingSupersedes); err != nil {
@@ -133,7 +139,14 @@ func (s *Store) Create(ctx context.Context, in CreateInput) (*Outcome, error) {
 	if tenant == "" {
 		tenant = "local"
 	}
-	secretgate.Fields(&title)
+	spec, specFormat := in.Spec, strings.TrimSpace(in.SpecFormat)
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	if err := labels("spec_format", specFormat, "tenant_id", tenant); err != nil {
+		return nil, err
+	}
+	secretgate.Fields(&title, &spec, &specFormat, &tenant)
 	deps, err := s.checkIDs("dependency", in.DependsOn, DanglingDependency)
 	if err != nil {
 		return nil, err
@@ -150,9 +163,9 @@ func (s *Store) Create(ctx context.Context, in CreateInput) (*Outcome, error) {
 		return nil, err
 	}
 	now, ts := s.nowTS()
-	it := &Item{ID: s.ids.New(now), TenantID: tenant, Title: title, SpecFormat: strings.TrimSpace(in.SpecFormat),
+	it := &Item{ID: s.ids.New(now), TenantID: tenant, Title: title, SpecFormat: specFormat,
 		Status: StatusOpen, DependsOn: deps, ParentID: parent, References: refs, CreatedBy: actor,
-		CreatedAt: ts, UpdatedAt: ts, Version: 1, Spec: in.Spec}
+		CreatedAt: ts, UpdatedAt: ts, Version: 1, Spec: spec}
 	t := transition{item: it, event: Event{ItemID: it.ID, Actor: actor, Transition: TCreate, At: ts}}
 	_, err = s.apply(ctx, it.ID, func(tip gitstore.Hash, cur *Item) (transition, error) {
 		if cur != nil {
@@ -171,6 +184,35 @@ func (s *Store) Create(ctx context.Context, in CreateInput) (*Outcome, error) {
 		return nil, err
 	}
 	return &Outcome{Item: it, Unresolved: s.lint(it.Title)}, nil
+}
+
+// MaxSpec is the largest spec (in bytes) an item may carry, the same bound
+// as a record's body.
+const MaxSpec = record.MaxContent
+
+func checkSpec(spec string) error {
+	if len(spec) > MaxSpec {
+		return apperr.New(apperr.Schema, "spec is %d bytes; a spec may be at most %d; nothing was written", len(spec), MaxSpec)
+	}
+	return nil
+}
+
+// labels checks name/value pairs with gitstore.CheckLabel: names are shown
+// in commit messages and must hold no control character.
+func labels(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := gitstore.CheckLabel(pairs[i], pairs[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shown is a refused value as an error message may echo it: through the
+// secret gate, then cut to 40 characters.
+func shown(v string) string {
+	v, _ = secretgate.Scan(textfmt.Head(v, 400))
+	return textfmt.Head(v, 40)
 }
 
 // parentGuard holds a parent's lock while a child appears under it, so a
@@ -225,11 +267,24 @@ func (s *Store) UpdateMeta(ctx context.Context, id string, in UpdateInput) (*Out
 		}
 		secretgate.Fields(&title)
 	}
-	if in.Spec != nil && strings.TrimSpace(*in.Spec) == "" {
-		return nil, apperr.New(apperr.Schema, "spec must not be empty")
+	var spec, specFormat string
+	if in.Spec != nil {
+		if spec = *in.Spec; strings.TrimSpace(spec) == "" {
+			return nil, apperr.New(apperr.Schema, "spec must not be empty")
+		}
+		if err := checkSpec(spec); err != nil {
+			return nil, err
+		}
+		secretgate.Fields(&spec)
 	}
-	if in.SpecFormat != nil && strings.TrimSpace(*in.SpecFormat) == "" {
-		return nil, apperr.New(apperr.Schema, "spec_format must not be empty")
+	if in.SpecFormat != nil {
+		if specFormat = strings.TrimSpace(*in.SpecFormat); specFormat == "" {
+			return nil, apperr.New(apperr.Schema, "spec_format must not be empty")
+		}
+		if err := labels("spec_format", specFormat); err != nil {
+			return nil, err
+		}
+		secretgate.Fields(&specFormat)
 	}
 	var deps []string
 	if in.DependsOn != nil {
@@ -276,10 +331,10 @@ func (s *Store) UpdateMeta(ctx context.Context, id string, in UpdateInput) (*Out
 			next.Title = title
 		}
 		if in.Spec != nil {
-			next.Spec = *in.Spec
+			next.Spec = spec
 		}
 		if in.SpecFormat != nil {
-			next.SpecFormat = strings.TrimSpace(*in.SpecFormat)
+			next.SpecFormat = specFormat
 		}
 		if in.DependsOn != nil {
 			next.DependsOn = deps

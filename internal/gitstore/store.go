@@ -193,8 +193,13 @@ func (s *Store) WriteTree(entries []TreeEntry) (Hash, error) {
 	return s.WriteObject(plumbing.TreeObject, EncodeTree(entries))
 }
 
-// WriteCommit stores a commit.
+// WriteCommit stores a commit. A commit git fsck --strict would reject
+// (a NUL in the message, a malformed identity) is refused with
+// apperr.Internal and nothing is written.
 func (s *Store) WriteCommit(c *Commit) (Hash, error) {
+	if err := checkCommit(c); err != nil {
+		return ZeroHash, err
+	}
 	return s.WriteObject(plumbing.CommitObject, EncodeCommit(c))
 }
 

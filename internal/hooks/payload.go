@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore"
 )
 
 // MaxPayload is the largest payload ReadPayload accepts. Hosts send a few
@@ -115,6 +116,14 @@ func ParsePayload(data []byte) (*Payload, error) {
 	p.TeammateName = str("teammate_name")
 	p.TeamName = str("team_name")
 	p.Prompt = str("prompt")
+	// Names and ids become record fields that must hold no control
+	// character (a NUL there once reached a commit message): escaped here,
+	// so that a hook records them instead of failing. Free text (messages,
+	// instructions, paths) is kept as sent.
+	for _, f := range []*string{&p.SessionID, &p.HookEventName, &p.PermissionMode, &p.AgentID, &p.AgentType,
+		&p.Source, &p.Model, &p.Reason, &p.Trigger, &p.ToolName, &p.ToolUseID, &p.TaskID, &p.TeammateName, &p.TeamName} {
+		*f = gitstore.EscapeControls(*f)
+	}
 	return p, nil
 }
 

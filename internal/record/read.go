@@ -7,7 +7,6 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // Snapshot is the record as of one commit of refs/ideate/record. Reads
@@ -34,7 +33,7 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 // Get returns the record with this id, or apperr.NotFound.
 func (sn *Snapshot) Get(id string) (*Record, error) {
 	if !ValidID(id) {
-		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", textfmt.Head(id, 40))
+		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
 	}
 	dirs, file := Path(id)
 	e, ok, err := sn.s.git.Lookup(sn.Root, append(dirs, file))

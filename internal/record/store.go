@@ -170,6 +170,12 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 	if rec.Kind == "" {
 		return nil, apperr.New(apperr.Schema, "kind is required")
 	}
+	for _, l := range []struct{ field, v string }{{"kind", rec.Kind}, {"source capture_point", rec.Source.CapturePoint},
+		{"source session_id", rec.Source.SessionID}, {"source task_id", rec.Source.TaskID}} {
+		if err := gitstore.CheckLabel(l.field, l.v); err != nil {
+			return nil, err
+		}
+	}
 	if len(rec.Content) > MaxContent {
 		return nil, apperr.New(apperr.Schema, "content is %d bytes; a record body may be at most %d", len(rec.Content), MaxContent)
 	}
@@ -177,12 +183,12 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 	if rec.ID == "" {
 		rec.ID = s.ids.New(now)
 	} else if !ValidID(rec.ID) {
-		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", textfmt.Head(rec.ID, 40))
+		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", shown(rec.ID))
 	}
 	if rec.Source.Timestamp == "" {
 		rec.Source.Timestamp = textfmt.Timestamp(now)
 	} else if _, err := time.Parse(time.RFC3339Nano, rec.Source.Timestamp); err != nil {
-		return nil, apperr.New(apperr.Schema, "source timestamp %q is not an RFC 3339 instant", textfmt.Head(rec.Source.Timestamp, 40))
+		return nil, apperr.New(apperr.Schema, "source timestamp %q is not an RFC 3339 instant", shown(rec.Source.Timestamp))
 	}
 	refs := in.References
 	if sup := strings.TrimSpace(in.Supersedes); sup != "" {
@@ -194,8 +200,11 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 		if r.Rel == "" {
 			return nil, apperr.New(apperr.Schema, "a reference needs a rel")
 		}
+		if err := gitstore.CheckLabel("a reference's rel", r.Rel); err != nil {
+			return nil, err
+		}
 		if !ValidID(r.ID) {
-			return nil, apperr.New(apperr.Schema, "reference id %q is not a ULID", textfmt.Head(r.ID, 40))
+			return nil, apperr.New(apperr.Schema, "reference id %q is not a ULID", shown(r.ID))
 		}
 		if r.ID == rec.ID {
 			return nil, apperr.New(apperr.Schema, "a record cannot reference itself")
@@ -208,11 +217,19 @@ func (s *Store) prepare(in AppendInput) (*Record, error) {
 	return rec, nil
 }
 
+// shown is a refused value as an error message may echo it: through the
+// secret gate (an error is printed and logged where no redaction happens),
+// then cut to 40 characters.
+func shown(v string) string {
+	v, _ = secretgate.Scan(textfmt.Head(v, 400)) // a secret crossing the cut at 40 is whole here
+	return textfmt.Head(v, 40)
+}
+
 // commitMessage makes `git log refs/ideate/record` readable: the kind and
 // claim as the subject, and the id as a trailer.
 func commitMessage(r *Record) string {
-	subj := r.Kind
-	if claim := textfmt.OneLine(r.Claim); claim != "" { // a claim may be empty
+	subj := gitstore.MessageLine(r.Kind)
+	if claim := gitstore.MessageLine(r.Claim); claim != "" { // a claim may be empty
 		subj += ": " + textfmt.Head(claim, 72)
 	}
 	return fmt.Sprintf("%s\n\nIdeate-Record: %s\n", subj, r.ID)

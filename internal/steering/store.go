@@ -198,6 +198,12 @@ func prepare(in PutInput) (*prepared, error) {
 			return nil, apperr.New(apperr.Schema, "kind must not be empty")
 		}
 	}
+	if err := gitstore.CheckLabel("kind", p.kind); err != nil {
+		return nil, err
+	}
+	if err := gitstore.CheckLabel("actor", p.actor); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(p.statement) == "" {
 		if !in.KeepPrior || p.statement != "" {
 			return nil, apperr.New(apperr.Schema, "statement must contain non-whitespace text")
@@ -235,6 +241,9 @@ func prepare(in PutInput) (*prepared, error) {
 		secretgate.Fields(&r.Rel, &r.ID)
 		if strings.TrimSpace(r.Rel) == "" {
 			return nil, apperr.New(apperr.Schema, "a reference's rel must not be empty")
+		}
+		if err := gitstore.CheckLabel("a reference's rel", r.Rel); err != nil {
+			return nil, err
 		}
 		if !ValidID(r.ID) {
 			return nil, badID("reference id", r.ID)
@@ -351,9 +360,9 @@ func (s *Store) next(root gitstore.Hash, prior *Item, p *prepared) (*Item, error
 // trailers naming the item, its status and, when given, the actor.
 func commitMessage(it *Item, actor string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s\n\n", textfmt.Fit(textfmt.OneLine(it.Kind), 40), it.ID, textfmt.Fit(textfmt.FirstLine(it.Statement), 72))
+	fmt.Fprintf(&b, "%s %s: %s\n\n", textfmt.Fit(gitstore.MessageLine(it.Kind), 40), it.ID, textfmt.Fit(gitstore.MessageLine(textfmt.FirstLine(it.Statement)), 72))
 	fmt.Fprintf(&b, "Ideate-Steering: %s\nIdeate-Status: %s\n", it.ID, it.Status)
-	if a := textfmt.OneLine(actor); a != "" {
+	if a := gitstore.MessageLine(actor); a != "" {
 		fmt.Fprintf(&b, "Ideate-Actor: %s\n", textfmt.Fit(a, 200))
 	}
 	return b.String()
