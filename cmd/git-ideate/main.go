@@ -307,16 +307,18 @@ func commandPath(ctx *kong.Context) string {
 	return strings.TrimPrefix(ctx.Selected().Path(), "git ideate ")
 }
 
-// formatError renders "CODE: sentence" for typed errors.
+// formatError renders "CODE: sentence" for typed errors, through the
+// secret gate: a sentence may quote a value the caller gave.
 func formatError(err error) string {
 	var e *apperr.Error
+	s := string(apperr.Internal) + ": " + err.Error()
 	if errors.As(err, &e) {
-		return e.Error()
-	}
-	if errors.Is(err, context.Canceled) {
+		s = e.Error()
+	} else if errors.Is(err, context.Canceled) {
 		return "CANCELED: interrupted by a signal; the git processes it had started were stopped"
 	}
-	return string(apperr.Internal) + ": " + err.Error()
+	s, _ = secretgate.Scan(s)
+	return s
 }
 
 // Exit statuses: the one map from an outcome to the status the process

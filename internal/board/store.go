@@ -214,6 +214,9 @@ func (s *Store) applyPublished(ctx context.Context, id string, f step) (*Item, e
 }
 
 func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore.Hash, error) {
+	if !record.ValidID(id) {
+		return nil, gitstore.ZeroHash, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
+	}
 	var last *Item
 	head, err := s.git.TransactGuarded(ctx, RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
 		var it *Item

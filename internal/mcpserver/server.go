@@ -39,6 +39,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/steering"
 )
 
@@ -371,7 +372,7 @@ type envelope struct {
 
 func errorResult(err error) *ToolResult {
 	code := apperr.CodeOf(err)
-	msg := apperr.Message(err)
+	msg, _ := secretgate.Scan(apperr.Message(err)) // a sentence may quote a caller's value
 	env := envelope{OK: false, Code: string(code), Message: msg, Reason: msg}
 	text, _ := marshal(env)
 	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: env, IsError: true}

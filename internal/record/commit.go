@@ -9,6 +9,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/textfmt"
+	"github.com/ideate/git-ideate/internal/secretgate"
 )
 
 // NotesRef is where a commit's records are noted on the commit
@@ -73,7 +74,8 @@ func (s *Store) CommitBoundary(ctx context.Context, in CommitBoundaryInput) (*Co
 	}
 	h, err := g.ResolveCommit(ctx, spec)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.CodeOf(err), err, "cannot find the commit (%s): %s; nothing recorded", spec, apperr.Message(err))
+		msg, _ := secretgate.Scan(apperr.Message(err)) // it may quote spec
+		return nil, apperr.Wrap(apperr.CodeOf(err), err, "cannot find the commit (%s): %s; nothing recorded", shown(spec), msg)
 	}
 	res := &CommitBoundaryResult{Commit: h}
 	if note, ok, err := g.ReadNote(NotesRef, h); err == nil && ok && notesCommitBoundary(string(note)) {
