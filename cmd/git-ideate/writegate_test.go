@@ -54,7 +54,7 @@ func (s *secrets) next(name string) string {
 
 // leaked returns the cases whose needles some object of the repository in
 // dir holds, with the needle found.
-func (s *secrets) leaked(t *testing.T, dir string) []string {
+func (s *secrets) leaked(t testing.TB, dir string) []string {
 	t.Helper()
 	cmd := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
 	cmd.Dir = dir
@@ -93,6 +93,7 @@ func (s *secrets) echoes(name, text string) string {
 type textWalker struct {
 	n, target int
 	secret    string
+	fill      func(old string) string // when set, the leaf's new value (else old+" "+secret)
 	path      []string
 	hitPath   string
 	bad       []string // kinds the walker does not know
@@ -123,7 +124,11 @@ func (w *textWalker) walk(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
 		if w.n == w.target {
-			v.SetString(v.String() + " " + w.secret)
+			if w.fill != nil {
+				v.SetString(w.fill(v.String()))
+			} else {
+				v.SetString(v.String() + " " + w.secret)
+			}
 			w.hitPath = strings.Join(w.path, "")
 		}
 		w.n++
@@ -185,7 +190,7 @@ type libFixture struct {
 	steer *steering.Store
 }
 
-func newLibFixture(t *testing.T) *libFixture {
+func newLibFixture(t testing.TB) *libFixture {
 	dir := gt.NewRepo(t)
 	gt.Git(t, dir, "config", "ideate.steering", "true")
 	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
@@ -209,7 +214,7 @@ var bg = context.Background()
 
 var alice = board.Actor{Human: "alice", Agent: "worker"}
 
-func (fx *libFixture) item(t *testing.T) string {
+func (fx *libFixture) item(t testing.TB) string {
 	t.Helper()
 	out, err := fx.board.Create(bg, board.CreateInput{Title: "item", Spec: "do it", SpecFormat: "text", CreatedBy: alice})
 	if err != nil {
@@ -218,7 +223,7 @@ func (fx *libFixture) item(t *testing.T) string {
 	return out.Item.ID
 }
 
-func (fx *libFixture) claimed(t *testing.T) (string, int64) {
+func (fx *libFixture) claimed(t testing.TB) (string, int64) {
 	t.Helper()
 	id := fx.item(t)
 	it, err := fx.board.Claim(bg, id, alice, nil)
@@ -228,7 +233,7 @@ func (fx *libFixture) claimed(t *testing.T) (string, int64) {
 	return id, it.Claim.ClaimToken
 }
 
-func (fx *libFixture) done(t *testing.T) string {
+func (fx *libFixture) done(t testing.TB) string {
 	t.Helper()
 	id, tok := fx.claimed(t)
 	if _, err := fx.board.Complete(bg, id, tok, "done"); err != nil {
@@ -237,7 +242,7 @@ func (fx *libFixture) done(t *testing.T) string {
 	return id
 }
 
-func (fx *libFixture) recordID(t *testing.T) string {
+func (fx *libFixture) recordID(t testing.TB) string {
 	t.Helper()
 	res, err := fx.rec.Append(bg, record.AppendInput{Kind: "finding", Claim: "a finding", Source: record.Source{CapturePoint: "test", SessionID: "s"}})
 	if err != nil {
@@ -246,7 +251,7 @@ func (fx *libFixture) recordID(t *testing.T) string {
 	return res.Record.ID
 }
 
-func (fx *libFixture) steeringID(t *testing.T, id string) string {
+func (fx *libFixture) steeringID(t testing.TB, id string) string {
 	t.Helper()
 	if _, err := fx.steer.Put(bg, steering.PutInput{ID: id, Kind: "principle", Statement: "keep it small"}); err != nil {
 		t.Fatal(err)
@@ -258,7 +263,7 @@ func (fx *libFixture) steeringID(t *testing.T, id string) string {
 // clean text) and returns the method value and its baseline arguments.
 type libVerb struct {
 	name string
-	prep func(t *testing.T, fx *libFixture) (fn any, args []any)
+	prep func(t testing.TB, fx *libFixture) (fn any, args []any)
 }
 
 func str(s string) *string { return &s }
@@ -268,69 +273,69 @@ var noLease *int64
 func libVerbs() []libVerb {
 	ctx := context.Background()
 	return []libVerb{
-		{"record.Append", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"record.Append", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.rec.Append, []any{ctx, record.AppendInput{Kind: "finding", Claim: "claim", VerificationAnchor: "anchor",
 				Scope: "scope", Content: "content", Source: record.Source{CapturePoint: "cli", SessionID: "s1", TaskID: "t1"},
 				References: []record.Reference{{Rel: "relates", ID: fx.recordID(t)}}}}
 		}},
-		{"record.Decision", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"record.Decision", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.rec.Decision, []any{ctx, record.DecisionInput{Claim: "claim", Rationale: "why", VerificationAnchor: "anchor",
 				Scope: "scope", Source: record.Source{CapturePoint: "cli", SessionID: "s1", TaskID: "t1"},
 				References: []record.Reference{{Rel: "relates", ID: fx.recordID(t)}}}}
 		}},
-		{"record.AppendSessionOutcome", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"record.AppendSessionOutcome", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.rec.AppendSessionOutcome, []any{ctx, record.SessionOutcome{SessionID: "s1", Reason: "exit", Anchor: "/t.jsonl",
 				Activity: &record.SessionActivity{Tools: "Edit (1x)", Files: []string{"a.go"}, Dirs: []string{"."}, LastAssistantText: "bye"}}}
 		}},
-		{"record.CommitBoundary", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"record.CommitBoundary", func(t testing.TB, fx *libFixture) (any, []any) {
 			gt.Git(t, fx.dir, "commit", "-q", "--allow-empty", "-m", "a change")
 			return fx.rec.CommitBoundary, []any{ctx, record.CommitBoundaryInput{Commit: "HEAD", Command: "git commit -m x", SessionID: "s1"}}
 		}},
-		{"board.Create", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Create", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.Create, []any{ctx, board.CreateInput{Title: "title", Spec: "spec", SpecFormat: "text", CreatedBy: alice,
 				DependsOn: []string{fx.done(t)}, ParentID: fx.item(t), References: []board.Reference{{Rel: "relates", ID: fx.item(t)}},
 				TenantID: "local"}}
 		}},
-		{"board.UpdateMeta", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.UpdateMeta", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.UpdateMeta, []any{ctx, fx.item(t), board.UpdateInput{ExpectedVersion: 1, Title: str("t2"), Spec: str("s2"),
 				SpecFormat: str("text"), DependsOn: &[]string{fx.done(t)}, Actor: alice,
 				References: &[]board.Reference{{Rel: "relates", ID: fx.item(t)}}}}
 		}},
-		{"board.Claim", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Claim", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.Claim, []any{ctx, fx.item(t), alice, noLease}
 		}},
-		{"board.ClaimNext", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.ClaimNext", func(t testing.TB, fx *libFixture) (any, []any) {
 			fx.item(t)
 			return fx.board.ClaimNext, []any{ctx, "local", alice, noLease}
 		}},
-		{"board.Renew", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Renew", func(t testing.TB, fx *libFixture) (any, []any) {
 			id, tok := fx.claimed(t)
 			return fx.board.Renew, []any{ctx, id, tok, noLease}
 		}},
-		{"board.Release", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Release", func(t testing.TB, fx *libFixture) (any, []any) {
 			id, tok := fx.claimed(t)
 			return fx.board.Release, []any{ctx, id, tok, "note"}
 		}},
-		{"board.Complete", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Complete", func(t testing.TB, fx *libFixture) (any, []any) {
 			id, tok := fx.claimed(t)
 			return fx.board.Complete, []any{ctx, id, tok, "note"}
 		}},
-		{"board.Cancel", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Cancel", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.Cancel, []any{ctx, fx.item(t), alice}
 		}},
-		{"board.Reopen", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Reopen", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.Reopen, []any{ctx, fx.done(t), alice}
 		}},
-		{"board.Expire", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Expire", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.Expire, []any{ctx, fx.item(t)}
 		}},
-		{"board.Sweep", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Sweep", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.Sweep, []any{ctx, "local"}
 		}},
-		{"board.SweepItems", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.SweepItems", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.board.SweepItems, []any{ctx, "local", 0}
 		}},
-		{"board.Rebase", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"board.Rebase", func(t testing.TB, fx *libFixture) (any, []any) {
 			id := fx.item(t)
 			head := gt.Git(t, fx.dir, "rev-parse", board.RefName(id))
 			h, err := fx.env.git.ResolveCommit(bg, head)
@@ -339,7 +344,7 @@ func libVerbs() []libVerb {
 			}
 			return fx.board.Rebase, []any{ctx, id, h}
 		}},
-		{"steering.Put", func(t *testing.T, fx *libFixture) (any, []any) {
+		{"steering.Put", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.steer.Put, []any{ctx, steering.PutInput{ID: "GP-1", Kind: "principle", Statement: "statement", Domain: str("domain"),
 				Status: "active", References: []steering.Reference{{Rel: "clarifies", ID: fx.steeringID(t, "GP-0")}}, Actor: "alice"}}
 		}},
@@ -456,7 +461,7 @@ type mcpTool struct {
 	} `json:"annotations"`
 }
 
-func listTools(t *testing.T, srv *mcpserver.Server) []mcpTool {
+func listTools(t testing.TB, srv *mcpserver.Server) []mcpTool {
 	t.Helper()
 	var out bytes.Buffer
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
@@ -498,7 +503,7 @@ func typeIs(typ any, want string) bool {
 }
 
 // mcpWrites gives the baseline arguments of every tool that writes.
-func mcpWrites(t *testing.T, fx *libFixture) map[string]func() map[string]any {
+func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 	return map[string]func() map[string]any{
 		"record_append": func() map[string]any {
 			return map[string]any{"kind": "finding", "claim": "c", "content": "x", "verification_anchor": "a", "scope": "s",
