@@ -94,7 +94,7 @@ func TestWriteCommit_WhatFsckRejects_RefusedAndNothingWritten(t *testing.T) {
 // strip itself.
 func TestIdentity_HostileEnvironment_CommitsPassFsckStrict(t *testing.T) {
 	dir := gt.NewRepo(t)
-	t.Setenv("GIT_COMMITTER_NAME", "Eve <eve@evil>\nparent 0000")
+	t.Setenv("GIT_COMMITTER_NAME", "Eve\t<eve@evil>\nparent 0000")
 	t.Setenv("GIT_COMMITTER_EMAIL", "e>v<e\n@x")
 	s := open(t, dir)
 	if _, err := s.Transact(context.Background(), "refs/ideate/test", func(tip gitstore.Hash) (gitstore.Hash, string, error) {
@@ -108,6 +108,10 @@ func TestIdentity_HostileEnvironment_CommitsPassFsckStrict(t *testing.T) {
 		return tree, gitstore.MessageLine("subject\x00with\nbreaks") + "\n", err
 	}); err != nil {
 		t.Fatal(err)
+	}
+	// The name is also a board actor when none is given: one printable line.
+	if err := gitstore.CheckLabel("identity", s.Identity().Name); err != nil {
+		t.Errorf("identity %q: %v", s.Identity().Name, err)
 	}
 	cmd := exec.Command("git", "fsck", "--strict", "--no-dangling")
 	cmd.Dir = dir

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -266,7 +267,7 @@ func (s *Store) Identity() Signature {
 
 func sanitizeIdent(v string) string {
 	return strings.TrimSpace(strings.Map(func(r rune) rune {
-		if r == '<' || r == '>' || r == '\n' || r == 0 {
+		if r == '<' || r == '>' || unicode.IsControl(r) { // newline and NUL among them
 			return -1
 		}
 		return r
