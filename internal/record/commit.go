@@ -8,8 +8,8 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/textfmt"
 	"github.com/ideate/git-ideate/internal/secretgate"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // NotesRef is where a commit's records are noted on the commit
