@@ -1,0 +1,63 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// GitFailed is a git command that exited non-zero; the message carries its
+// first line of stderr.
+const GitFailed apperr.Code = "GIT_FAILED"
+
+// gitProc builds a git command run in dir (a working tree) in its own
+// process group, so cancelling ctx kills git and anything it started
+// (hooks, filters, a credential helper) as one.
+func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The negative pid names the whole group.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// runGitIn runs git in dir with stdin (may be nil) and returns its
+// stdout. A non-zero exit is GitFailed naming the command and git's first
+// line of complaint; a cancelled ctx returns ctx's error.
+func (s *Store) runGitIn(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
+	cmd := gitProc(ctx, dir, args...)
+	cmd.Stdin = stdin
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &apperr.Error{Code: GitFailed, Msg: "git " + firstWords(args) + " failed: " + firstLine(errb.String(), err), Err: err}
+	}
+	return out.Bytes(), nil
+}
+
+// RunGit runs git in dir (a working tree, or any directory with --git-dir
+// among args) in its own process group, killed whole when ctx ends, and
+// returns its stdout.
+func (s *Store) RunGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return s.runGitIn(ctx, dir, nil, args...)
+}
+
+func firstWords(args []string) string {
+	n := min(len(args), 2)
+	return strings.Join(args[:n], " ")
+}
