@@ -185,21 +185,21 @@ func TestWorktreeChanges_EveryKindAgainstGit(t *testing.T) {
 	if c := f.check("fresh worktree"); len(c.List) != 0 {
 		t.Fatalf("a fresh worktree has changes: %+v", c.List)
 	}
-	f.write("a.txt", "a edited")                          // M (working tree)
-	f.rm("b.txt")                                         // D
-	os.Chmod(filepath.Join(f.wt, "run.sh"), 0o755)        // M (mode)
-	f.write("d/e/new.txt", "new")                         // A untracked in a tracked dir
-	f.write("brand/new/deep.txt", "deep")                 // A untracked dir
-	f.rm("f")                                             // file → directory
-	f.write("f/now.txt", "inside")                        //
-	f.rm("g")                                             // directory → file
-	f.write("g", "a file now")                            //
-	f.rm("mv/old.txt")                                    // exact rename
-	f.write("mv/new.txt", "moved content")                //
-	f.write("trace.log", "ignored")                       // ignored
-	f.write("keep.log", "re-included")                    // A via negation
-	f.write("build/out.bin", "ignored dir")               // ignored directory
-	f.rm("link-target.txt")                               // file → symlink (T)
+	f.write("a.txt", "a edited")                   // M (working tree)
+	f.rm("b.txt")                                  // D
+	os.Chmod(filepath.Join(f.wt, "run.sh"), 0o755) // M (mode)
+	f.write("d/e/new.txt", "new")                  // A untracked in a tracked dir
+	f.write("brand/new/deep.txt", "deep")          // A untracked dir
+	f.rm("f")                                      // file → directory
+	f.write("f/now.txt", "inside")                 //
+	f.rm("g")                                      // directory → file
+	f.write("g", "a file now")                     //
+	f.rm("mv/old.txt")                             // exact rename
+	f.write("mv/new.txt", "moved content")         //
+	f.write("trace.log", "ignored")                // ignored
+	f.write("keep.log", "re-included")             // A via negation
+	f.write("build/out.bin", "ignored dir")        // ignored directory
+	f.rm("link-target.txt")                        // file → symlink (T)
 	if err := os.Symlink("a.txt", filepath.Join(f.wt, "link-target.txt")); err != nil {
 		t.Fatal(err)
 	}
