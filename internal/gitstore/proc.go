@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
@@ -17,19 +15,12 @@ import (
 // first line of stderr.
 const GitFailed apperr.Code = "GIT_FAILED"
 
-// gitProc builds a git command run in dir (a working tree) in its own
-// process group, so cancelling ctx kills git and anything it started
-// (hooks, filters, a credential helper) as one.
+// gitProc builds a git command run in dir (a working tree) through
+// Command: its own process group, killed whole when ctx ends.
 func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := Command(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The negative pid names the whole group.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * time.Second
 	return cmd
 }
 
