@@ -1,0 +1,202 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// Worktree is one working tree git knows of, as `git worktree list
+// --porcelain` describes it.
+type Worktree struct {
+	Path     string
+	Head     Hash
+	Branch   string // full ref name; "" when detached
+	Bare     bool
+	Detached bool
+	// Locked: git will neither prune nor remove it without --force
+	// twice; LockReason is git's note ("initializing" while `git worktree
+	// add` runs, and left so by one that was killed).
+	Locked     bool
+	LockReason string
+	// Prunable: its directory is gone; `git worktree prune` drops it.
+	Prunable bool
+}
+
+// Worktrees lists the repository's working trees, the main one first.
+func (s *Store) Worktrees(ctx context.Context) ([]Worktree, error) {
+	out, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var list []Worktree
+	var cur *Worktree
+	for _, f := range strings.Split(string(out), "\x00") {
+		key, val, _ := strings.Cut(f, " ")
+		switch key {
+		case "":
+			cur = nil
+		case "worktree":
+			list = append(list, Worktree{Path: val})
+			cur = &list[len(list)-1]
+		}
+		if cur == nil || key == "worktree" {
+			continue
+		}
+		switch key {
+		case "HEAD":
+			cur.Head, _ = ParseHash(val)
+		case "branch":
+			cur.Branch = val
+		case "bare":
+			cur.Bare = true
+		case "detached":
+			cur.Detached = true
+		case "locked":
+			cur.Locked, cur.LockReason = true, val
+		case "prunable":
+			cur.Prunable = true
+		}
+	}
+	return list, nil
+}
+
+// FindWorktree returns the working tree at path (compared after resolving
+// symlinks), or nil.
+func (s *Store) FindWorktree(ctx context.Context, path string) (*Worktree, error) {
+	list, err := s.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := canonicalPath(path)
+	for i := range list {
+		if canonicalPath(list[i].Path) == want {
+			return &list[i], nil
+		}
+	}
+	return nil, nil
+}
+
+func canonicalPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	// The directory may be gone: resolve its parent.
+	if r, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(r, filepath.Base(abs))
+	}
+	return abs
+}
+
+// AddWorktree creates a linked working tree at path on branch: a new
+// branch at base when it does not exist, else the existing branch at its
+// tip. It runs `git worktree add --no-checkout`, which holds git's own
+// "initializing" lock only while it writes the worktree's administrative
+// files, then populates the index and files with `git read-tree --reset -u`
+// in the new tree, so a process killed during the (long) checkout leaves an
+// unlocked worktree that CompleteCheckout or RemoveWorktree finish.
+func (s *Store) AddWorktree(ctx context.Context, path, branch string, base Hash) error {
+	if !ValidRefName("refs/heads/" + branch) {
+		return apperr.New(apperr.Schema, "%q is not a valid branch name", branch)
+	}
+	exists, err := s.Ref("refs/heads/" + branch)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(path))
+	}
+	args := []string{"--git-dir=" + s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout"}
+	if exists == ZeroHash {
+		args = append(args, "-b", branch, path, base.String())
+	} else {
+		args = append(args, path, branch)
+	}
+	if _, err := s.runGitIn(ctx, "", nil, args...); err != nil {
+		return err
+	}
+	return s.CompleteCheckout(ctx, path, false)
+}
+
+// CompleteCheckout writes the index and files of the worktree at path
+// from its HEAD (`git read-tree --reset -u HEAD`, which moves no ref): the
+// second half of AddWorktree, and its repair after a crash. It discards
+// anything in the tree. With breakLock, an index.lock a killed checkout
+// left is removed first; only a caller that knows no git runs in the
+// worktree may ask for that.
+func (s *Store) CompleteCheckout(ctx context.Context, path string, breakLock bool) error {
+	if breakLock {
+		gd, err := WorktreeGitDir(path)
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(filepath.Join(gd, "index.lock")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return apperr.Wrap(apperr.Write, err, "cannot remove the stale index.lock of %s", path)
+		}
+	}
+	_, err := s.runGitIn(ctx, path, nil, "read-tree", "--reset", "-u", "HEAD")
+	return err
+}
+
+// RemoveWorktree removes the working tree at path and its administrative
+// files, discarding uncommitted changes, even when git left it locked
+// (`git worktree remove --force --force`). A worktree whose directory is
+// already gone is pruned instead. Its branch is kept.
+func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
+	wt, err := s.FindWorktree(ctx, path)
+	if err != nil {
+		return err
+	}
+	if wt == nil {
+		return nil
+	}
+	if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
+		if wt.Locked {
+			if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "unlock", wt.Path); err != nil {
+				return err
+			}
+		}
+		return s.PruneWorktrees(ctx)
+	}
+	_, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path)
+	return err
+}
+
+// PruneWorktrees drops the administrative files of working trees whose
+// directory is gone (`git worktree prune`).
+func (s *Store) PruneWorktrees(ctx context.Context) error {
+	_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "prune")
+	return err
+}
+
+// WorktreeGitDir is the administrative directory of the linked worktree
+// at path (where its HEAD and index live), read from its .git file.
+func WorktreeGitDir(path string) (string, error) {
+	r, err := Discover(path)
+	if err != nil {
+		return "", err
+	}
+	if r.GitDir == r.CommonDir || canonicalPath(r.WorkTree) != canonicalPath(path) {
+		return "", apperr.New(apperr.NotARepo, "%s is not a linked worktree", path)
+	}
+	return r.GitDir, nil
+}
+
+// LockState takes an exclusive lock on the file name under the per-clone
+// state directory (.git/ideate/), waiting for its holder until ctx ends,
+// and returns its release. The kernel drops it when the process dies, so
+// a killed holder never leaves it held.
+func (s *Store) LockState(ctx context.Context, name string) (func(), error) {
+	if strings.ContainsAny(name, "/\\") || name == "" || name[0] == '.' {
+		return nil, apperr.New(apperr.Schema, "%q is not a lock name", name)
+	}
+	return s.flockState(ctx, name)
+}
