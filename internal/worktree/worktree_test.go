@@ -384,4 +384,3 @@ func TestManager_Runs_BaselinesRoundTrip(t *testing.T) {
 	}
 	gt.Fsck(t, dir)
 }
-
