@@ -100,7 +100,7 @@ func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Ch
 	if err != nil {
 		return nil, err
 	}
-	wts := OpenRepo(wt)
+	wts := OpenRepo(wt, Options{})
 	defer wts.Close()
 	head, err := wts.Head()
 	if err != nil {

@@ -611,7 +611,7 @@ func headOf(dir string) (gitstore.Hash, error) {
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	s := gitstore.OpenRepo(r)
+	s := gitstore.OpenRepo(r, gitstore.Options{})
 	defer s.Close()
 	return s.Head()
 }

@@ -76,7 +76,7 @@ func TestManager_Start_CreatesWorktreeAtBaseWithContract(t *testing.T) {
 	if err != nil || r.GitDir == r.CommonDir || filepath.Dir(r.CommonDir) != dir {
 		t.Fatalf("Discover(worktree) = %+v %v", r, err)
 	}
-	wg := gitstore.OpenRepo(r)
+	wg := gitstore.OpenRepo(r, gitstore.Options{})
 	if h, err := wg.Head(); err != nil || h.String() != base {
 		t.Errorf("HEAD through the worktree = %v %v, want %s", h, err, base)
 	}
