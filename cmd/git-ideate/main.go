@@ -74,6 +74,7 @@ type CLI struct {
 	Init      InitCmd      `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
 	Man       ManCmd       `cmd:"" help:"Print the git-ideate(1) manual page, or install it where man (and so git ideate --help) finds it."`
 	Plan      PlanCmd      `cmd:"" help:"The playbook's planning artifacts under docs/agents/sprint<N>/: check them (the planning→execution gate) or show them."`
+	Task      TaskCmd      `cmd:"" help:"Tasks' worktrees: start (claim + a linked worktree at the task's base), list, scope, complete, release, abandon."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever

@@ -241,7 +241,8 @@ type StartInput struct {
 	// Base is the commit a new worktree starts from ("" = HEAD of the
 	// main working tree). An open task keeps its base; naming another is
 	// BaseMismatch.
-	Base  string
+	Base string
+	// Scope and Tests, when nil on a restart, keep the contract's.
 	Scope []string
 	Tests []string
 	Item  string
@@ -400,8 +401,17 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 			next.Attempt = cur.Attempt
 		}
 	}
-	if open && next.Role == "" {
-		next.Role = cur.Role
+	if open {
+		// A restart keeps what it does not restate.
+		if next.Role == "" {
+			next.Role = cur.Role
+		}
+		if in.Scope == nil {
+			next.Scope = nonNil(cur.Scope)
+		}
+		if in.Tests == nil {
+			next.Tests = nonNil(cur.Tests)
+		}
 	}
 	reused, err := m.ensure(ctx, next, base, open)
 	if err != nil {
@@ -627,6 +637,9 @@ type CloseInput struct {
 	// Force removes a completed task's worktree even with uncommitted
 	// changes.
 	Force bool
+	// DryRun checks what Close would refuse (a stale token, uncommitted
+	// changes of a completion) and changes nothing.
+	DryRun bool
 }
 
 // Close marks the task closed and removes its worktree (the branch, and
@@ -671,12 +684,18 @@ func (m *Manager) Close(ctx context.Context, in CloseInput) (*Task, error) {
 				return nil, apperr.New(Dirty, "task %s has uncommitted changes (%s%s); commit them or force", in.Task, strings.Join(dirty, ", "), more)
 			}
 		}
+		if in.DryRun {
+			return &Task{Contract: *cur, Worktree: "ready"}, nil
+		}
 		next := *cur
 		next.Status, next.Note = in.Status, in.Note
 		if err := m.write(ctx, tip, &next, fmt.Sprintf("task %s: %s", in.Task, in.Status)); err != nil {
 			return nil, err
 		}
 		cur = &next
+	}
+	if in.DryRun {
+		return &Task{Contract: *cur, Worktree: "removed"}, nil
 	}
 	if err := m.git.RemoveWorktree(ctx, cur.Path); err != nil {
 		return nil, err

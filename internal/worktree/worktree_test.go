@@ -113,8 +113,9 @@ func TestManager_Start_CreatesWorktreeAtBaseWithContract(t *testing.T) {
 
 func TestManager_Start_ReuseTakeoverAndRefusals(t *testing.T) {
 	_, m := newRepo(t, map[string]string{"a.txt": "a"})
-	in := worktree.StartInput{Task: "T1", Role: "red-worker", Holder: "alice", Token: 1, Item: "I1"}
+	in := worktree.StartInput{Task: "T1", Role: "red-worker", Holder: "alice", Token: 1, Item: "I1", Scope: []string{"a.txt"}, Tests: []string{"x::T"}}
 	first := start(t, m, in)
+	in.Scope, in.Tests = nil, nil // a restart that does not restate them keeps them
 	if first.Reused {
 		t.Error("a first start reports reuse")
 	}
@@ -124,7 +125,8 @@ func TestManager_Start_ReuseTakeoverAndRefusals(t *testing.T) {
 	// Same holder, same token: the same worktree, untouched, next attempt.
 	in.Attempt, in.Role = 2, "green-worker"
 	again := start(t, m, in)
-	if !again.Reused || again.Path != first.Path || again.Attempt != 2 || again.Role != "green-worker" {
+	if !again.Reused || again.Path != first.Path || again.Attempt != 2 || again.Role != "green-worker" ||
+		strings.Join(again.Scope, ",") != "a.txt" || strings.Join(again.Tests, ",") != "x::T" {
 		t.Errorf("restart %+v", again)
 	}
 	if b, err := os.ReadFile(filepath.Join(first.Path, "wip.txt")); err != nil || string(b) != "work in progress" {

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/worktree"
+)
+
+// TaskCmd groups the commands over tasks' worktrees.
+type TaskCmd struct {
+	Start    TaskStartCmd    `cmd:"" help:"Claim a task's board item (with --item) and create, or reuse, the task's worktree at its base commit on a branch of its own."`
+	List     TaskListCmd     `cmd:"" help:"List tasks: worktree, state, and whether the claim they were started under still holds."`
+	Scope    TaskScopeCmd    `cmd:"" help:"Print what a task's worktree changed against its base (committed and uncommitted) and the paths outside its scope."`
+	Complete TaskCompleteCmd `cmd:"" help:"Complete a task: its worktree must hold no uncommitted change; the worktree is removed (its branch stays) and the board item completed."`
+	Release  TaskReleaseCmd  `cmd:"" help:"Release a task's claim and remove its worktree, discarding uncommitted changes (its branch stays for the next holder)."`
+	Abandon  TaskAbandonCmd  `cmd:"" help:"Abandon a task: release its claim, remove its worktree (discarding uncommitted changes) and mark it abandoned."`
+}
+
+// TaskStartCmd starts a task.
+type TaskStartCmd struct {
+	Task    string   `arg:"" help:"Task id as the plan names it (S1-01/T2)."`
+	Item    string   `help:"Board item to claim for the task; without it no claim is taken." placeholder:"ID"`
+	Human   string   `help:"Who claims (required with --item)."`
+	Agent   string   `help:"Through which agent."`
+	LeaseMs *int64   `name:"lease-ms" help:"Lease length in ms (default 4h)."`
+	Base    string   `help:"Commit the worktree starts from (default HEAD; an open task keeps its own)." placeholder:"REV"`
+	Attempt int      `help:"Attempt number, from 1 (default 1, or the open task's)." placeholder:"N"`
+	Role    string   `help:"Dispatched role (red-worker, scaffolder, green-worker, …)."`
+	Scope   []string `help:"Scope glob the task may change (repeatable; default: the task's Files: in the plan)." placeholder:"GLOB"`
+	Test    []string `help:"Declared test id (repeatable; default: the task's tests in the story's plan.md)." placeholder:"ID"`
+	planFlags
+}
+
+// taskOut is what the task commands print with --json.
+type taskOut struct {
+	MessageType string `json:"message_type"`
+	*worktree.Task
+	Notes []string `json:"notes,omitempty"`
+}
+
+func openTasks(env *Env) (*worktree.Manager, error) {
+	g, err := env.Git()
+	if err != nil {
+		return nil, err
+	}
+	m := worktree.Open(g)
+	m.Now = nowFunc
+	return m, nil
+}
+
+// fromPlan reads the task's scope (its Files:) and declared tests from the
+// sprint's plan.
+func fromPlan(ctx context.Context, env *Env, f planFlags, task string) (scope, tests []string, err error) {
+	s, err := loadPlan(ctx, env, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	story, tk, ok := strings.Cut(task, "/")
+	if !ok {
+		return nil, nil, apperr.New(apperr.NotFound, "%q is not a plan task reference (S1-01/T2)", task)
+	}
+	for _, sd := range s.StoryDirs {
+		if sd.Story != story || sd.Tasks == nil {
+			continue
+		}
+		for _, t := range sd.Tasks.Tasks {
+			if t.ID != tk {
+				continue
+			}
+			if sd.TestPlan != nil {
+				for _, sec := range sd.TestPlan.Sections {
+					if sec.Task == t.Num {
+						for _, d := range sec.Tests {
+							tests = append(tests, d.ID)
+						}
+					}
+				}
+			}
+			return t.Files, tests, nil
+		}
+	}
+	return nil, nil, apperr.New(apperr.NotFound, "the plan of sprint %d has no task %s", s.Number, task)
+}
+
+// Run claims, then creates or reuses the worktree; a claim taken here is
+// released again when the worktree cannot be made.
+func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
+	m, err := openTasks(env)
+	if err != nil {
+		return err
+	}
+	if err := worktree.CheckTaskID(c.Task); err != nil {
+		return err
+	}
+	in := worktree.StartInput{Task: c.Task, Attempt: c.Attempt, Role: c.Role, Base: c.Base, Scope: c.Scope, Tests: c.Test}
+	var notes []string
+	if len(c.Scope) == 0 && len(c.Test) == 0 {
+		scope, tests, err := fromPlan(ctx, env, c.planFlags, c.Task)
+		if err != nil {
+			notes = append(notes, "no scope or tests from the plan: "+apperr.Message(err))
+		} else {
+			in.Scope, in.Tests = scope, tests
+		}
+	}
+	var b *board.Store
+	var claimed bool
+	if c.Item != "" {
+		if c.Human == "" {
+			return apperr.New(apperr.Schema, "--human is required with --item")
+		}
+		if b, err = env.Board(); err != nil {
+			return err
+		}
+		who := board.Actor{Human: c.Human, Agent: c.Agent}
+		in.Item, in.Holder = c.Item, who.String()
+		it, err := b.Claim(ctx, c.Item, who, c.LeaseMs)
+		switch {
+		case err == nil:
+			in.Token, claimed = it.Claim.ClaimToken, true
+		case apperr.Is(err, board.NotClaimable):
+			// A restart by the holder: the item is still claimed by the
+			// same actor under the token the task was started with.
+			v, gerr := b.Get(ctx, c.Item)
+			cur, cerr := m.Contract(c.Task)
+			if gerr != nil || cerr != nil || v.Claim == nil || v.Claim.Holder != who || cur.Item != c.Item || cur.Token != v.Claim.ClaimToken {
+				return err
+			}
+			in.Token = v.Claim.ClaimToken
+			notes = append(notes, "the item was already claimed by "+who.String()+" for this task; reusing that claim")
+		default:
+			return err
+		}
+	}
+	t, err := m.Start(ctx, in)
+	if err != nil {
+		if claimed {
+			if _, rerr := b.Release(ctx, c.Item, in.Token, "task start failed: "+apperr.Message(err)); rerr != nil {
+				env.warn("the claim on " + c.Item + " could not be released: " + apperr.Message(rerr))
+			}
+		}
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
+	}
+	verb := "created"
+	if t.Reused {
+		verb = "reused"
+	}
+	fmt.Fprintf(env.Out, "task %s: worktree %s at %s\n", t.Contract.Task, verb, t.Path)
+	fmt.Fprintf(env.Out, "  branch %s, base %s, attempt %d", t.Branch, t.Base[:12], t.Attempt)
+	if t.Role != "" {
+		fmt.Fprintf(env.Out, ", role %s", t.Role)
+	}
+	fmt.Fprintln(env.Out)
+	if t.Item != "" {
+		fmt.Fprintf(env.Out, "  claim: item %s, token %d, %s\n", t.Item, t.Token, t.Holder)
+	}
+	fmt.Fprintf(env.Out, "  scope: %s\n  tests: %s\n", joinOrNone(t.Scope), joinOrNone(t.Tests))
+	for _, n := range notes {
+		fmt.Fprintln(env.Out, "  note: "+n)
+	}
+	return nil
+}
+
+func joinOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "(none)"
+	}
+	return strings.Join(xs, " ")
+}
+
+// boardClaims answers worktree.ClaimChecker from the board.
+type boardClaims struct {
+	ctx context.Context
+	b   *board.Store
+}
+
+func (c boardClaims) ClaimHeld(item string, token int64) (bool, string, error) {
+	v, err := c.b.Get(c.ctx, item)
+	if apperr.Is(err, apperr.NotFound) {
+		return false, "the item is gone", nil
+	}
+	if err != nil {
+		return false, "", err
+	}
+	switch {
+	case v.Status != board.StatusInProgress || v.Claim == nil:
+		return false, "the item is " + v.Status, nil
+	case v.Claim.ClaimToken != token:
+		return false, fmt.Sprintf("claimed again by %s (token %d)", v.Claim.Holder, v.Claim.ClaimToken), nil
+	}
+	if exp, err := time.Parse(time.RFC3339Nano, v.Claim.LeaseExpires); err == nil && !exp.After(nowFunc()) {
+		return false, "the lease expired at " + v.Claim.LeaseExpires, nil
+	}
+	return true, "", nil
+}
+
+// TaskListCmd lists tasks.
+type TaskListCmd struct {
+	All  bool `help:"Include completed, released and abandoned tasks."`
+	JSON bool `name:"json" help:"Print JSON."`
+}
+
+// Run lists.
+func (c *TaskListCmd) Run(ctx context.Context, env *Env) error {
+	m, err := openTasks(env)
+	if err != nil {
+		return err
+	}
+	b, err := env.Board()
+	if err != nil {
+		return err
+	}
+	tasks, err := m.List(ctx, c.All, boardClaims{ctx, b})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		if tasks == nil {
+			tasks = []worktree.Task{}
+		}
+		return writeJSON(env.Out, struct {
+			MessageType string          `json:"message_type"`
+			Tasks       []worktree.Task `json:"tasks"`
+		}{"task_list", tasks}, true)
+	}
+	w := newBufWriter(env.Out)
+	defer w.Flush()
+	if len(tasks) == 0 {
+		fmt.Fprintln(w, "(no tasks)")
+	}
+	for _, t := range tasks {
+		claim := "unclaimed"
+		switch {
+		case t.Claim == "lost":
+			claim = "CLAIM LOST: " + t.ClaimNote
+		case t.Item != "":
+			claim = fmt.Sprintf("item %s token %d", t.Item, t.Token)
+		}
+		fmt.Fprintf(w, "%-14s %-9s attempt %d %-13s %-8s %s  %s\n", t.Contract.Task, t.Status, t.Attempt, t.Role, t.Worktree, t.Path, claim)
+	}
+	return nil
+}
+
+// TaskScopeCmd prints a task's diff scope.
+type TaskScopeCmd struct {
+	Task string `arg:"" help:"Task id."`
+	JSON bool   `name:"json" help:"Print JSON (with each change's status, modes and whether it is committed)."`
+}
+
+// Run prints the changes and the offending paths.
+func (c *TaskScopeCmd) Run(ctx context.Context, env *Env) error {
+	m, err := openTasks(env)
+	if err != nil {
+		return err
+	}
+	ct, ch, err := m.Changes(ctx, c.Task)
+	if err != nil {
+		return err
+	}
+	rep, err := worktree.CheckScope(ct, ch, ct.Scope)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, struct {
+			MessageType string `json:"message_type"`
+			*worktree.ScopeReport
+			Changes any  `json:"changes"`
+			InScope bool `json:"in_scope"`
+		}{"task_scope", rep, ch.List, rep.InScope()}, true)
+	}
+	w := newBufWriter(env.Out)
+	defer w.Flush()
+	outside := map[string]bool{}
+	for _, p := range rep.Outside {
+		outside[p] = true
+	}
+	for _, x := range ch.List {
+		mark := "  "
+		if outside[x.Path] || x.From != "" && outside[x.From] {
+			mark = "! "
+		}
+		where := "uncommitted"
+		if x.Committed && !x.Uncommitted {
+			where = "committed"
+		} else if x.Committed {
+			where = "committed+uncommitted"
+		}
+		path := x.Path
+		if x.From != "" {
+			path = x.From + " -> " + x.Path
+		}
+		fmt.Fprintf(w, "%s%s %s  (%s)\n", mark, x.Status, path, where)
+	}
+	switch {
+	case !rep.Declared:
+		fmt.Fprintf(w, "task %s declares no scope: nothing can be judged in scope\n", c.Task)
+	case len(rep.Outside) == 0:
+		fmt.Fprintf(w, "%d changed paths, all inside the scope (%s)\n", len(rep.Changed), strings.Join(rep.Scope, " "))
+	default:
+		fmt.Fprintf(w, "%d of %d changed paths are outside the scope (%s)\n", len(rep.Outside), len(rep.Changed), strings.Join(rep.Scope, " "))
+	}
+	return nil
+}
+
+// taskClose is what complete, release and abandon share: the board verb on
+// the task's claim, and closing the worktree.
+type taskClose struct {
+	Task string `arg:"" help:"Task id."`
+	Note string `help:"Why (kept on the task and the board event)."`
+	JSON bool   `name:"json" help:"Print JSON."`
+}
+
+func (c *taskClose) close(ctx context.Context, env *Env, status string, force bool) error {
+	m, err := openTasks(env)
+	if err != nil {
+		return err
+	}
+	ct, err := m.Contract(c.Task)
+	if err != nil {
+		return err
+	}
+	var notes []string
+	boardVerb := func() error {
+		if ct.Item == "" || ct.Status != worktree.StatusOpen {
+			return nil
+		}
+		b, err := env.Board()
+		if err != nil {
+			return err
+		}
+		if status == worktree.StatusCompleted {
+			_, err = b.Complete(ctx, ct.Item, ct.Token, c.Note)
+		} else {
+			_, err = b.Release(ctx, ct.Item, ct.Token, c.Note)
+		}
+		return err
+	}
+	var t *worktree.Task
+	if status == worktree.StatusCompleted {
+		// The worktree must be clean before the item is completed; the
+		// completion must land before the worktree goes.
+		if _, dirtyErr := m.Close(ctx, worktree.CloseInput{Task: c.Task, Status: status, Note: c.Note, Token: ct.Token, Force: false, DryRun: true}); dirtyErr != nil {
+			return dirtyErr
+		}
+		if err := boardVerb(); err != nil {
+			return err
+		}
+	} else if err := boardVerb(); err != nil {
+		// A claim already lost cannot be released; the worktree still
+		// goes.
+		notes = append(notes, "claim not released: "+apperr.Message(err))
+	}
+	if t, err = m.Close(ctx, worktree.CloseInput{Task: c.Task, Status: status, Note: c.Note, Force: force}); err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
+	}
+	fmt.Fprintf(env.Out, "task %s %s; worktree %s removed, branch %s kept\n", c.Task, status, t.Path, t.Branch)
+	for _, n := range notes {
+		fmt.Fprintln(env.Out, "  note: "+n)
+	}
+	return nil
+}
+
+// TaskCompleteCmd completes a task.
+type TaskCompleteCmd struct{ taskClose }
+
+// Run completes.
+func (c *TaskCompleteCmd) Run(ctx context.Context, env *Env) error {
+	return c.close(ctx, env, worktree.StatusCompleted, false)
+}
+
+// TaskReleaseCmd releases a task.
+type TaskReleaseCmd struct{ taskClose }
+
+// Run releases.
+func (c *TaskReleaseCmd) Run(ctx context.Context, env *Env) error {
+	return c.close(ctx, env, worktree.StatusReleased, true)
+}
+
+// TaskAbandonCmd abandons a task.
+type TaskAbandonCmd struct{ taskClose }
+
+// Run abandons.
+func (c *TaskAbandonCmd) Run(ctx context.Context, env *Env) error {
+	return c.close(ctx, env, worktree.StatusAbandoned, true)
+}
