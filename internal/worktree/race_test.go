@@ -146,7 +146,8 @@ func TestManager_Start_ProcessRace(t *testing.T) {
 // worktree prune` runs cleanly and the next Start repairs whatever was
 // left: a whole worktree at the base, one contract, no lock left behind.
 func TestManager_Start_KillNine(t *testing.T) {
-	dir, m := bigRepo(t, 500)
+	const files = 500
+	dir, m := bigRepo(t, files)
 	base := gt.Git(t, dir, "rev-parse", "HEAD")
 	stop := background(t, dir)
 	defer stop()
@@ -184,7 +185,7 @@ func TestManager_Start_KillNine(t *testing.T) {
 		if st := gt.Git(t, task2.Path, "status", "--porcelain"); st != "" {
 			t.Fatalf("round %d: repaired worktree not whole:\n%s", round, st)
 		}
-		if _, err := os.Stat(filepath.Join(task2.Path, "d39", "f0499.txt")); err != nil {
+		if _, err := os.Stat(filepath.Join(task2.Path, fmt.Sprintf("d%02d", (files-1)%40), fmt.Sprintf("f%04d.txt", files-1))); err != nil {
 			t.Errorf("round %d: %v", round, err)
 		}
 		if l := gt.Git(t, dir, "worktree", "list", "--porcelain"); strings.Contains(l, "locked") {
