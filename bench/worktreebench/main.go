@@ -1,13 +1,15 @@
-// Command worktreebench measures a task's worktree: the diff scope of a
-// worktree of a 10k-file repository with 50 changed files (in-process,
-// beside `git status` and `git diff --name-status` run as processes in
-// the same run).
+// Command worktreebench measures a task's worktree on a 10k-file
+// repository: the diff scope of a worktree with 50 changed files
+// (in-process, beside `git status` and `git diff --name-status` run as
+// processes in the same run), and `git ideate task start` (board claim +
+// worktree + contract) beside `git worktree add` alone, alternating.
 //
 //	go run ./bench/worktreebench
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -74,7 +76,8 @@ func proc(n int, dir string, args ...string) benchutil.Stats {
 }
 
 func main() {
-	runs := flag.Int("runs", 40, "runs per figure")
+	runs := flag.Int("runs", 40, "runs per diff-scope figure")
+	starts := flag.Int("starts", 8, "runs per task-start figure")
 	files := flag.Int("files", 10000, "files in the repository")
 	changed := flag.Int("changed", 50, "files the task changes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the in-process figures")
@@ -134,4 +137,33 @@ func main() {
 	benchutil.Row(*files, "git diff --name-status BASE", diff, status)
 	benchutil.Row(*files, "WorktreeChanges (in-process)", scope, status)
 	fmt.Printf("%-8d %-44s %10s\n", *files, "diff scope target", "20ms")
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+
+	// task start vs git worktree add, alternating, each on a fresh path.
+	bin, err := benchutil.Build(work)
+	benchutil.Must(err)
+	var add, start []benchutil.Sample
+	for i := 0; i < *starts; i++ {
+		_, out, err := benchutil.Run(repo, bin, "work", "create", "--title", fmt.Sprintf("task %d", i), "--spec", "s", "--spec-format", "f", "--human", "bench")
+		benchutil.Must(err)
+		var it struct {
+			ID string `json:"id"`
+		}
+		benchutil.Must(json.Unmarshal(out, &it))
+		p := filepath.Join(work, fmt.Sprintf("plain%d", i))
+		s, _, err := benchutil.Run(repo, "git", "worktree", "add", "-q", "-b", fmt.Sprintf("plain%d", i), p, base)
+		benchutil.Must(err)
+		add = append(add, s)
+		s, _, err = benchutil.Run(repo, bin, "task", "start", fmt.Sprintf("S1-01/T%d", i), "--item", it.ID, "--human", "bench", "--base", base, "--scope", "pkg00/**")
+		benchutil.Must(err)
+		start = append(start, s)
+		git(repo, "worktree", "remove", "--force", p)
+		git(repo, "worktree", "remove", "--force", filepath.Join(repo, ".ideate", "worktrees", fmt.Sprintf("S1-01+T%d", i)))
+	}
+	a := benchutil.Summarize(add)
+	benchutil.Row(*files, "git worktree add (baseline)", a, a)
+	benchutil.Row(*files, "git ideate task start (claim+worktree)", benchutil.Summarize(start), a)
+	fmt.Printf("%-8d %-44s %10s\n", *files, "task start target", "2.00x")
 }
