@@ -25,7 +25,7 @@ const RefPrefix = "refs/ideate/tasks/"
 const BranchPrefix = "ideate/task/"
 
 // Format of a task ref's tree.
-var format = gitstore.Format{File: "ideate-format", Kind: "ideate-task", Version: 1}
+var format = gitstore.Format{File: "ideate-format", Kind: "ideate-task", Version: 1, Code: apperr.FormatVersion, What: "a task ref"}
 
 const contractFile = "contract.json"
 
@@ -173,7 +173,7 @@ func (m *Manager) read(task string) (gitstore.Hash, *Contract, error) {
 	if err != nil {
 		return tip, nil, err
 	}
-	if err := m.git.CheckRootFormat(c.Tree, format, apperr.FormatVersion, "task "+task); err != nil {
+	if err := m.git.CheckRootFormat(c.Tree, format); err != nil {
 		return tip, nil, err
 	}
 	e, ok, err := m.git.Lookup(c.Tree, []string{contractFile})
@@ -224,7 +224,7 @@ func (m *Manager) write(ctx context.Context, tip gitstore.Hash, c *Contract, mes
 		if err != nil {
 			return root, "", err
 		}
-		if root, err = m.git.EnsureRootFile(root, format.File, format.Blob()); err != nil {
+		if root, err = m.git.EnsureFormat(root, format); err != nil {
 			return root, "", err
 		}
 		root, err = m.git.Insert(root, nil, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: contractFile, Hash: blob}, true)
