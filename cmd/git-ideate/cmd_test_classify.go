@@ -7,6 +7,7 @@ import (
 // TestCmd groups the commands over test runs.
 type TestCmd struct {
 	Classify TestClassifyCmd `cmd:"" help:"Read a test runner's output on stdin and print one outcome per test as JSON."`
+	Run      TestRunCmd      `cmd:"" help:"Run a task's declared tests in its worktree with standards.md's runner; print one outcome per test as JSON and record the run on the task's ref when the worktree is committed."`
 }
 
 // TestClassifyCmd classifies a runner's output read from stdin.

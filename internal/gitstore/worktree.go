@@ -170,6 +170,27 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 	return err
 }
 
+// DiscardWorktree deletes the worktree at path with everything in it and
+// drops its administrative files, whatever state a killed `git worktree
+// add` left it in (locked "initializing", its .git file not yet written,
+// which `git worktree remove` refuses). Only for a worktree nothing was
+// handed out from.
+func (s *Store) DiscardWorktree(ctx context.Context, path string) error {
+	wt, err := s.FindWorktree(ctx, path)
+	if err != nil {
+		return err
+	}
+	if wt != nil && wt.Locked {
+		if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "unlock", wt.Path); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot remove %s", path)
+	}
+	return s.PruneWorktrees(ctx)
+}
+
 // PruneWorktrees drops the administrative files of working trees whose
 // directory is gone (`git worktree prune`).
 func (s *Store) PruneWorktrees(ctx context.Context) error {

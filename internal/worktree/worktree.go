@@ -483,9 +483,10 @@ func (m *Manager) ensure(ctx context.Context, c *Contract, base gitstore.Hash, o
 	if wt != nil {
 		switch {
 		case wt.Locked && wt.LockReason == "initializing" || !present:
-			// A `git worktree add` killed half-way, or a directory
-			// deleted by hand: start over.
-			if err := m.git.RemoveWorktree(ctx, c.Path); err != nil {
+			// A `git worktree add` killed half-way (nothing checked out
+			// yet: it runs with --no-checkout), or a directory deleted by
+			// hand: start over.
+			if err := m.git.DiscardWorktree(ctx, c.Path); err != nil {
 				return false, err
 			}
 			_, statErr = os.Stat(c.Path)

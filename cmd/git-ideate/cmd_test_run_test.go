@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+const goRunner = `
+## Test runners
+
+### go
+
+- Extensions: ` + "`.go`" + `
+- Test files: ` + "`**/*_test.go`" + `
+- Compile: ` + "`go vet {packages}`" + `
+- Run: ` + "`go test -json -count=1 -run '{go_regex}' {packages}`" + `
+- Format: ` + "`go-test-json`" + `
+- Isolate on crash: yes
+`
+
+// test run --task runs the task's declared tests with the standards
+// file's runner in the task's worktree, prints one outcome per test, and
+// records the run keyed by (task, attempt, commit) when the worktree is
+// committed.
+func TestTestRun_CLI_RecordsARunOfTheTasksWorktree(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	dir := gt.NewRepo(t)
+	src := filepath.Join("..", "..", "internal", "plan", "testdata", "example")
+	if out, err := exec.Command("cp", "-r", filepath.Join(src, "docs"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
+	b, _ := os.ReadFile(std)
+	os.WriteFile(std, append(b, goRunner...), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\n// Reverse is a RED shim.\nfunc Reverse(s string) string { return s }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte(`package strutil
+
+import "testing"
+
+func TestReverse_ASCII(t *testing.T) {
+	if got := Reverse("abc"); got != "cba" {
+		t.Fatalf("Reverse(abc) = %q, want cba", got)
+	}
+}
+`), 0o644)
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-q", "-m", "red")
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--test", "strutil/reverse_test.go::TestReverse_ASCII",
+		"--test", "strutil/reverse_test.go::TestReverse_Empty", "--scope", "strutil/**"))
+	r := bin(t, dir, "", "test", "run", "--task", "S1-01/T1", "--label", "red")
+	var out struct {
+		Recorded bool   `json:"recorded"`
+		Commit   string `json:"commit"`
+		Report   struct {
+			Tests []struct {
+				ID      string `json:"id"`
+				Outcome string `json:"outcome"`
+			} `json:"tests"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &out); err != nil {
+		t.Fatalf("test run: %v\n%+v", err, r)
+	}
+	got := map[string]string{}
+	for _, x := range out.Report.Tests {
+		got[x.ID] = x.Outcome
+	}
+	if got["strutil/reverse_test.go::TestReverse_ASCII"] != "FAIL_ASSERT" || got["strutil/reverse_test.go::TestReverse_Empty"] != "NOT_RUN" {
+		t.Errorf("outcomes %v\n%s", got, r.out)
+	}
+	if !out.Recorded || out.Commit != gt.Git(t, dir, "rev-parse", "HEAD") {
+		t.Errorf("not recorded at HEAD: %+v", out)
+	}
+	if l := gt.Git(t, dir, "log", "--format=%s", "-1", "refs/ideate/tasks/S1-01+T1"); !strings.Contains(l, "red run of attempt 1") {
+		t.Errorf("task ref: %s", l)
+	}
+	// Uncommitted work runs but is not recorded.
+	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	os.WriteFile(filepath.Join(wt, "strutil", "reverse.go"), []byte("package strutil\n\nfunc Reverse(s string) string { r := []rune(s); for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 { r[i], r[j] = r[j], r[i] }; return string(r) }\n"), 0o644)
+	r = bin(t, dir, "", "test", "run", "--task", "S1-01/T1", "--label", "green")
+	if !strings.Contains(r.out, `"PASS"`) || !strings.Contains(r.out, "not recorded") {
+		t.Errorf("uncommitted run:\n%s\n%s", r.out, r.err)
+	}
+	// No runner for the tests' language: NO_RUNNER.
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T9", "--test", "py/test_x.py::test_a", "--scope", "py/**"))
+	if r := bin(t, dir, "", "test", "run", "--task", "S1-01/T9"); r.code != 1 || !strings.Contains(r.err, "NO_RUNNER") {
+		t.Errorf("no runner: %+v", r)
+	}
+}
