@@ -41,7 +41,7 @@ func (w *wtScan) scanIndex(ctx context.Context) ([]wentry, error) {
 			srcs[n-1] = e
 			continue
 		}
-		ents = append(ents, wentry{path: e.path, mode: strconv.FormatUint(uint64(e.mode), 8), hash: e.hash,
+		ents = append(ents, wentry{path: e.path, mode: modeString(e.mode), hash: e.hash,
 			dirty: e.stage != 0 || e.intentToAdd})
 		srcs = append(srcs, e)
 	}
@@ -234,7 +234,7 @@ func (k *walk) check(i, fd int, name string, t os.FileMode, ok bool, st *syscall
 		return false
 	}
 	if mode != src.mode {
-		e.mode = strconv.FormatUint(uint64(mode), 8)
+		e.mode = modeString(mode)
 		e.dirty = true
 	}
 	if e.dirty || !statClean(st, src, k.idx) {
@@ -249,6 +249,22 @@ func (k *walk) markGone(i int) {
 		return
 	}
 	k.ents[i].gone, k.ents[i].dirty = true, true
+}
+
+// modeString writes a git mode in octal, without allocating for the
+// four modes trees hold.
+func modeString(m uint32) string {
+	switch m {
+	case 0o100644:
+		return "100644"
+	case 0o100755:
+		return "100755"
+	case 0o120000:
+		return "120000"
+	case 0o160000:
+		return "160000"
+	}
+	return strconv.FormatUint(uint64(m), 8)
 }
 
 // searchFrom is the index of the first entry whose path is >= key.
@@ -267,9 +283,17 @@ func searchFrom(ents []wentry, key string) int {
 
 // fstatat is lstat of name relative to the directory open at dirfd.
 func fstatat(dirfd int, name string, st *syscall.Stat_t) error {
-	p, err := syscall.BytePtrFromString(name)
-	if err != nil {
-		return err
+	var buf [256]byte
+	var p *byte
+	if len(name) < len(buf) && strings.IndexByte(name, 0) < 0 {
+		copy(buf[:], name)
+		buf[len(name)] = 0
+		p = &buf[0]
+	} else {
+		var err error
+		if p, err = syscall.BytePtrFromString(name); err != nil {
+			return err
+		}
 	}
 	const atSymlinkNofollow = 0x100
 	_, _, e := syscall.Syscall6(syscall.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
