@@ -153,6 +153,13 @@ func TestManager_Start_KillNine(t *testing.T) {
 	defer stop()
 	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 	const rounds = 8
+	// How long one uninterrupted start takes here, so the kills land
+	// inside it however fast or loaded the machine is.
+	t0 := time.Now()
+	if out, err := spawnStart(t, dir, "timing", "victim", 0).Output(); err != nil {
+		t.Fatalf("a start to time: %v\n%s", err, out)
+	}
+	whole := time.Since(t0)
 	killedMidway, lockedLeft := 0, 0
 	for round := 0; round < rounds; round++ {
 		task := fmt.Sprintf("K%d", round)
@@ -163,7 +170,9 @@ func TestManager_Start_KillNine(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+		// Most kills land inside the start (process start-up included),
+		// a few after it.
+		time.Sleep(time.Duration(rng.Int64N(int64(whole) * 11 / 10)))
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 		if strings.TrimSpace(out.String()) != "OK" {
