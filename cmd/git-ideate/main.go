@@ -241,7 +241,7 @@ func joinDashValues(app *kong.Application, args []string) []string {
 func kongOptions() []kong.Option {
 	return []kong.Option{
 		kong.Name("git ideate"),
-		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository.\n\n"+exitStatusHelp()),
+		kong.Description("A process record and delegation board for coding agents, kept in refs/ideate/* of this repository.\n\n" + exitStatusHelp()),
 		kong.Vars{"version": versionString()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.ValueFormatter(helpValue),
