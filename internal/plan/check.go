@@ -3,10 +3,11 @@ package plan
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // Check validates the sprint's structure and returns every finding,
@@ -89,14 +90,14 @@ func (c *checker) warn(file string, line int, rule, format string, args ...any) 
 
 func (c *checker) path(name string) string { return path.Join(c.s.Dir, name) }
 
-var validStoryRe = regexp.MustCompile(`^S(\d+)-(\d{2,})$`)
+var validStoryRe = textfmt.Regexp(`^S(\d+)-(\d{2,})$`)
 
 func (c *checker) index() {
 	c.dir = map[string]*StoryDir{}
 	c.declared = map[string]map[int]int{}
 	if st := c.s.Stories; st != nil {
 		for _, s := range st.Stories {
-			if validStoryRe.MatchString(s.ID) && c.stories[s.ID] == nil {
+			if validStoryRe().MatchString(s.ID) && c.stories[s.ID] == nil {
 				c.stories[s.ID] = s
 				c.order = append(c.order, s.ID)
 			}
@@ -151,7 +152,7 @@ func (c *checker) intent(file string, line int, prefix, what string, in Intent) 
 
 // ---- standards.md
 
-var citeRe = regexp.MustCompile(`(?i)\.md\b|\bR\d+\b|rules/|docs/|§|https?://|\.(rs|toml|go|mod|json|ya?ml|cfg|ini|lock)\b|CLAUDE`)
+var citeRe = textfmt.Regexp(`(?i)\.md\b|\bR\d+\b|rules/|docs/|§|https?://|\.(rs|toml|go|mod|json|ya?ml|cfg|ini|lock)\b|CLAUDE`)
 
 var knownFormats = map[string]bool{"go-test-json": true, "junit-xml": true, "jest-json": true}
 var knownDialects = map[string]bool{"pytest": true, "pytest-plugin": true, "vitest": true, "jest-junit": true, "gotestsum": true, "nextest": true, "surefire": true}
@@ -169,7 +170,7 @@ func (c *checker) standards() {
 		c.add(st.Path, st.Matrix.Line, RuleEmptyGateMatrix, "the %s section has no fenced block of commands", st.Matrix.Heading)
 	}
 	for _, r := range st.Rules {
-		if !citeRe.MatchString(r.Text) {
+		if !citeRe().MatchString(r.Text) {
 			c.add(st.Path, r.Line, RuleUncitedRule, "active rule cites no source: %s", clip(r.Text))
 		}
 	}
@@ -227,7 +228,7 @@ func (c *checker) storiesFile() {
 	}
 	seen := map[string]bool{}
 	for _, s := range st.Stories {
-		m := validStoryRe.FindStringSubmatch(s.ID)
+		m := validStoryRe().FindStringSubmatch(s.ID)
 		if m == nil {
 			c.add(st.Path, s.Line, RuleStoryBadID, "story id %s is not S<sprint>-<NN> (two or more digits)", s.ID)
 			continue

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // DefaultRoot is where the playbook keeps its artifacts (C2).
@@ -29,8 +29,8 @@ type Options struct {
 	Sprint int
 }
 
-var sprintDirRe = regexp.MustCompile(`^sprint(\d+)$`)
-var storyDirRe = regexp.MustCompile(`(?i)^s(\d+)-(\d{2,})(?:-([a-z0-9-]+))?$`)
+var sprintDirRe = textfmt.Regexp(`^sprint(\d+)$`)
+var storyDirRe = textfmt.Regexp(`(?i)^s(\d+)-(\d{2,})(?:-([a-z0-9-]+))?$`)
 
 // LoadDir loads a sprint from a directory on disk (usually the top of a
 // working tree).
@@ -65,7 +65,7 @@ func Load(ctx context.Context, fsys fs.FS, opt Options) (*Sprint, error) {
 	if hasFile(entries, "stories.md") || hasFile(entries, "plan.md") {
 		// Root is a sprint directory itself.
 		sprintDir, planRoot = root, path.Dir(root)
-		if m := sprintDirRe.FindStringSubmatch(path.Base(root)); m != nil {
+		if m := sprintDirRe().FindStringSubmatch(path.Base(root)); m != nil {
 			s.Number, _ = strconv.Atoi(m[1])
 		}
 		if opt.Sprint != 0 && s.Number != 0 && opt.Sprint != s.Number {
@@ -91,7 +91,7 @@ func Load(ctx context.Context, fsys fs.FS, opt Options) (*Sprint, error) {
 	} else {
 		best := -1
 		for _, e := range entries {
-			m := sprintDirRe.FindStringSubmatch(e.Name())
+			m := sprintDirRe().FindStringSubmatch(e.Name())
 			if m == nil || !e.IsDir() {
 				continue
 			}
@@ -212,8 +212,8 @@ func (l *loader) done(d *mdoc) {
 	l.s.findings = append(l.s.findings, d.problems...)
 }
 
-var tbwRe = regexp.MustCompile(`\bTBW\b`)
-var sprintRefRe = regexp.MustCompile(`\bS(\d+)-\d{2,}\b`)
+var tbwRe = textfmt.Regexp(`\bTBW\b`)
+var sprintRefRe = textfmt.Regexp(`\bS(\d+)-\d{2,}\b`)
 
 // scanText applies the Stage-2 text rules (C18) to a planning artifact:
 // the placeholder TBW is forbidden, and outside stories.md (later) no
@@ -221,13 +221,13 @@ var sprintRefRe = regexp.MustCompile(`\bS(\d+)-\d{2,}\b`)
 func (l *loader) scanText(d *mdoc, containment bool) {
 	for i := d.body; i < len(d.lines); i++ {
 		line := d.lines[i]
-		if strings.Contains(line, "TBW") && tbwRe.MatchString(line) {
+		if strings.Contains(line, "TBW") && tbwRe().MatchString(line) {
 			d.finding(i+1, RuleTBW, "the placeholder TBW is left in a Stage-2 artifact")
 		}
 		if !containment || !hasStoryRef(line) {
 			continue
 		}
-		for _, m := range sprintRefRe.FindAllStringSubmatch(line, -1) {
+		for _, m := range sprintRefRe().FindAllStringSubmatch(line, -1) {
 			if n, err := strconv.Atoi(m[1]); err == nil && n > l.s.Number {
 				d.finding(i+1, RuleLaterSprintRef, m[0]+" belongs to a later sprint; only stories.md may name one")
 				break
@@ -280,7 +280,7 @@ func (l *loader) storyDirs(sprintDir string) error {
 				}
 			}
 		}
-		m := storyDirRe.FindStringSubmatch(e.Name())
+		m := storyDirRe().FindStringSubmatch(e.Name())
 		prefixID := ""
 		if m != nil {
 			prefixID = "S" + m[1] + "-" + m[2]

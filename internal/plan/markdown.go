@@ -1,9 +1,10 @@
 package plan
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // mdoc is one Markdown file split into lines, with its front matter
@@ -67,8 +68,8 @@ func parseMarkdown(path string, src []byte) *mdoc {
 	return d
 }
 
-var fenceRe = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})")
-var headRe = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$`)
+var fenceRe = textfmt.Regexp("^ {0,3}(`{3,}|~{3,})")
+var headRe = textfmt.Regexp(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$`)
 
 // scan marks fenced lines and collects headings outside fences.
 func (d *mdoc) scan() {
@@ -85,13 +86,13 @@ func (d *mdoc) scan() {
 		}
 		if open != "" {
 			d.fence[i] = true
-			if m := fenceRe.FindStringSubmatch(l); m != nil && m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(l[len(m[0]):]) == "" {
+			if m := fenceRe().FindStringSubmatch(l); m != nil && m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(l[len(m[0]):]) == "" {
 				open = ""
 				d.blocks[len(d.blocks)-1].close = i
 			}
 			continue
 		}
-		if m := fenceRe.FindStringSubmatch(l); m != nil {
+		if m := fenceRe().FindStringSubmatch(l); m != nil {
 			// A backtick fence's info string may not contain a backtick.
 			if m[1][0] == '`' && strings.Contains(l[len(m[0]):], "`") {
 				goto notFence
@@ -102,7 +103,7 @@ func (d *mdoc) scan() {
 			continue
 		}
 	notFence:
-		if m := headRe.FindStringSubmatch(l); m != nil {
+		if m := headRe().FindStringSubmatch(l); m != nil {
 			text := strings.TrimSpace(m[2])
 			// Strip a closing sequence of #s preceded by a space.
 			if j := strings.LastIndex(text, " #"); j >= 0 && strings.Trim(text[j+1:], "#") == "" {
@@ -173,8 +174,8 @@ func (d *mdoc) sectionPrefix(prefixes ...string) int {
 	return -1
 }
 
-var numberingRe = regexp.MustCompile(`^\d+(\.\d+)*[.)]?\s+`)
-var trailingParenRe = regexp.MustCompile(`\s*\([^)]*\)\s*$`)
+var numberingRe = textfmt.Regexp(`^\d+(\.\d+)*[.)]?\s+`)
+var trailingParenRe = textfmt.Regexp(`\s*\([^)]*\)\s*$`)
 
 // normHeading lowercases a heading, drops a leading "1." numbering, a
 // trailing parenthetical and colon, and folds typographic apostrophes.
@@ -184,10 +185,10 @@ func normHeading(s string) string {
 		return s
 	}
 	if c := s[0]; c >= '0' && c <= '9' {
-		s = numberingRe.ReplaceAllString(s, "")
+		s = numberingRe().ReplaceAllString(s, "")
 	}
 	if strings.HasSuffix(s, ")") {
-		s = trailingParenRe.ReplaceAllString(s, "")
+		s = trailingParenRe().ReplaceAllString(s, "")
 	}
 	s = strings.ReplaceAll(s, "’", "'")
 	s = strings.ReplaceAll(s, "*", "")
@@ -230,7 +231,7 @@ type tableRow struct {
 	cells []string
 }
 
-var delimRe = regexp.MustCompile(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
+var delimRe = textfmt.Regexp(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
 
 // tables returns the tables between lines from and to (not in fences).
 func (d *mdoc) tables(from, to int) []table {
@@ -239,7 +240,7 @@ func (d *mdoc) tables(from, to int) []table {
 		if d.fence[i] || !isTableLine(d.lines[i]) || i+1 >= to || d.fence[i+1] {
 			continue
 		}
-		if !delimRe.MatchString(strings.TrimSpace(d.lines[i+1])) {
+		if !delimRe().MatchString(strings.TrimSpace(d.lines[i+1])) {
 			continue
 		}
 		t := table{headIdx: i, header: splitRow(d.lines[i])}
@@ -386,5 +387,5 @@ func singleCodeSpan(s string) (string, bool) {
 	return c, true
 }
 
-var bulletRe = regexp.MustCompile(`^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$`)
-var checkboxRe = regexp.MustCompile(`^(\s*)[-*+]\s+\[([ xX])\]\s*(.*)$`)
+var bulletRe = textfmt.Regexp(`^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$`)
+var checkboxRe = textfmt.Regexp(`^(\s*)[-*+]\s+\[([ xX])\]\s*(.*)$`)

@@ -1,9 +1,10 @@
 package plan
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 func (d *mdoc) doc() Doc {
@@ -34,8 +35,8 @@ func parseIntake(d *mdoc) *Intake {
 
 // ---- stories.md
 
-var storyHeadRe = regexp.MustCompile(`^(S\d+-\d+)\b\s*(?:[—–:-]+\s*)?(.*)$`)
-var labelRe = regexp.MustCompile(`^(\s*)(?:[-*+]\s+)?\*\*([^*]+?)\*\*\s*:?\s*(.*)$`)
+var storyHeadRe = textfmt.Regexp(`^(S\d+-\d+)\b\s*(?:[—–:-]+\s*)?(.*)$`)
+var labelRe = textfmt.Regexp(`^(\s*)(?:[-*+]\s+)?\*\*([^*]+?)\*\*\s*:?\s*(.*)$`)
 
 func parseStories(d *mdoc) *Stories {
 	st := &Stories{Doc: d.doc()}
@@ -58,7 +59,7 @@ func parseStories(d *mdoc) *Stories {
 	}
 	for i := from; i < to; i++ {
 		h := d.heads[i]
-		m := storyHeadRe.FindStringSubmatch(h.text)
+		m := storyHeadRe().FindStringSubmatch(h.text)
 		if m == nil {
 			continue
 		}
@@ -94,7 +95,7 @@ func (d *mdoc) readLabels(from, to int, fn func(label string, line int, text str
 		if d.fence[i] {
 			continue
 		}
-		m := labelRe.FindStringSubmatch(d.lines[i])
+		m := labelRe().FindStringSubmatch(d.lines[i])
 		if m == nil {
 			continue
 		}
@@ -103,10 +104,10 @@ func (d *mdoc) readLabels(from, to int, fn func(label string, line int, text str
 		j := i + 1
 		for ; j < to && !d.fence[j]; j++ {
 			l := d.lines[j]
-			if strings.TrimSpace(l) == "" || labelRe.MatchString(l) || headRe.MatchString(l) {
+			if strings.TrimSpace(l) == "" || labelRe().MatchString(l) || headRe().MatchString(l) {
 				break
 			}
-			if bm := bulletRe.FindStringSubmatch(l); bm != nil && len(bm[1]) <= indent {
+			if bm := bulletRe().FindStringSubmatch(l); bm != nil && len(bm[1]) <= indent {
 				break
 			}
 			parts = append(parts, strings.TrimSpace(l))
@@ -126,7 +127,7 @@ func (d *mdoc) listItems(h int, numbered bool) []string {
 		if d.fence[i] {
 			continue
 		}
-		m := bulletRe.FindStringSubmatch(d.lines[i])
+		m := bulletRe().FindStringSubmatch(d.lines[i])
 		if m == nil {
 			if len(out) > 0 && strings.TrimSpace(d.lines[i]) != "" && strings.HasPrefix(d.lines[i], " ") {
 				out[len(out)-1] += " " + strings.TrimSpace(d.lines[i])
@@ -156,7 +157,7 @@ func parseStandards(d *mdoc) *Standards {
 			if d.fence[i] {
 				continue
 			}
-			if m := bulletRe.FindStringSubmatch(d.lines[i]); m != nil && m[1] == "" && !strings.HasPrefix(strings.TrimSpace(d.lines[i]), "1") {
+			if m := bulletRe().FindStringSubmatch(d.lines[i]); m != nil && m[1] == "" && !strings.HasPrefix(strings.TrimSpace(d.lines[i]), "1") {
 				s.Rules = append(s.Rules, Rule{Line: i + 1, Text: strings.TrimSpace(m[2])})
 			} else if len(s.Rules) > 0 && strings.HasPrefix(d.lines[i], " ") && strings.TrimSpace(d.lines[i]) != "" {
 				s.Rules[len(s.Rules)-1].Text += " " + strings.TrimSpace(d.lines[i])
@@ -264,7 +265,7 @@ func (d *mdoc) patterns(h int) []Pattern {
 	from, to := d.heads[h].idx+1, d.end(h)
 	colonSeen := true
 	for i := from; i < to; i++ {
-		if !d.fence[i] && bulletRe.FindStringSubmatch(d.lines[i]) == nil && colonOutsideSpans(d.lines[i]) >= 0 {
+		if !d.fence[i] && bulletRe().FindStringSubmatch(d.lines[i]) == nil && colonOutsideSpans(d.lines[i]) >= 0 {
 			colonSeen = false
 			break
 		}
@@ -273,12 +274,12 @@ func (d *mdoc) patterns(h int) []Pattern {
 	for i := from; i < to; i++ {
 		l := d.lines[i]
 		if d.fence[i] {
-			if t := strings.TrimSpace(l); t != "" && !fenceRe.MatchString(l) {
+			if t := strings.TrimSpace(l); t != "" && !fenceRe().MatchString(l) {
 				out = append(out, Pattern{Line: i + 1, Text: t})
 			}
 			continue
 		}
-		if bulletRe.MatchString(l) {
+		if bulletRe().MatchString(l) {
 			for _, c := range codeSpans(l) {
 				out = append(out, Pattern{Line: i + 1, Text: c})
 			}
@@ -322,7 +323,7 @@ func colonOutsideSpans(l string) int {
 	return -1
 }
 
-var keyLineRe = regexp.MustCompile(`^\s*(?:[-*+]\s+)?(?:\*\*)?([A-Za-z][A-Za-z _-]*?)(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$`)
+var keyLineRe = textfmt.Regexp(`^\s*(?:[-*+]\s+)?(?:\*\*)?([A-Za-z][A-Za-z _-]*?)(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$`)
 
 // runner reads one `### <language>` subsection of `## Test runners`.
 func (d *mdoc) runner(h int) *Runner {
@@ -333,7 +334,7 @@ func (d *mdoc) runner(h int) *Runner {
 		if d.fence[i] {
 			continue
 		}
-		m := keyLineRe.FindStringSubmatch(d.lines[i])
+		m := keyLineRe().FindStringSubmatch(d.lines[i])
 		if m == nil {
 			continue
 		}
@@ -403,10 +404,10 @@ func isYes(s string) bool {
 
 // ---- sprint plan.md
 
-var waveEntryRe = regexp.MustCompile(`(S\d+-\d+)(?:\s*/\s*T(\d+)|\s*\(([^)]*)\))?`)
-var taskNumRe = regexp.MustCompile(`\bT(\d+)\b`)
-var refRe = regexp.MustCompile(`S\d+-\d+(?:/T\d+)?`)
-var graphLineRe = regexp.MustCompile(`^\s*(?:(S\d+-\d+)\s*:\s*)?((?:S\d+-\d+(?:/T\d+)?|T\d+)(?:\s*->\s*(?:S\d+-\d+(?:/T\d+)?|T\d+))+)\s*$`)
+var waveEntryRe = textfmt.Regexp(`(S\d+-\d+)(?:\s*/\s*T(\d+)|\s*\(([^)]*)\))?`)
+var taskNumRe = textfmt.Regexp(`\bT(\d+)\b`)
+var refRe = textfmt.Regexp(`S\d+-\d+(?:/T\d+)?`)
+var graphLineRe = textfmt.Regexp(`^\s*(?:(S\d+-\d+)\s*:\s*)?((?:S\d+-\d+(?:/T\d+)?|T\d+)(?:\s*->\s*(?:S\d+-\d+(?:/T\d+)?|T\d+))+)\s*$`)
 
 func parseSprintPlan(d *mdoc) *SprintPlan {
 	p := &SprintPlan{Doc: d.doc()}
@@ -430,26 +431,26 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 		swi := colIndex(t.header, "starts")
 		for _, r := range t.rows {
 			w := &Wave{Line: r.idx + 1, StartsWhen: cell(r.cells, swi)}
-			if m := digitsRe.FindString(cell(r.cells, 0)); m != "" {
+			if m := digitsRe().FindString(cell(r.cells, 0)); m != "" {
 				w.Number, _ = strconv.Atoi(m)
 			} else {
 				d.finding(r.idx+1, RuleWaveNumber, "wave row has no wave number: "+strconv.Quote(cell(r.cells, 0)))
 				continue
 			}
-			for _, m := range waveEntryRe.FindAllStringSubmatch(cell(r.cells, si), -1) {
+			for _, m := range waveEntryRe().FindAllStringSubmatch(cell(r.cells, si), -1) {
 				e := WaveEntry{Story: m[1]}
 				if m[2] != "" {
 					n, _ := strconv.Atoi(m[2])
 					e.Tasks = []int{n}
 				} else if m[3] != "" {
-					for _, tm := range taskNumRe.FindAllStringSubmatch(m[3], -1) {
+					for _, tm := range taskNumRe().FindAllStringSubmatch(m[3], -1) {
 						n, _ := strconv.Atoi(tm[1])
 						e.Tasks = append(e.Tasks, n)
 					}
 				}
 				w.Entries = append(w.Entries, e)
 			}
-			w.After = refRe.FindAllString(w.StartsWhen, -1)
+			w.After = refRe().FindAllString(w.StartsWhen, -1)
 			p.Waves = append(p.Waves, w)
 		}
 		break
@@ -459,11 +460,11 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 			if !d.fence[i] {
 				continue
 			}
-			m := graphLineRe.FindStringSubmatch(d.lines[i])
+			m := graphLineRe().FindStringSubmatch(d.lines[i])
 			if m == nil {
 				continue
 			}
-			nodes := arrowRe.Split(strings.TrimSpace(m[2]), -1)
+			nodes := arrowRe().Split(strings.TrimSpace(m[2]), -1)
 			ok := true
 			for k, n := range nodes {
 				if strings.HasPrefix(n, "T") {
@@ -491,12 +492,12 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 			}
 			wi := colIndex(t.header, "wave")
 			for _, r := range t.rows {
-				id := storyIDRe.FindString(cell(r.cells, si))
+				id := storyIDRe().FindString(cell(r.cells, si))
 				if id == "" {
 					continue
 				}
 				o := Ownership{Story: id, Files: codeSpans(cell(r.cells, fi)), Line: r.idx + 1}
-				o.Wave, _ = strconv.Atoi(digitsRe.FindString(cell(r.cells, wi)))
+				o.Wave, _ = strconv.Atoi(digitsRe().FindString(cell(r.cells, wi)))
 				p.Ownership = append(p.Ownership, o)
 			}
 			break
@@ -506,11 +507,11 @@ func parseSprintPlan(d *mdoc) *SprintPlan {
 	return p
 }
 
-var storyIDRe = regexp.MustCompile(`S\d+-\d+`)
-var digitsRe = regexp.MustCompile(`\d+`)
-var arrowRe = regexp.MustCompile(`\s*->\s*`)
-var depSplitRe = regexp.MustCompile(`,|;|\band\b`)
-var parenRe = regexp.MustCompile(`\([^)]*\)`)
+var storyIDRe = textfmt.Regexp(`S\d+-\d+`)
+var digitsRe = textfmt.Regexp(`\d+`)
+var arrowRe = textfmt.Regexp(`\s*->\s*`)
+var depSplitRe = textfmt.Regexp(`,|;|\band\b`)
+var parenRe = textfmt.Regexp(`\([^)]*\)`)
 
 func colIndexContains(header []string, subs ...string) int {
 	for _, sub := range subs {
@@ -539,9 +540,9 @@ func canonRef(r string) string {
 
 // ---- tasks.md
 
-var taskHeadRe = regexp.MustCompile(`^T(\d+)\b\s*(?:[—–:-]+\s*)?(.*)$`)
-var metaRe = regexp.MustCompile(`(?i)^\s*(?:[-*+]\s+)?(?:\*\*)?(files|symbols|uses|depends on|tests|budget|split_from)(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$`)
-var depRefRe = regexp.MustCompile(`\b(S\d+-\d+)(?:\s*[/ -]\s*T(\d+)\b)?|\bT(\d+)\b`)
+var taskHeadRe = textfmt.Regexp(`^T(\d+)\b\s*(?:[—–:-]+\s*)?(.*)$`)
+var metaRe = textfmt.Regexp(`(?i)^\s*(?:[-*+]\s+)?(?:\*\*)?(files|symbols|uses|depends on|tests|budget|split_from)(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$`)
+var depRefRe = textfmt.Regexp(`\b(S\d+-\d+)(?:\s*[/ -]\s*T(\d+)\b)?|\bT(\d+)\b`)
 
 // taskSections returns the level-2 task headings: index into heads and
 // the task number.
@@ -549,7 +550,7 @@ func (d *mdoc) taskHead(h int) (int, string, bool) {
 	if d.heads[h].level != 2 {
 		return 0, "", false
 	}
-	m := taskHeadRe.FindStringSubmatch(d.heads[h].text)
+	m := taskHeadRe().FindStringSubmatch(d.heads[h].text)
 	if m == nil {
 		return 0, "", false
 	}
@@ -573,7 +574,7 @@ func parseTasks(d *mdoc, story string) *TaskList {
 			if d.fence[i] {
 				continue
 			}
-			m := metaRe.FindStringSubmatch(d.lines[i])
+			m := metaRe().FindStringSubmatch(d.lines[i])
 			if m == nil {
 				continue
 			}
@@ -581,7 +582,7 @@ func parseTasks(d *mdoc, story string) *TaskList {
 			j := i + 1
 			for ; j < end && !d.fence[j]; j++ {
 				l := d.lines[j]
-				if strings.TrimSpace(l) == "" || metaRe.MatchString(l) || headRe.MatchString(l) {
+				if strings.TrimSpace(l) == "" || metaRe().MatchString(l) || headRe().MatchString(l) {
 					break
 				}
 				if !(strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "`")) {
@@ -643,13 +644,13 @@ func parseDepends(v, story string, line int) ([]string, []badRef) {
 	}
 	var refs []string
 	var bad []badRef
-	for _, piece := range depSplitRe.Split(v, -1) {
+	for _, piece := range depSplitRe().Split(v, -1) {
 		piece = strings.TrimSpace(stripParens(piece))
 		piece = strings.Trim(piece, "` ")
 		if piece == "" {
 			continue
 		}
-		ms := depRefRe.FindAllStringSubmatch(piece, -1)
+		ms := depRefRe().FindAllStringSubmatch(piece, -1)
 		if len(ms) == 0 {
 			bad = append(bad, badRef{text: piece, line: line})
 			continue
@@ -672,7 +673,7 @@ func stripParens(s string) string {
 	if !strings.Contains(s, "(") {
 		return s
 	}
-	return parenRe.ReplaceAllString(s, "")
+	return parenRe().ReplaceAllString(s, "")
 }
 
 // ---- validate.md
@@ -765,8 +766,8 @@ func rubricRow(r tableRow) (Row, string) {
 
 // ---- story plan.md (tests only) and plan-ready.md
 
-var testIDRe = regexp.MustCompile(`^([^\s:` + "`" + `][^\s` + "`" + `]*?)::([A-Za-z_][A-Za-z0-9_]*)(?:/([^\s` + "`" + `]+))?$`)
-var countRe = regexp.MustCompile(`(?i)^\s*test count:\s*(\d+)`)
+var testIDRe = textfmt.Regexp(`^([^\s:` + "`" + `][^\s` + "`" + `]*?)::([A-Za-z_][A-Za-z0-9_]*)(?:/([^\s` + "`" + `]+))?$`)
+var countRe = textfmt.Regexp(`(?i)^\s*test count:\s*(\d+)`)
 
 func parseTestPlan(d *mdoc) *TestPlan {
 	tp := &TestPlan{Doc: d.doc()}
@@ -794,19 +795,19 @@ func parseTestPlan(d *mdoc) *TestPlan {
 		}
 		if lead[0] != '-' && lead[0] != '*' && lead[0] != '+' {
 			if tp.CountLine == 0 && (lead[0] == 'T' || lead[0] == 't') {
-				if m := countRe.FindStringSubmatch(d.lines[i]); m != nil {
+				if m := countRe().FindStringSubmatch(d.lines[i]); m != nil {
 					tp.Count, _ = strconv.Atoi(m[1])
 					tp.CountLine = i + 1
 				}
 			}
 			continue
 		}
-		if m := countRe.FindStringSubmatch(d.lines[i]); m != nil && tp.CountLine == 0 {
+		if m := countRe().FindStringSubmatch(d.lines[i]); m != nil && tp.CountLine == 0 {
 			tp.Count, _ = strconv.Atoi(m[1])
 			tp.CountLine = i + 1
 			continue
 		}
-		m := checkboxRe.FindStringSubmatch(d.lines[i])
+		m := checkboxRe().FindStringSubmatch(d.lines[i])
 		if m == nil {
 			continue
 		}
@@ -831,7 +832,7 @@ func parseTestBullet(rest string, line int) *TestDecl {
 			rest = rest[next:]
 		}
 	}
-	if m := testIDRe.FindStringSubmatch(t.ID); m != nil {
+	if m := testIDRe().FindStringSubmatch(t.ID); m != nil {
 		t.Path, t.Name, t.Sub, t.wellFormed = m[1], m[2], m[3], true
 	}
 	desc := strings.TrimLeft(rest, " \t—–-:")
@@ -882,7 +883,7 @@ func parsePlanReady(d *mdoc) *PlanReady {
 		if d.fence[i] {
 			continue
 		}
-		m := checkboxRe.FindStringSubmatch(d.lines[i])
+		m := checkboxRe().FindStringSubmatch(d.lines[i])
 		if m == nil {
 			continue
 		}

@@ -42,7 +42,7 @@ func KindOf(p string) (Kind, bool) {
 	case "plan-ready.md":
 		return KindPlanReady, true
 	case "plan.md":
-		if sprintDirRe.MatchString(path.Base(path.Dir(p))) {
+		if sprintDirRe().MatchString(path.Base(path.Dir(p))) {
 			return KindSprintPlan, true
 		}
 		return KindPlan, true

@@ -1,7 +1,7 @@
 // Package testrun runs declared tests and reads the runner's own
 // structured output into one outcome per test id. Gates judge from these
 // outcomes, never from an exit code or from what an agent says it saw. It
-// is a leaf: it imports only apperr and the standard library.
+// is a leaf: it imports only apperr, textfmt and the standard library.
 //
 // # Outcomes
 //

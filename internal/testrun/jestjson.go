@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 type jestReport struct {
@@ -36,7 +36,7 @@ type jestTest struct {
 	} `json:"location"`
 }
 
-var jsFrame = regexp.MustCompile(`(?:\(|at )((?:file://)?/[^()\s]+?|[^()\s/][^()\s]*?\.[cm]?[jt]sx?):(\d+):\d+\)?`)
+var jsFrame = textfmt.Regexp(`(?:\(|at )((?:file://)?/[^()\s]+?|[^()\s/][^()\s]*?\.[cm]?[jt]sx?):(\d+):\d+\)?`)
 
 // parseJestJSON reads `jest --json` or `vitest --reporter=json`: one JSON
 // document with testResults[] (one per file) of assertionResults[].
@@ -131,7 +131,7 @@ func hasMatcherResult(details []json.RawMessage) bool {
 // jsFrameLoc returns the first stack location outside node_modules and
 // node's internals.
 func jsFrameLoc(stack, root string) (string, int) {
-	for _, m := range jsFrame.FindAllStringSubmatch(stack, 20) {
+	for _, m := range jsFrame().FindAllStringSubmatch(stack, 20) {
 		f := strings.TrimPrefix(m[1], "file://")
 		if strings.Contains(f, "node_modules") || strings.HasPrefix(f, "node:") {
 			continue

@@ -4,11 +4,11 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 type xmlCase struct {
@@ -172,7 +172,7 @@ func (c *xmlCase) firstFail() (*xmlFail, bool) {
 	return nil, false
 }
 
-var pyLoc = regexp.MustCompile(`(?m)^([^\s:][^:\n]*\.py):(\d+): `)
+var pyLoc = textfmt.Regexp(`(?m)^([^\s:][^:\n]*\.py):(\d+): `)
 
 // pytest: <failure> is any exception in the test body; <error> is an
 // exception in setup, teardown or collection.
@@ -185,7 +185,7 @@ func (j *junitReader) pytest(cases []xmlCase) {
 		}
 		file, line := "", 0
 		if f, _ := c.firstFail(); f != nil {
-			if m := pyLoc.FindAllStringSubmatch(f.Text, -1); len(m) > 0 {
+			if m := pyLoc().FindAllStringSubmatch(f.Text, -1); len(m) > 0 {
 				last := m[len(m)-1]
 				file = last[1]
 				line, _ = strconv.Atoi(last[2])
@@ -247,11 +247,11 @@ func pyLastError(text string) string {
 	return oneLine(text)
 }
 
-var jsLoc = regexp.MustCompile(`(?:❯ (?:\S+ )?|At file: |File: )([^\s:]+):(\d+):\d+`)
+var jsLoc = textfmt.Regexp(`(?:❯ (?:\S+ )?|At file: |File: )([^\s:]+):(\d+):\d+`)
 
 // jsLocIn returns the first location in text outside node_modules.
 func jsLocIn(text string) (string, int) {
-	for _, m := range jsLoc.FindAllStringSubmatch(text, 20) {
+	for _, m := range jsLoc().FindAllStringSubmatch(text, 20) {
 		if strings.Contains(m[1], "node_modules") {
 			continue
 		}
@@ -365,8 +365,8 @@ func failText(f *xmlFail) string {
 }
 
 var (
-	jestExpect = regexp.MustCompile(`^(?:Error: )?expect\(`)
-	jestLoc    = regexp.MustCompile(`\(([^()\s]+):(\d+):\d+\)`)
+	jestExpect = textfmt.Regexp(`^(?:Error: )?expect\(`)
+	jestLoc    = textfmt.Regexp(`\(([^()\s]+):(\d+):\d+\)`)
 )
 
 // jest-junit: <failure> holds the error's text; the element is the same
@@ -393,7 +393,7 @@ func (j *junitReader) jestJUnit(cases []xmlCase) {
 			text = f.Message
 		}
 		file, line := "", 0
-		if m := jestLoc.FindStringSubmatch(text); m != nil && !strings.Contains(m[1], "node_modules") {
+		if m := jestLoc().FindStringSubmatch(text); m != nil && !strings.Contains(m[1], "node_modules") {
 			file = m[1]
 			line, _ = strconv.Atoi(m[2])
 		}
@@ -411,7 +411,7 @@ func (j *junitReader) jestJUnit(cases []xmlCase) {
 			}
 		case j.stub(first):
 			j.add(id, FailStub, first, file, line)
-		case jestExpect.MatchString(first) || strings.HasPrefix(first, "AssertionError") || strings.HasPrefix(first, "JestAssertionError"):
+		case jestExpect().MatchString(first) || strings.HasPrefix(first, "AssertionError") || strings.HasPrefix(first, "JestAssertionError"):
 			j.add(id, FailAssert, first, file, line)
 		case strings.Contains(text, "Exceeded timeout of"):
 			j.add(id, Timeout, first, file, line)
@@ -652,8 +652,8 @@ func goTextOutcome(text string, markers []string) (Outcome, string, string, int)
 }
 
 var (
-	rustPanic    = regexp.MustCompile(`panicked at ([^\s:]+):(\d+):\d+:\n(.+)`)
-	rustPanicLoc = regexp.MustCompile(`panicked at ([^\s:]+):(\d+):\d+`)
+	rustPanic    = textfmt.Regexp(`panicked at ([^\s:]+):(\d+):\d+:\n(.+)`)
+	rustPanicLoc = textfmt.Regexp(`panicked at ([^\s:]+):(\d+):\d+`)
 )
 
 // cargo-nextest: a <failure> whose type says how the test process ended
@@ -680,11 +680,11 @@ func (j *junitReader) nextest(cases []xmlCase) {
 		}
 		text := f.Text + "\n" + c.SystemErr + "\n" + c.SystemOut + "\n" + f.Message
 		file, line, pmsg := "", 0, ""
-		if m := rustPanic.FindStringSubmatch(text); m != nil {
+		if m := rustPanic().FindStringSubmatch(text); m != nil {
 			file = m[1]
 			line, _ = strconv.Atoi(m[2])
 			pmsg = strings.TrimSpace(m[3])
-		} else if m := rustPanicLoc.FindStringSubmatch(text); m != nil {
+		} else if m := rustPanicLoc().FindStringSubmatch(text); m != nil {
 			file = m[1]
 			line, _ = strconv.Atoi(m[2])
 		}

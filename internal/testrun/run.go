@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // DefaultOutputCap is how many bytes of a run's stdout and stderr are kept
@@ -295,7 +296,7 @@ func execute(ctx context.Context, argv []string, dir string, env []string, timeo
 	return res
 }
 
-var compileErr = regexp.MustCompile(`(?i)\berror\b`)
+var compileErr = textfmt.Regexp(`(?i)\berror\b`)
 
 // runCompile runs the compile step. It returns package groups (GoJSON),
 // or a finished report when a plain step failed and the tests must not
@@ -366,7 +367,7 @@ func firstErrorLine(out string) string {
 		if first == "" {
 			first = t
 		}
-		if compileErr.MatchString(t) {
+		if compileErr().MatchString(t) {
 			return clip(t, 300)
 		}
 	}

@@ -34,7 +34,9 @@
 package textfmt
 
 import (
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -111,4 +113,15 @@ func SplitFrontMatter(data []byte) (front, body string, ok bool) {
 		return "", "", false
 	}
 	return rest[:end], rest[end+len(fenceClose):], true
+}
+
+// Regexp returns a function that compiles expr on its first call and
+// returns the same *regexp.Regexp ever after. Package-level patterns made
+// with regexp.MustCompile are compiled in package init, by every process
+// that links the package: every CLI call and hook pays for the plan
+// reader's patterns, used or not (0.8 ms of a 2 ms start, measured with
+// GODEBUG=inittrace=1). An invalid expr panics on first use, as
+// MustCompile would at init; tests that use the pattern find it.
+func Regexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -92,3 +92,21 @@ func TestFirstLine(t *testing.T) {
 		}
 	}
 }
+
+func TestRegexp_CompiledOnceOnFirstUse(t *testing.T) {
+	re := Regexp(`^a(b+)$`)
+	first := re()
+	if m := first.FindStringSubmatch("abbb"); len(m) != 2 || m[1] != "bbb" {
+		t.Fatalf("match: got %q", m)
+	}
+	if re() != first {
+		t.Fatal("a second call compiled the pattern again")
+	}
+	bad := Regexp(`(`)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("an invalid pattern did not panic on first use")
+		}
+	}()
+	bad()
+}

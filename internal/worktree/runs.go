@@ -43,7 +43,7 @@ func (m *Manager) PutRun(ctx context.Context, task string, attempt int, commit g
 	if attempt < 0 || attempt > 99 {
 		return nil, apperr.New(apperr.Schema, "attempt must be 0..99, not %d", attempt)
 	}
-	if !labelRe.MatchString(label) {
+	if !labelRe().MatchString(label) {
 		return nil, apperr.New(apperr.Schema, "run label %q must be lower-case letters, digits and '-'", label)
 	}
 	if rep == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/secretgate"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // RefPrefix holds one ref per task: its contract and its recorded runs.
@@ -127,7 +128,7 @@ func mainTop(r *gitstore.Repo) (string, bool) {
 	return filepath.Dir(r.CommonDir), true
 }
 
-var segment = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var segment = textfmt.Regexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // CheckTaskID refuses a task id that cannot name a ref and a directory:
 // one to four segments joined by '/', each a letter or digit then letters,
@@ -138,7 +139,7 @@ func CheckTaskID(id string) error {
 		return apperr.New(apperr.Schema, "task id %q must be 1 to 4 segments joined by '/'", id)
 	}
 	for _, s := range segs {
-		if !segment.MatchString(s) || strings.HasSuffix(s, ".lock") || strings.HasSuffix(s, ".") {
+		if !segment().MatchString(s) || strings.HasSuffix(s, ".lock") || strings.HasSuffix(s, ".") {
 			return apperr.New(apperr.Schema, "task id %q: segment %q must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (not ending in '.' or \".lock\")", id, s)
 		}
 	}
@@ -269,7 +270,7 @@ type Task struct {
 	ClaimNote string `json:"claim_note,omitempty"`
 }
 
-var roleRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+var roleRe = textfmt.Regexp(`^[a-z][a-z0-9-]{0,39}$`)
 
 func (in *StartInput) check() error {
 	if err := CheckTaskID(in.Task); err != nil {
@@ -278,7 +279,7 @@ func (in *StartInput) check() error {
 	if in.Attempt < 0 || in.Attempt > 99 {
 		return apperr.New(apperr.Schema, "attempt must be 1..99, not %d", in.Attempt)
 	}
-	if in.Role != "" && !roleRe.MatchString(in.Role) {
+	if in.Role != "" && !roleRe().MatchString(in.Role) {
 		return apperr.New(apperr.Schema, "role %q must be lower-case letters, digits and '-' (e.g. red-worker)", in.Role)
 	}
 	if in.Token < 0 {
