@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -78,4 +79,38 @@ func main() {
 	benchutil.Row(*calls, "git rev-parse HEAD (baseline)", b, b)
 	benchutil.Row(*calls, "plan Load+Check in process", benchutil.Summarize(inproc), b)
 	benchutil.Row(*calls, "git-ideate plan check (process)", benchutil.Summarize(binary), b)
+
+	// plan import: into an empty board (each run in a fresh copy of the
+	// repository), then a no-op re-import, each beside rev-parse.
+	imports := *calls / 5
+	if imports < 3 {
+		imports = 3
+	}
+	var first, noop, base2 []benchutil.Sample
+	for i := 0; i < imports; i++ {
+		r := filepath.Join(tmp, fmt.Sprintf("import%d", i))
+		benchutil.Must(benchutil.InitRepo(r))
+		benchutil.Must(plantest.Generate(r, plantest.Shape{Stories: *stories, TasksPerStory: *tasks, TestsPerTask: *tests}))
+		sm, out, err := benchutil.Run(r, bin, "plan", "import", "--human", "bench")
+		benchutil.Must(err)
+		if !strings.Contains(string(out), fmt.Sprintf(": %d created,", sum.Stories+sum.Tasks)) {
+			benchutil.Must(fmt.Errorf("plan import printed %q", out))
+		}
+		first = append(first, sm)
+		sm, out, err = benchutil.Run(r, bin, "plan", "import", "--human", "bench")
+		benchutil.Must(err)
+		if !strings.Contains(string(out), " 0 created, 0 updated, 0 cancelled") {
+			benchutil.Must(fmt.Errorf("re-import printed %q", out))
+		}
+		noop = append(noop, sm)
+		sm, _, err = benchutil.Run(r, "git", "rev-parse", "HEAD")
+		benchutil.Must(err)
+		base2 = append(base2, sm)
+		benchutil.Must(os.RemoveAll(r))
+	}
+	b2 := benchutil.Summarize(base2)
+	benchutil.Row(imports, "git rev-parse HEAD (baseline)", b2, b2)
+	benchutil.Row(imports, "plan import into an empty board", benchutil.Summarize(first), b2)
+	benchutil.Row(imports, "plan import again (no-op)", benchutil.Summarize(noop), b2)
+	fmt.Printf("%-8s %-40s %10s\n", "", "targets: check 100ms, import 1s, no-op 100ms", "")
 }

@@ -14,8 +14,9 @@ import (
 
 // PlanCmd groups the commands over the playbook's planning artifacts.
 type PlanCmd struct {
-	Check PlanCheckCmd `cmd:"" help:"Validate the sprint's planning artifacts: PASS, or FAIL with each finding as file:line rule message (exit non-zero)."`
-	Show  PlanShowCmd  `cmd:"" help:"Print the parsed sprint: stories, waves, tasks and tests."`
+	Check  PlanCheckCmd  `cmd:"" help:"Validate the sprint's planning artifacts: PASS, or FAIL with each finding as file:line rule message (exit non-zero)."`
+	Show   PlanShowCmd   `cmd:"" help:"Print the parsed sprint: stories, waves, tasks and tests."`
+	Import PlanImportCmd `cmd:"" help:"Make the board hold the sprint: a parent item per story, an item per task with its waves and dependencies as depends_on. Idempotent; refused unless the plan passes its check."`
 }
 
 // planFlags select the sprint.

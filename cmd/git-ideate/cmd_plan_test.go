@@ -153,3 +153,37 @@ func TestPlanShow(t *testing.T) {
 		t.Fatalf("validate command %q", c)
 	}
 }
+
+func TestPlanImport_BuiltBinary(t *testing.T) {
+	dir := planRepo(t)
+	r := bin(t, dir, "", "plan", "import", "--human", "sup", "--json")
+	if r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	var res struct {
+		MessageType string `json:"message_type"`
+		Created     int    `json:"created"`
+		Items       []struct {
+			Ref, Kind, ID, Action string
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &res); err != nil || res.MessageType != "plan_import" || res.Created != 5 || len(res.Items) != 5 {
+		t.Fatalf("%v %+v\n%s", err, res, r.out)
+	}
+	ready := bin(t, dir, "", "work", "ready")
+	if ready.code != 0 || !strings.Contains(ready.out, "S1-01/T1 — ") || !strings.Contains(ready.out, "S1-01/T2 — ") || strings.Contains(ready.out, "S1-02/T1") {
+		t.Fatalf("work ready after import: %+v", ready)
+	}
+	if again := bin(t, dir, "", "plan", "import", "--human", "sup"); again.code != 0 || !strings.Contains(again.out, "0 created, 0 updated, 0 cancelled, 5 unchanged") {
+		t.Fatalf("re-import: %+v", again)
+	}
+	// A plan that fails its check is refused: exit 3 (a gate's FAIL), nothing written.
+	dropConnections(t, dir)
+	before := gitstoretest.Git(t, dir, "for-each-ref", "refs/ideate/")
+	if bad := bin(t, dir, "", "plan", "import", "--human", "sup"); bad.code != 3 || !strings.Contains(bad.err, "GATE_FAIL") {
+		t.Fatalf("failing plan: %+v", bad)
+	}
+	if after := gitstoretest.Git(t, dir, "for-each-ref", "refs/ideate/"); after != before {
+		t.Fatal("a refused import wrote")
+	}
+}

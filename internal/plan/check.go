@@ -78,6 +78,7 @@ type checker struct {
 	dir      map[string]*StoryDir   // story id → its dir, when exactly one
 	waveOf   map[string]int         // task ref (or story id without tasks) → wave
 	declared map[string]map[int]int // story → task num → number of declared tests
+	edges    []depEdge              // the declared dependencies, resolved to units
 }
 
 func (c *checker) add(file string, line int, rule, format string, args ...any) {
@@ -738,6 +739,7 @@ func (c *checker) dependencies() {
 			addRef(e.From, to, e.File, e.Line, e.To)
 		}
 	}
+	c.edges = edges
 	// Strongly connected components (Tarjan), over nodes in sorted order
 	// so the result is deterministic.
 	adj := map[string][]string{}
