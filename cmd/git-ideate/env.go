@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/mcpserver"
+	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/teamsync"
@@ -201,7 +203,12 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 	// Steering's gate is read again on every steering call, so turning it
 	// on or off takes effect without a restart; a broken .ideate.json
 	// only affects the tools that read it.
-	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session}, nil
+	g, err := e.Git()
+	if err != nil {
+		return nil, err
+	}
+	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session, Git: g,
+		Plan: func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
 }
 
 // HookStores opens the stores a hook handler uses, in the repository

@@ -38,6 +38,8 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/steering"
@@ -64,6 +66,11 @@ type Backend struct {
 	// Session is the session id writes carry: the host's session when it
 	// passed one, else the server's mcp-<ULID>.
 	Session string
+	// Git is the repository (plan_import's lock); Plan loads the sprint
+	// numbered n (0: the highest-numbered) from the working tree. nil: the
+	// plan tools answer INTERNAL.
+	Git  *gitstore.Store
+	Plan func(ctx context.Context, n int) (*plan.Sprint, error)
 
 	steering *steering.Store // the store of this call (steering tools)
 }
@@ -84,7 +91,7 @@ type Server struct {
 
 // New registers every tool.
 func New(version string, open Opener) *Server {
-	s := &Server{version: version, open: open, tools: tools(), byName: map[string]*toolDef{}}
+	s := &Server{version: version, open: open, tools: append(tools(), execTools()...), byName: map[string]*toolDef{}}
 	for i := range s.tools {
 		t := &s.tools[i]
 		t.compiled = mustCompile(t.schema)

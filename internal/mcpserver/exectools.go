@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/testrun"
+)
+
+// The execution discipline's tools: the plan (check, import) and the
+// test-outcome engine (classify). They call the same library functions as
+// the CLI's `plan check|import` and `test classify`.
+
+var argSprint = arg{"sprint", posInt, "Sprint number (default: the highest-numbered docs/agents/sprint<N>)."}
+
+func execTools() []toolDef {
+	return []toolDef{
+		{name: "plan_check", run: planCheck, readOnly: true,
+			desc:   "The planning→execution gate's check: validate the sprint's planning artifacts (docs/agents/sprint<N>/). verdict PASS, or FAIL with each finding (file, line, rule, message). Structural only.",
+			schema: obj(nil, argSprint)},
+		{name: "plan_import", run: planImport,
+			desc:   "Make the board hold the sprint: a parent item per story, an item per task with its wave and dependencies as depends_on, so work_list's claimable items are the tasks whose wave may start. Idempotent (keyed by task id); refused with GATE_FAIL unless plan_check passes.",
+			schema: obj([]string{"actor_human"}, argSprint, argHuman, argAgent, argTenant)},
+		{name: "test_classify", run: testClassify, readOnly: true,
+			desc: "Read a test runner's output and return one outcome per test id (PASS, FAIL_ASSERT, FAIL_STUB, FAIL_ERROR, ERROR_SETUP, BUILD_FAIL, NOT_RUN, TIMEOUT, SKIP). An output that cannot be read in the declared format is an UNVERIFIABLE error, never a guess.",
+			schema: obj([]string{"output", "format"}, arg{"output", str, "The runner's output (go test -json lines, a JUnit XML report, or jest/vitest JSON)."},
+				arg{"format", `"type":"string","enum":["go-test-json","junit-xml","jest-json"]`, "The output's format."},
+				arg{"dialect", str, "Producer (junit-xml needs one): pytest, vitest, jest-junit, gotestsum, cargo-nextest, surefire; jest-json takes jest or vitest."},
+				arg{"declared", strArr, "Test ids the run must account for; each gets exactly one outcome (NOT_RUN when never named)."},
+				arg{"stub_markers", strArr, "Texts that make a failure FAIL_STUB (default SUB-AGENT-TODO)."},
+				arg{"root", str, "Prefix cut from absolute file paths."},
+				arg{"timed_out", boolean, "The run was killed at its deadline."})},
+	}
+}
+
+// sprintOf loads the sprint the arguments name.
+func (b *Backend) sprintOf(ctx context.Context, n int) (*plan.Sprint, error) {
+	if b.Plan == nil {
+		return nil, apperr.New(apperr.Internal, "this server cannot read plans")
+	}
+	return b.Plan(ctx, n)
+}
+
+type planCheckOut struct {
+	OK       bool           `json:"ok"`
+	Verdict  string         `json:"verdict"` // PASS | FAIL
+	Sprint   int            `json:"sprint"`
+	Dir      string         `json:"dir"`
+	Tree     string         `json:"tree"`
+	Summary  plan.Summary   `json:"summary"`
+	Errors   int            `json:"errors"`
+	Warnings int            `json:"warnings"`
+	Findings []plan.Finding `json:"findings"`
+}
+
+func planCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct{ Sprint int }
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	s, err := b.sprintOf(ctx, a.Sprint)
+	if err != nil {
+		return nil, err
+	}
+	fs := plan.Check(s)
+	out := planCheckOut{OK: true, Verdict: "PASS", Sprint: s.Number, Dir: s.Dir, Tree: s.TreeID, Summary: s.Summary(), Findings: fs}
+	if out.Findings == nil {
+		out.Findings = []plan.Finding{}
+	}
+	for _, f := range fs {
+		if f.Severity == plan.Error {
+			out.Errors++
+		} else {
+			out.Warnings++
+		}
+	}
+	if out.Errors > 0 {
+		out.Verdict = "FAIL"
+	}
+	return out, nil
+}
+
+func planImport(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Sprint                           int
+		ActorHuman, ActorAgent, TenantID string
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	if b.Git == nil {
+		return nil, apperr.New(apperr.Internal, "this server cannot import plans")
+	}
+	s, err := b.sprintOf(ctx, a.Sprint)
+	if err != nil {
+		return nil, err
+	}
+	res, err := plan.Import(ctx, b.Git, b.Board, s, plan.ImportInput{Actor: board.Actor{Human: a.ActorHuman, Agent: a.ActorAgent}, Tenant: a.TenantID})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		*plan.ImportResult
+	}{true, res}, nil
+}
+
+func testClassify(_ context.Context, _ *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Output, Format, Dialect, Root string
+		Declared, StubMarkers         []string
+		TimedOut                      bool
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	rep, err := testrun.Classify(strings.NewReader(a.Output), testrun.Options{Format: testrun.Format(a.Format),
+		Dialect: testrun.Dialect(a.Dialect), Declared: a.Declared, StubMarkers: a.StubMarkers, Root: a.Root, TimedOut: a.TimedOut})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		*testrun.Report
+	}{true, rep}, nil
+}

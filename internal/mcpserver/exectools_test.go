@@ -1,0 +1,111 @@
+package mcpserver_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/mcpserver"
+	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/record"
+)
+
+// planHarness serves a repository holding the example plan set.
+func planHarness(t *testing.T) *harness {
+	dir := gt.NewRepo(t)
+	src := "../plan/testdata/example"
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start(t, dir, func() (*mcpserver.Backend, error) {
+		g, err := gitstore.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		rec := record.Open(g)
+		return &mcpserver.Backend{Record: rec, Board: board.Open(g, rec), Session: "mcp-test", Git: g,
+			Plan: func(ctx context.Context, n int) (*plan.Sprint, error) {
+				return plan.LoadDir(ctx, dir, plan.Options{Sprint: n})
+			}}, nil
+	})
+}
+
+func TestServer_PlanTools(t *testing.T) {
+	h := planHarness(t)
+	c := h.ok("plan_check", map[string]any{})
+	if c["verdict"] != "PASS" || c["sprint"] != float64(1) || len(c["findings"].([]any)) != 0 || c["tree"] == "" {
+		t.Fatalf("plan_check: %v", c)
+	}
+	h.fails("plan_import", map[string]any{}, "schema-validation") // actor_human is required
+	im := h.ok("plan_import", map[string]any{"actor_human": "sup"})
+	if im["created"] != float64(5) || len(im["items"].([]any)) != 5 {
+		t.Fatalf("plan_import: %v", im)
+	}
+	if again := h.ok("plan_import", map[string]any{"actor_human": "sup"}); again["unchanged"] != float64(5) {
+		t.Fatalf("re-import: %v", again)
+	}
+	var claimable []string
+	for _, it := range h.ok("work_list", map[string]any{})["items"].([]any) {
+		row := it.(map[string]any)
+		if row["claimable"] == true {
+			claimable = append(claimable, strings.SplitN(row["title"].(string), " ", 2)[0])
+		}
+	}
+	if strings.Join(claimable, ",") != "S1-01/T2,S1-01/T1" {
+		t.Fatalf("claimable after import: %v", claimable)
+	}
+	// A plan that fails its check: plan_check says FAIL, plan_import is refused.
+	p := filepath.Join(h.dir, "docs/agents/sprint1/stories.md")
+	raw, _ := os.ReadFile(p)
+	bad := strings.Replace(string(raw), "**Connections", "**Links", 1)
+	if bad == string(raw) {
+		t.Fatal("fixture changed")
+	}
+	os.WriteFile(p, []byte(bad), 0o644)
+	if c := h.ok("plan_check", map[string]any{"sprint": 1}); c["verdict"] != "FAIL" || c["errors"].(float64) < 1 {
+		t.Fatalf("plan_check of a failing plan: %v", c)
+	}
+	h.fails("plan_import", map[string]any{"actor_human": "sup"}, "GATE_FAIL")
+	h.fails("plan_check", map[string]any{"sprint": 7}, "NOT_FOUND")
+}
+
+func TestServer_TestClassify(t *testing.T) {
+	h := newHarness(t)
+	out := `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:3: got 1, want 2\n"}
+{"Action":"fail","Package":"p","Test":"TestA","Elapsed":0}
+{"Action":"run","Package":"p","Test":"TestB"}
+{"Action":"pass","Package":"p","Test":"TestB","Elapsed":0}
+{"Action":"fail","Package":"p","Elapsed":0}
+`
+	r := h.ok("test_classify", map[string]any{"output": out, "format": "go-test-json", "declared": []string{"p::TestA", "p::TestB", "p::TestC"}})
+	got := map[string]string{}
+	for _, x := range r["tests"].([]any) {
+		m := x.(map[string]any)
+		got[m["id"].(string)] = m["outcome"].(string)
+	}
+	if got["p::TestA"] != "FAIL_ASSERT" || got["p::TestB"] != "PASS" || got["p::TestC"] != "NOT_RUN" {
+		t.Fatalf("outcomes %v (%v)", got, r)
+	}
+	h.fails("test_classify", map[string]any{"output": "<<not xml", "format": "junit-xml", "dialect": "pytest"}, "UNVERIFIABLE")
+	h.fails("test_classify", map[string]any{"output": "x", "format": "tap"}, "schema-validation")
+}
