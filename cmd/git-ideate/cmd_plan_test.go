@@ -16,25 +16,30 @@ import (
 func planRepo(t *testing.T) string {
 	t.Helper()
 	dir := gitstoretest.NewRepo(t)
-	src := "../../internal/plan/testdata/example"
+	copyTree(t, "../../internal/plan/testdata/example", dir)
+	return dir
+}
+
+// copyTree copies the files below src into dst.
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
 		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 func dropConnections(t *testing.T, dir string) {

@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -540,6 +541,14 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 		},
 		"work_reopen": func() map[string]any {
 			return map[string]any{"id": fx.done(t), "actor_human": "alice", "actor_agent": "w"}
+		},
+		"plan_import": func() map[string]any {
+			// The example plan in the fixture's working tree: the first
+			// import writes every item under these actors.
+			if _, err := os.Stat(filepath.Join(fx.dir, "docs/agents/sprint1")); err != nil {
+				copyTree(t, "../../internal/plan/testdata/example", fx.dir)
+			}
+			return map[string]any{"actor_human": "alice", "actor_agent": "w", "tenant_id": "local"}
 		},
 		"steering_put": func() map[string]any {
 			return map[string]any{"id": "GP-2", "kind": "principle", "statement": "s", "domain": "d", "status": "active",
