@@ -13,6 +13,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/config"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/mcpserver"
@@ -40,6 +41,7 @@ type Env struct {
 	clone   *config.Config // git config ideate.* over the defaults, read with git
 	rec     *record.Store
 	board   *board.Store
+	exec    *execlog.Log
 	tel     *telemetry.Recorder
 	cfg     *config.Config // .ideate.json too, read on first use
 	session string         // set by the MCP server and hooks: the host's session
@@ -115,6 +117,19 @@ func (e *Env) Record() (*record.Store, error) {
 		}
 	}
 	return e.rec, nil
+}
+
+// Exec opens the execution log once.
+func (e *Env) Exec() (*execlog.Log, error) {
+	if e.exec == nil {
+		g, err := e.Git()
+		if err != nil {
+			return nil, err
+		}
+		e.exec = execlog.Open(g)
+		e.exec.Now = nowFunc
+	}
+	return e.exec, nil
 }
 
 // Board opens the delegation board once.

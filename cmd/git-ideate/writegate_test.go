@@ -27,6 +27,7 @@ import (
 	"unicode"
 
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/execlog"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/mcpserver"
@@ -345,6 +346,18 @@ func libVerbs() []libVerb {
 			}
 			return fx.board.Rebase, []any{ctx, id, h}
 		}},
+		{"execlog.Append", func(t testing.TB, fx *libFixture) (any, []any) {
+			head := gt.Git(t, fx.dir, "rev-parse", "HEAD")
+			log, err := fx.env.Exec()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return log.Append, []any{ctx, execlog.Entry{ID: "id", At: "at", Actor: "gate", Sprint: 1, Wave: 1, Story: "S1-01",
+				Task: "S1-01/T1", Attempt: 1, Phase: "green", Event: "verdict", Result: "FAIL", Commit: head, Tree: gt.Git(t, fx.dir, "rev-parse", "HEAD^{tree}"), Base: head,
+				Reasons: []execlog.Reason{{Class: "out_of_scope", Detail: "touched b.go", Paths: []string{"b.go"}}},
+				Tests:   []execlog.TestResult{{ID: "a_test.go::TestA", Outcome: "FAIL_ASSERT", Detail: "got 1"}},
+				Paths:   []string{"b.go"}, Detail: "detail"}}
+		}},
 		{"steering.Put", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.steer.Put, []any{ctx, steering.PutInput{ID: "GP-1", Kind: "principle", Statement: "statement", Domain: str("domain"),
 				Status: "active", References: []steering.Reference{{Rel: "clarifies", ID: fx.steeringID(t, "GP-0")}}, Actor: "alice"}}
@@ -358,6 +371,7 @@ var readOnly = map[string]bool{
 	"record.Get": true, "record.Git": true, "record.HasRecord": true, "record.Prime": true, "record.PrimeWithin": true,
 	"record.Read": true, "record.ReadPage": true, "record.Snapshot": true, "record.Export": true,
 	"board.Get": true, "board.Events": true, "board.Exists": true, "board.List": true, "board.Ready": true, "board.ReadyFirst": true,
+	"execlog.List": true, "execlog.Latest": true,
 	"steering.Get": true, "steering.Enabled": true, "steering.Read": true, "steering.ReadPage": true, "steering.Gate": true,
 }
 
@@ -371,6 +385,7 @@ func TestWriteVerbs_EveryStoreMethodIsClassified(t *testing.T) {
 	}
 	for prefix, typ := range map[string]reflect.Type{
 		"record": reflect.TypeOf(&record.Store{}), "board": reflect.TypeOf(&board.Store{}), "steering": reflect.TypeOf(&steering.Store{}),
+		"execlog": reflect.TypeOf(&execlog.Log{}),
 	} {
 		for i := 0; i < typ.NumMethod(); i++ {
 			name := prefix + "." + typ.Method(i).Name
