@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/execlog"
-	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/record"
 )
 
 // countFiles counts the files under .git/objects and .git/refs.
