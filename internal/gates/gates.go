@@ -58,6 +58,8 @@ type Input struct {
 	Command  string   // a shell tool's command line
 	Paths    []string // the files a file tool writes
 	Dispatch string   // a dispatch tool's agent role: the agent about to be started
+	// Guard is what the role guard judges against (guard.go).
+	Guard *GuardFacts
 }
 
 // Reason is one thing a gate found.
