@@ -387,6 +387,11 @@ func stripHeredocs(line string) (string, string) {
 	return strings.Join(out, "\n"), ""
 }
 
+// writers are the programs that write the files they are given.
+var writers = map[string]bool{"rm": true, "unlink": true, "shred": true, "rmdir": true, "touch": true, "truncate": true,
+	"chmod": true, "chown": true, "chgrp": true, "mv": true, "cp": true, "ln": true, "install": true, "tee": true,
+	"sed": true, "gsed": true, "dd": true, "mkdir": true, "git": true, "perl": true}
+
 var interpreters = map[string]string{
 	"python": "-c", "python2": "-c", "python3": "-c", "node": "-e", "nodejs": "-e", "deno": "eval", "bun": "-e",
 	"ruby": "-e", "perl": "-e", "php": "-r", "lua": "-e", "Rscript": "-e", "osascript": "-e", "awk": "", "gawk": "", "jq": "",
@@ -531,7 +536,7 @@ func commandWrites(words []string, depth int) (writes []Write, unknown string) {
 		// The command it runs, with arguments from its input.
 		rest := files(ops)
 		if len(rest) > 0 {
-			if w, u := commandWrites(rest, depth+1); len(w) > 0 || u != "" {
+			if w, u := commandWrites(rest, depth+1); len(w) > 0 || u != "" || writers[path.Base(rest[0])] {
 				return nil, prog + " runs a writing command on arguments the guard cannot see"
 			}
 		}
@@ -541,7 +546,7 @@ func commandWrites(words []string, depth int) (writes []Write, unknown string) {
 			case "-delete", "-fprint", "-fprintf", "-fls":
 				return nil, "find " + a + " writes files the guard cannot list"
 			case "-exec", "-execdir", "-ok", "-okdir":
-				if w, u := commandWrites(ops[i+1:], depth+1); len(w) > 0 || u != "" {
+				if w, u := commandWrites(ops[i+1:], depth+1); len(w) > 0 || u != "" || i+1 < len(ops) && writers[path.Base(ops[i+1])] {
 					return nil, "find " + a + " runs a writing command on files the guard cannot list"
 				}
 			}
@@ -569,7 +574,7 @@ func commandWrites(words []string, depth int) (writes []Write, unknown string) {
 					return nil, prog + " with inline code the guard cannot read"
 				}
 			}
-			if len(files(ops)) == 0 {
+			if fs := files(ops); len(fs) == 0 || fs[0] == "-" {
 				return nil, prog + " reads a program from its input"
 			}
 		}

@@ -1,0 +1,161 @@
+package gates_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ideate/git-ideate/internal/gates"
+)
+
+func TestBashWrites(t *testing.T) {
+	for _, c := range []struct {
+		line    string
+		want    []string // paths; a trailing "/" marks Dir, a leading "+" Mkdir
+		unknown string   // a substring of the reason, "" for none
+	}{
+		{line: "go test ./... 2>&1 | tail -5"},
+		{line: "ls -la; cat a.go | grep x > /dev/null"},
+		{line: "git status && git diff --stat && git log -3"},
+		{line: `grep -n "a>b" x.go`},
+		{line: "echo x > prod.go", want: []string{"prod.go"}},
+		{line: "echo x>prod.go", want: []string{"prod.go"}},
+		{line: "echo x >> 'a b.go' 2>err.log", want: []string{"a b.go", "err.log"}},
+		{line: "echo hi >&2"},
+		{line: "make &> build.log", want: []string{"build.log"}},
+		{line: "printf x | tee -a one.go two_test.go", want: []string{"one.go", "two_test.go"}},
+		{line: "sed -i 's/a/b/' x.go y.go", want: []string{"x.go", "y.go"}},
+		{line: "sed -i.bak -e 's/a/b/' x.go", want: []string{"x.go"}},
+		{line: "sed -n 's/a/b/p' x.go"},
+		{line: "cp a.go b/c.go", want: []string{"b/c.go"}},
+		{line: "cp -r src dst", want: []string{"dst/"}},
+		{line: "mv a.go b.go", want: []string{"a.go", "b.go"}},
+		{line: "rm -f x_test.go", want: []string{"x_test.go"}},
+		{line: "rm -rf build", want: []string{"build/"}},
+		{line: "touch a b", want: []string{"a", "b"}},
+		{line: "mkdir -p pkg/x", want: []string{"+pkg/x"}},
+		{line: "FOO=1 env -i sudo touch z", want: []string{"z"}},
+		{line: "git checkout -- x_test.go", want: []string{"x_test.go"}},
+		{line: "git checkout main", want: []string{"./"}},
+		{line: "git restore x_test.go", want: []string{"x_test.go"}},
+		{line: "git restore --staged x_test.go"},
+		{line: "git add -A && git commit -m 'a > b'"},
+		{line: "cat > f_test.go <<'EOF'\npackage x\necho y > prod.go\nEOF\ngo test ./...", want: []string{"f_test.go"}},
+		{line: "bash -c 'echo x > inner.go'", want: []string{"inner.go"}},
+		{line: "python3 -m pytest -q"},
+		{line: "git apply p.diff", unknown: "git apply"},
+		{line: "git reset --hard HEAD", unknown: "reset --hard"},
+		{line: "eval \"$X\"", unknown: "eval"},
+		{line: "echo x > $(echo prod.go)", unknown: "expansion"},
+		{line: "echo x > \"$F\"", unknown: "expansion"},
+		{line: "echo `date` > f", unknown: "backquoted"},
+		{line: "python -c 'open(\"p.go\",\"w\")'", unknown: "inline code"},
+		{line: "python3 - <<EOF\nprint(1)\nEOF", unknown: "input"},
+		{line: "node -e 'require(\"fs\").writeFileSync(\"x\",\"\")'", unknown: "inline code"},
+		{line: "perl -pi -e 's/a/b/' x.go", unknown: "inline code"},
+		{line: "find . -name '*.orig' -delete", unknown: "-delete"},
+		{line: "find . -name x -exec rm {} +", unknown: "-exec"},
+		{line: "ls | xargs rm", unknown: "xargs"},
+		{line: "source env.sh", unknown: "source"},
+		{line: "sh script.sh", unknown: "script"},
+		{line: "cat <<EOF > x\nno end", unknown: "does not end"},
+	} {
+		ws, unknown := gates.BashWrites(c.line)
+		var got []string
+		for _, w := range ws {
+			p := w.Path
+			if w.Dir {
+				p += "/"
+			}
+			if w.Mkdir {
+				p = "+" + p
+			}
+			got = append(got, p)
+		}
+		if c.unknown == "" && unknown != "" || c.unknown != "" && !strings.Contains(unknown, c.unknown) {
+			t.Errorf("%q: unknown = %q, want %q", c.line, unknown, c.unknown)
+			continue
+		}
+		if c.unknown == "" && !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: writes %q, want %q", c.line, got, c.want)
+		}
+	}
+}
+
+func TestGuard(t *testing.T) {
+	root := t.TempDir()
+	top := filepath.Join(root, "repo")
+	wt := filepath.Join(top, ".ideate", "worktrees", "S1-01+T1")
+	for _, d := range []string{wt, filepath.Join(top, "docs", "agents")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(wt, "shim.go"), []byte("package x // agentic:shim\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A symlink inside the worktree that leads out of it.
+	if err := os.Symlink(top, filepath.Join(wt, "up")); err != nil {
+		t.Fatal(err)
+	}
+	facts := func(mod func(*gates.GuardFacts)) *gates.GuardFacts {
+		f := &gates.GuardFacts{Subagent: true, Bound: true, Cwd: wt, Top: top, Worktree: wt,
+			TestGlobs: []string{"**/*_test.go"}, ShimMarker: "agentic:shim", Frozen: []string{"frozen.go"}}
+		if mod != nil {
+			mod(f)
+		}
+		return f
+	}
+	run := func(role, tool, cmd string, paths []string, f *gates.GuardFacts) gates.Verdict {
+		v, err := gates.Guard.Run(context.Background(), gates.Input{Point: gates.BeforeTool, Role: role, Tool: tool, Command: cmd, Paths: paths, Guard: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name, role, tool, cmd string
+		paths                 []string
+		f                     *gates.GuardFacts
+		want                  gates.Result
+		class                 string
+	}{
+		{"red writes a test", "red-worker", "Write", "", []string{"pkg/a_test.go"}, facts(nil), gates.PASS, ""},
+		{"red writes a test, absolute", "red-worker", "Edit", "", []string{filepath.Join(wt, "a_test.go")}, facts(nil), gates.PASS, ""},
+		{"red writes production", "red-worker", "Write", "", []string{"a.go"}, facts(nil), gates.FAIL, "not_a_test"},
+		{"red writes a new shim", "red-worker", "Write", "", []string{"b.go"}, facts(func(f *gates.GuardFacts) { f.Content, f.HasContent = "// agentic:shim\n", true }), gates.PASS, ""},
+		{"red edits an existing shim", "red-worker", "Edit", "", []string{"shim.go"}, facts(nil), gates.PASS, ""},
+		{"red escapes with ..", "red-worker", "Write", "", []string{"../../../x_test.go"}, facts(nil), gates.FAIL, "outside_worktree"},
+		{"red escapes through a symlink", "red-worker", "Write", "", []string{"up/x_test.go"}, facts(nil), gates.FAIL, "outside_worktree"},
+		{"red bash echo to prod", "red-worker", "Bash", "echo x > prod.go", nil, facts(nil), gates.FAIL, "not_a_test"},
+		{"red bash tee a test", "red-worker", "Bash", "echo x | tee a_test.go", nil, facts(nil), gates.PASS, ""},
+		{"red go test", "red-worker", "Bash", "go test ./... 2>&1 | tail", nil, facts(nil), gates.PASS, ""},
+		{"red unparseable", "red-worker", "Bash", "eval $X", nil, facts(nil), gates.UNVERIFIABLE, "unknown_command"},
+		{"green edits a test", "green-worker", "Edit", "", []string{"x_test.go"}, facts(nil), gates.FAIL, "test_changed"},
+		{"green edits a frozen file", "green-worker", "Edit", "", []string{"frozen.go"}, facts(nil), gates.FAIL, "test_changed"},
+		{"green edits production", "green-worker", "Edit", "", []string{"x.go"}, facts(nil), gates.PASS, ""},
+		{"green sed -i a test", "green-worker", "Bash", "sed -i s/a/b/ x_test.go", nil, facts(nil), gates.FAIL, "test_changed"},
+		{"green git checkout a test", "green-worker", "Bash", "git checkout -- x_test.go", nil, facts(nil), gates.FAIL, "test_changed"},
+		{"green dispatches", "green-worker", "Agent", "", nil, facts(nil), gates.FAIL, "dispatch"},
+		{"sub-agent edits the plan", "red-worker", "Write", "", []string{"docs/agents/sprint1/plan_test.go"}, facts(nil), gates.FAIL, "planning_artifact"},
+		{"other sub-agent edits the plan", "toy", "Write", "", []string{filepath.Join(top, "docs/agents/x.md")}, facts(func(f *gates.GuardFacts) { f.Bound = false; f.Worktree = "" }), gates.FAIL, "planning_artifact"},
+		{"other sub-agent writes code", "toy", "Write", "", []string{filepath.Join(top, "x.go")}, facts(func(f *gates.GuardFacts) { f.Bound = false; f.Worktree = "" }), gates.PASS, ""},
+		{"main session, sprint, source", "", "Write", "", []string{filepath.Join(top, "x.go")}, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.FAIL, "production_source"},
+		{"main session, sprint, plan", "", "Write", "", []string{filepath.Join(top, "docs/agents/x.md")}, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.PASS, ""},
+		{"main session, no sprint", "", "Write", "", []string{filepath.Join(top, "x.go")}, &gates.GuardFacts{Cwd: top, Top: top}, gates.PASS, ""},
+		{"main session, unparseable", "", "Bash", "eval x", nil, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.PASS, ""},
+		{"no facts", "red-worker", "Write", "", []string{"a_test.go"}, nil, gates.UNVERIFIABLE, "no_facts"},
+	} {
+		v := run(c.role, c.tool, c.cmd, c.paths, c.f)
+		if v.Result != c.want || c.class != "" && (len(v.Reasons) == 0 || v.Reasons[0].Class != c.class) {
+			t.Errorf("%s: %s", c.name, v)
+		}
+	}
+	// Only BeforeTool is judged.
+	if v, _ := gates.Guard.Run(context.Background(), gates.Input{Point: gates.AgentStop}); v.Result != gates.PASS {
+		t.Errorf("agent stop: %s", v)
+	}
+}
