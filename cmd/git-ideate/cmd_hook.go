@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/hooks"
 )
 
@@ -18,6 +19,9 @@ type HookCmd struct {
 	// Args is the event and nothing else; it takes whatever follows so
 	// that a stray flag or word after the event is a note, not a failure.
 	Args []string `arg:"" optional:"" passthrough:"partial" name:"event" help:"The event, when the payload does not name it (SessionStart, session-start, …)."`
+	// Gate marks the plugin's stop gate entries (anchored SubagentStop
+	// matchers): they run the stopping agent's gate and capture nothing.
+	Gate bool `name:"gate" help:"Run the stopping execution agent's gate only (the plugin's anchored SubagentStop entries)."`
 }
 
 func (*HookCmd) alwaysZero() {}
@@ -26,6 +30,15 @@ func (*HookCmd) alwaysZero() {}
 // code is 0.
 func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 	warn := func(msg string) { fmt.Fprintln(env.Err, "git ideate hook: "+msg) }
+	var args []string
+	for _, a := range c.Args {
+		if a == hooks.GateFlag { // after the event, kong passes it through
+			c.Gate = true
+		} else {
+			args = append(args, a)
+		}
+	}
+	c.Args = args
 	if len(c.Args) > 1 {
 		warn(fmt.Sprintf("%s: unexpected arguments %q after the event; nothing done", apperr.Schema, c.Args[1:]))
 		return nil
@@ -39,9 +52,12 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 		return nil
 	}
 	d := &hooks.Dispatcher{
-		Dir:  env.Dir,
-		Warn: warn,
-		Open: env.HookStores,
+		Dir:      env.Dir,
+		Warn:     warn,
+		Open:     env.HookStores,
+		Gates:    hookGates(),
+		GateOnly: c.Gate,
+		Now:      nowFunc,
 	}
 	d.Run(ctx, env.In, env.Out, event)
 	return nil
@@ -57,4 +73,12 @@ func stdinIsTerminal(in io.Reader) bool {
 	fi, err := f.Stat()
 	null, nerr := os.Stat(os.DevNull)
 	return err != nil || nerr != nil || !os.SameFile(fi, null)
+}
+
+// hookGates is the registry the hooks ask: the role guard before tools;
+// the stop gates by role (hooks.StopGates) when registered.
+func hookGates() *gates.Registry {
+	reg := gates.NewRegistry()
+	_ = reg.Register(gates.GuardName, gates.Guard)
+	return reg
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/teamsync"
 	"github.com/ideate/git-ideate/internal/telemetry"
+	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 // Env is what every command runs against: where it was started, its
@@ -244,6 +246,22 @@ func (e *Env) HookStores(dir, session string) (*hooks.Stores, error) {
 	st := &hooks.Stores{Record: rec, Board: b}
 	if t := e.Telemetry(); t != nil {
 		st.Primed = t.PrimingRequested
+	}
+	// The execution gates: task contracts, the state directory, and the
+	// standards of the plan in the main working tree (a sub-agent's
+	// directory is its task's worktree).
+	tasks := worktree.Open(e.git)
+	tasks.Now = nowFunc
+	st.Tasks, st.StateDir, st.Top = tasks, e.git.Repo().StateDir(), e.git.Repo().WorkTree
+	if cd := e.git.Repo().CommonDir; filepath.Base(cd) == ".git" {
+		st.Top = filepath.Dir(cd)
+	}
+	st.Standards = func(ctx context.Context) (*plan.Standards, error) {
+		s, err := plan.LoadDir(ctx, st.Top, plan.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return s.Standards, nil
 	}
 	return st, nil
 }

@@ -8,12 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/textfmt"
+	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 // Stores are the stores of the repository a hook writes to.
@@ -23,6 +26,15 @@ type Stores struct {
 	// Primed, when set, hears of every priming digest a hook was asked
 	// for, by source ("hook:session-start", "hook:subagent-start").
 	Primed func(source string)
+
+	// For the execution gates (the task bindings and the role guard):
+	// the task contracts, the clone's state directory (.git/ideate), the
+	// main working tree, and the plan's standards (read when a dispatch
+	// is approved).
+	Tasks     *worktree.Manager
+	StateDir  string
+	Top       string
+	Standards func(ctx context.Context) (*plan.Standards, error)
 }
 
 // Gated reports whether event is one the Dispatcher's gates are asked on:
@@ -47,8 +59,17 @@ type Dispatcher struct {
 	// repository is looked for; "" means ".".
 	Dir string
 	// Gates, when set, judge the action each Gated event announces (see
-	// Dispatcher.Gate).
+	// Dispatcher.Gate); without them nothing is gated.
 	Gates *gates.Registry
+	// Judge, when set, asks a gate and stores its verdict (the execution
+	// log); nil asks Gates directly.
+	Judge func(ctx context.Context, name gates.Name, in gates.Input) (gates.Verdict, error)
+	// GateOnly marks the hook entries that run a stop gate (the anchored
+	// SubagentStop matchers, `git ideate hook --gate`): they judge and
+	// capture nothing; the catch-all entry captures and judges nothing.
+	GateOnly bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 	// Warn receives notes for the host's debug log, one line each; nil
 	// discards them.
 	Warn func(msg string)
@@ -119,6 +140,13 @@ func (d *Dispatcher) warn(format string, args ...any) {
 	}
 }
 
+func (d *Dispatcher) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
 func (d *Dispatcher) getenv(k string) string {
 	if d.Getenv != nil {
 		return d.Getenv(k)
@@ -182,8 +210,14 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, p *Payload) (Re
 	}
 	event = CanonicalEvent(event)
 	c := &call{ctx: ctx, d: d, p: p, event: event}
-	if dec := d.Gate(ctx, event, p); dec != nil {
-		return Response{Event: event, Decision: dec}, nil
+	if Gated(event) {
+		dec, err := c.gate()
+		if dec != nil || err != nil || d.GateOnly {
+			return Response{Event: event, Decision: dec}, err
+		}
+	}
+	if d.GateOnly {
+		return Response{}, nil
 	}
 	h := handlerOf(event)
 	if h == nil {

@@ -2,32 +2,450 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/worktree"
 )
 
-// Gate asks every gate of d.Gates, in name order, to judge the action a
-// Gated event announces, and returns the host decision for the first
-// verdict that is not PASS: FAIL and UNVERIFIABLE both block (a gate that
-// could not judge never lets an action through), and the verdict becomes
-// the reason the host shows. It returns nil when every gate passed, when
-// there are no gates, and on events that are not Gated. Gates are never
-// answered with "ask": a headless host refuses the call then anyway.
+// BeforeToolGates are the gates asked before a tool call, in order: the
+// role guard (the cost gate of the budget issue joins here).
+var BeforeToolGates = []gates.Name{gates.GuardName}
+
+// StopGates name the gate asked when an execution agent stops, by role.
+var StopGates = map[string]gates.Name{gates.RoleRed: "red", gates.RoleScaffold: "scaffold", gates.RoleGreen: "green"}
+
+// DefaultBlockCap is how many consecutive SubagentStop blocks the host
+// honours unless CLAUDE_CODE_STOP_HOOK_BLOCK_CAP says otherwise.
+const DefaultBlockCap = 8
+
+// Gate returns the host decision of the gates on what event announces, or
+// nil to let it go (see the package doc, "Gates"). It needs d.Gates:
+// without a registry nothing is gated.
 func (d *Dispatcher) Gate(ctx context.Context, event string, p *Payload) *Decision {
-	if d.Gates == nil || !Gated(event) {
-		return nil
+	c := &call{ctx: ctx, d: d, p: p, event: CanonicalEvent(event)}
+	dec, err := c.gate()
+	if err != nil {
+		d.warn("%s: %s", c.event, errText(err))
 	}
-	in := d.GateInput(event, p)
-	for _, name := range d.Gates.Names() {
-		v, err := d.Gates.Run(ctx, name, in)
-		if err != nil { // only an unknown name, which Names cannot give
-			v = gates.Verdict{Gate: name, Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "error", Detail: errText(err)}}}
+	return dec
+}
+
+// gate is Gate for one call.
+func (c *call) gate() (*Decision, error) {
+	if c.d.Gates == nil {
+		return nil, nil
+	}
+	switch {
+	case c.event == "PreToolUse":
+		return c.beforeTool()
+	case c.event == "SubagentStop" && c.d.GateOnly:
+		return c.agentStop()
+	}
+	// Stop: the main session's stop asks nothing; the supervisor's
+	// final gate is a command it runs, not a hook. SubagentStop without
+	// GateOnly is the catch-all capture entry; the anchored gate entries
+	// judge.
+	return nil, nil
+}
+
+func deny(format string, args ...any) *Decision {
+	return &Decision{Block: true, Reason: "git ideate: " + fmt.Sprintf(format, args...)}
+}
+
+func isFileTool(t string) bool {
+	return t == "Write" || t == "Edit" || t == "MultiEdit" || t == "NotebookEdit"
+}
+
+// beforeTool: the binding of execution agents and the role guard.
+func (c *call) beforeTool() (*Decision, error) {
+	p := c.p
+	role := ExecutionRole(p.AgentType)
+	sub := p.AgentID != ""
+	tool := p.ToolName
+	if role == "" && !isFileTool(tool) && tool != "Bash" && tool != "Agent" && tool != "Task" {
+		return nil, nil // nothing the guard looks at
+	}
+	if !sub && (tool == "Agent" || tool == "Task") {
+		if r := ExecutionRole(lookup(p.ToolInput, "subagent_type")); r != "" {
+			return c.approveDispatch(r)
 		}
-		if !v.Passed() {
-			return &Decision{Block: true, Reason: "git ideate gate " + v.String()}
+		return nil, nil
+	}
+	st, err := c.execStores()
+	if err != nil {
+		if role != "" {
+			return deny("a %s cannot be checked against its task: %s", role, errText(err)), nil
+		}
+		if apperr.Is(err, apperr.NotARepo) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	in := c.d.GateInput(c.event, p)
+	f := &gates.GuardFacts{Subagent: sub, Cwd: in.Dir, Top: st.Top}
+	if p.Cwd != "" && filepath.IsAbs(p.Cwd) {
+		f.Cwd = p.Cwd
+	}
+	if tool == "Write" {
+		var ti struct {
+			Content *string `json:"content"`
+		}
+		if json.Unmarshal(p.ToolInput, &ti) == nil && ti.Content != nil {
+			f.Content, f.HasContent = *ti.Content, true
 		}
 	}
-	return nil
+	switch {
+	case role != "":
+		b, why := c.bind(st, role)
+		if b == nil {
+			return deny("this %s is bound to no task, so every call is refused: %s", role, why), nil
+		}
+		ct, err := st.Tasks.Contract(b.Task)
+		switch {
+		case err != nil:
+			return deny("the contract of task %s cannot be read: %s", b.Task, errText(err)), nil
+		case ct.Status != worktree.StatusOpen:
+			return deny("task %s is %s; its %s has nothing more to do", b.Task, ct.Status, role), nil
+		case ct.Role != role:
+			return deny("task %s is open for a %s now, not a %s", b.Task, ct.Role, role), nil
+		}
+		in.Task, in.Attempt, in.Role = b.Task, ct.Attempt, role
+		f.Bound, f.Worktree = true, ct.Path
+		f.TestGlobs, f.ShimMarker, f.Extensions = b.Policy.TestGlobs, b.Policy.ShimMarker, b.Policy.Extensions
+	case !sub:
+		f.Sprint = executing(st.StateDir)
+		if f.Sprint {
+			pol, err := c.policy(st, false)
+			if err != nil {
+				c.d.warn("the guard policy cannot be read (%s); production source is judged by extension alone", errText(err))
+			}
+			f.TestGlobs, f.ShimMarker, f.Extensions = pol.TestGlobs, pol.ShimMarker, pol.Extensions
+		}
+	}
+	in.Guard = f
+	for _, name := range BeforeToolGates {
+		if v := c.judge(name, in); !v.Passed() {
+			return &Decision{Block: true, Reason: "git ideate gate " + v.String()}, nil
+		}
+	}
+	return nil, nil
+}
+
+// judge asks the gate called name: through d.Judge (which stores the
+// verdict) when set, else the registry. A gate that cannot be asked is
+// UNVERIFIABLE.
+func (c *call) judge(name gates.Name, in gates.Input) gates.Verdict {
+	var v gates.Verdict
+	var err error
+	if c.d.Judge != nil {
+		v, err = c.d.Judge(c.ctx, name, in)
+	} else {
+		v, err = c.d.Gates.Run(c.ctx, name, in)
+	}
+	if err != nil {
+		return gates.Verdict{Gate: name, Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "error", Detail: errText(err)}}}
+	}
+	if v.Gate == "" {
+		v.Gate = name
+	}
+	return v
+}
+
+// approveDispatch checks an Agent call of an execution role: its prompt
+// names an open task of that role on an ideate-task: line. An approved
+// dispatch is written down for the agent's binding; anything else is
+// denied.
+func (c *call) approveDispatch(role string) (*Decision, error) {
+	p := c.p
+	task, err := taskOfPrompt(lookup(p.ToolInput, "prompt"))
+	if err != nil {
+		return deny("a %s dispatch must name its task: %v", role, err), nil
+	}
+	if err := worktree.CheckTaskID(task); err != nil {
+		return deny("%s", apperr.Message(err)), nil
+	}
+	if lookup(p.ToolInput, "isolation") != "" {
+		return deny("a %s works in its task's worktree, which git ideate made; dispatch it without isolation", role), nil
+	}
+	if !idRe().MatchString(p.ToolUseID) {
+		return deny("the Agent call carries no usable tool_use_id, so its agent could not be bound to task %s", task), nil
+	}
+	st, err := c.execStores()
+	if err != nil {
+		return deny("cannot check task %s: %s", task, errText(err)), nil
+	}
+	ct, err := st.Tasks.Contract(task)
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		return deny("task %s has no contract; start it first (git ideate task start --task %s --role %s)", task, task, role), nil
+	case err != nil:
+		return deny("the contract of task %s cannot be read: %s", task, errText(err)), nil
+	case ct.Status != worktree.StatusOpen:
+		return deny("task %s is %s, not open; start it again for the %s", task, ct.Status, role), nil
+	case ct.Role != role:
+		return deny("task %s is open for a %s, not a %s; dispatch git-ideate:%s or restart the task with --role %s", task, orNone(ct.Role), role, orNone(ct.Role), role), nil
+	}
+	pol, err := c.policy(st, true)
+	if err != nil {
+		return deny("the standards cannot be read, so a %s could not be guarded: %s", role, errText(err)), nil
+	}
+	if len(pol.TestGlobs) == 0 {
+		return deny("standards.md names no test globs (## Test runners), so a %s could not be guarded", role), nil
+	}
+	now := c.d.now()
+	rec := dispatchRec{ToolUseID: p.ToolUseID, Session: p.SessionID, Task: task, Attempt: ct.Attempt, Role: role,
+		Worktree: ct.Path, Policy: pol, Created: now.UTC().Format(time.RFC3339Nano)}
+	data, _ := json.Marshal(rec)
+	if _, err := createWhole(dispatchPath(st.StateDir, "pending", p.ToolUseID+".json"), data); err != nil {
+		return deny("the dispatch of task %s cannot be written down: %v", task, err), nil
+	}
+	sweepStale(st.StateDir, now)
+	return nil, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no role)"
+	}
+	return s
+}
+
+// bind returns the agent's binding, making it on the agent's first call:
+// the host's meta file names the Agent call that started it (toolUseId),
+// else the first line of its transcript holds the dispatch prompt, whose
+// ideate-task: line must match an approved dispatch of the same role not
+// taken yet. why says what is missing when there is none.
+func (c *call) bind(st *Stores, role string) (*bindingRec, string) {
+	p := c.p
+	agent := p.AgentID
+	if !idRe().MatchString(agent) {
+		return nil, "the payload's agent_id is not usable"
+	}
+	var b bindingRec
+	path := dispatchPath(st.StateDir, "agents", agent+".json")
+	if ok, err := readJSON(path, &b); err != nil {
+		return nil, err.Error()
+	} else if ok {
+		if b.Role != role {
+			return nil, fmt.Sprintf("agent %s was bound as a %s", agent, b.Role)
+		}
+		return &b, ""
+	}
+	var cands []dispatchRec
+	via := "meta"
+	var meta hostMeta
+	metaPath := subagentFile(p.TranscriptPath, agent, ".meta.json")
+	if ok, _ := readJSON(metaPath, &meta); ok && meta.ToolUseID != "" {
+		if meta.AgentType != "" && meta.AgentType != p.AgentType {
+			return nil, fmt.Sprintf("the host's meta file says agent %s is a %s", agent, meta.AgentType)
+		}
+		if !idRe().MatchString(meta.ToolUseID) {
+			return nil, "the host's meta file names no usable tool use id"
+		}
+		var d dispatchRec
+		if ok, err := readJSON(dispatchPath(st.StateDir, "pending", meta.ToolUseID+".json"), &d); err != nil || !ok {
+			return nil, fmt.Sprintf("the Agent call %s that started this agent was not approved as a task dispatch (its prompt needs a line %q naming an open task)", meta.ToolUseID, TaskLine+" S1-01/T1")
+		}
+		cands = []dispatchRec{d}
+	} else {
+		via = "transcript"
+		prompt, err := firstPrompt(subagentFile(p.TranscriptPath, agent, ".jsonl"))
+		if err != nil {
+			return nil, "neither the host's meta file nor the agent's transcript can be read, so the dispatch that started this agent is unknown"
+		}
+		task, err := taskOfPrompt(prompt)
+		if err != nil {
+			return nil, err.Error()
+		}
+		ents, _ := os.ReadDir(dispatchPath(st.StateDir, "pending"))
+		for _, e := range ents {
+			var d dispatchRec
+			if ok, _ := readJSON(dispatchPath(st.StateDir, "pending", e.Name()), &d); ok && d.Task == task && d.Role == role &&
+				(d.Session == "" || p.SessionID == "" || d.Session == p.SessionID) {
+				cands = append(cands, d)
+			}
+		}
+		if len(cands) == 0 {
+			return nil, fmt.Sprintf("no approved %s dispatch of task %s is waiting for its agent", role, task)
+		}
+		sort.Slice(cands, func(i, j int) bool { return cands[i].Created < cands[j].Created })
+	}
+	for _, d := range cands {
+		if d.Role != role {
+			return nil, fmt.Sprintf("the dispatch %s was approved for a %s", d.ToolUseID, d.Role)
+		}
+		claim := dispatchPath(st.StateDir, "claims", d.ToolUseID)
+		exists, err := createWhole(claim, []byte(agent))
+		if err != nil {
+			return nil, err.Error()
+		}
+		if exists {
+			if owner, _ := os.ReadFile(claim); string(owner) != agent {
+				continue // another agent took it
+			}
+		}
+		b = bindingRec{dispatchRec: d, Agent: agent, Via: via, Bound: c.d.now().UTC().Format(time.RFC3339Nano)}
+		data, _ := json.Marshal(b)
+		if exists, err := createWhole(path, data); err != nil {
+			return nil, err.Error()
+		} else if exists {
+			// A parallel first call of the same agent bound it.
+			if ok, err := readJSON(path, &b); err != nil || !ok || b.Role != role {
+				return nil, "the agent's binding changed under it"
+			}
+		}
+		return &b, ""
+	}
+	return nil, "every matching dispatch is bound to another agent already"
+}
+
+// agentStop: the gate of an execution agent's role, for its task.
+func (c *call) agentStop() (*Decision, error) {
+	p := c.p
+	role := ExecutionRole(p.AgentType)
+	if role == "" {
+		return nil, nil
+	}
+	name := StopGates[role]
+	st, err := c.execStores()
+	if err != nil {
+		return c.stopBlock(nil, "", fmt.Sprintf("git ideate: the %s gate cannot run: %s; no verdict is recorded", name, errText(err))), nil
+	}
+	b, why := c.bind(st, role)
+	if b == nil {
+		if p.StopHookActive {
+			c.d.warn("an unbound %s (agent %s) stopped again; no %s verdict is recorded", role, p.AgentID, name)
+			return nil, nil
+		}
+		return &Decision{Block: true, Reason: fmt.Sprintf("git ideate: this %s is bound to no task, so no %s verdict can be recorded: %s", role, name, why)}, nil
+	}
+	in := gates.Input{Point: gates.AgentStop, Task: b.Task, Attempt: b.Attempt, Role: role, Agent: p.AgentID, Session: p.SessionID, Dir: b.Worktree}
+	if ct, err := st.Tasks.Contract(b.Task); err == nil {
+		in.Attempt, in.Dir = ct.Attempt, ct.Path
+	}
+	v := c.judge(name, in)
+	if v.Passed() {
+		os.Remove(dispatchPath(st.StateDir, "blocks", p.AgentID))
+		return nil, nil
+	}
+	return c.stopBlock(st, b.Task, "git ideate gate "+v.String()), nil
+}
+
+// stopBlock blocks a stop, counting consecutive blocks per agent: the
+// host lets the agent go after the cap whatever we say, and the stored
+// verdict is then what the supervisor reads.
+func (c *call) stopBlock(st *Stores, task, reason string) *Decision {
+	n := 1
+	if st != nil && idRe().MatchString(c.p.AgentID) {
+		if c.p.StopHookActive {
+			n = blockCount(st.StateDir, c.p.AgentID) + 1
+		}
+		if err := setBlockCount(st.StateDir, c.p.AgentID, n); err != nil {
+			c.d.warn("cannot count the blocks of agent %s: %v", c.p.AgentID, err)
+		}
+	}
+	limit := DefaultBlockCap
+	if s := c.d.getenv("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"); s != "" {
+		if x, err := strconv.Atoi(s); err == nil && x > 0 {
+			limit = x
+		}
+	}
+	suffix := fmt.Sprintf(" (stop %d of %d refused", n, limit)
+	if n >= limit {
+		suffix += "; the host ends the agent now, and the recorded verdict stands"
+	}
+	if task != "" {
+		suffix += "; task " + task
+	}
+	return &Decision{Block: true, Reason: reason + suffix + ")"}
+}
+
+// execStores opens the repository for the execution gates.
+func (c *call) execStores() (*Stores, error) {
+	st, err := c.stores()
+	if err != nil {
+		return nil, err
+	}
+	if st.Tasks == nil || st.StateDir == "" {
+		return nil, apperr.New(apperr.Internal, "the hook has no task contracts to read")
+	}
+	return st, nil
+}
+
+// executing reports whether a sprint executes: a task contract is open
+// (worktree.Start leaves a marker per open task, Close removes it).
+func executing(state string) bool {
+	f, err := os.Open(filepath.Join(state, worktree.ExecutingDir))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) > 0
+}
+
+// policy is the guard policy from the standards: fresh (read and cached)
+// or from the cache when there is one.
+func (c *call) policy(st *Stores, fresh bool) (policy, error) {
+	path := filepath.Join(st.StateDir, PolicyFile)
+	var pol policy
+	if !fresh {
+		if ok, err := readJSON(path, &pol); ok && err == nil {
+			return pol, nil
+		}
+	}
+	if st.Standards == nil {
+		return pol, apperr.New(apperr.Internal, "the hook cannot read the standards")
+	}
+	s, err := st.Standards(c.ctx)
+	if err != nil {
+		return pol, err
+	}
+	pol = policyOf(s)
+	if data, err := json.Marshal(pol); err == nil {
+		if err := replaceWhole(path, data); err != nil {
+			c.d.warn("cannot cache the guard policy: %v", err)
+		}
+	}
+	return pol, nil
+}
+
+// policyOf gathers the test globs, shim marker and source extensions of
+// every runner.
+func policyOf(s *plan.Standards) policy {
+	var pol policy
+	if s == nil {
+		return pol
+	}
+	seen := map[string]bool{}
+	pol.ShimMarker = s.ShimMarker
+	for _, r := range s.Runners {
+		for _, g := range r.TestGlobs {
+			if !seen["g"+g] {
+				seen["g"+g] = true
+				pol.TestGlobs = append(pol.TestGlobs, g)
+			}
+		}
+		for _, e := range r.Extensions {
+			if !seen["e"+e] {
+				seen["e"+e] = true
+				pol.Extensions = append(pol.Extensions, e)
+			}
+		}
+		if r.ShimMarker != "" && pol.ShimMarker == "" {
+			pol.ShimMarker = r.ShimMarker
+		}
+	}
+	return pol
 }
 
 // GateInput translates a payload into what a gate judges: the moment

@@ -14,7 +14,9 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 const fixtureFile = "testdata/hook-payloads-2.1.328.jsonl"
@@ -89,7 +91,18 @@ func opener(t testing.TB) func(dir, session string) (*hooks.Stores, error) {
 		}
 		t.Cleanup(func() { g.Close() })
 		rec := record.Open(g)
-		return &hooks.Stores{Record: rec, Board: board.Open(g, rec)}, nil
+		st := &hooks.Stores{Record: rec, Board: board.Open(g, rec), Tasks: worktree.Open(g), StateDir: g.Repo().StateDir(), Top: g.Repo().WorkTree}
+		if cd := g.Repo().CommonDir; filepath.Base(cd) == ".git" {
+			st.Top = filepath.Dir(cd)
+		}
+		st.Standards = func(ctx context.Context) (*plan.Standards, error) {
+			s, err := plan.LoadDir(ctx, st.Top, plan.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return s.Standards, nil
+		}
+		return st, nil
 	}
 }
 

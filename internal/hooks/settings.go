@@ -45,12 +45,14 @@ func MergeSettings(doc []byte, command string) (merged []byte, added []string, e
 				return nil, nil, apperr.New(apperr.Schema, `"hooks.%s" is not a JSON array`, h.Event)
 			}
 		}
-		if runsCommand(groups, command) {
+		if runsCommand(groups, h, command) {
 			continue
 		}
 		groups = append(groups, marshalNoEscape(hookGroup(h, command)))
 		hooks.set(h.Event, marshalNoEscape(groups))
-		added = append(added, h.Event)
+		if len(added) == 0 || added[len(added)-1] != h.Event {
+			added = append(added, h.Event)
+		}
 	}
 	if len(added) == 0 {
 		return nil, nil, nil
@@ -72,25 +74,30 @@ func hookGroup(h Hook, command string) any {
 		Matcher string    `json:"matcher,omitempty"`
 		Hooks   []handler `json:"hooks"`
 	}
-	return group{Matcher: h.Matcher, Hooks: []handler{{Type: "command", Command: command, If: h.If, Timeout: h.Timeout}}}
+	return group{Matcher: h.Matcher, Hooks: []handler{{Type: "command", Command: h.Command(command), If: h.If, Timeout: h.Timeout}}}
 }
 
-// runsCommand reports whether one of the matcher groups already runs
-// command, `git ideate hook` or `git-ideate hook` (blanks aside).
-func runsCommand(groups []json.RawMessage, command string) bool {
-	command = strings.Join(strings.Fields(command), " ")
+// runsCommand reports whether one of the matcher groups already runs the
+// entry h: command, `git ideate hook` or `git-ideate hook` (blanks aside)
+// in any group, or for a gate entry the same followed by GateFlag in a
+// group with h's matcher.
+func runsCommand(groups []json.RawMessage, h Hook, command string) bool {
+	want := map[string]bool{}
+	for _, c := range []string{command, "git ideate hook", "git-ideate hook"} {
+		want[strings.Join(strings.Fields(h.Command(c)), " ")] = true
+	}
 	for _, g := range groups {
 		var grp struct {
-			Hooks []struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
 				Command string `json:"command"`
 			} `json:"hooks"`
 		}
-		if json.Unmarshal(g, &grp) != nil {
+		if json.Unmarshal(g, &grp) != nil || h.Gate && grp.Matcher != h.Matcher {
 			continue
 		}
-		for _, h := range grp.Hooks {
-			switch strings.Join(strings.Fields(h.Command), " ") {
-			case command, "git ideate hook", "git-ideate hook":
+		for _, x := range grp.Hooks {
+			if want[strings.Join(strings.Fields(x.Command), " ")] {
 				return true
 			}
 		}

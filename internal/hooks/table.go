@@ -10,6 +10,29 @@ type Hook struct {
 	Matcher string // the host's matcher ("" for none)
 	If      string // the host's permission-rule filter on tool events ("" for none)
 	Timeout int    // seconds
+	// Gate marks an entry that runs a stop gate: its command is the hook
+	// command followed by GateFlag, and it judges without capturing.
+	Gate bool
+}
+
+// GateFlag follows the hook command in the entries that run a stop gate.
+const GateFlag = "--gate"
+
+// ToolMatcher selects the tool calls the role guard and the dispatch
+// binding look at (an exact-name list). Reads are not gated.
+const ToolMatcher = "Write|Edit|MultiEdit|NotebookEdit|Bash|Agent"
+
+// StopGateTimeout is the timeout of the stop gate entries, in seconds: a
+// gate runs the task's tests, and a hook past its timeout is killed and
+// its decision lost.
+const StopGateTimeout = 600
+
+// Command is the command line of h, given the hook command.
+func (h Hook) Command(hookCommand string) string {
+	if h.Gate {
+		return hookCommand + " " + GateFlag
+	}
+	return hookCommand
 }
 
 // table is the one list of events git ideate acts on, each with its
@@ -17,6 +40,12 @@ type Hook struct {
 // primed too; SessionEnd gets 2 s because the host gives all SessionEnd
 // hooks together 1.5 s unless a settings file asks for more; PostToolUse
 // runs only for Bash lines that look like a commit (GitCommitDir decides).
+// PreToolUse runs the dispatch binding and the role guard on the tools of
+// ToolMatcher, with a short timeout (the allow path reads two small files
+// and one ref). SubagentStop has the catch-all capture entry and, per
+// execution role, an entry anchored on the plugin's agent type (a matcher
+// with ':' is an unanchored regex, so `git-ideate:red-worker` alone would
+// also select `git-ideate:red-worker-extra`) that runs the role's gate.
 var table = []struct {
 	Hook
 	run handler
@@ -26,6 +55,10 @@ var table = []struct {
 	{Hook{Event: "SessionEnd", Timeout: 2}, sessionEnd},
 	{Hook{Event: "PreCompact", Timeout: 30}, preCompact},
 	{Hook{Event: "SubagentStop", Timeout: 30}, subagentStop},
+	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":red-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":scaffolder$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":green-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "PreToolUse", Matcher: ToolMatcher, Timeout: 10}, nil},
 	{Hook{Event: "PostToolUse", Matcher: "Bash", If: "Bash(git commit*)", Timeout: 30}, postToolUse},
 	{Hook{Event: "TaskCompleted", Timeout: 30}, taskCompleted},
 }
@@ -43,7 +76,7 @@ func Hooks() []Hook {
 // ignores.
 func handlerOf(event string) handler {
 	for _, e := range table {
-		if e.Event == event {
+		if e.Event == event && e.run != nil {
 			return e.run
 		}
 	}

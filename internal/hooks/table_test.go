@@ -34,35 +34,65 @@ func TestHooks_MatchPluginHooksJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &file); err != nil {
 		t.Fatal(err)
 	}
+	const cmd = `sh "${CLAUDE_PLUGIN_ROOT}/bin/git-ideate" hook`
 	table := hooks.Hooks()
 	var got []hooks.Hook
+	seen := map[string]bool{}
 	for _, h := range table {
-		groups := file.Hooks[h.Event]
-		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
-			t.Fatalf("%s: want one group with one handler, got %+v", h.Event, groups)
+		if seen[h.Event] {
+			continue
 		}
-		hh := groups[0].Hooks[0]
-		got = append(got, hooks.Hook{Event: h.Event, Matcher: groups[0].Matcher, If: hh.If, Timeout: hh.Timeout})
+		seen[h.Event] = true
+		for _, g := range file.Hooks[h.Event] {
+			if len(g.Hooks) != 1 {
+				t.Fatalf("%s: want one handler per group, got %+v", h.Event, g)
+			}
+			hh := g.Hooks[0]
+			gate := hh.Command == cmd+" "+hooks.GateFlag
+			if hh.Type != "command" || hh.Command != cmd && !gate {
+				t.Fatalf("%s: handler %+v", h.Event, hh)
+			}
+			got = append(got, hooks.Hook{Event: h.Event, Matcher: g.Matcher, If: hh.If, Timeout: hh.Timeout, Gate: gate})
+		}
 	}
 	if diff := cmp.Diff(table, got); diff != "" {
 		t.Fatalf("hooks/hooks.json differs from the hook table (-table +plugin):\n%s", diff)
 	}
-	if len(file.Hooks) != len(table) {
-		t.Fatalf("hooks/hooks.json has %d events, the table %d", len(file.Hooks), len(table))
+	if len(file.Hooks) != len(seen) {
+		t.Fatalf("hooks/hooks.json has %d events, the table %d", len(file.Hooks), len(seen))
 	}
+	// The stop gates are anchored on the plugin's agent types and have
+	// the time of a test run; the tool guard is quick.
+	for _, h := range table {
+		switch {
+		case h.Gate && (h.Event != "SubagentStop" || !strings.HasPrefix(h.Matcher, "^git-ideate:") || !strings.HasSuffix(h.Matcher, "$") || h.Timeout < 300):
+			t.Errorf("gate entry %+v", h)
+		case h.Event == "PreToolUse" && (h.Matcher != hooks.ToolMatcher || h.Timeout > 15):
+			t.Errorf("PreToolUse entry %+v", h)
+		}
+	}
+}
+
+// events is the distinct events of the hook table.
+func events() int {
+	seen := map[string]bool{}
+	for _, h := range hooks.Hooks() {
+		seen[h.Event] = true
+	}
+	return len(seen)
 }
 
 func TestMergeSettings(t *testing.T) {
 	const cmd = "git ideate hook"
 	// From nothing: every event, in table order, one group each.
 	out, added, err := hooks.MergeSettings(nil, cmd)
-	if err != nil || len(added) != len(hooks.Hooks()) {
+	if err != nil || len(added) != events() {
 		t.Fatalf("fresh: %v %v", added, err)
 	}
 	var doc struct {
 		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
-	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Hooks) != len(added) || !strings.HasSuffix(string(out), "}\n") {
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Hooks) != len(added) || len(doc.Hooks["SubagentStop"]) != 4 || !strings.HasSuffix(string(out), "}\n") {
 		t.Fatalf("fresh document %s: %v", out, err)
 	}
 	if want := `{"matcher":"Bash","hooks":[{"type":"command","command":"git ideate hook","if":"Bash(git commit*)","timeout":30}]}`; string(compact(t, doc.Hooks["PostToolUse"][0])) != want {
@@ -76,7 +106,7 @@ func TestMergeSettings(t *testing.T) {
 	// entry stay; only missing events are added.
 	user := `{"z":1, "hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"git-ideate  hook","timeout":9}]}]},"a":"<&>"}`
 	out, added, err = hooks.MergeSettings([]byte(user), cmd)
-	if err != nil || strings.Contains(strings.Join(added, " "), "SessionEnd") || len(added) != len(hooks.Hooks())-1 {
+	if err != nil || strings.Contains(strings.Join(added, " "), "SessionEnd") || len(added) != events()-1 {
 		t.Fatalf("merge into the user's: %v %v", added, err)
 	}
 	s := string(out)

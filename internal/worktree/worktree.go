@@ -30,6 +30,12 @@ var format = gitstore.Format{File: "ideate-format", Kind: "ideate-task", Version
 
 const contractFile = "contract.json"
 
+// ExecutingDir, under the clone's state directory (.git/ideate), holds one
+// empty file per open task, named by its slug: a sprint executes while it
+// is not empty. Start adds the task's file and Close removes it, so a
+// hook can tell with one directory read.
+const ExecutingDir = "executing"
+
 // CopyFile is the read-only copy of the contract in a worktree's git
 // directory, for the worker to read; the gates read the ref.
 const CopyFile = "ideate-task.json"
@@ -432,6 +438,9 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 	if err := m.writeCopy(next); err != nil {
 		return nil, err
 	}
+	if err := m.mark(in.Task, true); err != nil {
+		return nil, err
+	}
 	t := &Task{Contract: *next, Worktree: "ready", Reused: reused}
 	if h, err := headOf(next.Path); err == nil {
 		t.Head = h.String()
@@ -600,6 +609,25 @@ func (m *Manager) writeCopy(c *Contract) error {
 	return nil
 }
 
+// mark adds (open) or removes the task's file in ExecutingDir.
+func (m *Manager) mark(task string, open bool) error {
+	dir := filepath.Join(m.git.Repo().StateDir(), ExecutingDir)
+	path := filepath.Join(dir, slug(task))
+	if !open {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return apperr.Wrap(apperr.Write, err, "cannot remove %s", path)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot create %s", dir)
+	}
+	if err := os.WriteFile(path, nil, 0o666); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write %s", path)
+	}
+	return nil
+}
+
 // ReadCopy reads the read-only contract copy of the worktree at dir (what
 // a worker sees); gates use Contract instead.
 func ReadCopy(dir string) (*Contract, error) {
@@ -698,6 +726,9 @@ func (m *Manager) Close(ctx context.Context, in CloseInput) (*Task, error) {
 	}
 	if in.DryRun {
 		return &Task{Contract: *cur, Worktree: "removed"}, nil
+	}
+	if err := m.mark(in.Task, false); err != nil {
+		return nil, err
 	}
 	if err := m.git.RemoveWorktree(ctx, cur.Path); err != nil {
 		return nil, err

@@ -1,0 +1,270 @@
+package hooks
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/textfmt"
+)
+
+// PluginName is the plugin's name: its agents' types are
+// "git-ideate:<agent>".
+const PluginName = "git-ideate"
+
+// TaskLine names the task a dispatch of an execution role is for: a line
+// of the dispatch prompt "ideate-task: S1-01/T1".
+const TaskLine = "ideate-task:"
+
+// DispatchDir holds the dispatches and bindings, under the clone's state
+// directory (.git/ideate):
+//
+//	dispatch/pending/<tool_use_id>.json  an approved Agent call (task, role, guard policy)
+//	dispatch/claims/<tool_use_id>        the agent id that took it (created once)
+//	dispatch/agents/<agent_id>.json      the agent's binding: its dispatch
+//	dispatch/blocks/<agent_id>           consecutive SubagentStop blocks
+//
+// Files are created whole (written aside, then linked into place), so a
+// concurrent hook sees a file complete or not at all, and a name taken
+// once stays taken. Files older than StaleAfter are removed when a new
+// dispatch is approved.
+const DispatchDir = "dispatch"
+
+// PolicyFile caches the guard policy the last dispatch read from the
+// standards, under the state directory, for the main session's guard.
+const PolicyFile = "guard-policy.json"
+
+// StaleAfter is how long dispatch files are kept.
+const StaleAfter = 72 * time.Hour
+
+// ExecutionRole is the execution role of a host agent type
+// ("git-ideate:red-worker" → "red-worker"), "" for any other agent and
+// for the main session.
+func ExecutionRole(agentType string) string {
+	r, ok := strings.CutPrefix(agentType, PluginName+":")
+	if ok && gates.IsExecutionRole(r) {
+		return r
+	}
+	return ""
+}
+
+// policy is what the guard needs from the standards.
+type policy struct {
+	TestGlobs  []string `json:"test_globs"`
+	ShimMarker string   `json:"shim_marker"`
+	Extensions []string `json:"extensions,omitempty"`
+}
+
+// dispatchRec is an approved Agent call of an execution role.
+type dispatchRec struct {
+	ToolUseID string `json:"tool_use_id"`
+	Session   string `json:"session,omitempty"`
+	Task      string `json:"task"`
+	Attempt   int    `json:"attempt"`
+	Role      string `json:"role"`
+	Worktree  string `json:"worktree"`
+	Policy    policy `json:"policy"`
+	Created   string `json:"created"`
+}
+
+// bindingRec ties an agent to the dispatch that started it.
+type bindingRec struct {
+	dispatchRec
+	Agent string `json:"agent"`
+	Via   string `json:"via"` // "meta" (the host's meta file) or "transcript" (the prompt's ideate-task line)
+	Bound string `json:"bound"`
+}
+
+var idRe = textfmt.Regexp(`^[A-Za-z0-9_-]{1,128}$`)
+
+// taskOfPrompt reads the task a prompt names on its ideate-task: line.
+// None, or two different ones, is an error saying so.
+func taskOfPrompt(prompt string) (string, error) {
+	task := ""
+	for _, l := range strings.Split(prompt, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, TaskLine) {
+			continue
+		}
+		t := strings.TrimSpace(strings.TrimPrefix(l, TaskLine))
+		t = strings.Trim(t, "`*")
+		if task != "" && t != task {
+			return "", fmt.Errorf("the prompt names two tasks (%s, %s) on %s lines", task, t, TaskLine)
+		}
+		task = t
+	}
+	if task == "" {
+		return "", fmt.Errorf("the prompt names no task: add a line %q", TaskLine+" S1-01/T1")
+	}
+	return task, nil
+}
+
+// createWhole writes data to path only if path does not exist: written
+// aside and hard-linked into place, so nobody reads it half-written and
+// only one writer wins. exists reports that path was already there.
+func createWhole(path string, data []byte) (exists bool, err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return false, err
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Link(name, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, nil
+}
+
+// replaceWhole writes data to path atomically (a rename), over whatever
+// was there.
+func replaceWhole(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(name)
+		return errors.Join(werr, cerr)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+func readJSON(path string, v any) (bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("%s does not parse: %v", path, err)
+	}
+	return true, nil
+}
+
+func dispatchPath(state string, parts ...string) string {
+	return filepath.Join(append([]string{state, DispatchDir}, parts...)...)
+}
+
+// sweepStale removes dispatch files older than StaleAfter.
+func sweepStale(state string, now time.Time) {
+	for _, sub := range []string{"pending", "claims", "agents", "blocks"} {
+		dir := dispatchPath(state, sub)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > StaleAfter {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+}
+
+// hostMeta is the part of the host's subagent meta file the binding reads
+// (<transcript without .jsonl>/subagents/agent-<id>.meta.json).
+type hostMeta struct {
+	AgentType string `json:"agentType"`
+	ToolUseID string `json:"toolUseId"`
+}
+
+// subagentFile is the host's file of agent id next to the session
+// transcript: ".meta.json" or ".jsonl".
+func subagentFile(transcript, agent, ext string) string {
+	if transcript == "" || !strings.HasSuffix(transcript, ".jsonl") {
+		return ""
+	}
+	return filepath.Join(strings.TrimSuffix(transcript, ".jsonl"), "subagents", "agent-"+agent+ext)
+}
+
+// firstPrompt reads the prompt from the first line of an agent's
+// transcript (message.content, a string or text blocks).
+func firstPrompt(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	line, err := r.ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return "", err
+	}
+	if len(line) >= 64<<10 && line[len(line)-1] != '\n' {
+		return "", fmt.Errorf("the first line of %s is longer than 64 KiB", path)
+	}
+	var entry struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(line, &entry); err != nil {
+		return "", fmt.Errorf("the first line of %s does not parse", path)
+	}
+	var s string
+	if json.Unmarshal(entry.Message.Content, &s) == nil {
+		return s, nil
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(entry.Message.Content, &blocks) == nil {
+		var b strings.Builder
+		for _, x := range blocks {
+			if x.Type == "text" {
+				b.WriteString(x.Text + "\n")
+			}
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("the first line of %s holds no prompt", path)
+}
+
+// blockCount reads and sets an agent's count of consecutive blocks.
+func blockCount(state, agent string) int {
+	b, err := os.ReadFile(dispatchPath(state, "blocks", agent))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func setBlockCount(state, agent string, n int) error {
+	return replaceWhole(dispatchPath(state, "blocks", agent), []byte(strconv.Itoa(n)+"\n"))
+}
