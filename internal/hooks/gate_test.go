@@ -1,0 +1,305 @@
+package hooks_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/worktree"
+)
+
+const standardsMD = "---\ntype: standards\nsprint: 1\n---\n\n# Standards\n\n## Detected stack\n\n- Go — go.mod.\n\n" +
+	"## Test runners\n\n### go\n\n- Extensions: `.go`\n- Test files: `**/*_test.go`\n- Run: `go test -json -count=1 -run '{go_regex}' {packages}`\n- Format: `go-test-json`\n"
+
+// fakeGate answers from the command of a tool or the task of a stop:
+// "unfinished" FAIL, "unsure" UNVERIFIABLE, "broken" an error, anything
+// else PASS. It keeps every input it was given.
+type fakeGate struct {
+	mu   sync.Mutex
+	seen []gates.Input
+}
+
+func (g *fakeGate) Run(_ context.Context, in gates.Input) (gates.Verdict, error) {
+	g.mu.Lock()
+	g.seen = append(g.seen, in)
+	g.mu.Unlock()
+	text := in.Command + " " + in.Task + " " + strings.Join(in.Paths, " ")
+	switch {
+	case strings.Contains(text, "unfinished"):
+		return gates.Verdict{Result: gates.FAIL, Reasons: []gates.Reason{{Class: "NOT_DONE", Detail: "the item is not done", Paths: []string{"a.go"}}}}, nil
+	case strings.Contains(text, "unsure"):
+		return gates.Verdict{Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "UNKNOWN_FORMAT", Detail: "the runner output could not be read"}}}, nil
+	case strings.Contains(text, "broken"):
+		return gates.Verdict{}, errors.New("gate broke")
+	}
+	return gates.Verdict{Result: gates.PASS}, nil
+}
+
+func (g *fakeGate) last(t *testing.T) gates.Input {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.seen) == 0 {
+		t.Fatal("the gate was never asked")
+	}
+	return g.seen[len(g.seen)-1]
+}
+
+// execRepo is a repository with a plan's standards and open tasks
+// (task → role), each in its worktree.
+func execRepo(t *testing.T, tasks map[string]string) string {
+	t.Helper()
+	dir := gt.NewRepo(t)
+	commitFiles(t, dir, "plan", map[string]string{"docs/agents/sprint1/standards.md": standardsMD, "go.mod": "module m\n", "x/x.go": "package x\n"})
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	m := worktree.Open(g)
+	for task, role := range tasks {
+		if _, err := m.Start(context.Background(), worktree.StartInput{Task: task, Role: role, Scope: []string{"x/**"}, Tests: []string{"x/x_test.go::TestX"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func worktreeOf(dir, task string) string {
+	return filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+"))
+}
+
+// hook runs one payload through a dispatcher with reg.
+func hook(t *testing.T, reg *gates.Registry, gateOnly bool, cwd string, p map[string]any) (string, []string) {
+	t.Helper()
+	b, _ := json.Marshal(p)
+	var out bytes.Buffer
+	var notes []string
+	d := &hooks.Dispatcher{Dir: cwd, Open: opener(t), Gates: reg, GateOnly: gateOnly, Getenv: func(string) string { return "" },
+		Warn: func(m string) { notes = append(notes, m) }}
+	d.Run(context.Background(), bytes.NewReader(b), &out, "")
+	return out.String(), notes
+}
+
+func decisionOf(t *testing.T, out string) (kind, reason string) {
+	t.Helper()
+	if out == "" {
+		return "", ""
+	}
+	var m struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+		HSO      struct {
+			PermissionDecision       string `json:"permissionDecision"`
+			PermissionDecisionReason string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if m.HSO.PermissionDecision != "" {
+		return m.HSO.PermissionDecision, m.HSO.PermissionDecisionReason
+	}
+	return m.Decision, m.Reason
+}
+
+// dispatchAndBind approves a dispatch of role for task and binds agent to
+// it through the host's meta file.
+func dispatchAndBind(t *testing.T, reg *gates.Registry, dir, transcript, task, role, toolUse, agent string) {
+	t.Helper()
+	out, notes := hook(t, reg, false, dir, map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "transcript_path": transcript, "cwd": dir,
+		"tool_name": "Agent", "tool_use_id": toolUse, "tool_input": map[string]any{"description": "d", "prompt": "Do it.\nideate-task: " + task + "\n", "subagent_type": "git-ideate:" + role}})
+	if out != "" {
+		t.Fatalf("dispatch of %s: %s %q", task, out, notes)
+	}
+	meta := filepath.Join(strings.TrimSuffix(transcript, ".jsonl"), "subagents", "agent-"+agent+".meta.json")
+	os.MkdirAll(filepath.Dir(meta), 0o755)
+	b, _ := json.Marshal(map[string]any{"agentType": "git-ideate:" + role, "toolUseId": toolUse, "description": "d"})
+	if err := os.WriteFile(meta, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Which gates a hook asks: the guard before tools; the role's gate on an
+// execution agent's stop, in the gate entries only; nothing on Stop.
+func TestGate_AsksTheGateOfThePointAndRole(t *testing.T) {
+	dir := execRepo(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/unfinished": "red-worker", "S1-01/unsure": "red-worker", "S1-01/broken": "red-worker"})
+	guard, red, green := &fakeGate{}, &fakeGate{}, &fakeGate{}
+	reg := gates.NewRegistry()
+	reg.Register(gates.GuardName, guard)
+	reg.Register("red", red)
+	reg.Register("green", green)
+	tr := filepath.Join(t.TempDir(), "session.jsonl")
+
+	// PreToolUse in the main session: the guard only, with its facts.
+	for _, tc := range []struct{ command, want string }{
+		{"unfinished", "git ideate gate guard: FAIL: NOT_DONE: the item is not done (a.go)"},
+		{"unsure", "git ideate gate guard: UNVERIFIABLE: UNKNOWN_FORMAT: the runner output could not be read"},
+		{"broken", "git ideate gate guard: UNVERIFIABLE: error: the gate could not run: gate broke"},
+		{"go test ./...", ""},
+	} {
+		out, _ := hook(t, reg, false, dir, map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": map[string]any{"command": tc.command}, "cwd": dir})
+		kind, reason := decisionOf(t, out)
+		if tc.want == "" && out != "" || tc.want != "" && (kind != "deny" || reason != tc.want) {
+			t.Fatalf("PreToolUse %q: %s", tc.command, out)
+		}
+	}
+	in := guard.last(t)
+	if in.Point != gates.BeforeTool || in.Tool != "Bash" || in.Guard == nil || !in.Guard.Sprint || in.Guard.Subagent || len(red.seen)+len(green.seen) != 0 {
+		t.Fatalf("guard input %+v facts %+v", in, in.Guard)
+	}
+	// Tools the guard does not look at do not ask it.
+	n := len(guard.seen)
+	hook(t, reg, false, dir, map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": map[string]any{"file_path": "x"}, "cwd": dir})
+	if len(guard.seen) != n {
+		t.Fatal("a Read asked the guard")
+	}
+
+	// A bound red-worker: the guard learns its task and worktree.
+	dispatchAndBind(t, reg, dir, tr, "S1-01/T1", "red-worker", "toolu_1", "a1")
+	wt := worktreeOf(dir, "S1-01/T1")
+	out, notes := hook(t, reg, false, wt, map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "transcript_path": tr, "cwd": wt,
+		"agent_id": "a1", "agent_type": "git-ideate:red-worker", "tool_name": "Write", "tool_input": map[string]any{"file_path": "x/x_test.go", "content": "package x"}})
+	in = guard.last(t)
+	if out != "" || in.Task != "S1-01/T1" || in.Attempt != 1 || in.Role != "red-worker" || !in.Guard.Bound || in.Guard.Worktree != wt ||
+		strings.Join(in.Guard.TestGlobs, " ") != "**/*_test.go" || !in.Guard.HasContent || in.Guard.Content != "package x" {
+		t.Fatalf("bound guard: %s %q %+v %+v", out, notes, in, in.Guard)
+	}
+
+	stop := func(agent, role string, active bool) map[string]any {
+		return map[string]any{"hook_event_name": "SubagentStop", "session_id": "s1", "transcript_path": tr, "cwd": wt, "agent_id": agent,
+			"agent_type": "git-ideate:" + role, "stop_hook_active": active, "last_assistant_message": "done"}
+	}
+	// The catch-all SubagentStop entry captures and asks no gate.
+	if out, _ := hook(t, reg, false, wt, stop("a1", "red-worker", false)); out != "" || len(red.seen) != 0 || len(records(t, dir)) != 1 {
+		t.Fatalf("catch-all: %s, red asked %d times", out, len(red.seen))
+	}
+	// The gate entry asks the red gate for the bound task, captures nothing.
+	if out, notes := hook(t, reg, true, wt, stop("a1", "red-worker", false)); out != "" {
+		t.Fatalf("red PASS: %s %q", out, notes)
+	}
+	in = red.last(t)
+	if in.Point != gates.AgentStop || in.Task != "S1-01/T1" || in.Role != "red-worker" || in.Agent != "a1" || in.Dir != wt || len(records(t, dir)) != 1 {
+		t.Fatalf("red input %+v", in)
+	}
+	// FAIL and UNVERIFIABLE block with the verdict; blocks are counted
+	// per agent while stop_hook_active holds, and the cap is named.
+	for i, task := range []string{"S1-01/unfinished", "S1-01/unsure", "S1-01/broken"} {
+		agent := "b" + string(rune('1'+i))
+		dispatchAndBind(t, reg, dir, tr, task, "red-worker", "toolu_b"+string(rune('1'+i)), agent)
+		var want string
+		switch i {
+		case 0:
+			want = "git ideate gate red: FAIL: NOT_DONE: the item is not done (a.go) (stop 1 of 8 refused; task S1-01/unfinished)"
+		case 1:
+			want = "git ideate gate red: UNVERIFIABLE: UNKNOWN_FORMAT: the runner output could not be read (stop 1 of 8 refused; task S1-01/unsure)"
+		case 2:
+			want = "git ideate gate red: UNVERIFIABLE: error: the gate could not run: gate broke (stop 1 of 8 refused; task S1-01/broken)"
+		}
+		out, _ := hook(t, reg, true, wt, stop(agent, "red-worker", false))
+		if kind, reason := decisionOf(t, out); kind != "block" || reason != want {
+			t.Fatalf("%s: %s", task, out)
+		}
+	}
+	for n := 2; n <= 8; n++ {
+		out, _ := hook(t, reg, true, wt, stop("b1", "red-worker", true))
+		_, reason := decisionOf(t, out)
+		if !strings.Contains(reason, "(stop "+string(rune('0'+n))+" of 8 refused") || n == 8 != strings.Contains(reason, "the host ends the agent now") {
+			t.Fatalf("block %d: %s", n, reason)
+		}
+	}
+	// A new stop (not after a block) counts from 1 again.
+	if out, _ := hook(t, reg, true, wt, stop("b1", "red-worker", false)); !strings.Contains(out, "stop 1 of 8") {
+		t.Fatalf("restart of the count: %s", out)
+	}
+	// An unbound execution agent is blocked once, with what is missing,
+	// and let go the second time (its verdict is missing).
+	out, _ = hook(t, reg, true, wt, stop("zz", "green-worker", false))
+	if kind, reason := decisionOf(t, out); kind != "block" || !strings.Contains(reason, "bound to no task") || !strings.Contains(reason, "no green verdict") {
+		t.Fatalf("unbound stop: %s", out)
+	}
+	if out, notes := hook(t, reg, true, wt, stop("zz", "green-worker", true)); out != "" || len(notes) != 1 || len(green.seen) != 0 {
+		t.Fatalf("unbound second stop: %s %q", out, notes)
+	}
+	// Other agents' stops and the main session's Stop ask nothing.
+	n = len(red.seen) + len(guard.seen)
+	hook(t, reg, true, wt, stop("c1", "worker", false))
+	hook(t, reg, false, dir, map[string]any{"hook_event_name": "Stop", "session_id": "s1", "cwd": dir})
+	if len(red.seen)+len(guard.seen) != n {
+		t.Fatal("a gate was asked on a non-execution stop")
+	}
+	// Without a registry nothing is gated.
+	if out, _ := hook(t, nil, true, wt, stop("b1", "red-worker", false)); out != "" {
+		t.Fatalf("no registry: %s", out)
+	}
+	// A stop gate that is not registered cannot pass.
+	dispatchAndBind(t, reg, dir, tr, "S1-01/T1", "red-worker", "toolu_9", "a9")
+	only := gates.NewRegistry()
+	only.Register(gates.GuardName, guard)
+	if out, _ := hook(t, only, true, wt, stop("a9", "red-worker", false)); !strings.Contains(out, `no gate named \"red\"`) {
+		t.Fatalf("unregistered red: %s", out)
+	}
+	if tip(t, dir, record.RefName) == "" {
+		t.Fatal("no capture at all")
+	}
+}
+
+// Parallel first calls of two sub-agents, bound through their transcripts
+// only, each get their own dispatch; two agents naming the same single
+// dispatch: one gets it.
+func TestGate_BindingFromTranscripts(t *testing.T) {
+	dir := execRepo(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "red-worker"})
+	reg := gates.NewRegistry()
+	reg.Register(gates.GuardName, gates.Guard)
+	tr := filepath.Join(t.TempDir(), "session.jsonl")
+	for i, task := range []string{"S1-01/T1", "S1-01/T2"} {
+		out, _ := hook(t, reg, false, dir, map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "transcript_path": tr, "cwd": dir,
+			"tool_name": "Agent", "tool_use_id": "toolu_" + string(rune('a'+i)), "tool_input": map[string]any{"prompt": "ideate-task: " + task, "subagent_type": "git-ideate:red-worker"}})
+		if out != "" {
+			t.Fatal(out)
+		}
+	}
+	writeAgentTranscript := func(agent, task string) {
+		p := filepath.Join(strings.TrimSuffix(tr, ".jsonl"), "subagents", "agent-"+agent+".jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		line, _ := json.Marshal(map[string]any{"agentId": agent, "message": map[string]any{"role": "user", "content": "Write the test.\nideate-task: " + task + "\n"}})
+		os.WriteFile(p, append(line, '\n'), 0o644)
+	}
+	writeAgentTranscript("x1", "S1-01/T2")
+	writeAgentTranscript("x2", "S1-01/T1")
+	writeAgentTranscript("x3", "S1-01/T1")
+	call := func(agent, task string) string {
+		wt := worktreeOf(dir, task)
+		out, _ := hook(t, reg, false, wt, map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "transcript_path": tr, "cwd": wt,
+			"agent_id": agent, "agent_type": "git-ideate:red-worker", "tool_name": "Write", "tool_input": map[string]any{"file_path": "x/x_test.go", "content": "package x"}})
+		return out
+	}
+	var wg sync.WaitGroup
+	outs := make([]string, 3)
+	for i, a := range [][2]string{{"x1", "S1-01/T2"}, {"x2", "S1-01/T1"}, {"x3", "S1-01/T1"}} {
+		wg.Add(1)
+		go func() { defer wg.Done(); outs[i] = call(a[0], a[1]) }()
+	}
+	wg.Wait()
+	if outs[0] != "" {
+		t.Fatalf("x1: %s", outs[0])
+	}
+	if (outs[1] == "") == (outs[2] == "") {
+		t.Fatalf("x2 and x3 both %q / %q: one dispatch, one agent", outs[1], outs[2])
+	}
+	loser := outs[1] + outs[2]
+	if !strings.Contains(loser, "bound to another agent") {
+		t.Fatalf("loser: %s", loser)
+	}
+}
