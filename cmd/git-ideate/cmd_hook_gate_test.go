@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// recorded returns the first recorded payload of event (and tool, when
+// not ""), as a map to change.
+func recorded(t *testing.T, event, tool string) map[string]any {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "internal", "hooks", "testdata", "hook-payloads-2.1.328.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var fx struct {
+			Payload map[string]any `json:"payload"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &fx); err != nil {
+			t.Fatal(err)
+		}
+		p := fx.Payload
+		if p["hook_event_name"] == event && (tool == "" || p["tool_name"] == tool) {
+			if _, sub := p["agent_id"]; tool == "Agent" && sub {
+				continue
+			}
+			return p
+		}
+	}
+	t.Fatalf("no recorded %s %s payload", event, tool)
+	return nil
+}
+
+// execProject is a repository with the example plan, a Go runner in its
+// standards, and the tasks started (task → role).
+func execProject(t *testing.T, tasks map[string]string) string {
+	t.Helper()
+	dir := gt.NewRepo(t)
+	src := filepath.Join("..", "..", "internal", "plan", "testdata", "example")
+	if out, err := exec.Command("cp", "-r", filepath.Join(src, "docs"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
+	b, _ := os.ReadFile(std)
+	os.WriteFile(std, append(b, goRunner...), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\nfunc Reverse(s string) string { return s }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte("package strutil\n"), 0o644)
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-q", "-m", "base")
+	for task, role := range tasks {
+		mustOK(t, bin(t, dir, "", "task", "start", task, "--role", role, "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**"))
+	}
+	return dir
+}
+
+type hostDecision struct {
+	kind, reason string
+}
+
+// hookCall runs the built binary as the plugin does (`hook`, or `hook
+// --gate`) on payload p, from dir, and returns its decision. It fails the
+// test unless the exit code is 0 and stdout is empty or one JSON object
+// naming the event.
+func hookCall(t *testing.T, dir string, p map[string]any, args ...string) hostDecision {
+	t.Helper()
+	in, _ := json.Marshal(p)
+	r := runBin(t, dir, string(in), append([]string{"hook"}, args...)...)
+	ev, _ := p["hook_event_name"].(string)
+	checkHostOutput(t, ev, r, ev)
+	return decisionIn(t, r.out)
+}
+
+func decisionIn(t *testing.T, out string) hostDecision {
+	t.Helper()
+	if out == "" {
+		return hostDecision{}
+	}
+	var m struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+		HSO      struct {
+			PermissionDecision       string `json:"permissionDecision"`
+			PermissionDecisionReason string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	if m.HSO.PermissionDecision != "" {
+		return hostDecision{m.HSO.PermissionDecision, m.HSO.PermissionDecisionReason}
+	}
+	return hostDecision{m.Decision, m.Reason}
+}
+
+func with(p map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range p {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(out, kv[i].(string))
+		} else {
+			out[kv[i].(string)] = kv[i+1]
+		}
+	}
+	return out
+}
+
+// session is one recorded session's payload shapes pointed at a project.
+type session struct {
+	t          *testing.T
+	dir        string
+	transcript string
+	agentTool  map[string]any // PreToolUse(Agent) in the main session
+	subTool    map[string]any // PreToolUse(Bash) inside a sub-agent
+	subStop    map[string]any // SubagentStop
+	mainTool   map[string]any // PreToolUse(Bash) in the main session
+}
+
+func newSession(t *testing.T, dir string) *session {
+	tr := filepath.Join(t.TempDir(), "projects", "3b311f76-4634-48ab-b822-33299bd463ef.jsonl")
+	os.MkdirAll(filepath.Dir(tr), 0o755)
+	s := &session{t: t, dir: dir, transcript: tr,
+		agentTool: recorded(t, "PreToolUse", "Agent"), subTool: nil, subStop: nil, mainTool: recorded(t, "PreToolUse", "Bash")}
+	for _, p := range []map[string]any{recorded(t, "SubagentStop", "")} {
+		s.subStop = p
+	}
+	// The first PreToolUse inside the sub-agent.
+	f, _ := os.Open(filepath.Join("..", "..", "internal", "hooks", "testdata", "hook-payloads-2.1.328.jsonl"))
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var fx struct {
+			Payload map[string]any `json:"payload"`
+		}
+		json.Unmarshal(sc.Bytes(), &fx)
+		if fx.Payload["hook_event_name"] == "PreToolUse" && fx.Payload["agent_id"] != nil && s.subTool == nil {
+			s.subTool = fx.Payload
+		}
+		if fx.Payload["hook_event_name"] == "SubagentStop" && fx.Payload["agent_type"] != "" && fx.Payload["agent_type"] != nil {
+			s.subStop = fx.Payload
+		}
+	}
+	if s.subTool == nil {
+		t.Fatal("no sub-agent PreToolUse in the recording")
+	}
+	return s
+}
+
+// dispatch is the main session's Agent call of role with prompt.
+func (s *session) dispatch(toolUse, role, prompt string, extra ...any) hostDecision {
+	ti := map[string]any{"description": "Work the task", "prompt": prompt, "subagent_type": "git-ideate:" + role}
+	for i := 0; i+1 < len(extra); i += 2 {
+		ti[extra[i].(string)] = extra[i+1]
+	}
+	return hookCall(s.t, s.dir, with(s.agentTool, "cwd", s.dir, "transcript_path", s.transcript, "tool_use_id", toolUse, "tool_input", ti))
+}
+
+// meta writes the host's meta file of agent, as the host does from the
+// sub-agent's first tool call on.
+func (s *session) meta(agent, role, toolUse string) {
+	p := filepath.Join(strings.TrimSuffix(s.transcript, ".jsonl"), "subagents", "agent-"+agent+".meta.json")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	b, _ := json.Marshal(map[string]any{"agentType": "git-ideate:" + role, "isBuiltIn": false, "description": "Work the task",
+		"toolUseId": toolUse, "spawnDepth": 1, "requestShape": "foreground"})
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// tool is a sub-agent's tool call from cwd.
+func (s *session) tool(agent, role, cwd, tool string, input map[string]any) hostDecision {
+	return hookCall(s.t, cwd, with(s.subTool, "cwd", cwd, "transcript_path", s.transcript, "agent_id", agent,
+		"agent_type", "git-ideate:"+role, "tool_name", tool, "tool_input", input))
+}
+
+func (s *session) bash(agent, role, cwd, command string) hostDecision {
+	return s.tool(agent, role, cwd, "Bash", map[string]any{"command": command, "description": "run"})
+}
+
+func wantDeny(t *testing.T, what string, d hostDecision, substr string) {
+	t.Helper()
+	if d.kind != "deny" || !strings.Contains(d.reason, substr) {
+		t.Errorf("%s: %+v, want a deny saying %q", what, d, substr)
+	}
+}
+
+func wantAllow(t *testing.T, what string, d hostDecision) {
+	t.Helper()
+	if d.kind != "" {
+		t.Errorf("%s: %+v, want no decision", what, d)
+	}
+}
+
+// Every path of the dispatch binding and the role guard, through the
+// built binary with payloads shaped like the recorded ones.
+func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "green-worker"})
+	s := newSession(t, dir)
+	redWT := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	greenWT := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T2")
+
+	// Dispatches.
+	wantDeny(t, "no ideate-task line", s.dispatch("toolu_01", "red-worker", "Write the failing test."), "names no task")
+	wantDeny(t, "no contract", s.dispatch("toolu_02", "red-worker", "ideate-task: S1-09/T9"), "task S1-09/T9 has no contract")
+	wantDeny(t, "role mismatch", s.dispatch("toolu_03", "green-worker", "ideate-task: S1-01/T1"), "open for a red-worker, not a green-worker")
+	wantDeny(t, "isolation", s.dispatch("toolu_04", "red-worker", "ideate-task: S1-01/T1", "isolation", "worktree"), "without isolation")
+	wantDeny(t, "two tasks", s.dispatch("toolu_05", "red-worker", "ideate-task: S1-01/T1\nideate-task: S1-01/T2"), "two tasks")
+	wantAllow(t, "a non-execution agent", s.dispatch("toolu_06", "worker", "Do the next item."))
+	wantAllow(t, "red dispatch", s.dispatch("toolu_red", "red-worker", "Write the failing test.\n\nideate-task: S1-01/T1\n"))
+	wantAllow(t, "green dispatch", s.dispatch("toolu_green", "green-worker", "ideate-task: `S1-01/T2`"))
+	if _, err := os.Stat(filepath.Join(dir, ".git", "ideate", "dispatch", "pending", "toolu_red.json")); err != nil {
+		t.Fatalf("no pending dispatch: %v", err)
+	}
+
+	// An unbound execution agent: every call denied, saying what is missing.
+	wantDeny(t, "unbound Write", s.tool("a0", "red-worker", redWT, "Write", map[string]any{"file_path": "strutil/x_test.go", "content": "package strutil"}), "bound to no task")
+	wantDeny(t, "unbound Bash", s.bash("a0", "red-worker", redWT, "ls"), "meta file")
+	// A meta file naming a dispatch that was never approved.
+	s.meta("a9", "red-worker", "toolu_01")
+	wantDeny(t, "unapproved dispatch", s.bash("a9", "red-worker", redWT, "ls"), "was not approved")
+
+	// The red-worker, bound through the meta file on its first call.
+	s.meta("ared", "red-worker", "toolu_red")
+	wantAllow(t, "red writes a test", s.tool("ared", "red-worker", redWT, "Write", map[string]any{"file_path": filepath.Join(redWT, "strutil", "reverse_test.go"), "content": "package strutil\n"}))
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "ideate", "dispatch", "agents", "ared.json"))
+	if err != nil || !strings.Contains(string(b), `"task":"S1-01/T1"`) || !strings.Contains(string(b), `"via":"meta"`) {
+		t.Fatalf("binding: %s %v", b, err)
+	}
+	wantDeny(t, "red writes production", s.tool("ared", "red-worker", redWT, "Write", map[string]any{"file_path": "strutil/reverse.go", "content": "package strutil\n"}), "not_a_test")
+	wantAllow(t, "red writes a shim", s.tool("ared", "red-worker", redWT, "Write", map[string]any{"file_path": "strutil/shim.go", "content": "package strutil // agentic:shim\n"}))
+	wantDeny(t, "red edits outside", s.tool("ared", "red-worker", redWT, "Edit", map[string]any{"file_path": filepath.Join(dir, "strutil", "reverse_test.go"), "old_string": "a", "new_string": "b"}), "outside_worktree")
+	wantDeny(t, "red climbs out", s.tool("ared", "red-worker", redWT, "Write", map[string]any{"file_path": "../S1-01+T2/strutil/z_test.go", "content": ""}), "outside_worktree")
+	wantDeny(t, "red echo > prod.go", s.bash("ared", "red-worker", redWT, "echo x > strutil/prod.go"), "not_a_test")
+	wantAllow(t, "red tee a test", s.bash("ared", "red-worker", redWT, "printf 'package strutil\\n' | tee strutil/more_test.go"))
+	wantAllow(t, "red go test", s.bash("ared", "red-worker", redWT, "go test ./... 2>&1 | tail -20"))
+	wantAllow(t, "red git status", s.bash("ared", "red-worker", redWT, "git status --short && git diff && git log --oneline -3"))
+	wantDeny(t, "red sed -i production", s.bash("ared", "red-worker", redWT, "sed -i 's/s/t/' strutil/reverse.go"), "not_a_test")
+	wantDeny(t, "unparseable", s.bash("ared", "red-worker", redWT, `eval "$(cat cmd.txt)"`), "cannot tell what this command writes")
+	wantDeny(t, "python -c", s.bash("ared", "red-worker", redWT, `python3 -c 'open("strutil/a.go","w").write("x")'`), "inline code")
+	wantDeny(t, "plan edit", s.tool("ared", "red-worker", redWT, "Edit", map[string]any{"file_path": "docs/agents/sprint1/plan.md", "old_string": "a", "new_string": "b"}), "planning_artifact")
+	wantDeny(t, "dispatch from a worker", s.tool("ared", "red-worker", redWT, "Agent", map[string]any{"prompt": "help", "subagent_type": "git-ideate:worker"}), "dispatches no agents")
+	// The red binding does not make a green-worker of the same agent id.
+	wantDeny(t, "role changed", s.bash("ared", "green-worker", redWT, "ls"), "bound as a red-worker")
+
+	// The green-worker.
+	s.meta("agreen", "green-worker", "toolu_green")
+	wantAllow(t, "green edits production", s.tool("agreen", "green-worker", greenWT, "Edit", map[string]any{"file_path": "strutil/reverse.go", "old_string": "return s", "new_string": "return r"}))
+	wantDeny(t, "green edits a test", s.tool("agreen", "green-worker", greenWT, "Edit", map[string]any{"file_path": "strutil/reverse_test.go", "old_string": "a", "new_string": "b"}), "test_changed")
+	wantDeny(t, "green sed -i a test", s.bash("agreen", "green-worker", greenWT, "sed -i 's/a/b/' strutil/reverse_test.go"), "test_changed")
+	wantDeny(t, "green tee a test", s.bash("agreen", "green-worker", greenWT, "echo x | tee -a strutil/reverse_test.go"), "test_changed")
+	wantDeny(t, "green git checkout -- test", s.bash("agreen", "green-worker", greenWT, "git checkout -- strutil/reverse_test.go"), "test_changed")
+	wantDeny(t, "green git restore", s.bash("agreen", "green-worker", greenWT, "git restore strutil/reverse_test.go"), "test_changed")
+	wantDeny(t, "green rm a test", s.bash("agreen", "green-worker", greenWT, "rm strutil/reverse_test.go"), "test_changed")
+
+	// Other sub-agents: no planning artifacts, the rest passes.
+	wantDeny(t, "helper edits the plan", hookCall(t, dir, with(s.subTool, "cwd", dir, "tool_name", "Write", "tool_input", map[string]any{"file_path": "docs/agents/sprint1/plan.md", "content": "x"})), "planning_artifact")
+	wantAllow(t, "helper runs a command", hookCall(t, dir, with(s.subTool, "cwd", dir)))
+
+	// The main session while the tasks are open: no production source.
+	main := func(tool string, input map[string]any) hostDecision {
+		return hookCall(t, dir, with(s.mainTool, "cwd", dir, "tool_name", tool, "tool_input", input))
+	}
+	wantDeny(t, "main writes source", main("Write", map[string]any{"file_path": filepath.Join(dir, "strutil", "reverse.go"), "content": "x"}), "production_source")
+	wantDeny(t, "main echo > source", main("Bash", map[string]any{"command": "echo x >> strutil/reverse.go"}), "production_source")
+	wantAllow(t, "main edits the plan", main("Edit", map[string]any{"file_path": filepath.Join(dir, "docs", "agents", "sprint1", "plan.md"), "old_string": "a", "new_string": "b"}))
+	wantAllow(t, "main runs tests", main("Bash", map[string]any{"command": "go test ./..."}))
+
+	// A closed task: its agent has nothing more to do; and with no task
+	// open the main session writes what it likes.
+	mustOK(t, bin(t, dir, "", "task", "release", "S1-01/T1"))
+	// (its worktree is gone: the hook runs from the project, as the host's would.)
+	wantDeny(t, "closed task", hookCall(t, dir, with(s.subTool, "cwd", redWT, "transcript_path", s.transcript, "agent_id", "ared",
+		"agent_type", "git-ideate:red-worker", "tool_input", map[string]any{"command": "ls"})), "is released")
+	mustOK(t, bin(t, dir, "", "task", "release", "S1-01/T2"))
+	wantAllow(t, "main after the sprint", main("Write", map[string]any{"file_path": filepath.Join(dir, "strutil", "reverse.go"), "content": "x"}))
+}
+
+// Two sub-agents making their first calls at once, as real processes,
+// each end up bound to their own task; so do the stop gates.
+func TestHookGate_Binary_ConcurrentBinding(t *testing.T) {
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "red-worker"})
+	s := newSession(t, dir)
+	wantAllow(t, "dispatch 1", s.dispatch("toolu_a", "red-worker", "ideate-task: S1-01/T1"))
+	wantAllow(t, "dispatch 2", s.dispatch("toolu_b", "red-worker", "ideate-task: S1-01/T2"))
+	s.meta("agent1", "red-worker", "toolu_a")
+	s.meta("agent2", "red-worker", "toolu_b")
+	var wg sync.WaitGroup
+	res := make([]hostDecision, 8)
+	for i := range res {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agent, task := "agent1", "S1-01+T1"
+			if i%2 == 1 {
+				agent, task = "agent2", "S1-01+T2"
+			}
+			wt := filepath.Join(dir, ".ideate", "worktrees", task)
+			res[i] = s.tool(agent, "red-worker", wt, "Write", map[string]any{"file_path": "strutil/new_test.go", "content": "package strutil"})
+		}()
+	}
+	wg.Wait()
+	for i, r := range res {
+		wantAllow(t, "concurrent first call", r)
+		_ = i
+	}
+	for agent, task := range map[string]string{"agent1": "S1-01/T1", "agent2": "S1-01/T2"} {
+		b, err := os.ReadFile(filepath.Join(dir, ".git", "ideate", "dispatch", "agents", agent+".json"))
+		if err != nil || !strings.Contains(string(b), `"task":"`+task+`"`) {
+			t.Errorf("%s: %s %v", agent, b, err)
+		}
+	}
+	// Crossed: agent1 writing in agent2's worktree.
+	wantDeny(t, "crossed", s.tool("agent1", "red-worker", filepath.Join(dir, ".ideate", "worktrees", "S1-01+T2"), "Write", map[string]any{"file_path": "strutil/new_test.go", "content": ""}), "outside_worktree")
+}
+
+// The stop gate entry through the binary: a bound red-worker's stop asks
+// the red gate for its task and never lets the stop pass without a
+// verdict; the catch-all entry only records.
+func TestHookGate_Binary_SubagentStop(t *testing.T) {
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker"})
+	s := newSession(t, dir)
+	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	wantAllow(t, "dispatch", s.dispatch("toolu_r", "red-worker", "ideate-task: S1-01/T1"))
+	s.meta("ared", "red-worker", "toolu_r")
+	stop := with(s.subStop, "cwd", wt, "transcript_path", s.transcript, "agent_id", "ared", "agent_type", "git-ideate:red-worker", "stop_hook_active", false)
+	d := hookCall(t, wt, stop, "--gate")
+	if d.kind != "block" || !strings.Contains(d.reason, "git ideate gate red: ") || !strings.Contains(d.reason, "task S1-01/T1") {
+		t.Fatalf("red stop: %+v", d)
+	}
+	// The catch-all entry records the outcome and decides nothing.
+	if d := hookCall(t, wt, stop); d.kind != "" {
+		t.Fatalf("catch-all: %+v", d)
+	}
+	// An unbound red-worker: blocked once with the reason, then let go.
+	un := with(stop, "agent_id", "anone")
+	if d := hookCall(t, wt, un, "--gate"); d.kind != "block" || !strings.Contains(d.reason, "bound to no task") {
+		t.Fatalf("unbound: %+v", d)
+	}
+	if d := hookCall(t, wt, with(un, "stop_hook_active", true), "--gate"); d.kind != "" {
+		t.Fatalf("unbound again: %+v", d)
+	}
+}
+
+// Garbage never blocks the host by accident (exit 0, no decision) and
+// never leaves a binding or a dispatch behind.
+func TestHookGate_Binary_Garbage(t *testing.T) {
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker"})
+	s := newSession(t, dir)
+	good, _ := json.Marshal(with(s.agentTool, "cwd", dir, "tool_use_id", "toolu_g", "tool_input", map[string]any{"prompt": "ideate-task: S1-01/T1", "subagent_type": "git-ideate:red-worker"}))
+	big := strings.Repeat("x", 1<<20)
+	for name, in := range map[string]string{
+		"truncated":        string(good[:len(good)/2]),
+		"empty":            "",
+		"array":            "[1,2]",
+		"string":           `"PreToolUse"`,
+		"NUL":              "{\"hook_event_name\":\"PreToolUse\"\x00}",
+		"NUL in a field":   `{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":"` + dir + `","tool_input":{"file_path":"a\u0000b"}}`,
+		"wrong types":      `{"hook_event_name":"PreToolUse","tool_name":["Write"],"tool_input":"x","cwd":7}`,
+		"1 MB cwd":         `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"` + big + `"}`,
+		"1 MB command":     `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo ` + big + `"},"cwd":"` + dir + `"}`,
+		"stop, truncated":  `{"hook_event_name":"SubagentStop","agent_type":"git-ideate:red-worker","agent_id":"a`,
+		"agent, no prompt": `{"hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":7,"cwd":"` + dir + `"}`,
+	} {
+		for _, args := range [][]string{{"hook"}, {"hook", "--gate"}} {
+			r := runBin(t, dir, in, args...)
+			if r.code != 0 {
+				t.Errorf("%s %v: exit %d", name, args, r.code)
+			}
+			if d := decisionIn(t, r.out); d.kind != "" {
+				t.Errorf("%s %v: decision %+v", name, args, d)
+			}
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, ".git", "ideate", "dispatch", "agents"))
+	pend, _ := os.ReadDir(filepath.Join(dir, ".git", "ideate", "dispatch", "pending"))
+	if len(ents)+len(pend) != 0 {
+		t.Fatalf("garbage left %d bindings and %d dispatches", len(ents), len(pend))
+	}
+}
