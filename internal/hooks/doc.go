@@ -53,19 +53,61 @@
 //
 // # Gates
 //
-// The Dispatcher's Gates (a gates.Registry) judge the action a Gated event
-// announces: PreToolUse, Stop and SubagentStop. GateInput translates the
-// payload into a gates.Input (the moment, the agent's role and id, the
-// session, the directory, and for a tool its name, command, file paths
-// and the agent type it would dispatch); each gate runs before the
-// event's capture handler, in name order. PASS says nothing. FAIL and
-// UNVERIFIABLE both block, and so does a gate that errs (gates.Registry.Run
-// makes that UNVERIFIABLE): a gate that could not judge never lets an
-// action through. A block is rendered as the host expects for the event:
-// hookSpecificOutput.permissionDecision "deny" with the verdict as its
-// reason on PreToolUse (never "ask", which a headless host refuses
-// anyway), the top-level decision "block" and reason on Stop and
-// SubagentStop, which sends the agent back to work. A block skips the
-// event's capture, since the action it announced did not happen. Exit
-// codes stay 0: the JSON carries the decision.
+// The Dispatcher's Gates (a gates.Registry; without one nothing is gated)
+// judge what PreToolUse and SubagentStop announce. Which gate is asked
+// depends on the point and the agent's role:
+//
+//	PreToolUse    BeforeToolGates (the role guard "guard"; the cost gate
+//	              joins there) on Write, Edit, MultiEdit, NotebookEdit,
+//	              Bash and Agent (ToolMatcher); every call of an execution
+//	              agent goes through its binding first
+//	SubagentStop  in the gate entries only (anchored matchers
+//	              ^git-ideate:<role>$, `git ideate hook --gate`, GateOnly):
+//	              StopGates[role] (red-worker → red, scaffolder →
+//	              scaffold, green-worker → green) for the agent's task,
+//	              through Dispatcher.Judge, which stores the verdict; the
+//	              catch-all entry records the outcome and judges nothing
+//	Stop          nothing: the main session's end is not a gate point; the
+//	              supervisor runs the final gate as a command
+//
+// PASS says nothing. FAIL and UNVERIFIABLE both block, and so does a gate
+// that errs or is not registered: a gate that could not judge never lets
+// an action through. A block is hookSpecificOutput.permissionDecision
+// "deny" on PreToolUse (never "ask", which a headless host refuses
+// anyway) and the top-level decision "block" on SubagentStop, which sends
+// the agent back to work. Exit codes stay 0: the JSON carries the
+// decision. A payload that cannot be read decides nothing; a stop that
+// was not judged leaves no verdict, which the supervisor sees as missing.
+//
+// # Binding an execution agent to its task
+//
+// The host links no Agent call to the agent it starts, and the model's
+// words are not trusted. An execution role (git-ideate:red-worker,
+// scaffolder, green-worker) is dispatched by an Agent call whose prompt
+// names its task on a line "ideate-task: S1-01/T1"; the dispatch is
+// denied unless that task has an open contract for that role (and without
+// isolation: the task's worktree is ours). An approved dispatch is written
+// under .git/ideate/dispatch/pending/<tool_use_id>.json with the guard
+// policy read from the standards (test globs, shim marker, source
+// extensions; also cached in .git/ideate/guard-policy.json for the main
+// session). On the agent's first call the host's meta file
+// (<transcript without .jsonl>/subagents/agent-<id>.meta.json, toolUseId)
+// names the dispatch; failing that, the first line of the agent's
+// transcript holds its prompt, whose ideate-task line must match an
+// approved dispatch of the same role. The agent takes the dispatch with a
+// claim file created once (claims/<tool_use_id>), so two agents never
+// share one, and its binding (agents/<agent_id>.json) is created whole, so
+// parallel first calls agree. An execution agent without a binding has
+// every call denied, with what is missing; stopping, it is blocked once
+// with the reason and then let go without a verdict. Files older than
+// StaleAfter are swept when a dispatch is approved.
+//
+// The guard's facts come from the binding and one read of the task's
+// contract (its ref): no scan of the repository on the allow path. The
+// main session is held to "no production source" while a sprint
+// executes, which is while .git/ideate/executing/ is not empty (the
+// worktree manager keeps one file per open task). SubagentStop blocks are
+// counted per agent (reset when stop_hook_active is false); the reason
+// says which of CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) it is, after
+// which the host ends the agent and the stored verdict stands.
 package hooks
