@@ -6,12 +6,15 @@
 // interleaved call by call beside `git rev-parse HEAD`:
 //
 //   - allow: the red-worker writes a test file (Write) and runs go test (Bash);
+//
 //   - deny: the red-worker writes production source, and echo > prod.go;
+//
 //   - main: the main session's Bash while the sprint executes;
+//
 //   - floor: a call the guard does not look at (the process alone).
 //
-//	go run ./bench/guardbench            # 60 calls per figure
-//	go run ./bench/guardbench -calls 200
+//     go run ./bench/guardbench            # 60 calls per figure
+//     go run ./bench/guardbench -calls 200
 //
 // The target is a median of at most 15 ms per call.
 package main

@@ -164,4 +164,3 @@ func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
 		}
 	}
 }
-
