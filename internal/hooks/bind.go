@@ -71,7 +71,10 @@ type dispatchRec struct {
 	Role      string `json:"role"`
 	Worktree  string `json:"worktree"`
 	Policy    policy `json:"policy"`
-	Created   string `json:"created"`
+	// Frozen are the files the task's verified RED commit changed (shims
+	// aside), for a green-worker or scaffolder.
+	Frozen  []string `json:"frozen,omitempty"`
+	Created string   `json:"created"`
 }
 
 // bindingRec ties an agent to the dispatch that started it.

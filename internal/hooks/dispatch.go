@@ -13,6 +13,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/textfmt"
@@ -35,6 +36,11 @@ type Stores struct {
 	StateDir  string
 	Top       string
 	Standards func(ctx context.Context) (*plan.Standards, error)
+	// Git and RedCommit, when set, name the files a green-worker may not
+	// touch beyond the test globs: what the task's verified RED commit
+	// (its newest red PASS) changed, shims aside.
+	Git       *gitstore.Store
+	RedCommit func(ctx context.Context, task string) (commit string, ok bool, err error)
 }
 
 // Gated reports whether event is one the Dispatcher's gates are asked on:

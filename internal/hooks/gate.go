@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,10 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
@@ -121,6 +124,7 @@ func (c *call) beforeTool() (*Decision, error) {
 		in.Task, in.Attempt, in.Role = b.Task, ct.Attempt, role
 		f.Bound, f.Worktree = true, ct.Path
 		f.TestGlobs, f.ShimMarker, f.Extensions = b.Policy.TestGlobs, b.Policy.ShimMarker, b.Policy.Extensions
+		f.Frozen = b.Frozen
 	case !sub:
 		f.Sprint = executing(st.StateDir)
 		if f.Sprint {
@@ -204,12 +208,60 @@ func (c *call) approveDispatch(role string) (*Decision, error) {
 	now := c.d.now()
 	rec := dispatchRec{ToolUseID: p.ToolUseID, Session: p.SessionID, Task: task, Attempt: ct.Attempt, Role: role,
 		Worktree: ct.Path, Policy: pol, Created: now.UTC().Format(time.RFC3339Nano)}
+	if role != gates.RoleRed {
+		frozen, err := c.frozen(st, ct, pol.ShimMarker)
+		if err != nil {
+			return deny("the files RED froze for task %s cannot be read: %s", task, errText(err)), nil
+		}
+		rec.Frozen = frozen
+	}
 	data, _ := json.Marshal(rec)
 	if _, err := createWhole(dispatchPath(st.StateDir, "pending", p.ToolUseID+".json"), data); err != nil {
 		return deny("the dispatch of task %s cannot be written down: %v", task, err), nil
 	}
 	sweepStale(st.StateDir, now)
 	return nil, nil
+}
+
+// frozen lists what the task's verified RED commit changed against the
+// task's base, without the shims (files holding the shim marker there),
+// which later roles replace. None when no RED commit is known.
+func (c *call) frozen(st *Stores, ct *worktree.Contract, shim string) ([]string, error) {
+	if st.RedCommit == nil || st.Git == nil {
+		return nil, nil
+	}
+	commit, ok, err := st.RedCommit(c.ctx, ct.Task)
+	if err != nil || !ok {
+		return nil, err
+	}
+	red, err := gitstore.ParseHash(commit)
+	if err != nil {
+		return nil, err
+	}
+	paths, _, err := st.Git.ChangedPaths(ct.BaseHash(), red, 5000)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := st.Git.ReadCommit(red)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		if shim != "" {
+			e, ok, err := st.Git.Lookup(rc.Tree, strings.Split(p, "/"))
+			if err != nil {
+				return nil, err
+			}
+			if ok && !e.IsDir() {
+				if b, err := st.Git.ReadBlob(e.Hash); err == nil && bytes.Contains(b, []byte(shim)) {
+					continue
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func orNone(s string) string {

@@ -303,3 +303,51 @@ func TestGate_BindingFromTranscripts(t *testing.T) {
 		t.Fatalf("loser: %s", loser)
 	}
 }
+
+// A green-worker may not touch what the verified RED commit changed
+// (fixtures that match no test glob included), but may replace its shims.
+func TestGate_GreenFrozenByTheRedCommit(t *testing.T) {
+	dir := execRepo(t, map[string]string{"S1-01/T3": "green-worker"})
+	wt := worktreeOf(dir, "S1-01/T3")
+	red := commitFiles(t, wt, "red", map[string]string{"x/testdata/in.txt": "abc\n", "x/x_test.go": "package x\n", "x/shim.go": "package x // agentic:shim\n"})
+	reg := gates.NewRegistry()
+	reg.Register(gates.GuardName, gates.Guard)
+	tr := filepath.Join(t.TempDir(), "session.jsonl")
+	open := opener(t)
+	var asked []string
+	run := func(p map[string]any, cwd string) string {
+		b, _ := json.Marshal(p)
+		var out bytes.Buffer
+		d := &hooks.Dispatcher{Dir: cwd, Gates: reg, Getenv: func(string) string { return "" }, Open: func(dir, session string) (*hooks.Stores, error) {
+			st, err := open(dir, session)
+			if err == nil {
+				st.Git, err = gitstore.Open(dir)
+				t.Cleanup(func() { st.Git.Close() })
+				st.RedCommit = func(_ context.Context, task string) (string, bool, error) {
+					asked = append(asked, task)
+					return red, true, nil
+				}
+			}
+			return st, err
+		}}
+		d.Run(context.Background(), bytes.NewReader(b), &out, "")
+		return out.String()
+	}
+	if out := run(map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "transcript_path": tr, "cwd": dir, "tool_name": "Agent", "tool_use_id": "toolu_g",
+		"tool_input": map[string]any{"prompt": "ideate-task: S1-01/T3", "subagent_type": "git-ideate:green-worker"}}, dir); out != "" || strings.Join(asked, " ") != "S1-01/T3" {
+		t.Fatalf("dispatch: %s, asked %v", out, asked)
+	}
+	meta := filepath.Join(strings.TrimSuffix(tr, ".jsonl"), "subagents", "agent-g1.meta.json")
+	os.MkdirAll(filepath.Dir(meta), 0o755)
+	os.WriteFile(meta, []byte(`{"agentType":"git-ideate:green-worker","toolUseId":"toolu_g"}`), 0o644)
+	edit := func(path string) string {
+		return run(map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "transcript_path": tr, "cwd": wt, "agent_id": "g1",
+			"agent_type": "git-ideate:green-worker", "tool_name": "Edit", "tool_input": map[string]any{"file_path": path, "old_string": "a", "new_string": "b"}}, wt)
+	}
+	for path, denied := range map[string]bool{"x/testdata/in.txt": true, "x/x_test.go": true, "x/shim.go": false, "x/x.go": false} {
+		out := edit(path)
+		if kind, reason := decisionOf(t, out); denied != (kind == "deny") || denied && !strings.Contains(reason, "test_changed") {
+			t.Errorf("%s: %s", path, out)
+		}
+	}
+}
