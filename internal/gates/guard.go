@@ -168,7 +168,7 @@ func (f *GuardFacts) judge(role string, exec bool, t writeTarget) *guardFail {
 	}
 	if f.Subagent {
 		for _, root := range []string{f.Top, f.Worktree} {
-			if rel, ok := within(root, abs); ok && (pathglob.Match(PlanningGlob, rel) || rel == "docs/agents" || t.dir && strings.HasPrefix("docs/agents/", rel+"/")) {
+			if rel, ok := within(resolve("", root), abs); ok && (pathglob.Match(PlanningGlob, rel) || rel == "docs/agents" || t.dir && strings.HasPrefix("docs/agents/", rel+"/")) {
 				return &guardFail{class: "planning_artifact", detail: "sub-agents do not edit planning artifacts (" + PlanningGlob + ")", path: rel}
 			}
 		}
@@ -338,9 +338,46 @@ func bashWrites(line string, depth int) (writes []Write, unknown string) {
 		return nil, u
 	}
 	writes = append(writes, w...)
-	for _, words := range shellwords.Split(line) {
+	cmds := shellwords.Split(line)
+	moves := false
+	for _, words := range cmds {
+		if ws := shellwords.TrimPrefixes(words); len(ws) > 0 && (ws[0] == "cd" || ws[0] == "pushd" || ws[0] == "popd") {
+			moves = true
+		}
+	}
+	if moves && (len(writes) > 0 || strings.ContainsAny(line, "()")) {
+		return nil, "a cd together with redirections or subshells (write with paths from the working directory, without cd)"
+	}
+	dir := "" // where cd moved to, relative to the call's directory (or absolute)
+	for _, words := range cmds {
+		if ws := shellwords.TrimPrefixes(words); len(ws) > 0 && (ws[0] == "cd" || ws[0] == "pushd" || ws[0] == "popd") {
+			var args []string
+			for _, a := range ws[1:] {
+				if a != "-L" && a != "-P" && a != "--" {
+					args = append(args, a)
+				}
+			}
+			if ws[0] == "popd" || len(args) != 1 || args[0] == "-" {
+				return nil, ws[0] + " to a directory the guard cannot tell"
+			}
+			t, u := literalTarget(args[0])
+			if u != "" || t == "" {
+				return nil, ws[0] + " to a directory the guard cannot tell"
+			}
+			if filepath.IsAbs(t) {
+				dir = t
+			} else {
+				dir = filepath.Join(dir, t)
+			}
+			continue
+		}
 		w, u := commandWrites(words, depth)
-		writes = append(writes, w...)
+		for _, x := range w {
+			if dir != "" && !filepath.IsAbs(x.Path) {
+				x.Path = filepath.Join(dir, x.Path)
+			}
+			writes = append(writes, x)
+		}
 		if u != "" && unknown == "" {
 			unknown = u
 		}
@@ -402,6 +439,13 @@ var interpreters = map[string]string{
 
 // commandWrites reads one simple command.
 func commandWrites(words []string, depth int) (writes []Write, unknown string) {
+	for _, w := range words {
+		if w == "-C" || w == "--chdir" || strings.HasPrefix(w, "--chdir=") {
+			if len(words) > 0 && (words[0] == "env" || words[0] == "sudo") {
+				return nil, words[0] + " " + w + " moves to a directory the guard cannot follow"
+			}
+		}
+	}
 	words = shellwords.TrimPrefixes(words)
 	// Redirection words (their targets were read from the line by
 	// redirections) are not the program's arguments.

@@ -62,6 +62,14 @@ func TestBashWrites(t *testing.T) {
 		{line: "source env.sh", unknown: "source"},
 		{line: "sh script.sh", unknown: "script"},
 		{line: "cat <<EOF > x\nno end", unknown: "does not end"},
+		{line: "cd /abs/wt && go test ./..."},
+		{line: "cd sub && rm a_test.go && cd ../other && touch b.go", want: []string{"sub/a_test.go", "other/b.go"}},
+		{line: "cd /else; rm x.go", want: []string{"/else/x.go"}},
+		{line: "cd sub && echo x > f.go", unknown: "cd together"},
+		{line: "(cd deep/dir && true); rm ../../../f", unknown: "cd together"},
+		{line: "cd $HOME && rm x", unknown: "cd to a directory"},
+		{line: "cd && rm x", unknown: "cd to a directory"},
+		{line: "env -C /else rm x", unknown: "cannot follow"},
 	} {
 		ws, unknown := gates.BashWrites(c.line)
 		var got []string
@@ -133,6 +141,8 @@ func TestGuard(t *testing.T) {
 		{"red bash echo to prod", "red-worker", "Bash", "echo x > prod.go", nil, facts(nil), gates.FAIL, "not_a_test"},
 		{"red bash tee a test", "red-worker", "Bash", "echo x | tee a_test.go", nil, facts(nil), gates.PASS, ""},
 		{"red go test", "red-worker", "Bash", "go test ./... 2>&1 | tail", nil, facts(nil), gates.PASS, ""},
+		{"red cd out and rm", "red-worker", "Bash", "cd .. && rm -f x_test.go", nil, facts(nil), gates.FAIL, "outside_worktree"},
+		{"red cd in and rm a test", "red-worker", "Bash", "cd pkg && rm -f x_test.go", nil, facts(nil), gates.PASS, ""},
 		{"red unparseable", "red-worker", "Bash", "eval $X", nil, facts(nil), gates.UNVERIFIABLE, "unknown_command"},
 		{"green edits a test", "green-worker", "Edit", "", []string{"x_test.go"}, facts(nil), gates.FAIL, "test_changed"},
 		{"green edits a frozen file", "green-worker", "Edit", "", []string{"frozen.go"}, facts(nil), gates.FAIL, "test_changed"},
