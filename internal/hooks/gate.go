@@ -26,6 +26,10 @@ var BeforeToolGates = []gates.Name{gates.GuardName}
 // StopGates name the gate asked when an execution agent stops, by role.
 var StopGates = map[string]gates.Name{gates.RoleRed: "red", gates.RoleScaffold: "scaffold", gates.RoleGreen: "green"}
 
+// StopGateBudget is how long a stop gate may judge: inside the entry's
+// timeout (StopGateTimeout), so the hook answers before the host kills it.
+const StopGateBudget = (StopGateTimeout - 30) * time.Second
+
 // DefaultBlockCap is how many consecutive SubagentStop blocks the host
 // honours unless CLAUDE_CODE_STOP_HOOK_BLOCK_CAP says otherwise.
 const DefaultBlockCap = 8
@@ -384,7 +388,14 @@ func (c *call) agentStop() (*Decision, error) {
 	if ct, err := st.Tasks.Contract(b.Task); err == nil {
 		in.Attempt, in.Dir = ct.Attempt, ct.Path
 	}
+	// Answer before the host kills the hook at its timeout: a gate cut
+	// short blocks with its reason and stores no verdict.
+	ctx, cancel := context.WithTimeout(c.ctx, StopGateBudget)
+	defer cancel()
+	saved := c.ctx
+	c.ctx = ctx
 	v := c.judge(name, in)
+	c.ctx = saved
 	if v.Passed() {
 		os.Remove(dispatchPath(st.StateDir, "blocks", p.AgentID))
 		return nil, nil
