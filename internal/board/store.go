@@ -76,6 +76,11 @@ type Authority interface {
 	// the holder, INVALID_CLAIM, INVALID_TRANSITION), and the local ref
 	// has been moved back to the authority's state.
 	Publish(ctx context.Context, id string, mine gitstore.Hash) (gitstore.Hash, error)
+	// Refresh brings the local refs of items ids to the authority's state
+	// (local transitions it has not seen are replayed onto it, as Publish
+	// does); an item the authority does not have is left as it is. A verb
+	// calls it before it refuses, so the refusal is the authority's.
+	Refresh(ctx context.Context, ids []string) error
 }
 
 // RefName is the ref of one item.
@@ -197,8 +202,38 @@ func (s *Store) apply(ctx context.Context, id string, f step) (*Item, error) {
 // applyPublished is apply for the transitions a remote authority must
 // accept (claim, renew, release, complete, cancel, reopen): with
 // s.Authority set, the new head is pushed before the call returns, and the
-// item returned is the one the remote settled on.
-func (s *Store) applyPublished(ctx context.Context, id string, f step) (*Item, error) {
+// item returned is the one the remote settled on. expire runs the lazy
+// lease expiry first (every verb but reopen).
+//
+// With an authority, a refusal is never decided on this clone's copy
+// alone: that copy may be behind the remote (a claim released there, a
+// dependency completed there, an item created there). When the step
+// refuses (NOT_FOUND, NOT_CLAIMABLE, INVALID_CLAIM, INVALID_TRANSITION),
+// the item, its dependencies and its children are fetched from the
+// authority and brought up to its state (Authority.Refresh), and the verb
+// is decided once more on that state. Only the refusing path pays the
+// fetch. When the authority cannot be reached, the verb fails with its
+// error (REMOTE): the refusal could not be checked.
+func (s *Store) applyPublished(ctx context.Context, id string, expire bool, f step) (*Item, error) {
+	it, err := s.publishOnce(ctx, id, expire, f)
+	if s.Authority == nil || !refusal(err) {
+		return it, err
+	}
+	if rerr := s.Authority.Refresh(ctx, s.related(id)); rerr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, apperr.Wrap(apperr.CodeOf(rerr), rerr, "%s here; the remote that decides could not be asked: %s", apperr.Message(err), apperr.Message(rerr))
+	}
+	return s.publishOnce(ctx, id, expire, f)
+}
+
+func (s *Store) publishOnce(ctx context.Context, id string, expire bool, f step) (*Item, error) {
+	if expire {
+		if _, err := s.Expire(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	it, head, err := s.applyAt(ctx, id, f)
 	if err != nil || s.Authority == nil {
 		return it, err
@@ -211,6 +246,31 @@ func (s *Store) applyPublished(ctx context.Context, id string, f step) (*Item, e
 		return it, nil
 	}
 	return s.load(settled)
+}
+
+// refusal reports whether err is a verb's refusal decided on the item's
+// state (as opposed to bad input or a failure).
+func refusal(err error) bool {
+	switch apperr.CodeOf(err) {
+	case apperr.NotFound, NotClaimable, InvalidClaim, InvalidTransition:
+		return true
+	}
+	return false
+}
+
+// related is id with the items a decision on id reads: its dependencies
+// and its children, as this clone knows them.
+func (s *Store) related(id string) []string {
+	ids := []string{id}
+	if _, it, err := s.current(id); err == nil && it != nil {
+		ids = append(ids, it.DependsOn...)
+	}
+	if kids, err := s.children(id); err == nil {
+		for _, k := range kids {
+			ids = append(ids, k.id)
+		}
+	}
+	return ids
 }
 
 func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore.Hash, error) {

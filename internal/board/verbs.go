@@ -450,10 +450,7 @@ func (s *Store) Claim(ctx context.Context, id string, who Actor, leaseMs *int64)
 	if who, err = cleanActor(who); err != nil {
 		return nil, err
 	}
-	if _, err := s.Expire(ctx, id); err != nil {
-		return nil, err
-	}
-	it, err := s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	it, err := s.applyPublished(ctx, id, true, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -541,10 +538,7 @@ func (s *Store) noOpenChild(id string) error {
 
 // fenced applies a token-checked transition of the holder.
 func (s *Store) fenced(ctx context.Context, id string, token int64, f func(cur *Item, now time.Time, ts string) (transition, error)) (*Item, error) {
-	if _, err := s.Expire(ctx, id); err != nil {
-		return nil, err
-	}
-	return s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(ctx, id, true, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -635,10 +629,7 @@ func (s *Store) Cancel(ctx context.Context, id string, who Actor) (*Item, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Expire(ctx, id); err != nil {
-		return nil, err
-	}
-	return s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(ctx, id, true, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}
@@ -662,7 +653,7 @@ func (s *Store) Reopen(ctx context.Context, id string, who Actor) (*Item, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.applyPublished(ctx, id, func(_ gitstore.Hash, cur *Item) (transition, error) {
+	return s.applyPublished(ctx, id, false, func(_ gitstore.Hash, cur *Item) (transition, error) {
 		if cur == nil {
 			return transition{}, apperr.New(apperr.NotFound, "no item %s", id)
 		}

@@ -113,3 +113,42 @@ func (a *Authority) takeBack(ctx context.Context, ref string, head gitstore.Hash
 	}
 	_ = a.Git.UpdateRef(ctx, ref, c.Parents[0], head)
 }
+
+// Refresh implements board.Authority: one fetch of the items' refs from
+// the remote, then each local ref is brought to the remote's head
+// (board.Rebase: a fast-forward when this clone has nothing the remote
+// lacks, else its local transitions replayed on top). An item the remote
+// does not have stays as it is; one only the remote has is created
+// locally at the remote's head. ctx bounds the fetch.
+func (a *Authority) Refresh(ctx context.Context, ids []string) error {
+	refs := make([]string, len(ids))
+	for i, id := range ids {
+		refs[i] = board.RefName(id)
+	}
+	if err := a.Git.Fetch(ctx, a.Remote, gitstore.RemoteOptions{}, refs...); err != nil {
+		return err
+	}
+	for i, id := range ids {
+		theirs, err := a.Git.Ref(gitstore.TrackingRef(a.Remote, refs[i]))
+		if err != nil {
+			return err
+		}
+		if theirs == gitstore.ZeroHash {
+			continue
+		}
+		mine, err := a.Git.Ref(refs[i])
+		if err != nil {
+			return err
+		}
+		if mine == gitstore.ZeroHash {
+			if err := a.Git.UpdateRef(ctx, refs[i], theirs, gitstore.ZeroHash); err != nil && !apperr.Is(err, apperr.Conflict) {
+				return err
+			}
+			continue
+		}
+		if _, err := a.Board.Rebase(ctx, id, theirs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
