@@ -10,6 +10,8 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/teamsync"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // WorkCmd groups the board subcommands.
@@ -17,7 +19,7 @@ type WorkCmd struct {
 	Create     WorkCreateCmd     `cmd:"" help:"Create an open work item."`
 	Get        WorkGetCmd        `cmd:"" help:"Show one item (after the lazy expiry check)."`
 	List       WorkListCmd       `cmd:"" help:"List items, newest first (sweeps expired claims first)."`
-	Ready      WorkReadyCmd      `cmd:"" help:"List claimable items, oldest first; --claim takes the first."`
+	Ready      WorkReadyCmd      `cmd:"" help:"List claimable items, oldest first; --claim takes the first. With a remote that decides claims, the list is this clone's copy as of its last sync: a note on stderr says so (--json: stale, remote, as_of)."`
 	UpdateMeta WorkUpdateMetaCmd `cmd:"" name:"update-meta" help:"Change an item's metadata if it is still at --expected-version."`
 	Claim      WorkClaimCmd      `cmd:"" help:"Claim an open, claimable item: a lease and a fencing token."`
 	Renew      WorkRenewCmd      `cmd:"" help:"Extend the lease held with --token."`
@@ -270,8 +272,13 @@ func (c *WorkReadyCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	view := readyView(env, b)
 	if c.JSON {
-		return writeJSON(env.Out, map[string]any{"items": rows}, true)
+		out := map[string]any{"items": rows}
+		if view != nil {
+			out["stale"], out["remote"], out["as_of"] = true, view.remote, view.asOf
+		}
+		return writeJSON(env.Out, out, true)
 	}
 	for _, r := range rows {
 		fmt.Fprintf(env.Out, "%s %s\n", r.ID, r.Title)
@@ -279,7 +286,39 @@ func (c *WorkReadyCmd) Run(ctx context.Context, env *Env) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(env.Out, "(nothing ready)")
 	}
+	if view != nil {
+		when := "has not been fetched yet"
+		if view.asOf != nil {
+			when = "was last fetched at " + *view.asOf
+		}
+		fmt.Fprintf(env.Err, "note: this is this clone's copy of the board; remote %s decides claims and %s. Items claimed, released or completed there since are not shown: git ideate sync brings them.\n", view.remote, when)
+	}
 	return nil
+}
+
+// staleView says where a ready list may lag: the remote that decides
+// claims and when this clone last fetched from it (nil: never).
+type staleView struct {
+	remote string
+	asOf   *string
+}
+
+// readyView is non-nil when b has a remote authority: the list is read
+// from this clone's copy, which is as old as the last sync. We say so
+// rather than fetch first: a fetch costs a round trip on every listing,
+// and only a sync (fetch, merge, push) would make the local copy current;
+// a claim through the authority is decided on the remote's state anyway.
+func readyView(env *Env, b *board.Store) *staleView {
+	a, ok := b.Authority.(*teamsync.Authority)
+	if !ok {
+		return nil
+	}
+	v := &staleView{remote: a.Remote}
+	if t := a.Git.LastFetch(a.Remote); !t.IsZero() {
+		ts := textfmt.Timestamp(t)
+		v.asOf = &ts
+	}
+	return v
 }
 
 // WorkUpdateMetaCmd changes metadata.

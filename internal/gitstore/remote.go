@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -159,6 +160,9 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 	for attempt := 0; ; attempt++ {
 		_, stderr, err := s.runRemote(ctx, opt, args...)
 		if err == nil {
+			if len(refs) == 0 {
+				s.stampFetch(remote)
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -174,6 +178,35 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		}
 		return remoteError("fetch", remote, stderr, err)
 	}
+}
+
+// fetchStamp is the file whose modification time is the last full fetch
+// from remote (one per remote, under .git/ideate).
+func (s *Store) fetchStamp(remote string) string {
+	return filepath.Join(s.repo.StateDir(), "fetched-"+url.PathEscape(remote))
+}
+
+func (s *Store) stampFetch(remote string) {
+	p := s.fetchStamp(remote)
+	if os.MkdirAll(filepath.Dir(p), 0o777) != nil {
+		return
+	}
+	if f, err := os.Create(p); err == nil {
+		f.Close()
+	}
+	now := time.Now()
+	os.Chtimes(p, now, now)
+}
+
+// LastFetch is when this clone last fetched the whole ideate namespace of
+// remote (a sync does), or the zero time when it never did: the age of
+// its copy of what the remote holds.
+func (s *Store) LastFetch(remote string) time.Time {
+	fi, err := os.Stat(s.fetchStamp(remote))
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // flockState takes an exclusive flock on a file under .git/ideate/,
