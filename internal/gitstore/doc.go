@@ -53,8 +53,9 @@
 // immutable, so a reader never needs a lock. One push per remote runs at a
 // time (an flock under .git/ideate), and it first clears what a killed
 // push left in the shadow namespace. Maintenance repacks run detached, one
-// at a time, and only past git's own gc.auto estimate; they outlive the
-// call on purpose. Every git process a call waits for runs in its own
+// at a time, and only past git's own gc.auto estimate; the commit that
+// started one waits for it (so no git command run after the call sees it
+// deleting), and a cancelled call stops waiting without killing it. Every git process a call waits for runs in its own
 // process group under the caller's context, and is killed whole when the
 // context ends.
 //

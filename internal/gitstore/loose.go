@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -29,6 +30,11 @@ func (s *Store) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 	dir := filepath.Join(s.repo.CommonDir, "objects", hex[:2])
 	final := filepath.Join(dir, hex[2:])
 	if _, err := os.Lstat(final); err == nil {
+		// Freshen it, as git does: the copy may be an unreachable leftover
+		// old enough for maintenance's `git prune --expire=1.hour.ago`,
+		// which must not take it away now that a new commit needs it.
+		now := time.Now()
+		os.Chtimes(final, now, now)
 		return h, nil
 	}
 	buf := bufPool.Get().(*bytes.Buffer)

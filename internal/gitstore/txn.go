@@ -121,7 +121,7 @@ func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build Guarde
 	if err != nil {
 		return ZeroHash, err
 	}
-	s.maint.committed()
+	s.maint.committed(ctx)
 	return h, nil
 }
 
