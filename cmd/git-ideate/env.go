@@ -142,6 +142,10 @@ func (e *Env) Board() (*board.Store, error) {
 			return nil, err
 		}
 		b := board.Open(e.git, rec)
+		b.Session = e.session
+		if b.Session == "" {
+			b.Session = cliSession(e, "")
+		}
 		b.Warn = e.warn
 		if t := e.Telemetry(); t != nil {
 			b.Observer = t
@@ -224,6 +228,7 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.Session = session
 	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session, Git: g,
 		Plan: func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
 }

@@ -51,6 +51,12 @@ type Store struct {
 	// teamsync): the verb succeeds only once it has accepted the item's
 	// new head.
 	Authority Authority
+	// Session is the session the verbs run in (the host's session for a
+	// hook or the MCP server, "cli-<ULID>" for a CLI call): the
+	// work-completion record a completion writes carries it as its
+	// source.session_id. The holder's agent is who did the work, not a
+	// session.
+	Session string
 	// Warn receives non-fatal problems (a completion record that could
 	// not be written); nil discards them.
 	Warn func(msg string)

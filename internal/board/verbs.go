@@ -608,13 +608,9 @@ func (s *Store) Complete(ctx context.Context, id string, token int64, note strin
 			claim = fmt.Sprintf("%s — completed by %s at %s", it.Title, holder.Human, ev.At)
 			content = claim
 		}
-		session := holder.Agent
-		if session == "" {
-			session = holder.Human
-		}
 		_, rerr := s.rec.Append(ctx, record.AppendInput{Kind: "work-completion", Claim: claim,
 			VerificationAnchor: "board:" + id + "#complete@" + ev.At, Scope: it.TenantID + "/" + id,
-			Source:  record.Source{CapturePoint: "work-completion", SessionID: session, TaskID: id},
+			Source:  record.Source{CapturePoint: "work-completion", SessionID: s.Session, TaskID: id},
 			Content: content})
 		if rerr != nil && s.Warn != nil {
 			s.Warn("the work-completion record was not written: " + apperr.Message(rerr))
