@@ -131,7 +131,7 @@ func TestRecord_SessionEnd(t *testing.T) {
 	id := strings.TrimSpace(r.out)
 	r = mustOK(t, bin(t, dir, "", "record", "read", "--json", "--id", id, "--include-content"))
 	for _, want := range []string{`"kind": "session-outcome"`, `"capture_point": "session-end"`, `"session_id": "sess-1"`,
-		`after 2 user and 2 assistant turns`, `Edit (1x)`, `src/a.go`, `Fixed the bug.`, `"scope": "src"`} {
+		`after 1 user and 2 assistant turns`, `Turns: 1 user (prompts typed), 2 assistant; 2 user-side log entries in all, tool results included.`, `Edit (1x)`, `src/a.go`, `Fixed the bug.`, `"scope": "src"`} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("session-outcome lacks %s:\n%s", want, r.out)
 		}

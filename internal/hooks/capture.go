@@ -46,7 +46,7 @@ func preCompact(c *call) (Response, error) {
 		in.Claim = fmt.Sprintf("Session %s hit %s context compaction.", sid, trigger)
 		fmt.Fprintf(&b, "Session %s hit %s context compaction. No readable transcript was available, so no activity summary was captured.\n", sid, trigger)
 	} else {
-		in.Claim = fmt.Sprintf("Session %s hit %s context compaction after %d user and %d assistant turns.", sid, trigger, sum.UserTurns, sum.AssistantTurns)
+		in.Claim = fmt.Sprintf("Session %s hit %s context compaction after %d user and %d assistant turns.", sid, trigger, sum.Prompts, sum.AssistantTurns)
 		in.Scope = strings.Join(sum.Dirs, ", ")
 		if tl := sum.ToolList(); tl != "" {
 			fmt.Fprintf(&b, "Tool calls before compaction: %d (%s).\n", sum.ToolCalls, tl)

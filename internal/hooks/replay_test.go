@@ -97,7 +97,7 @@ func TestReplay_Fixtures(t *testing.T) {
 					wantKind = "session-outcome"
 					want := "Session " + fixtureSession + " ended (other)."
 					if withTranscript {
-						want = "Session " + fixtureSession + " ended (other) after 4 user and 4 assistant turns."
+						want = "Session " + fixtureSession + " ended (other) after 2 user and 4 assistant turns."
 					}
 					check(t, f, rec, wantKind, want, tr, "session-end")
 					if withTranscript && rec != nil && rec.Scope != "parser" {
@@ -108,7 +108,7 @@ func TestReplay_Fixtures(t *testing.T) {
 					trigger := str(f.Payload["trigger"])
 					want := "Session " + fixtureSession + " hit " + trigger + " context compaction."
 					if withTranscript {
-						want = "Session " + fixtureSession + " hit " + trigger + " context compaction after 4 user and 4 assistant turns."
+						want = "Session " + fixtureSession + " hit " + trigger + " context compaction after 2 user and 4 assistant turns."
 					}
 					check(t, f, rec, wantKind, want, tr, "pre-compact")
 					if rec == nil {

@@ -20,6 +20,9 @@ type SessionOutcome struct {
 
 // SessionActivity is a summary of what a session did.
 type SessionActivity struct {
+	// Prompts counts what the user typed; UserTurns counts every
+	// user-side entry of the log, tool results included. A record says
+	// "N user turns" for Prompts.
 	UserTurns, Prompts, AssistantTurns int
 	ToolCalls                          int
 	Tools                              string   // per-tool counts as one phrase ("Edit (2x), Bash (1x)"), "" for none
@@ -50,11 +53,11 @@ func (o SessionOutcome) Input() AppendInput {
 		in.Content = fmt.Sprintf("Session %s ended with reason %q. No readable transcript was available, so no activity summary was captured.", sid, reason)
 		return in
 	}
-	in.Claim = fmt.Sprintf("Session %s ended (%s) after %d user and %d assistant turns.", sid, reason, sum.UserTurns, sum.AssistantTurns)
+	in.Claim = fmt.Sprintf("Session %s ended (%s) after %d user and %d assistant turns.", sid, reason, sum.Prompts, sum.AssistantTurns)
 	in.Scope = strings.Join(sum.Dirs, ", ")
 	var b strings.Builder
 	fmt.Fprintf(&b, "Session %s ended with reason %q.\n", sid, reason)
-	fmt.Fprintf(&b, "Turns: %d user (%d prompts), %d assistant.\n", sum.UserTurns, sum.Prompts, sum.AssistantTurns)
+	fmt.Fprintf(&b, "Turns: %d user (prompts typed), %d assistant; %d user-side log entries in all, tool results included.\n", sum.Prompts, sum.AssistantTurns, sum.UserTurns)
 	if sum.Tools != "" {
 		fmt.Fprintf(&b, "Tool calls (%d): %s.\n", sum.ToolCalls, sum.Tools)
 	} else {
