@@ -100,6 +100,21 @@ func TestReplay_Fixtures(t *testing.T) {
 						want = "Session " + fixtureSession + " ended (other) after 2 user and 4 assistant turns."
 					}
 					check(t, f, rec, wantKind, want, tr, "session-end")
+					// A resumed session (run2) ends under the same id: its
+					// outcome supersedes run1's, one current per session.
+					var prev *record.Record
+					for _, r := range before {
+						if r.Kind == "session-outcome" {
+							prev = r
+							break
+						}
+					}
+					if rec != nil && prev == nil && len(rec.References) != 0 {
+						t.Errorf("line %d: the first session-outcome references %v", f.Line, rec.References)
+					}
+					if rec != nil && prev != nil && (len(rec.References) != 1 || rec.References[0].Rel != "supersedes" || rec.References[0].ID != prev.ID) {
+						t.Errorf("line %d: the second session-outcome of the session has references %v, want supersedes %s", f.Line, rec.References, prev.ID)
+					}
 					if withTranscript && rec != nil && rec.Scope != "parser" {
 						t.Errorf("line %d: session-outcome scope = %q", f.Line, rec.Scope)
 					}

@@ -76,9 +76,46 @@ func (o SessionOutcome) Input() AppendInput {
 	return in
 }
 
-// AppendSessionOutcome appends the session-outcome record of o.
+// OutcomeLookback is how many of the newest records AppendSessionOutcome
+// looks through for an earlier outcome of the same session.
+const OutcomeLookback = 2000
+
+// AppendSessionOutcome appends the session-outcome record of o. A session
+// has one current outcome: a session that was resumed (`claude
+// --continue`, `--resume`) ends again under the same id, and its log then
+// covers both runs, so the new record supersedes the session's previous
+// outcome (found among the newest OutcomeLookback records) rather than
+// standing beside it. The record stays append-only; readers see the older
+// one marked superseded.
 func (s *Store) AppendSessionOutcome(ctx context.Context, o SessionOutcome) (*AppendResult, error) {
-	return s.Append(ctx, o.Input())
+	in := o.Input()
+	if o.SessionID != "" {
+		prev, err := s.lastOutcome(o.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		in.Supersedes = prev
+	}
+	return s.Append(ctx, in)
+}
+
+// lastOutcome is the id of the newest session-outcome record of session
+// among the newest OutcomeLookback records, or "".
+func (s *Store) lastOutcome(session string) (string, error) {
+	sn, err := s.Snapshot()
+	if err != nil {
+		return "", err
+	}
+	found, seen := "", 0
+	err = sn.Walk("", func(r *Record) (bool, error) {
+		seen++
+		if r.Kind == "session-outcome" && r.Source.SessionID == session {
+			found = r.ID
+			return false, nil
+		}
+		return seen < OutcomeLookback, nil
+	})
+	return found, err
 }
 
 // DecisionInput is the sugar for a decision record.
