@@ -31,8 +31,8 @@
 //	SessionStart   sweep lapsed claims (at most SweepMax); context: the record
 //	               digest and a board section naming the claims that sweep
 //	               returned and the oldest ready items
-//	SubagentStart  context for the subagent: the digest, scoped by its agent type
-//	               (see AgentScope and ScopeWindow)
+//	SubagentStart  context for the subagent: the session's digest and ready
+//	               items, plus earlier reports of its agent type (AgentScope)
 //	SessionEnd     record session-outcome (payload + transcript summary), then
 //	               sweep (at most SweepMax)
 //	PreCompact     record compaction-snapshot

@@ -59,6 +59,12 @@ func sessionStart(c *call) (Response, error) {
 	if err != nil {
 		c.d.warn("ready items: %s", errText(err))
 	}
+	return Response{AdditionalContext: withBoard(digest, expired, ready, readyTotal)}, nil
+}
+
+// withBoard appends the board section to digest when there is anything
+// to name, naming fewer items while the two exceed ContextBudget.
+func withBoard(digest string, expired []*board.Item, ready []board.Row, readyTotal int) string {
 	text := digest
 	if len(expired) > 0 || readyTotal > 0 {
 		var section string
@@ -73,7 +79,7 @@ func sessionStart(c *call) (Response, error) {
 		}
 		text += section
 	}
-	return Response{AdditionalContext: text}, nil
+	return text
 }
 
 // boardSection names up to names expired claims and ready items (ready
@@ -116,47 +122,43 @@ func boardSection(expired []*board.Item, ready []board.Row, readyTotal, names in
 	return b.String()
 }
 
-// ScopeWindow is how many of the newest records a subagent's scope is
-// looked for in: a scope that matches little would otherwise make every
+// ScopeWindow is how many of the newest records a subagent's earlier
+// reports are looked for in: a type with none would otherwise make every
 // SubagentStart read the whole record.
 const ScopeWindow = 500
 
-// AgentScope is the record scope a subagent is primed with: the part of
-// its agent_type after the last ':' ("ideate:worker" → "worker",
-// "Explore" → "Explore"), or "" for none. subagentStart uses it only when
-// it selects at least one of the newest ScopeWindow records (the digest
-// then quotes the matches among those), and falls back to the unscoped
-// digest otherwise. subagent-outcome records carry the full agent type as their
-// scope, so a subagent type is primed with what its predecessors reported.
-func AgentScope(agentType string) string {
-	t := strings.TrimSpace(agentType)
-	if i := strings.LastIndexByte(t, ':'); i >= 0 {
-		t = strings.TrimSpace(t[i+1:])
-	}
-	return t
-}
+// AgentReports is how many earlier reports of its own type a subagent's
+// digest adds at most.
+const AgentReports = 3
 
-// subagentStart primes a subagent with the digest (see AgentScope).
+// AgentScope is the scope of a subagent type's reports: its agent_type as
+// the host gives it ("git-ideate:worker"), trimmed. subagent-outcome
+// records carry it whole, so plugins' agents of the same short name do not
+// share reports.
+func AgentScope(agentType string) string { return strings.TrimSpace(agentType) }
+
+// subagentStart primes a subagent as a session is primed — the newest
+// records whatever their scope (decisions included) and the items ready
+// on the board — and adds up to AgentReports earlier reports of its own
+// type (see record.Store.PrimeAgent). Scoping the whole digest to the
+// type would hide every decision and board item from it.
 func subagentStart(c *call) (Response, error) {
 	st, err := c.stores()
 	if err != nil {
 		return Response{}, err
 	}
-	var digest string
-	if scope := AgentScope(c.p.AgentType); scope != "" {
-		if digest, err = st.Record.PrimeWithin(scope, PrimeRecords, ScopeWindow); err != nil {
-			return Response{}, err
-		}
-	}
-	if digest == "" {
-		if digest, err = st.Record.Prime("", PrimeRecords); err != nil {
-			return Response{}, err
-		}
+	digest, err := st.Record.PrimeAgent(AgentScope(c.p.AgentType), PrimeRecords, AgentReports, ScopeWindow)
+	if err != nil {
+		return Response{}, err
 	}
 	if st.Primed != nil {
 		st.Primed("hook:subagent-start")
 	}
-	return Response{AdditionalContext: digest}, nil
+	ready, readyTotal, err := st.Board.ReadyFirst(c.ctx, "", boardNames)
+	if err != nil {
+		c.d.warn("ready items: %s", errText(err))
+	}
+	return Response{AdditionalContext: withBoard(digest, nil, ready, readyTotal)}, nil
 }
 
 // sessionEnd writes the session-outcome record, then sweeps lapsed claims.

@@ -167,18 +167,30 @@ func TestSessionStart_StaysWithinBudget(t *testing.T) {
 	}
 }
 
+// A subagent starts with what its session would see — the newest records
+// whatever their scope, decisions included, and the items ready on the
+// board — plus the earlier reports of its own type (the full agent_type:
+// another plugin's "worker" is not it). Scoping the whole digest to the
+// part after ':' left a git-ideate:worker with its predecessors' reports
+// and no decision or board item (issue 11).
 func TestSubagentStart_Scope(t *testing.T) {
 	dir := gt.NewRepo(t)
-	rec, _ := openStores(t, dir)
+	rec, b := openStores(t, dir)
 	add := func(kind, claim, scope string) {
 		if _, err := rec.Append(t.Context(), record.AppendInput{Kind: kind, Claim: claim, Scope: scope,
 			Source: record.Source{CapturePoint: "t", SessionID: "s"}, Content: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	add("subagent-outcome", "The reviewer found two bugs", "ideate:reviewer")
+	add("subagent-outcome", "The worker finished the parser item", "git-ideate:worker")
+	add("subagent-outcome", "Another plugin's worker reported", "other:worker")
 	for i := 0; i < 12; i++ {
 		add("finding", fmt.Sprintf("Unrelated finding %d", i), "gitstore")
+	}
+	add("decision", "Use loose objects, not packs", "gitstore")
+	if _, err := b.Create(t.Context(), board.CreateInput{Title: "Write the parser tests", Spec: "s", SpecFormat: "plan",
+		CreatedBy: board.Actor{Human: "h"}}); err != nil {
+		t.Fatal(err)
 	}
 	start := func(agentType string) string {
 		res := runHook(t, dir, []byte(`{"session_id":"s","hook_event_name":"SubagentStart","agent_id":"a1","agent_type":`+quote(agentType)+`,"cwd":"`+dir+`"}`), "")
@@ -188,24 +200,31 @@ func TestSubagentStart_Scope(t *testing.T) {
 		return contextOf(t, res.out, "SubagentStart")
 	}
 	lines := regexp.MustCompile(`(?m)^- \[`)
-	ctx := start("ideate:reviewer")
-	if !strings.Contains(ctx, `1 most recent record matching scope "reviewer"`) || !strings.Contains(ctx, "The reviewer found two bugs") ||
-		len(lines.FindAllString(ctx, -1)) != 1 {
-		t.Fatalf("scoped digest:\n%s", ctx)
+	ctx := start("git-ideate:worker")
+	for _, want := range []string{"Use loose objects, not packs", "Unrelated finding 11",
+		`Earlier reports of subagents of type "git-ideate:worker" (1, newest first):`, "The worker finished the parser item",
+		"--- ideate work board", "Write the parser tests"} {
+		if !strings.Contains(ctx, want) {
+			t.Fatalf("worker's context lacks %q:\n%s", want, ctx)
+		}
+	}
+	if strings.Contains(ctx, "Another plugin's worker") || len(lines.FindAllString(ctx, -1)) != hooks.PrimeRecords+1 {
+		t.Fatalf("worker's digest:\n%s", ctx)
 	}
 	for _, at := range []string{"Explore", "", "plugin:nobody-matches"} {
 		ctx = start(at)
-		if strings.Contains(ctx, "matching scope") || len(lines.FindAllString(ctx, -1)) != hooks.PrimeRecords {
-			t.Fatalf("agent type %q, unscoped digest expected:\n%s", at, ctx)
+		if strings.Contains(ctx, "Earlier reports") || len(lines.FindAllString(ctx, -1)) != hooks.PrimeRecords ||
+			!strings.Contains(ctx, "Use loose objects, not packs") || !strings.Contains(ctx, "Write the parser tests") {
+			t.Fatalf("agent type %q, the session's digest and board expected:\n%s", at, ctx)
 		}
 	}
-	if len(records(t, dir)) != 13 {
+	if len(records(t, dir)) != 15 {
 		t.Fatal("SubagentStart wrote a record")
 	}
 }
 
 func TestAgentScope(t *testing.T) {
-	for in, want := range map[string]string{"ideate:worker": "worker", "a:b:c": "c", "Explore": "Explore", "": "", " x: y ": "y", "trailing:": ""} {
+	for in, want := range map[string]string{"ideate:worker": "ideate:worker", "Explore": "Explore", "": "", " x: y ": "x: y"} {
 		if got := hooks.AgentScope(in); got != want {
 			t.Errorf("AgentScope(%q) = %q, want %q", in, got, want)
 		}

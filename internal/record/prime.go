@@ -49,6 +49,45 @@ func (s *Store) PrimeWithin(scope string, n, within int) (string, error) {
 	if err != nil || len(recs) == 0 {
 		return "", err
 	}
+	head := ""
+	if scope != "" {
+		head = fmt.Sprintf(" matching scope %q", scope)
+	}
+	return render(sn, recs, nil, head, "")
+}
+
+// PrimeAgent is the digest a subagent of type agentType starts with: the
+// newest n records, whatever their scope, so it sees the same decisions
+// and findings as its session; then up to more earlier reports of its own
+// type (subagent-outcome records whose scope is agentType exactly) that
+// are not among those n, looked for among the newest within records. A
+// subagent type is primed with what its predecessors reported without
+// losing the rest of the record.
+func (s *Store) PrimeAgent(agentType string, n, more, within int) (string, error) {
+	sn, err := s.Snapshot()
+	if err != nil {
+		return "", err
+	}
+	var recs, own []*Record
+	seen := 0
+	err = sn.Walk("", func(r *Record) (bool, error) {
+		seen++
+		if len(recs) < n {
+			recs = append(recs, r)
+		} else if agentType != "" && r.Kind == "subagent-outcome" && r.Scope == agentType {
+			own = append(own, r)
+		}
+		return (len(recs) < n || agentType != "" && len(own) < more) && seen < within, nil
+	})
+	if err != nil || len(recs) == 0 {
+		return "", err
+	}
+	return render(sn, recs, own, "", fmt.Sprintf("Earlier reports of subagents of type %q", agentType))
+}
+
+// render frames recs (and, when there are any, the extra records under
+// their own heading) as a digest.
+func render(sn *Snapshot, recs, extra []*Record, scopeNote, extraHead string) (string, error) {
 	back, err := sn.Backlinks()
 	if err != nil {
 		return "", err
@@ -59,12 +98,9 @@ func (s *Store) PrimeWithin(scope string, n, within int) (string, error) {
 	if len(recs) == 1 {
 		plural = ""
 	}
-	fmt.Fprintf(&b, "ideate process record — %d most recent record%s", len(recs), plural)
-	if scope != "" {
-		fmt.Fprintf(&b, " matching scope %q", scope)
-	}
+	fmt.Fprintf(&b, "ideate process record — %d most recent record%s%s", len(recs), plural, scopeNote)
 	b.WriteString(" (unranked: recency + scope selection only):\n")
-	for _, r := range recs {
+	line := func(r *Record) {
 		claim := textfmt.OneLine(r.Claim)
 		if claim == "" {
 			claim = "(no claim)"
@@ -83,6 +119,15 @@ func (s *Store) PrimeWithin(scope string, n, within int) (string, error) {
 			fmt.Fprintf(&b, " [⚠ superseded by %s]", strings.Join(by, ", "))
 		}
 		b.WriteString("\n")
+	}
+	for _, r := range recs {
+		line(r)
+	}
+	if len(extra) > 0 {
+		fmt.Fprintf(&b, "%s (%d, newest first):\n", extraHead, len(extra))
+		for _, r := range extra {
+			line(r)
+		}
 	}
 	b.WriteString(primeClose + "\n")
 	return b.String(), nil
