@@ -1,10 +1,14 @@
 package hooks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -28,8 +32,13 @@ func (c *call) capture(in record.AppendInput) (Response, error) {
 	return Response{}, err
 }
 
-// preCompact writes a compaction-snapshot record: what the session had
-// done when its context was compacted.
+// preCompact captures the compaction-snapshot of the session — what it
+// had done when its context was about to be compacted — and keeps it
+// aside until the host shows that the compaction happened (see
+// compactionDone). The host can still abandon it after PreCompact
+// (another PreCompact hook blocked it, the summarizer failed); it then
+// sends neither SessionStart with source "compact" nor PostCompact, and
+// an abandoned compaction is not recorded.
 func preCompact(c *call) (Response, error) {
 	p := c.p
 	sid := sessionLabel(p)
@@ -61,7 +70,55 @@ func preCompact(c *call) (Response, error) {
 		fmt.Fprintf(&b, "Compaction instructions from the user: %s\n", textfmt.Fit(ci, MaxInstructions))
 	}
 	in.Content = strings.TrimSuffix(b.String(), "\n")
-	return c.capture(in)
+	in.Source.SessionID = p.SessionID
+	// Nothing unredacted waits in the file either.
+	secretgate.Fields(&in.Claim, &in.Scope, &in.VerificationAnchor, &in.Content)
+	data, err := json.Marshal(in)
+	if err != nil {
+		return Response{}, err
+	}
+	st, err := c.stores()
+	if err != nil {
+		return Response{}, err
+	}
+	return Response{}, st.Record.Git().PutState(pendingCompaction(p.SessionID), data)
+}
+
+// pendingCompaction names the state file that holds a session's captured
+// compaction-snapshot until its compaction is seen through.
+func pendingCompaction(session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return "compaction-" + hex.EncodeToString(sum[:16])
+}
+
+// compactionDone runs when the host starts the session again after a
+// compaction (SessionStart, source "compact"): the snapshot captured at
+// PreCompact is written as the compaction-snapshot record. A session that
+// ends (dropCompaction) or compacts again first drops what an abandoned
+// compaction left.
+func compactionDone(c *call, st *Stores) {
+	data, err := st.Record.Git().TakeState(pendingCompaction(c.p.SessionID))
+	if err != nil || data == nil {
+		if err != nil {
+			c.d.warn("compaction snapshot: %s", errText(err))
+		}
+		return
+	}
+	var in record.AppendInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		c.d.warn("compaction snapshot: %s", err)
+		return
+	}
+	if _, err := st.Record.Append(c.ctx, in); err != nil {
+		c.d.warn("compaction snapshot: %s", errText(err))
+	}
+}
+
+// dropCompaction forgets a snapshot whose compaction the host abandoned.
+func dropCompaction(c *call, st *Stores) {
+	if _, err := st.Record.Git().TakeState(pendingCompaction(c.p.SessionID)); err != nil {
+		c.d.warn("compaction snapshot: %s", errText(err))
+	}
 }
 
 // subagentStop writes a subagent-outcome record with the subagent's final

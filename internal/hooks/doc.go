@@ -35,7 +35,10 @@
 //	               items, plus earlier reports of its agent type (AgentScope)
 //	SessionEnd     record session-outcome (payload + transcript summary), then
 //	               sweep (at most SweepMax)
-//	PreCompact     record compaction-snapshot
+//	PreCompact     capture the compaction-snapshot, recorded by the SessionStart
+//	               "compact" that follows a compaction the host carried out
+//	               (an abandoned one is dropped at the next PreCompact or at
+//	               SessionEnd)
 //	SubagentStop   record subagent-outcome; for the compaction summarizer (empty
 //	               agent_type) record compaction-summary instead
 //	PostToolUse    Bash running `git commit` (see GitCommitDir): record

@@ -43,6 +43,9 @@ func sessionStart(c *call) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	if c.p.Source == "compact" {
+		compactionDone(c, st)
+	}
 	expired, err := st.Board.SweepItems(c.ctx, "", SweepMax)
 	if err != nil {
 		c.d.warn("board sweep: %s", errText(err))
@@ -167,6 +170,7 @@ func sessionEnd(c *call) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	dropCompaction(c, st)
 	_, err = st.Record.AppendSessionOutcome(c.ctx, SessionOutcome(c.p))
 	if _, serr := st.Board.SweepItems(c.ctx, "", SweepMax); serr != nil {
 		c.d.warn("board sweep: %s", errText(serr))

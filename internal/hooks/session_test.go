@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -359,5 +360,51 @@ func TestPrimeWithin_BoundsTheScopeSearch(t *testing.T) {
 	full, _ := rec.Prime("match", 10)
 	if unbounded, _ := rec.PrimeWithin("match", 10, 0); unbounded != full || !strings.Contains(full, "2 most recent records") {
 		t.Fatalf("PrimeWithin(…, 0) differs from Prime:\n%s\n%s", unbounded, full)
+	}
+}
+
+// An auto-compaction the host abandons after PreCompact (another hook
+// blocked it, the summarizer failed) is followed by neither SessionStart
+// "compact" nor PostCompact. Its snapshot is not recorded: PreCompact
+// keeps it aside, SessionStart "compact" records it, and a later
+// PreCompact or the session's end drops an abandoned one (issue 11).
+func TestPreCompact_AbandonedCompactionIsNotRecorded(t *testing.T) {
+	dir := gt.NewRepo(t)
+	tr := writeTranscript(t, dir)
+	hook := func(event, extra string) {
+		t.Helper()
+		in := `{"session_id":"s1","transcript_path":"` + tr + `","cwd":"` + dir + `","hook_event_name":"` + event + `"` + extra + `}`
+		if res := runHook(t, dir, []byte(in), ""); len(res.notes) != 0 {
+			t.Fatalf("%s: notes %q", event, res.notes)
+		}
+	}
+	snapshots := func() []*record.Record {
+		var out []*record.Record
+		for _, r := range records(t, dir) {
+			if r.Kind == "compaction-snapshot" {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	hook("PreCompact", `,"trigger":"auto","custom_instructions":null`) // abandoned
+	if n := len(snapshots()); n != 0 {
+		t.Fatalf("%d snapshots right after PreCompact", n)
+	}
+	hook("PreCompact", `,"trigger":"manual","custom_instructions":"keep the plan"`)
+	hook("SessionStart", `,"source":"compact"`)
+	got := snapshots()
+	if len(got) != 1 || !strings.Contains(got[0].Claim, "hit manual context compaction") ||
+		!strings.Contains(got[0].Content, "keep the plan") || got[0].Source.SessionID != "s1" {
+		t.Fatalf("after a compaction that happened: %+v", got)
+	}
+	hook("PreCompact", `,"trigger":"auto","custom_instructions":null`) // abandoned again
+	hook("SessionEnd", `,"reason":"other"`)
+	hook("SessionStart", `,"source":"compact"`)
+	if n := len(snapshots()); n != 1 {
+		t.Fatalf("%d snapshots: an abandoned compaction was recorded", n)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".git", "ideate", "compaction-*")); len(left) != 0 {
+		t.Fatalf("state left behind: %v", left)
 	}
 }

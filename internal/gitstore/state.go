@@ -1,0 +1,83 @@
+package gitstore
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// validStateName: what a caller's state file may be called is one plain
+// name of lower-case letters, digits, '.' and '-', never a path.
+func validStateName(name string) bool {
+	if name == "" || len(name) > 100 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Store) statePath(name string) (string, error) {
+	if !validStateName(name) {
+		return "", apperr.New(apperr.Schema, "%q is not a state file name", name)
+	}
+	return filepath.Join(s.repo.StateDir(), name), nil
+}
+
+// PutState writes a small per-clone state file under .git/ideate (a hook's
+// note to a later hook of the same session), replacing it whole: it is
+// written to a temporary file and renamed.
+func (s *Store) PutState(name string, data []byte) error {
+	p, err := s.statePath(name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(p))
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), "tmp-"+name+"-")
+	if err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write state %s", name)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), p)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return apperr.Wrap(apperr.Write, werr, "cannot write state %s", name)
+	}
+	return nil
+}
+
+// TakeState reads the state file name and removes it; nil, nil when there
+// is none. Of two takers, one gets it.
+func (s *Store) TakeState(name string) ([]byte, error) {
+	p, err := s.statePath(name)
+	if err != nil {
+		return nil, err
+	}
+	taken := p + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
+	if err := os.Rename(p, taken); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, apperr.Wrap(apperr.Write, err, "cannot take state %s", name)
+	}
+	defer os.Remove(taken)
+	data, err := os.ReadFile(taken)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot read state %s", name)
+	}
+	return data, nil
+}
