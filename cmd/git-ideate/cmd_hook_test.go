@@ -146,6 +146,10 @@ func TestHook_InProcess(t *testing.T) {
 	if r.code != 0 || r.out != "" || r.err != "" {
 		t.Fatalf("%+v", r)
 	}
+	// The compaction happened: the host starts the session again.
+	if r = cli(t, dir, `{"session_id":"s","hook_event_name":"SessionStart","source":"compact"}`, "hook"); r.code != 0 || r.err != "" {
+		t.Fatalf("%+v", r)
+	}
 	r = cli(t, dir, `{"session_id":"s","hook_event_name":"SubagentStart","agent_type":"Plan"}`, "hook")
 	checkHostOutput(t, "SubagentStart", r, "SubagentStart")
 	if !strings.Contains(r.out, "hit auto context compaction") {

@@ -368,7 +368,7 @@ func libVerbs() []libVerb {
 // readOnly are the exported store methods that write nothing (or nothing
 // but files outside git: Export).
 var readOnly = map[string]bool{
-	"record.Get": true, "record.Git": true, "record.HasRecord": true, "record.Prime": true, "record.PrimeWithin": true,
+	"record.Get": true, "record.Git": true, "record.HasRecord": true, "record.Prime": true, "record.PrimeWithin": true, "record.PrimeAgent": true,
 	"record.Read": true, "record.ReadPage": true, "record.Snapshot": true, "record.Export": true,
 	"board.Get": true, "board.Events": true, "board.Exists": true, "board.List": true, "board.Ready": true, "board.ReadyFirst": true,
 	"execlog.List": true, "execlog.Latest": true,

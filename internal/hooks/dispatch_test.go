@@ -129,8 +129,8 @@ func TestRun_EventArgument(t *testing.T) {
 		t.Fatalf("event from the argument: %q, %d records", res.notes, len(records(t, dir)))
 	}
 	// The payload's own name wins over a different argument, with a note.
-	res = runHook(t, dir, []byte(`{"session_id":"s","hook_event_name":"PreCompact","trigger":"manual","cwd":"`+dir+`"}`), "SessionEnd")
-	if len(res.notes) != 1 || !strings.Contains(res.notes[0], "PreCompact") || records(t, dir)[0].Kind != "compaction-snapshot" {
+	res = runHook(t, dir, []byte(`{"session_id":"s","hook_event_name":"TaskCompleted","task_id":"3","task_subject":"t","cwd":"`+dir+`"}`), "SessionEnd")
+	if len(res.notes) != 1 || !strings.Contains(res.notes[0], "TaskCompleted") || records(t, dir)[0].Kind != "native-task-completion" {
 		t.Fatalf("payload event vs argument: %q, newest %s", res.notes, records(t, dir)[0].Kind)
 	}
 	// Neither names one: nothing.
