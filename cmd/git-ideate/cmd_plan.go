@@ -53,11 +53,18 @@ type planCheckResult struct {
 // Paths in findings are relative to the top of the working tree when the
 // planning root lies inside it, else to the planning root.
 func loadPlan(ctx context.Context, env *Env, f planFlags) (*plan.Sprint, error) {
+	fsRoot, root := planRoot(env, f)
+	return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: f.Sprint})
+}
+
+// planRoot is where loadPlan reads: the directory it opens and the
+// planning root inside it (the sprint's Dir is relative to the former).
+func planRoot(env *Env, f planFlags) (fsRoot, root string) {
 	top := env.Dir
 	if g, err := env.Git(); err == nil && g.Repo().WorkTree != "" {
 		top = g.Repo().WorkTree
 	}
-	fsRoot, root := top, plan.DefaultRoot
+	fsRoot, root = top, plan.DefaultRoot
 	if f.Dir != "" {
 		abs := f.Dir
 		if !filepath.IsAbs(abs) {
@@ -71,7 +78,7 @@ func loadPlan(ctx context.Context, env *Env, f planFlags) (*plan.Sprint, error) 
 			fsRoot, root = filepath.Dir(abs), filepath.Base(abs)
 		}
 	}
-	return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: f.Sprint})
+	return fsRoot, root
 }
 
 // runPlanCheck loads and checks the sprint.

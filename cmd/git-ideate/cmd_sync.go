@@ -48,7 +48,7 @@ func (c *SyncCmd) Run(ctx context.Context, env *Env) error {
 		fmt.Fprintf(env.Out, " in %d rounds", sum.Rounds)
 	}
 	fmt.Fprintln(env.Out)
-	fmt.Fprintf(env.Out, "  record:   %s\n  steering: %s\n  notes:    %s\n", sum.Record, sum.Steering, sum.Notes)
+	fmt.Fprintf(env.Out, "  record:   %s\n  steering: %s\n  notes:    %s\n  exec:     %s\n", sum.Record, sum.Steering, sum.Notes, sum.Exec)
 	var parts []string
 	for _, p := range []struct {
 		n    int

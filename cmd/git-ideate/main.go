@@ -75,6 +75,7 @@ type CLI struct {
 	Man       ManCmd       `cmd:"" help:"Print the git-ideate(1) manual page, or install it where man (and so git ideate --help) finds it."`
 	Plan      PlanCmd      `cmd:"" help:"The playbook's planning artifacts under docs/agents/sprint<N>/: check them (the planning→execution gate) or show them."`
 	Task      TaskCmd      `cmd:"" help:"Tasks' worktrees: start (claim + a linked worktree at the task's base), list, scope, complete, release, abandon."`
+	Exec      ExecCmd      `cmd:"" help:"The execution log on refs/ideate/exec: print it as the playbook's execution.log, or export the file."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever

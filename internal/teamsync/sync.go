@@ -14,8 +14,9 @@
 // refs/ideate-remotes/<remote>/… (gitstore.TrackingRef), and the local refs
 // then move by compare-and-swap:
 //
-//   - records, steering and notes are unions: when both sides moved, a
-//     merge commit (parents: local, remote) holds every file of both trees
+//   - records, steering, notes and the execution log are unions: when
+//     both sides moved, a merge commit (parents: local, remote) holds
+//     every file of both trees
 //     (steering items amended on both sides keep every amendment; a commit
 //     annotated on both sides keeps both notes);
 //   - an item fast-forwards when one side is behind; when both moved, the
@@ -41,6 +42,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/steering"
@@ -85,6 +87,7 @@ type Summary struct {
 	Record       string `json:"record"`   // up-to-date, pulled, pushed, merged, created
 	Steering     string `json:"steering"` // same
 	Notes        string `json:"notes"`    // same
+	Exec         string `json:"exec"`     // same: the execution log
 	ItemsPulled  int    `json:"items_pulled"`
 	ItemsPushed  int    `json:"items_pushed"`
 	ItemsRebased int    `json:"items_rebased"`
@@ -301,12 +304,13 @@ func firstReject(res []gitstore.PushResult) gitstore.PushResult {
 type roundResult struct {
 	updates                 []gitstore.PushUpdate
 	record, steering, notes string
+	exec                    string
 	pulled, pushed, rebased int
 	lost                    []Lost
 }
 
 func (r *roundResult) fill(sum *Summary) {
-	sum.Record, sum.Steering, sum.Notes = r.record, r.steering, r.notes
+	sum.Record, sum.Steering, sum.Notes, sum.Exec = r.record, r.steering, r.notes, r.exec
 	sum.ItemsPulled, sum.ItemsPushed, sum.ItemsRebased = r.pulled, r.pushed, r.rebased
 }
 
@@ -322,6 +326,11 @@ func (y *Syncer) round(ctx context.Context, lost map[gitstore.Hash]bool) (*round
 		return nil, err
 	}
 	if r.notes, err = y.union(ctx, gitstore.NotesRef, y.catNotes, r); err != nil {
+		return nil, err
+	}
+	// The execution log is a union like the record: an entry's path is
+	// its ULID, so both sides' entries survive and none appears twice.
+	if r.exec, err = y.union(ctx, execlog.Ref, keepOurs, r); err != nil {
 		return nil, err
 	}
 	if err := y.items(ctx, r, lost); err != nil {

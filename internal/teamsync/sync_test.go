@@ -16,6 +16,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/proctest"
@@ -612,4 +613,61 @@ func TestSync_OverGitDaemon(t *testing.T) {
 	if len(a.recordIDs(t)) != 1 || mustRef(t, a, board.RefName(id)) != mustRef(t, b, board.RefName(id)) {
 		t.Fatal("the clones disagree after syncing over git daemon")
 	}
+}
+
+// Two clones append to the execution log offline, verdicts about one
+// shared commit: after syncing both ways each holds every entry once, in
+// the same order, and the commit's note carries every verdict line once.
+func TestSync_ExecLogUnionExactlyOnce(t *testing.T) {
+	bare := newRemote(t)
+	a, b := cloneOf(t, bare), cloneOf(t, bare)
+	head := gt.Git(t, a.dir, "rev-parse", "HEAD")
+	var want []string
+	for i := 0; i < 3; i++ {
+		for _, c := range []*clone{a, b} {
+			e, err := execlog.Open(c.g).Append(t.Context(), execlog.Entry{Task: "S1-01/T1", Attempt: i + 1, Phase: "green",
+				Event: "verdict", Result: "FAIL", Commit: head, Detail: filepath.Base(filepath.Dir(c.dir))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, e.ID)
+		}
+	}
+	if s := a.sync(t); s.Exec != "pushed" {
+		t.Fatalf("a's sync: exec %s, want pushed", s.Exec)
+	}
+	if s := b.sync(t); s.Exec != "merged" {
+		t.Fatalf("b's sync: exec %s, want merged", s.Exec)
+	}
+	if s := a.sync(t); s.Exec != "pulled" {
+		t.Fatalf("a's second sync: exec %s, want pulled", s.Exec)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(want)))
+	for _, c := range []*clone{a, b} {
+		es, err := execlog.Open(c.g).List(t.Context(), execlog.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range es {
+			got = append(got, e.ID)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("%s holds %v, want %v", c.dir, got, want)
+		}
+		note := gt.Git(t, c.dir, "notes", "--ref=ideate", "show", head)
+		for _, id := range want {
+			if strings.Count(note, "(exec "+id+")") != 1 {
+				t.Fatalf("the note in %s does not name %s once:\n%s", c.dir, id, note)
+			}
+		}
+		gt.Fsck(t, c.dir)
+	}
+	if mustRef(t, a, execlog.Ref) != mustRef(t, b, execlog.Ref) {
+		t.Fatal("the clones' exec refs differ after syncing both ways")
+	}
+	if remoteRef(t, bare, execlog.Ref) != mustRef(t, a, execlog.Ref).String() {
+		t.Fatal("the remote does not hold the merged log")
+	}
+	gt.Fsck(t, bare)
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ideate/git-ideate/internal/execlog"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// gateLedgerFormat is the playbook's gate-ledger-format check (with the
+// later budget|replan phases).
+var gateLedgerFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T.* wave-\d+ (red|green|scaffold|review|gate|budget|replan) `)
+
+// execFixture is a repository whose log holds five entries over two
+// sprints, appended in this order.
+func execFixture(t *testing.T) (dir string, ids []string) {
+	t.Helper()
+	dir = gt.NewRepo(t)
+	head := gt.Git(t, dir, "rev-parse", "HEAD")
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	defer env.Close()
+	l, err := env.Exec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []execlog.Entry{
+		{Sprint: 1, Wave: 1, Task: "S1-01/T1", Attempt: 1, Phase: "red", Event: "start"},
+		{Sprint: 1, Wave: 1, Task: "S1-01/T1", Attempt: 1, Phase: "red", Event: "verdict", Result: "PASS", Commit: head},
+		{Wave: 1, Task: "S1-01/T1", Attempt: 1, Phase: "green", Event: "verdict", Result: "FAIL", Commit: head,
+			Reasons: []execlog.Reason{{Class: "out_of_scope", Paths: []string{"x.go"}}}},
+		{Sprint: 1, Wave: 2, Task: "S1-02/T1", Attempt: 1, Phase: "final", Event: "verdict", Result: "UNVERIFIABLE",
+			Reasons: []execlog.Reason{{Class: "no_plan_ready"}}},
+		{Sprint: 2, Wave: 1, Task: "S2-01/T1", Attempt: 1, Phase: "red", Event: "start"},
+	} {
+		out, err := l.Append(t.Context(), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, out.ID)
+	}
+	return dir, ids
+}
+
+func TestExecLog_LinesOldestFirstInLedgerFormat(t *testing.T) {
+	dir, _ := execFixture(t)
+	head := gt.Git(t, dir, "rev-parse", "HEAD")
+	r := cli(t, dir, "", "exec", "log")
+	if r.code != 0 {
+		t.Fatalf("exec log: %d %s", r.code, r.err)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.out, "\n"), "\n")
+	want := []string{
+		" wave-1 red S1-01 start task=T1 attempt=1",
+		" wave-1 red S1-01 verdict task=T1 attempt=1 result=PASS commit=" + head[:12],
+		" wave-1 green S1-01 verdict task=T1 attempt=1 result=FAIL class=out_of_scope commit=" + head[:12],
+		" wave-2 gate S1-02 verdict phase=final task=T1 attempt=1 result=UNVERIFIABLE class=no_plan_ready",
+		" wave-1 red S2-01 start task=T1 attempt=1",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("exec log printed %d lines:\n%s", len(lines), r.out)
+	}
+	for i, l := range lines {
+		if !gateLedgerFormat.MatchString(l) {
+			t.Errorf("line %d fails gate-ledger-format: %s", i+1, l)
+		}
+		if !strings.HasSuffix(l, want[i]) {
+			t.Errorf("line %d:\n got %s\nwant …%s", i+1, l, want[i])
+		}
+	}
+	r = cli(t, dir, "", "exec", "log", "--task", "S1-01/T1", "--phase", "red", "--limit", "1")
+	if strings.Count(r.out, "\n") != 1 || !strings.Contains(r.out, "result=PASS") {
+		t.Fatalf("exec log --task --phase --limit 1:\n%s", r.out)
+	}
+	r = cli(t, dir, "", "exec", "log", "--limit", "-1")
+	if r.code == 0 || !strings.Contains(r.err, "SCHEMA") {
+		t.Fatalf("exec log --limit -1: %d %s", r.code, r.err)
+	}
+}
+
+func TestExecLog_JSON(t *testing.T) {
+	dir, ids := execFixture(t)
+	r := cli(t, dir, "", "exec", "log", "--json", "--limit", "2")
+	var out struct {
+		MessageType string          `json:"message_type"`
+		Entries     []execlog.Entry `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if out.MessageType != "exec_log" || len(out.Entries) != 2 || out.Entries[0].ID != ids[3] || out.Entries[1].ID != ids[4] {
+		t.Fatalf("exec log --json --limit 2: %+v", out)
+	}
+	empty := gt.NewRepo(t)
+	if r := cli(t, empty, "", "exec", "log", "--json"); !strings.Contains(r.out, `"entries": []`) {
+		t.Fatalf("an empty log in JSON: %s", r.out)
+	}
+}
+
+func TestExecExport_WritesTheSprintsLedger(t *testing.T) {
+	dir, _ := execFixture(t)
+	for _, d := range []string{"docs/agents/sprint1", "docs/agents/sprint2"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Default sprint: the highest (2); one entry.
+	r := cli(t, dir, "", "exec", "export")
+	if r.code != 0 {
+		t.Fatalf("exec export: %d %s", r.code, r.err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "docs/agents/sprint2/execution.log"))
+	if err != nil || strings.Count(string(b), "\n") != 1 || !strings.Contains(string(b), " S2-01 start") {
+		t.Fatalf("sprint 2's ledger: %v\n%s", err, b)
+	}
+	// Sprint 1: four entries (one known only by its story); a stale file
+	// is replaced whole.
+	path := filepath.Join(dir, "docs/agents/sprint1/execution.log")
+	os.WriteFile(path, []byte("stale line\n"), 0o644)
+	r = cli(t, dir, "", "exec", "export", "--sprint", "1", "--json")
+	if r.code != 0 || !strings.Contains(r.out, `"lines": 4`) {
+		t.Fatalf("exec export --sprint 1: %d %s %s", r.code, r.out, r.err)
+	}
+	b, _ = os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 4 || strings.Contains(string(b), "stale") {
+		t.Fatalf("sprint 1's ledger:\n%s", b)
+	}
+	for _, l := range lines {
+		if !gateLedgerFormat.MatchString(l) {
+			t.Errorf("fails gate-ledger-format: %s", l)
+		}
+	}
+	// --out anywhere, no plan needed with --sprint.
+	out := filepath.Join(t.TempDir(), "x", "ledger.log")
+	if r := cli(t, dir, "", "exec", "export", "--sprint", "2", "--out", out); r.code != 0 {
+		t.Fatalf("exec export --out: %s", r.err)
+	}
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "S2-01") {
+		t.Fatalf("--out file: %v %s", err, b)
+	}
+	// No sprint directory and no --sprint: the plan's NOT_FOUND.
+	if r := cli(t, gt.NewRepo(t), "", "exec", "export"); r.code == 0 || !strings.Contains(r.err, "NOT_FOUND") {
+		t.Fatalf("exec export without a plan: %d %s", r.code, r.err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "docs/agents/sprint1"))
+	for _, e := range entries {
+		if e.Name() != "execution.log" {
+			t.Errorf("export left %s behind", e.Name())
+		}
+	}
+}
