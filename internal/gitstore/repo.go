@@ -124,3 +124,23 @@ func fromGitDir(gd string) (*Repo, error) {
 // StateDir is the per-clone directory for caches and telemetry
 // (<common dir>/ideate). Nothing in it is the only copy of anything.
 func (r *Repo) StateDir() string { return filepath.Join(r.CommonDir, "ideate") }
+
+// MainWorkTree is the top of the repository's main working tree, the one
+// whose git directory is the common directory: the same as WorkTree
+// outside a linked worktree, and the main checkout from inside one (where
+// the plan's ticks are kept). ok is false when the common directory is
+// not a ".git" directory of a working tree (a bare repository, or
+// $GIT_DIR elsewhere).
+func (r *Repo) MainWorkTree() (string, bool) {
+	if r.GitDir == r.CommonDir && r.WorkTree != "" {
+		return r.WorkTree, true
+	}
+	if filepath.Base(r.CommonDir) != ".git" {
+		return "", false
+	}
+	top := filepath.Dir(r.CommonDir)
+	if st, err := os.Stat(top); err != nil || !st.IsDir() {
+		return "", false
+	}
+	return top, true
+}

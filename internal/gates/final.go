@@ -1,0 +1,294 @@
+package gates
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/shellwords"
+	"github.com/ideate/git-ideate/internal/textfmt"
+)
+
+// DefaultMatrixTimeout bounds each gate-matrix command of the final gate
+// when FinalDeps.Timeout is zero.
+const DefaultMatrixTimeout = 10 * time.Minute
+
+// The final gate's reason classes.
+const (
+	ClassMatrix           = "matrix"            // a matrix command exited non-zero
+	ClassMatrixUnrunnable = "matrix_unrunnable" // a matrix command could not be parsed or started
+	ClassMatrixTimeout    = "matrix_timeout"    // a matrix command outlived its timeout
+	ClassNoMatrix         = "no_matrix"         // standards.md declares no gate matrix
+	ClassNoPlanReady      = "no_plan_ready"     // the story has no plan-ready.md
+	ClassNoBoxes          = "no_boxes"          // plan-ready.md has no box for a task that declares tests
+	ClassNoGreen          = "no_green"          // no GREEN PASS verdict at the task's HEAD
+	ClassSkip             = "skip"              // the GREEN PASS run skipped a test
+	ClassUnticked         = "unticked"          // a box of the task is not ticked
+	ClassUnbackedTick     = "unbacked_tick"     // a box is ticked with no GREEN PASS verdict behind it
+)
+
+// FinalDeps are the final gate's dependencies: PlanDeps, and the bound of
+// each matrix command.
+type FinalDeps struct {
+	PlanDeps
+	Timeout time.Duration
+}
+
+// Final is the final gate (`gate final --task T`): the task is done when
+//
+//   - every command of standards.md's gate matrix exits 0, run in the
+//     task's worktree (FAIL matrix; a command that cannot be parsed or
+//     started, or outlives its timeout, is UNVERIFIABLE);
+//   - the newest GREEN PASS verdict at the worktree's HEAD exists (FAIL
+//     no_green) and skipped no test (FAIL skip);
+//   - every box of the task in its story's plan-ready.md is ticked (FAIL
+//     unticked), and each ticked box is backed by that verdict (FAIL
+//     unbacked_tick: a box ticked by hand, or before the GREEN gate passed
+//     at this commit).
+//
+// The worktree must hold no uncommitted change (FAIL uncommitted). No
+// plan, no plan-ready.md, no gate matrix: UNVERIFIABLE, never PASS. When a
+// check fails and another could not be judged, the verdict is FAIL (it
+// cannot pass) and names both.
+func Final(d FinalDeps) Gate {
+	return Func(func(ctx context.Context, in Input) (Verdict, error) { return d.judge(ctx, in) })
+}
+
+type finalJudge struct {
+	v       Verdict
+	fail    bool
+	unknown bool
+}
+
+func (j *finalJudge) add(failing bool, class, detail string, paths ...string) {
+	if failing {
+		j.fail = true
+	} else {
+		j.unknown = true
+	}
+	j.v.Reasons = append(j.v.Reasons, Reason{Class: class, Detail: detail, Paths: paths})
+}
+
+func (j *finalJudge) verdict() Verdict {
+	switch {
+	case j.fail:
+		j.v.Result = FAIL
+	case j.unknown:
+		j.v.Result = UNVERIFIABLE
+	default:
+		j.v.Result = PASS
+	}
+	return j.v
+}
+
+func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
+	j := &finalJudge{v: Verdict{Gate: "final"}}
+	if in.Task == "" {
+		j.add(false, "no_task", "no task was named, so there is nothing to judge")
+		return j.verdict(), nil
+	}
+	story, num, ok := taskRef(in.Task)
+	if !ok {
+		j.add(false, "no_task", fmt.Sprintf("%q is not a plan task reference (S1-01/T2)", textfmt.Head(in.Task, 40)))
+		return j.verdict(), nil
+	}
+	if d.Tasks == nil || d.Git == nil || d.Plan == nil || d.Exec == nil {
+		return Verdict{}, apperr.New(apperr.Internal, "gate final was built without its dependencies")
+	}
+	ct, ch, err := d.Tasks.Changes(ctx, in.Task)
+	switch {
+	case ct == nil && apperr.Is(err, apperr.NotFound):
+		j.add(false, "no_contract", apperr.Message(err))
+		return j.verdict(), nil
+	case err != nil && apperr.Is(err, apperr.NotFound):
+		j.add(false, "no_worktree", apperr.Message(err))
+		return j.verdict(), nil
+	case err != nil:
+		return Verdict{}, err
+	}
+	head := ch.Head
+	if head == gitstore.ZeroHash {
+		j.add(false, "no_worktree", fmt.Sprintf("the worktree of task %s has no commit", in.Task))
+		return j.verdict(), nil
+	}
+	j.v.Commit = head.String()
+	if in.Commit != "" && !strings.HasPrefix(head.String(), strings.ToLower(in.Commit)) {
+		j.add(false, "not_head", fmt.Sprintf("commit %s was asked for, but the worktree's HEAD is %s: a gate judges the worktree's HEAD", in.Commit, head.String()[:12]))
+		return j.verdict(), nil
+	}
+	var dirty []string
+	for _, x := range ch.List {
+		if x.Uncommitted {
+			dirty = append(dirty, x.Path)
+		}
+	}
+	if len(dirty) > 0 {
+		j.add(true, "uncommitted", "the worktree holds uncommitted changes; a gate judges commits only: commit first, then ask again", dirty...)
+		return j.verdict(), nil
+	}
+	s, err := d.Plan(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Verdict{}, ctx.Err()
+		}
+		j.add(false, "no_plan", "the sprint's plan could not be read: "+apperr.Message(err))
+		return j.verdict(), nil
+	}
+
+	// The stored GREEN verdict at this commit: no skip in its run.
+	green, found, err := d.Exec.Latest(ctx, in.Task, "green", head.String())
+	if err != nil {
+		return Verdict{}, err
+	}
+	passed := found && green.Result == execlog.PASS
+	if !passed {
+		j.add(true, ClassNoGreen, fmt.Sprintf("the execution log holds no GREEN PASS verdict for %s at %s: run the green gate first", in.Task, head.String()[:12]))
+	} else {
+		var skipped []string
+		for _, t := range green.Tests {
+			if t.Outcome == "SKIP" {
+				skipped = append(skipped, t.ID)
+			}
+		}
+		if len(skipped) > 0 {
+			j.add(true, ClassSkip, fmt.Sprintf("the GREEN run (exec %s) skipped %d test(s): %s", green.ID, len(skipped), strings.Join(skipped, ", ")))
+		}
+	}
+
+	// plan-ready.md: every box of the task ticked, every tick backed.
+	pr, boxes := readyFor(s, story, num)
+	switch {
+	case pr == nil:
+		j.add(false, ClassNoPlanReady, fmt.Sprintf("story %s has no plan-ready.md in sprint %d: the ticks cannot be judged", story, s.Number))
+	case len(boxes) == 0 && len(ct.Tests) > 0:
+		j.add(false, ClassNoBoxes, fmt.Sprintf("%s has no box for task %s, which declares %d test(s)", pr.Path, in.Task, len(ct.Tests)))
+	default:
+		var open, unbacked []string
+		for _, b := range boxes {
+			where := fmt.Sprintf("%s:%d", pr.Path, b.Line)
+			switch {
+			case !b.Checked:
+				open = append(open, where)
+			case !passed:
+				unbacked = append(unbacked, where)
+			}
+		}
+		if len(open) > 0 {
+			j.add(true, ClassUnticked, fmt.Sprintf("%d box(es) of %s are not ticked: %s", len(open), in.Task, strings.Join(open, ", ")), pr.Path)
+		}
+		if len(unbacked) > 0 {
+			j.add(true, ClassUnbackedTick, fmt.Sprintf("%d box(es) of %s are ticked with no GREEN PASS verdict at %s behind them (ticked by hand?): %s",
+				len(unbacked), in.Task, head.String()[:12], strings.Join(unbacked, ", ")), pr.Path)
+		}
+	}
+
+	// The gate matrix, in the worktree.
+	if s.Standards == nil || s.Standards.Matrix == nil || len(s.Standards.Matrix.Commands) == 0 {
+		j.add(false, ClassNoMatrix, "standards.md declares no gate matrix commands: the matrix cannot be judged")
+		return j.verdict(), nil
+	}
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultMatrixTimeout
+	}
+	for _, c := range s.Standards.Matrix.Commands {
+		class, detail, failing := runMatrixCommand(ctx, ct.Path, c.Text, timeout)
+		if ctx.Err() != nil {
+			return Verdict{}, ctx.Err()
+		}
+		if class != "" {
+			j.add(failing, class, fmt.Sprintf("standards.md:%d `%s`: %s", c.Line, textfmt.Head(c.Text, 120), detail))
+		}
+	}
+	return j.verdict(), nil
+}
+
+// needsShell reports whether a matrix line is more than one simple
+// command of literal words: an expansion, a redirection, a pipe or a list.
+func needsShell(line string, words [][]string) bool {
+	if len(words) != 1 || len(words[0]) == 0 {
+		return true
+	}
+	return strings.ContainsAny(line, "$`*?[~<>|&;(){}\\'\"")
+}
+
+// runMatrixCommand runs one matrix line in dir: a single command of plain
+// words as its argv, anything else through `sh -c` (the playbook's own
+// matrices use command substitution and pipes), in a process group of its
+// own that is killed whole on timeout or cancel. It returns "" when the
+// command exited 0, else the reason class, a sentence, and whether it is a
+// failure (true) or could not be judged (false).
+func runMatrixCommand(ctx context.Context, dir, line string, timeout time.Duration) (class, detail string, failing bool) {
+	line = strings.TrimSpace(line)
+	words := shellwords.Split(line)
+	if line == "" || len(words) == 0 {
+		return ClassMatrixUnrunnable, "the line holds no command", false
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var cmd *exec.Cmd
+	if needsShell(line, words) {
+		cmd = gitstore.Command(ctx, "sh", "-c", line)
+	} else {
+		cmd = gitstore.Command(ctx, words[0][0], words[0][1:]...)
+	}
+	cmd.Dir = dir
+	out := &tailBuffer{max: 2048}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "", "", false
+	case ctx.Err() == context.DeadlineExceeded:
+		return ClassMatrixTimeout, fmt.Sprintf("still running after %s; killed", timeout), false
+	case errors.As(err, &ee) && (ee.ExitCode() == 126 || ee.ExitCode() == 127) && cmd.Path != "" && strings.HasSuffix(cmd.Path, "sh") && len(cmd.Args) > 1 && cmd.Args[1] == "-c":
+		return ClassMatrixUnrunnable, fmt.Sprintf("the shell could not run it (exit %d): %s", ee.ExitCode(), out.text()), false
+	case errors.As(err, &ee) && ee.ExitCode() > 0:
+		return ClassMatrix, fmt.Sprintf("exit %d: %s", ee.ExitCode(), out.text()), true
+	case errors.As(err, &ee):
+		return ClassMatrix, fmt.Sprintf("ended by %s: %s", ee.ProcessState, out.text()), true
+	default:
+		return ClassMatrixUnrunnable, "cannot start it: " + err.Error(), false
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// text is the kept output as one line, its last max bytes.
+func (t *tailBuffer) text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.b
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	s := textfmt.OneLine(string(bytes.ToValidUTF8(b, []byte("\uFFFD"))))
+	if s == "" {
+		return "(no output)"
+	}
+	return textfmt.Fit(s, 400)
+}
