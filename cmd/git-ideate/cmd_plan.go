@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/plan"
 )
 
@@ -47,6 +48,10 @@ type planCheckResult struct {
 	Warnings    int            `json:"warnings"`
 	Findings    []plan.Finding `json:"findings"`
 	Files       []plan.File    `json:"files"`
+	// Stored is the exec-log entry holding the verdict ("" when the plan
+	// lies outside a repository, so nothing could be stored).
+	Stored string `json:"stored,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // loadPlan resolves --dir against the working tree and loads the sprint.
@@ -82,10 +87,10 @@ func planRoot(env *Env, f planFlags) (fsRoot, root string) {
 }
 
 // runPlanCheck loads and checks the sprint.
-func runPlanCheck(ctx context.Context, env *Env, f planFlags) (planCheckResult, error) {
+func runPlanCheck(ctx context.Context, env *Env, f planFlags) (planCheckResult, *plan.Sprint, error) {
 	s, err := loadPlan(ctx, env, f)
 	if err != nil {
-		return planCheckResult{}, err
+		return planCheckResult{}, nil, err
 	}
 	fs := plan.Check(s)
 	r := planCheckResult{MessageType: "plan_check", Verdict: "PASS", Sprint: s.Number, Dir: s.Dir, Tree: s.TreeID, Summary: s.Summary(), Findings: fs, Files: s.Files}
@@ -102,14 +107,47 @@ func runPlanCheck(ctx context.Context, env *Env, f planFlags) (planCheckResult, 
 	if r.Errors > 0 {
 		r.Verdict = "FAIL"
 	}
-	return r, nil
+	return r, s, nil
+}
+
+// storePlanVerdict stores the check's verdict on the execution log and
+// as a record (gates.PlanCheck), where the dispatch guard reads it.
+func storePlanVerdict(ctx context.Context, env *Env, s *plan.Sprint, r *planCheckResult) error {
+	log, err := env.Exec()
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.NotARepo {
+			r.Note = "not stored: the plan lies outside a git repository"
+			return nil
+		}
+		return err
+	}
+	rec, err := env.Record()
+	if err != nil {
+		return err
+	}
+	g, err := env.Git()
+	if err != nil {
+		return err
+	}
+	res, err := gates.PlanCheck(ctx, log, rec, s, g.Identity().Name)
+	if err != nil {
+		return err
+	}
+	r.Stored = res.Stored.ID
+	if !res.New {
+		r.Note = "already stored: the plan is unchanged since that check"
+	}
+	return nil
 }
 
 // Run prints the verdict and the findings; a FAIL is returned as a
 // GATE_FAIL error after the output.
 func (c *PlanCheckCmd) Run(ctx context.Context, env *Env) error {
-	r, err := runPlanCheck(ctx, env, c.planFlags)
+	r, s, err := runPlanCheck(ctx, env, c.planFlags)
 	if err != nil {
+		return err
+	}
+	if err := storePlanVerdict(ctx, env, s, &r); err != nil {
 		return err
 	}
 	if c.JSON {
@@ -141,6 +179,14 @@ func writeCheckText(w io.Writer, r planCheckResult) {
 			sev = "warning: "
 		}
 		fmt.Fprintf(w, "%s:%d %s %s%s\n", x.File, x.Line, x.Rule, sev, x.Message)
+	}
+	switch {
+	case r.Stored != "" && r.Note != "":
+		fmt.Fprintf(w, "verdict: exec %s (%s)\n", r.Stored, r.Note)
+	case r.Stored != "":
+		fmt.Fprintf(w, "verdict stored: exec %s\n", r.Stored)
+	case r.Note != "":
+		fmt.Fprintln(w, r.Note)
 	}
 }
 

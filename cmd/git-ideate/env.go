@@ -229,7 +229,11 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 		return nil, err
 	}
 	b.Session = session
-	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session, Git: g,
+	x, err := e.Exec()
+	if err != nil {
+		return nil, err
+	}
+	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session, Git: g, Exec: x,
 		Plan: func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/testrun"
 )
@@ -55,6 +56,7 @@ type planCheckOut struct {
 	Errors   int            `json:"errors"`
 	Warnings int            `json:"warnings"`
 	Findings []plan.Finding `json:"findings"`
+	Stored   string         `json:"stored,omitempty"` // the exec-log entry holding the verdict
 }
 
 func planCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
@@ -80,6 +82,13 @@ func planCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error
 	}
 	if out.Errors > 0 {
 		out.Verdict = "FAIL"
+	}
+	if b.Exec != nil {
+		res, err := gates.PlanCheck(ctx, b.Exec, b.Record, s, b.Session)
+		if err != nil {
+			return nil, err
+		}
+		out.Stored = res.Stored.ID
 	}
 	return out, nil
 }

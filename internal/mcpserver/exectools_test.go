@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/mcpserver"
@@ -42,7 +43,7 @@ func planHarness(t *testing.T) *harness {
 			return nil, err
 		}
 		rec := record.Open(g)
-		return &mcpserver.Backend{Record: rec, Board: board.Open(g, rec), Session: "mcp-test", Git: g,
+		return &mcpserver.Backend{Record: rec, Board: board.Open(g, rec), Session: "mcp-test", Git: g, Exec: execlog.Open(g),
 			Plan: func(ctx context.Context, n int) (*plan.Sprint, error) {
 				return plan.LoadDir(ctx, dir, plan.Options{Sprint: n})
 			}}, nil
@@ -52,8 +53,12 @@ func planHarness(t *testing.T) *harness {
 func TestServer_PlanTools(t *testing.T) {
 	h := planHarness(t)
 	c := h.ok("plan_check", map[string]any{})
-	if c["verdict"] != "PASS" || c["sprint"] != float64(1) || len(c["findings"].([]any)) != 0 || c["tree"] == "" {
+	if c["verdict"] != "PASS" || c["sprint"] != float64(1) || len(c["findings"].([]any)) != 0 || c["tree"] == "" || c["stored"] == nil {
 		t.Fatalf("plan_check: %v", c)
+	}
+	// The same plan checked again: the stored verdict stands, nothing new.
+	if again := h.ok("plan_check", map[string]any{}); again["stored"] != c["stored"] {
+		t.Fatalf("second check stored anew: %v then %v", c["stored"], again["stored"])
 	}
 	h.fails("plan_import", map[string]any{}, "schema-validation") // actor_human is required
 	im := h.ok("plan_import", map[string]any{"actor_human": "sup"})
@@ -81,7 +86,7 @@ func TestServer_PlanTools(t *testing.T) {
 		t.Fatal("fixture changed")
 	}
 	os.WriteFile(p, []byte(bad), 0o644)
-	if c := h.ok("plan_check", map[string]any{"sprint": 1}); c["verdict"] != "FAIL" || c["errors"].(float64) < 1 {
+	if c := h.ok("plan_check", map[string]any{"sprint": 1}); c["verdict"] != "FAIL" || c["errors"].(float64) < 1 || c["stored"] == nil {
 		t.Fatalf("plan_check of a failing plan: %v", c)
 	}
 	h.fails("plan_import", map[string]any{"actor_human": "sup"}, "GATE_FAIL")

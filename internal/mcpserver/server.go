@@ -38,6 +38,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
@@ -71,6 +72,9 @@ type Backend struct {
 	// plan tools answer INTERNAL.
 	Git  *gitstore.Store
 	Plan func(ctx context.Context, n int) (*plan.Sprint, error)
+	// Exec is the execution log plan_check stores its verdict on; nil:
+	// the check is not stored.
+	Exec *execlog.Log
 
 	steering *steering.Store // the store of this call (steering tools)
 }

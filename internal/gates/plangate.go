@@ -1,0 +1,150 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/record"
+)
+
+// PhasePlan is the exec-log phase of the planning→execution gate's
+// verdicts. Their Tree is the plan's tree id (plan.Sprint.TreeID), so an
+// edit to any planning file voids them.
+const PhasePlan = "plan"
+
+// PlanResult is what PlanCheck judged and stored.
+type PlanResult struct {
+	Verdict  Verdict
+	Findings []plan.Finding
+	// Stored is the exec-log entry that holds the verdict: a new one, or
+	// the newest earlier one when it already says the same of the same
+	// tree (checking an unchanged plan twice writes nothing).
+	Stored execlog.Entry
+	New    bool
+}
+
+// PlanCheck runs the plan's check and stores the verdict where the
+// dispatch guard (PlanGate) and the supervisor read it: an entry on the
+// execution log (phase "plan", the plan's tree id) and, when rec is not
+// nil, a record of kind "plan-check" naming it. A FAIL carries one reason
+// per error finding (class: the rule; paths: file:line).
+func PlanCheck(ctx context.Context, log *execlog.Log, rec *record.Store, s *plan.Sprint, actor string) (*PlanResult, error) {
+	fs := plan.Check(s)
+	v := Verdict{Gate: PhasePlan, Result: PASS}
+	var reasons []execlog.Reason
+	errs := 0
+	for _, f := range fs {
+		if f.Severity != plan.Error {
+			continue
+		}
+		errs++
+		// The rule (story.missing_connections) as a label: dots become "_".
+		r := Reason{Class: strings.ReplaceAll(f.Rule, ".", "_"), Detail: f.Message, Paths: []string{fmt.Sprintf("%s:%d", f.File, f.Line)}}
+		v.Reasons = append(v.Reasons, r)
+		reasons = append(reasons, execlog.Reason{Class: r.Class, Detail: r.Detail, Paths: r.Paths})
+	}
+	if errs > 0 {
+		v.Result = FAIL
+	}
+	res := &PlanResult{Verdict: v, Findings: fs}
+	prev, ok, err := latestPlanVerdict(ctx, log, s.TreeID)
+	if err != nil {
+		return nil, err
+	}
+	if ok && prev.Result == string(v.Result) && prev.Sprint == s.Number {
+		res.Stored = prev
+		return res, nil
+	}
+	detail := fmt.Sprintf("sprint %d plan (%s): %d stories, %d tasks, %d tests; %d error(s)", s.Number, s.Dir,
+		s.Summary().Stories, s.Summary().Tasks, s.Summary().Tests, errs)
+	e, err := log.Append(ctx, execlog.Entry{Actor: actor, Sprint: s.Number, Phase: PhasePlan, Event: execlog.EventVerdict,
+		Result: string(v.Result), Tree: s.TreeID, Reasons: reasons, Detail: detail})
+	if err != nil {
+		return nil, err
+	}
+	res.Stored, res.New = e, true
+	if rec != nil {
+		var body strings.Builder
+		fmt.Fprintf(&body, "%s\n\nexec entry %s; plan tree %s\n", detail, e.ID, s.TreeID)
+		for _, r := range v.Reasons {
+			fmt.Fprintf(&body, "- %s %s: %s\n", strings.Join(r.Paths, ", "), r.Class, r.Detail)
+		}
+		if _, err := rec.Append(ctx, record.AppendInput{Kind: "plan-check",
+			Claim:              fmt.Sprintf("sprint %d plan check: %s", s.Number, v.Result),
+			VerificationAnchor: "git ideate plan check --sprint " + fmt.Sprint(s.Number),
+			Scope:              s.Dir, Content: body.String(),
+			Source: record.Source{CapturePoint: "plan-check"}}); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// latestPlanVerdict is the newest plan verdict stored for tree.
+func latestPlanVerdict(ctx context.Context, log *execlog.Log, tree string) (execlog.Entry, bool, error) {
+	es, err := log.List(ctx, execlog.Filter{Phase: PhasePlan, Event: execlog.EventVerdict})
+	if err != nil {
+		return execlog.Entry{}, false, err
+	}
+	for _, e := range es {
+		if e.Tree == tree {
+			return e, true, nil
+		}
+	}
+	return execlog.Entry{}, false, nil
+}
+
+// ExecutionRoles are the agent roles the planning→execution gate holds
+// back until the plan's check passed.
+var ExecutionRoles = []string{"red-worker", "scaffolder", "green-worker", "final-gate"}
+
+// IsExecutionRole reports whether an agent type names an execution role:
+// the role itself, or a plugin's `<plugin>:<role>`.
+func IsExecutionRole(agentType string) bool {
+	role := agentType
+	if i := strings.LastIndexByte(role, ':'); i >= 0 {
+		role = role[i+1:]
+	}
+	for _, r := range ExecutionRoles {
+		if role == r {
+			return true
+		}
+	}
+	return false
+}
+
+// PlanGate is the planning→execution gate before a dispatch: an agent of
+// an execution role (Input.Dispatch) may be started only while the
+// newest verdict stored for the current plan's tree is a PASS. No verdict
+// for this tree (never checked, or the plan was edited since) and a FAIL
+// both FAIL; a plan that cannot be loaded is UNVERIFIABLE. Any other
+// input passes: the gate has nothing to say about it. load reads the
+// sprint in force.
+func PlanGate(log *execlog.Log, load func(ctx context.Context) (*plan.Sprint, error)) Gate {
+	return Func(func(ctx context.Context, in Input) (Verdict, error) {
+		if in.Point != BeforeTool || in.Dispatch == "" || !IsExecutionRole(in.Dispatch) {
+			return Verdict{Result: PASS}, nil
+		}
+		s, err := load(ctx)
+		if err != nil {
+			return Verdict{Result: UNVERIFIABLE, Reasons: []Reason{{Class: "plan_unreadable",
+				Detail: "the sprint's plan cannot be read, so no execution agent may start: " + errText(err)}}}, nil
+		}
+		e, ok, err := latestPlanVerdict(ctx, log, s.TreeID)
+		if err != nil {
+			return Verdict{}, err
+		}
+		switch {
+		case !ok:
+			return Verdict{Result: FAIL, Reasons: []Reason{{Class: "plan_unchecked",
+				Detail: fmt.Sprintf("no plan check is stored for sprint %d's current plan (tree %.12s; never checked, or edited since): run `git ideate plan check` before dispatching %s", s.Number, s.TreeID, in.Dispatch)}}}, nil
+		case e.Result != string(PASS):
+			return Verdict{Result: FAIL, Reasons: []Reason{{Class: "plan_failed",
+				Detail: fmt.Sprintf("sprint %d's plan failed its check (exec %s, %d finding(s)): fix it and run `git ideate plan check` before dispatching %s", s.Number, e.ID, len(e.Reasons), in.Dispatch)}}}, nil
+		}
+		return Verdict{Result: PASS}, nil
+	})
+}
