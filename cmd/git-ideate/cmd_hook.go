@@ -7,8 +7,10 @@ import (
 	"os"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/plan"
 )
 
 // HookCmd is `git ideate hook [EVENT]`, the one command every Claude Code
@@ -55,7 +57,7 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 		Dir:      env.Dir,
 		Warn:     warn,
 		Open:     env.HookStores,
-		Gates:    hookGates(),
+		Gates:    hookGates(env),
 		GateOnly: c.Gate,
 		Now:      nowFunc,
 	}
@@ -75,10 +77,20 @@ func stdinIsTerminal(in io.Reader) bool {
 	return err != nil || nerr != nil || !os.SameFile(fi, null)
 }
 
-// hookGates is the registry the hooks ask: the role guard before tools;
-// the stop gates by role (hooks.StopGates) when registered.
-func hookGates() *gates.Registry {
+// hookGates is the registry the hooks ask: the role guard before tools,
+// the planning→execution gate before an execution agent's dispatch; the
+// stop gates by role (hooks.StopGates) when registered. The plan gate reads
+// the repository the hook's stores were opened in (env, after HookStores).
+func hookGates(env *Env) *gates.Registry {
 	reg := gates.NewRegistry()
 	_ = reg.Register(gates.GuardName, gates.Guard)
+	_ = reg.Register(gates.PlanGateName, gates.PlanGate(func(ctx context.Context, _ gates.Input) (*execlog.Log, *plan.Sprint, error) {
+		log, err := env.Exec()
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := loadPlan(ctx, env, planFlags{})
+		return log, s, err
+	}))
 	return reg
 }

@@ -44,8 +44,17 @@ func recorded(t *testing.T, event, tool string) map[string]any {
 }
 
 // execProject is a repository with the example plan, a Go runner in its
-// standards, and the tasks started (task → role).
+// standards, the plan's check passed and stored, and the tasks started
+// (task → role).
 func execProject(t *testing.T, tasks map[string]string) string {
+	t.Helper()
+	dir := uncheckedProject(t, tasks)
+	mustOK(t, bin(t, dir, "", "plan", "check"))
+	return dir
+}
+
+// uncheckedProject is execProject before the plan's check.
+func uncheckedProject(t *testing.T, tasks map[string]string) string {
 	t.Helper()
 	dir := gt.NewRepo(t)
 	src := filepath.Join("..", "..", "internal", "plan", "testdata", "example")
@@ -210,6 +219,30 @@ func wantAllow(t *testing.T, what string, d hostDecision) {
 
 // Every path of the dispatch binding and the role guard, through the
 // built binary with payloads shaped like the recorded ones.
+// The planning→execution gate through the binary (issue 13): an execution
+// agent's dispatch is denied before a PASS of the plan's check is stored,
+// allowed after, denied again after an edit to the plan, and while the
+// stored check of the current plan is a FAIL.
+func TestHookGate_Binary_PlanGate(t *testing.T) {
+	dir := uncheckedProject(t, map[string]string{"S1-01/T1": "red-worker"})
+	s := newSession(t, dir)
+	wantDeny(t, "before a check", s.dispatch("toolu_p1", "red-worker", "ideate-task: S1-01/T1"), "plan_unchecked")
+	wantAllow(t, "a non-execution agent", s.dispatch("toolu_p2", "worker", "Do the next item."))
+	mustOK(t, bin(t, dir, "", "plan", "check"))
+	wantAllow(t, "after a PASS", s.dispatch("toolu_p3", "red-worker", "ideate-task: S1-01/T1"))
+	stories := filepath.Join(dir, "docs", "agents", "sprint1", "stories.md")
+	raw, _ := os.ReadFile(stories)
+	os.WriteFile(stories, append(raw, "\nEdited after the check.\n"...), 0o644)
+	wantDeny(t, "after an edit", s.dispatch("toolu_p4", "red-worker", "ideate-task: S1-01/T1"), "plan_unchecked")
+	os.WriteFile(stories, []byte(strings.Replace(string(raw), "**Connections", "**Links", 1)), 0o644)
+	if r := bin(t, dir, "", "plan", "check"); r.code != 3 || !strings.Contains(r.out, "verdict stored: exec ") {
+		t.Fatalf("check of a failing plan: %+v", r)
+	}
+	wantDeny(t, "after a FAIL", s.dispatch("toolu_p5", "red-worker", "ideate-task: S1-01/T1"), "plan_failed")
+	os.WriteFile(stories, raw, 0o644)
+	wantAllow(t, "the checked plan again", s.dispatch("toolu_p6", "red-worker", "ideate-task: S1-01/T1"))
+}
+
 func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "green-worker"})
 	s := newSession(t, dir)

@@ -97,38 +97,26 @@ func latestPlanVerdict(ctx context.Context, log *execlog.Log, tree string) (exec
 	return execlog.Entry{}, false, nil
 }
 
-// ExecutionRoles are the agent roles the planning→execution gate holds
-// back until the plan's check passed.
-var ExecutionRoles = []string{"red-worker", "scaffolder", "green-worker", "final-gate"}
-
-// IsExecutionRole reports whether an agent type names an execution role:
-// the role itself, or a plugin's `<plugin>:<role>`.
-func IsExecutionRole(agentType string) bool {
-	role := agentType
-	if i := strings.LastIndexByte(role, ':'); i >= 0 {
-		role = role[i+1:]
-	}
-	for _, r := range ExecutionRoles {
-		if role == r {
-			return true
-		}
-	}
-	return false
-}
+// PlanGateName is the planning→execution gate before a dispatch.
+const PlanGateName Name = "plan"
 
 // PlanGate is the planning→execution gate before a dispatch: an agent of
-// an execution role (Input.Dispatch) may be started only while the
-// newest verdict stored for the current plan's tree is a PASS. No verdict
-// for this tree (never checked, or the plan was edited since) and a FAIL
-// both FAIL; a plan that cannot be loaded is UNVERIFIABLE. Any other
-// input passes: the gate has nothing to say about it. load reads the
-// sprint in force.
-func PlanGate(log *execlog.Log, load func(ctx context.Context) (*plan.Sprint, error)) Gate {
+// an execution role (Input.Dispatch: the role, or `<plugin>:<role>`) may
+// be started only while the newest verdict stored for the current plan's
+// tree is a PASS. No verdict for this tree (never checked, or the plan was
+// edited since) and a FAIL both FAIL; a plan that cannot be loaded is
+// UNVERIFIABLE. Any other input passes: the gate has nothing to say about
+// it. open gives the execution log and the sprint in force for in.
+func PlanGate(open func(ctx context.Context, in Input) (*execlog.Log, *plan.Sprint, error)) Gate {
 	return Func(func(ctx context.Context, in Input) (Verdict, error) {
-		if in.Point != BeforeTool || in.Dispatch == "" || !IsExecutionRole(in.Dispatch) {
+		role := in.Dispatch
+		if i := strings.LastIndexByte(role, ':'); i >= 0 {
+			role = role[i+1:]
+		}
+		if in.Point != BeforeTool || !IsExecutionRole(role) {
 			return Verdict{Result: PASS}, nil
 		}
-		s, err := load(ctx)
+		log, s, err := open(ctx, in)
 		if err != nil {
 			return Verdict{Result: UNVERIFIABLE, Reasons: []Reason{{Class: "plan_unreadable",
 				Detail: "the sprint's plan cannot be read, so no execution agent may start: " + errText(err)}}}, nil

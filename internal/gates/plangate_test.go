@@ -54,12 +54,16 @@ func TestPlanGate_DispatchWaitsForAStoredPass(t *testing.T) {
 	ctx := context.Background()
 	dir, log, rec, load := planFixture(t)
 	reg := gates.NewRegistry()
-	if err := reg.Register("plan", gates.PlanGate(log, load)); err != nil {
+	open := func(ctx context.Context, _ gates.Input) (*execlog.Log, *plan.Sprint, error) {
+		s, err := load(ctx)
+		return log, s, err
+	}
+	if err := reg.Register(gates.PlanGateName, gates.PlanGate(open)); err != nil {
 		t.Fatal(err)
 	}
 	run := func(in gates.Input) gates.Verdict {
 		t.Helper()
-		v, err := reg.Run(ctx, "plan", in)
+		v, err := reg.Run(ctx, gates.PlanGateName, in)
 		if err != nil {
 			t.Fatal(err)
 		}

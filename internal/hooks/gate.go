@@ -191,6 +191,17 @@ func (c *call) approveDispatch(role string) (*Decision, error) {
 	if err != nil {
 		return deny("cannot check task %s: %s", task, errText(err)), nil
 	}
+	// The planning→execution gate: no execution agent starts before the
+	// current plan's check passed (when the composition root registered it).
+	for _, name := range c.d.Gates.Names() {
+		if name != gates.PlanGateName {
+			continue
+		}
+		v, err := c.d.Gates.Run(c.ctx, name, c.d.GateInput(c.event, p))
+		if err != nil || !v.Passed() {
+			return deny("%s", v.String()), nil
+		}
+	}
 	ct, err := st.Tasks.Contract(task)
 	switch {
 	case apperr.Is(err, apperr.NotFound):
