@@ -7,7 +7,9 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/testrun"
 )
@@ -26,6 +28,11 @@ func execTools() []toolDef {
 		{name: "plan_import", run: planImport,
 			desc:   "Make the board hold the sprint: a parent item per story, an item per task with its wave and dependencies as depends_on, so work_list's claimable items are the tasks whose wave may start. Idempotent (keyed by task id); refused with GATE_FAIL unless plan_check passes.",
 			schema: obj([]string{"actor_human"}, argSprint, argHuman, argAgent, argTenant)},
+		{name: "exec_log", run: execLog, readOnly: true,
+			desc: "The execution log, newest first: gate verdicts (phase red|scaffold|green|final|plan, result PASS|FAIL|UNVERIFIABLE with reason classes, the judged commit) and other execution events. Advance a task only on a stored PASS. truncated is true when the 40k-character budget cut the page: narrow the filter or lower limit.",
+			schema: obj(nil, arg{"task", str, "Only this task (S1-01/T2)."}, arg{"phase", str, "Only this phase (red, scaffold, green, final, plan, …)."},
+				arg{"result", `"type":"string","enum":["PASS","FAIL","UNVERIFIABLE"]`, "Only verdicts with this result."},
+				arg{"include_tests", boolean, "Include each verdict's per-test outcomes (default: tests is null)."}, argLimit)},
 		{name: "test_classify", run: testClassify, readOnly: true,
 			desc: "Read a test runner's output and return one outcome per test id (PASS, FAIL_ASSERT, FAIL_STUB, FAIL_ERROR, ERROR_SETUP, BUILD_FAIL, NOT_RUN, TIMEOUT, SKIP). An output that cannot be read in the declared format is an UNVERIFIABLE error, never a guess.",
 			schema: obj([]string{"output", "format"}, arg{"output", str, "The runner's output (go test -json lines, a JUnit XML report, or jest/vitest JSON)."},
@@ -116,6 +123,46 @@ func planImport(ctx context.Context, b *Backend, raw json.RawMessage) (any, erro
 		OK bool `json:"ok"`
 		*plan.ImportResult
 	}{true, res}, nil
+}
+
+type execLogOut struct {
+	OK        bool            `json:"ok"`
+	Entries   []execlog.Entry `json:"entries"`
+	Truncated bool            `json:"truncated"`
+}
+
+func execLog(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Task, Phase, Result string
+		IncludeTests        bool
+		Limit               *int
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	if b.Exec == nil {
+		return nil, apperr.New(apperr.Internal, "this server has no execution log")
+	}
+	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > paging.MaxLimit) {
+		return nil, apperr.New(apperr.Schema, "limit must be 1..%d", paging.MaxLimit)
+	}
+	es, err := b.Exec.List(ctx, execlog.Filter{Task: a.Task, Phase: a.Phase, Result: a.Result, Limit: paging.Limit(a.Limit)})
+	if err != nil {
+		return nil, err
+	}
+	if !a.IncludeTests {
+		for i := range es {
+			es[i].Tests = nil
+		}
+	}
+	kept, cut, err := paging.Trim(es, paging.CompactLen)
+	if err != nil {
+		return nil, err
+	}
+	if kept == nil {
+		kept = []execlog.Entry{}
+	}
+	return execLogOut{OK: true, Entries: kept, Truncated: cut}, nil
 }
 
 func testClassify(_ context.Context, _ *Backend, raw json.RawMessage) (any, error) {

@@ -60,6 +60,15 @@ func TestServer_PlanTools(t *testing.T) {
 	if again := h.ok("plan_check", map[string]any{}); again["stored"] != c["stored"] {
 		t.Fatalf("second check stored anew: %v then %v", c["stored"], again["stored"])
 	}
+	log := h.ok("exec_log", map[string]any{"phase": "plan"})
+	es := log["entries"].([]any)
+	if len(es) != 1 || es[0].(map[string]any)["result"] != "PASS" || es[0].(map[string]any)["id"] != c["stored"] || log["truncated"] != false {
+		t.Fatalf("exec_log after the check: %v", log)
+	}
+	if none := h.ok("exec_log", map[string]any{"result": "FAIL"}); len(none["entries"].([]any)) != 0 {
+		t.Fatalf("exec_log FAIL filter: %v", none)
+	}
+	h.fails("exec_log", map[string]any{"limit": 0}, "SCHEMA")
 	h.fails("plan_import", map[string]any{}, "schema-validation") // actor_human is required
 	im := h.ok("plan_import", map[string]any{"actor_human": "sup"})
 	if im["created"] != float64(5) || len(im["items"].([]any)) != 5 {
