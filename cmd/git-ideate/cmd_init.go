@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/config"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/hooks"
@@ -317,34 +318,8 @@ func lineCol(b []byte, off int64) (int, int) {
 	return line, col
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so a reader sees the old file or the new one, never part.
+// writeFileAtomic replaces path with data so a reader sees the old file or
+// the new one, never part (settings a user edits: synced first).
 func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot create %s: %v", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot write %s: %v", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return apperr.Wrap(apperr.Write, err, "cannot write %s: %v", path, err)
-	}
-	return nil
+	return atomicfile.Replace(path, data, atomicfile.Options{Mode: mode, Sync: true})
 }

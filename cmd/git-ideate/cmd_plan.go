@@ -97,13 +97,7 @@ func runPlanCheck(ctx context.Context, env *Env, f planFlags) (planCheckResult, 
 	if r.Findings == nil {
 		r.Findings = []plan.Finding{}
 	}
-	for _, x := range fs {
-		if x.Severity == plan.Error {
-			r.Errors++
-		} else {
-			r.Warnings++
-		}
-	}
+	r.Errors, r.Warnings = plan.Counts(fs)
 	if r.Errors > 0 {
 		r.Verdict = "FAIL"
 	}

@@ -16,28 +16,14 @@ import (
 func planRepo(t *testing.T) string {
 	t.Helper()
 	dir := gitstoretest.NewRepo(t)
-	copyTree(t, "../../internal/plan/testdata/example", dir)
+	copyExample(t, dir)
 	return dir
 }
 
-// copyTree copies the files below src into dst.
-func copyTree(t testing.TB, src, dst string) {
+// copyExample copies the example plan set into dst.
+func copyExample(t testing.TB, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := plantest.CopyExample(dst); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -562,7 +562,7 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 			// The example plan in the fixture's working tree: the first
 			// import writes every item under these actors.
 			if _, err := os.Stat(filepath.Join(fx.dir, "docs/agents/sprint1")); err != nil {
-				copyTree(t, "../../internal/plan/testdata/example", fx.dir)
+				copyExample(t, fx.dir)
 			}
 			return map[string]any{"actor_human": "alice", "actor_agent": "w", "tenant_id": "local"}
 		},

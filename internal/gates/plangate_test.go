@@ -12,6 +12,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/plan/plantest"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
@@ -19,22 +20,7 @@ import (
 func planFixture(t *testing.T) (dir string, log *execlog.Log, rec *record.Store, load func(context.Context) (*plan.Sprint, error)) {
 	t.Helper()
 	dir = gt.NewRepo(t)
-	src := "../plan/testdata/example"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := plantest.CopyExample(dir); err != nil {
 		t.Fatal(err)
 	}
 	g, err := gitstore.Open(dir)

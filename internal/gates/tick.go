@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
@@ -168,40 +169,8 @@ func Tick(ctx context.Context, d PlanDeps, task string) (*TickResult, error) {
 	if len(res.Ticked) == 0 {
 		return res, nil
 	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := atomicfile.Replace(path, data, atomicfile.Options{Sync: true}); err != nil {
 		return nil, err
 	}
 	return res, nil
-}
-
-// writeAtomic replaces path with data through a temporary file beside it,
-// keeping its mode.
-func writeAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot write %s: %v", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return apperr.Wrap(apperr.Write, err, "cannot write %s: %v", path, err)
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/atomicfile"
 )
 
 // validStateName: what a caller's state file may be called is one plain
@@ -39,25 +40,7 @@ func (s *Store) PutState(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(p))
-	}
-	f, err := os.CreateTemp(filepath.Dir(p), "tmp-"+name+"-")
-	if err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot write state %s", name)
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), p)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return apperr.Wrap(apperr.Write, werr, "cannot write state %s", name)
-	}
-	return nil
+	return atomicfile.Replace(p, data, atomicfile.Options{})
 }
 
 // TakeState reads the state file name and removes it; nil, nil when there

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -107,61 +108,6 @@ func taskOfPrompt(prompt string) (string, error) {
 		return "", fmt.Errorf("the prompt names no task: add a line %q", TaskLine+" S1-01/T1")
 	}
 	return task, nil
-}
-
-// createWhole writes data to path only if path does not exist: written
-// aside and hard-linked into place, so nobody reads it half-written and
-// only one writer wins. exists reports that path was already there.
-func createWhole(path string, data []byte) (exists bool, err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return false, err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return false, err
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return false, err
-	}
-	if err := tmp.Close(); err != nil {
-		return false, err
-	}
-	if err := os.Link(name, path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return true, nil
-		}
-		return false, err
-	}
-	return false, nil
-}
-
-// replaceWhole writes data to path atomically (a rename), over whatever
-// was there.
-func replaceWhole(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(name)
-		return errors.Join(werr, cerr)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
 }
 
 func readJSON(path string, v any) (bool, error) {
@@ -270,4 +216,14 @@ func blockCount(state, agent string) int {
 
 func setBlockCount(state, agent string, n int) error {
 	return replaceWhole(dispatchPath(state, "blocks", agent), []byte(strconv.Itoa(n)+"\n"))
+}
+
+// createWhole writes data to path only if nothing is there (one writer
+// wins); replaceWhole replaces it whole. Neither is read half-written.
+func createWhole(path string, data []byte) (exists bool, err error) {
+	return atomicfile.Create(path, data)
+}
+
+func replaceWhole(path string, data []byte) error {
+	return atomicfile.Replace(path, data, atomicfile.Options{})
 }

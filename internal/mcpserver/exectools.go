@@ -80,13 +80,7 @@ func planCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error
 	if out.Findings == nil {
 		out.Findings = []plan.Finding{}
 	}
-	for _, f := range fs {
-		if f.Severity == plan.Error {
-			out.Errors++
-		} else {
-			out.Warnings++
-		}
-	}
+	out.Errors, out.Warnings = plan.Counts(fs)
 	if out.Errors > 0 {
 		out.Verdict = "FAIL"
 	}

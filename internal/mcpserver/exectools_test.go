@@ -13,28 +13,14 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/mcpserver"
 	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/plan/plantest"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
 // planHarness serves a repository holding the example plan set.
 func planHarness(t *testing.T) *harness {
 	dir := gt.NewRepo(t)
-	src := "../plan/testdata/example"
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := plantest.CopyExample(dir); err != nil {
 		t.Fatal(err)
 	}
 	return start(t, dir, func() (*mcpserver.Backend, error) {

@@ -34,6 +34,18 @@ func Check(s *Sprint) []Finding {
 	return sortFindings(c.out)
 }
 
+// Counts tells how many findings are errors and how many warnings.
+func Counts(findings []Finding) (errors, warnings int) {
+	for _, f := range findings {
+		if f.Severity == Error {
+			errors++
+		} else {
+			warnings++
+		}
+	}
+	return errors, warnings
+}
+
 // Passed reports whether findings hold no Error.
 func Passed(findings []Finding) bool {
 	for _, f := range findings {

@@ -68,13 +68,7 @@ func Import(ctx context.Context, g *gitstore.Store, b *board.Store, s *Sprint, i
 	if s == nil {
 		return nil, apperr.New(apperr.Schema, "no sprint to import")
 	}
-	if fs := Check(s); !Passed(fs) {
-		n := 0
-		for _, f := range fs {
-			if f.Severity == Error {
-				n++
-			}
-		}
+	if n, _ := Counts(Check(s)); n > 0 {
 		return nil, apperr.New(apperr.GateFail, "sprint %d fails its check with %d errors; run `git ideate plan check` and fix them before importing", s.Number, n)
 	}
 	if strings.TrimSpace(in.Actor.Human) == "" {
