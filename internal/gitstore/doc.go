@@ -53,9 +53,10 @@
 // immutable, so a reader never needs a lock. One push per remote runs at a
 // time (an flock under .git/ideate), and it first clears what a killed
 // push left in the shadow namespace. Maintenance repacks run detached, one
-// at a time, and only past git's own gc.auto estimate; the commit that
-// started one waits for it (so no git command run after the call sees it
-// deleting), and a cancelled call stops waiting without killing it. Every git process a call waits for runs in its own
+// at a time, and only past git's own gc.auto estimate; they delete
+// nothing themselves: the loose copies they packed are deleted by the next
+// commit, and a full repack is waited for by the commit that started it,
+// so nothing is deleted after a call has answered. Every git process a call waits for runs in its own
 // process group under the caller's context, and is killed whole when the
 // context ends.
 //
