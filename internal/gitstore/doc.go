@@ -53,12 +53,12 @@
 // immutable, so a reader never needs a lock. One push per remote runs at a
 // time (an flock under .git/ideate), and it first clears what a killed
 // push left in the shadow namespace. Maintenance repacks run detached, one
-// at a time, and only past git's own gc.auto estimate; they delete
-// nothing themselves: the loose copies they packed are deleted by the next
-// commit, and a full repack is waited for by the commit that started it,
-// so nothing is deleted after a call has answered. Every git process a call waits for runs in its own
-// process group under the caller's context, and is killed whole when the
-// context ends.
+// at a time, and only past git's own gc.auto estimate. The usual one
+// deletes nothing (the next commit deletes the loose copies it packed),
+// and the full one is waited for by the commit that started it, so nothing
+// is deleted after a call has answered. Every git process a call waits for
+// runs in its own process group under the caller's context, and is killed
+// whole when the context ends.
 //
 // # Errors
 //
