@@ -98,3 +98,68 @@ func TestWriteObject_FreshensAnExistingLooseObject(t *testing.T) {
 		t.Fatalf("the object written again was pruned: %v", err)
 	}
 }
+
+// The usual repack deletes nothing; the commit after it finished deletes
+// the loose copies it packed, so loose objects do not pile up.
+func TestMaintenance_LooseCopiesGoAtTheNextCommit(t *testing.T) {
+	dir := gt.NewRepo(t)
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
+	gt.Git(t, dir, "config", "gc.auto", "20")
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	commit := func() {
+		t.Helper()
+		n++
+		if _, err := s.Transact(t.Context(), "refs/ideate/counter", func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+			blob, err := s.WriteBlob([]byte(fmt.Sprint(n)))
+			if err != nil {
+				return gitstore.ZeroHash, "", err
+			}
+			tree, err := s.WriteTree([]gitstore.TreeEntry{{Mode: gitstore.ModeFile, Name: "n", Hash: blob}})
+			return tree, fmt.Sprintf("seq %d\n", n), err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := filepath.Join(dir, ".git", "ideate")
+	loose := func() int {
+		out := gt.Git(t, dir, "count-objects")
+		var c int
+		fmt.Sscanf(out, "%d objects", &c)
+		return c
+	}
+	for i := 0; i < 3000; i++ {
+		commit()
+		if _, err := os.Stat(filepath.Join(state, "maintenance.lock")); err == nil {
+			break
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, errMark := os.Stat(filepath.Join(state, "repacked"))
+		_, errLock := os.Stat(filepath.Join(state, "maintenance.lock"))
+		if errMark == nil && errLock != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no background repack finished")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := loose()
+	if before == 0 {
+		t.Fatal("the background repack deleted the loose copies itself")
+	}
+	commit()
+	if after := loose(); after >= before {
+		t.Fatalf("loose objects %d before the next commit, %d after", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(state, "repacked")); err == nil {
+		t.Fatal("the mark is still there")
+	}
+	gt.Fsck(t, dir)
+}
