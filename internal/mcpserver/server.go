@@ -141,8 +141,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	sem := make(chan struct{}, 8)
 	// order is taken here, in arrival order, and released by the call
-	// after its answer is written: shared by a read-only tool call,
-	// exclusive for any other.
+	// after its answer is written: shared by a read (any method but a
+	// writing tools/call), exclusive for a write.
 	var order sync.RWMutex
 	var wg sync.WaitGroup
 	// The scanner blocks in a read that ctx cannot interrupt: it runs on
@@ -180,15 +180,17 @@ loop:
 		if msg.ID == nil {
 			continue // a notification: nothing to answer
 		}
-		release := func() {}
-		if msg.Method == "tools/call" {
-			if s.readOnlyCall(msg.Params) {
-				order.RLock()
-				release = order.RUnlock
-			} else {
-				order.Lock()
-				release = order.Unlock
-			}
+		// Every request holds the order lock until answered: shared for
+		// reads (initialize, ping, tools/list, a read-only tool),
+		// exclusive for a tool that writes, so a write waits for what
+		// came before it and everything after waits for the write.
+		var release func()
+		if msg.Method == "tools/call" && !s.readOnlyCall(msg.Params) {
+			order.Lock()
+			release = order.Unlock
+		} else {
+			order.RLock()
+			release = order.RUnlock
 		}
 		sem <- struct{}{}
 		wg.Add(1)
