@@ -102,8 +102,19 @@ func canonicalPath(p string) string {
 // "initializing" lock only while it writes the worktree's administrative
 // files, then populates the index and files with `git read-tree --reset -u`
 // in the new tree, so a process killed during the (long) checkout leaves an
-// unlocked worktree that CompleteCheckout or RemoveWorktree finish.
+// unlocked worktree that CompleteCheckout or RemoveWorktree finish. An
+// empty branch makes a detached worktree at base (a throwaway checkout, as
+// a gate's run at a task's base commit).
 func (s *Store) AddWorktree(ctx context.Context, path, branch string, base Hash) error {
+	if branch == "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+			return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(path))
+		}
+		if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout", "--detach", path, base.String()); err != nil {
+			return err
+		}
+		return s.CompleteCheckout(ctx, path, false)
+	}
 	if !ValidRefName("refs/heads/" + branch) {
 		return apperr.New(apperr.Schema, "%q is not a valid branch name", branch)
 	}
