@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/textfmt"
@@ -52,6 +53,9 @@ type Input struct {
 	Session string // the session id
 	Dir     string // the working directory: the task's worktree when it has one
 	Commit  string // the commit to judge, "" when the gate takes the current one
+	// Timeout bounds each test run a gate makes (its tests are then
+	// TIMEOUT); zero means the gate's default.
+	Timeout time.Duration
 
 	// BeforeTool: the tool about to run, and what it will touch.
 	Tool     string   // the tool's name as the host calls it ("Bash", "Write", …)
@@ -64,17 +68,36 @@ type Input struct {
 
 // Reason is one thing a gate found.
 type Reason struct {
-	Class  string   // a short stable label (a test outcome, "stale-plan", "error", …)
-	Detail string   // one sentence
-	Paths  []string // the files it concerns, when any
+	Class  string   `json:"class"`           // a short stable lower_snake label (build_fail, regression, out_of_scope, …)
+	Detail string   `json:"detail"`          // one sentence
+	Paths  []string `json:"paths,omitempty"` // the files it concerns, when any
 }
 
-// Verdict is a gate's judgement of one Input.
+// TestOutcome is one declared test's outcome in the run a gate judged.
+type TestOutcome struct {
+	ID      string `json:"id"`
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// Verdict is a gate's judgement of one Input. The gates that judge a
+// task's commit fill in what they judged: the task and attempt, the
+// commit and its tree, the task's base, and the declared tests' outcomes.
 type Verdict struct {
-	Gate    Name
-	Result  Result
-	Reasons []Reason
-	Commit  string // the commit judged, when the gate judged one
+	Gate    Name          `json:"gate"`
+	Result  Result        `json:"result"`
+	Reasons []Reason      `json:"reasons"`
+	Commit  string        `json:"commit,omitempty"` // the commit judged, when the gate judged one
+	Task    string        `json:"task,omitempty"`
+	Attempt int           `json:"attempt,omitempty"`
+	Base    string        `json:"base,omitempty"` // the task's base commit
+	Tree    string        `json:"tree,omitempty"` // the judged commit's tree
+	Tests   []TestOutcome `json:"tests,omitempty"`
+	// Sprint, Wave and Story place the task in the plan when it is known
+	// (0 and "" otherwise).
+	Sprint int    `json:"sprint,omitempty"`
+	Wave   int    `json:"wave,omitempty"`
+	Story  string `json:"story,omitempty"`
 }
 
 // Passed reports whether v lets the work go on: PASS and nothing else.
@@ -120,6 +143,9 @@ func (f Func) Run(ctx context.Context, in Input) (Verdict, error) { return f(ctx
 // Run; Run is then safe to call concurrently.
 type Registry struct {
 	gates map[Name]Gate
+	// Lock, when set, is the per-task lock Judge holds while a gate judges
+	// a task and its verdict is stored (TaskLock builds one).
+	Lock func(ctx context.Context, task string) (release func(), err error)
 }
 
 // NewRegistry returns an empty registry.
@@ -166,11 +192,12 @@ func (r *Registry) Run(ctx context.Context, name Name, in Input) (Verdict, error
 	}
 	switch {
 	case err != nil:
-		v = Verdict{Result: UNVERIFIABLE, Commit: v.Commit,
-			Reasons: []Reason{{Class: "error", Detail: "the gate could not run: " + errText(err)}}}
+		v.Result, v.Tests = UNVERIFIABLE, nil
+		v.Reasons = []Reason{{Class: "error", Detail: "the gate could not run: " + errText(err)}}
 	case v.Result != PASS && v.Result != FAIL && v.Result != UNVERIFIABLE:
-		v = Verdict{Result: UNVERIFIABLE, Commit: v.Commit, Reasons: append([]Reason{{Class: "error",
-			Detail: fmt.Sprintf("the gate returned the result %q, which is not PASS, FAIL or UNVERIFIABLE", v.Result)}}, v.Reasons...)}
+		v.Reasons = append([]Reason{{Class: "error",
+			Detail: fmt.Sprintf("the gate returned the result %q, which is not PASS, FAIL or UNVERIFIABLE", v.Result)}}, v.Reasons...)
+		v.Result = UNVERIFIABLE
 	}
 	v.Gate = name
 	return v, nil
