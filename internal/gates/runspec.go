@@ -64,7 +64,10 @@ func RunTask(ctx context.Context, st *plan.Standards, dir string, tests []string
 		declared, back = goDeclared(dir, tests)
 	}
 	spec := testrun.Spec{Argv: argv, Dir: dir, Format: testrun.Format(r.Format), Dialect: testrun.Dialect(r.Dialect),
-		ReportFile: report, Declared: declared, StubMarkers: StubMarkers(st, r), Timeout: o.Timeout}
+		ReportFile: report, Declared: declared, StubMarkers: StubMarkers(st, r), Timeout: o.Timeout,
+		// A judged worktree must stay as committed: no __pycache__ left
+		// for the next gate to find as an uncommitted change.
+		Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}
 	if r.Compile != "" {
 		cargv, err := expandRunner(r.Compile, tests, "", o.Wide)
 		if err != nil {

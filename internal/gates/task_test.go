@@ -144,7 +144,7 @@ func newFixture(t *testing.T, runner string, files map[string]string) *fixture {
 
 func (f *fixture) start(t *testing.T, task string, tests ...string) string {
 	t.Helper()
-	tk, err := f.m.Start(ctx, worktree.StartInput{Task: task, Scope: []string{"strutil/**", "tests/**", "pkg/**"}, Tests: tests})
+	tk, err := f.m.Start(ctx, worktree.StartInput{Task: task, Scope: []string{"strutil/**", "tests/**", "calc.py"}, Tests: tests})
 	if err != nil {
 		t.Fatal(err)
 	}
