@@ -19,4 +19,30 @@
 // composition root builds (NewRegistry); there is no package-level state.
 // Gates take a context first: they may run test suites for minutes, and a
 // hook must answer inside its deadline.
+//
+// # Task gates
+//
+// Red, Scaffold and Green judge a task's commit, never a working state:
+// the HEAD of the task's worktree (its contract on refs/ideate/tasks/<task>
+// says where, from which base, in which scope, with which declared tests);
+// an uncommitted change is a FAIL (uncommitted). Each runs the task's
+// regression set with standards.md's runner (RunTask: the declared tests
+// and every other test of their Go packages, or of their files for the
+// other runners) and reads one outcome per test. The same set is run once
+// at the task's base commit in a detached temporary worktree and recorded
+// on the task's ref (label "base", attempt 0); every later gate of the
+// task compares against that record: a test that passed at the base and
+// does not pass now is a regression, one already failing there is not.
+// Every judged run is recorded too (labels "red", "scaffold", "green").
+// Reasons carry stable lower_snake classes (build_fail, not_run,
+// unexpected_pass, regression, not_test_file, stub_implemented, shim_left,
+// test_changed, out_of_scope, suppression, no_red, unknown_format, …).
+//
+// # Stored verdicts
+//
+// Judge runs a gate and appends its verdict to a VerdictLog (the execution
+// log) only once the gate finished, under a per-task lock: a gate killed
+// while judging leaves no verdict, and two gates on one task leave theirs
+// one after the other. Scaffold and Green hold the tests to the verified
+// RED commit: the commit of the task's newest RED PASS verdict.
 package gates
