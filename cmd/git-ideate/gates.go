@@ -20,7 +20,11 @@ func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var log gates.VerdictLog // TODO(x2gates): the execution log, once internal/execlog lands
+	x, err := e.Exec()
+	if err != nil {
+		return nil, nil, err
+	}
+	log := gates.ExecLog(x)
 	d := gates.Deps{Git: g, Tasks: m, Log: log,
 		Plan: func(ctx context.Context) (*plan.Sprint, error) { return loadPlan(ctx, e, pf) }}
 	reg := gates.NewRegistry()

@@ -38,6 +38,7 @@ func TestRed_GoProject(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a task each: its own worktree, lock and base run
 			task := "S1-01/T" + string(rune('1'+i))
 			wt := f.start(t, task, declared)
 			head := commit(t, wt, "red: "+c.name, c.files)
@@ -74,5 +75,5 @@ func TestRed_GoProject(t *testing.T) {
 		want(t, f.judge(t, "red", "S1-01/T10"), gates.FAIL, "no_tests")
 		want(t, f.judge(t, "red", "S1-09/T1"), gates.UNVERIFIABLE, "no_contract")
 	})
-	gt.Fsck(t, f.dir)
+	t.Cleanup(func() { gt.Fsck(t, f.dir) })
 }

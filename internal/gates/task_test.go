@@ -6,9 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
@@ -52,30 +52,6 @@ func TestReverse_ASCII(t *testing.T) {
 const reverseShim = "package strutil\n\n// Reverse is a RED shim. agentic:shim\nfunc Reverse(s string) string { return s }\n"
 const reverseStub = "package strutil\n\n// Reverse reverses s.\nfunc Reverse(s string) string { panic(\"SUB-AGENT-TODO: Reverse\") }\n"
 const reverseImpl = "package strutil\n\n// Reverse reverses s.\nfunc Reverse(s string) string {\n\tr := []rune(s)\n\tfor i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {\n\t\tr[i], r[j] = r[j], r[i]\n\t}\n\treturn string(r)\n}\n"
-
-// memLog keeps verdicts in memory.
-type memLog struct {
-	mu sync.Mutex
-	vs []gates.Verdict
-}
-
-func (l *memLog) Append(_ context.Context, v gates.Verdict) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.vs = append(l.vs, v)
-	return nil
-}
-
-func (l *memLog) LatestPass(_ context.Context, task string, gate gates.Name) (string, bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := len(l.vs) - 1; i >= 0; i-- {
-		if v := l.vs[i]; v.Task == task && v.Gate == gate && v.Result == gates.PASS {
-			return v.Commit, true, nil
-		}
-	}
-	return "", false, nil
-}
 
 type fixture struct {
 	dir string
@@ -128,18 +104,30 @@ func newFixture(t *testing.T, runner string, files map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	f := &fixture{dir: dir, g: g, m: worktree.Open(g), log: &memLog{}}
-	d := gates.Deps{Git: g, Tasks: f.m, Log: f.log, Plan: func(ctx context.Context) (*plan.Sprint, error) {
-		return plan.Load(ctx, os.DirFS(dir), plan.Options{Root: plan.DefaultRoot})
-	}}
-	f.reg = gates.NewRegistry()
-	f.reg.Lock = gates.TaskLock(g)
-	for name, g := range map[gates.Name]gates.Gate{"red": gates.Red(d), "scaffold": gates.Scaffold(d), "green": gates.Green(d)} {
-		if err := f.reg.Register(name, g); err != nil {
-			t.Fatal(err)
-		}
+	f := &fixture{dir: dir, g: g}
+	var err2 error
+	if f.reg, f.log, f.m, err2 = buildGates(g, dir); err2 != nil {
+		t.Fatal(err2)
 	}
 	return f
+}
+
+// buildGates is what the composition root does: the task gates over the
+// repository at dir, with the execution log and the per-task lock.
+func buildGates(g *gitstore.Store, dir string) (*gates.Registry, gates.VerdictLog, *worktree.Manager, error) {
+	m := worktree.Open(g)
+	log := gates.ExecLog(execlog.Open(g))
+	d := gates.Deps{Git: g, Tasks: m, Log: log, Plan: func(ctx context.Context) (*plan.Sprint, error) {
+		return plan.Load(ctx, os.DirFS(dir), plan.Options{Root: plan.DefaultRoot})
+	}}
+	reg := gates.NewRegistry()
+	reg.Lock = gates.TaskLock(g)
+	for name, g := range map[gates.Name]gates.Gate{"red": gates.Red(d), "scaffold": gates.Scaffold(d), "green": gates.Green(d)} {
+		if err := reg.Register(name, g); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return reg, log, m, nil
 }
 
 func (f *fixture) start(t *testing.T, task string, tests ...string) string {

@@ -1,0 +1,164 @@
+package gates_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/proctest"
+)
+
+func TestMain(m *testing.M) { proctest.Main(m, gateChild) }
+
+// gateChild judges GATE_TASK with GATE_NAME in the repository GATE_DIR
+// and prints the verdict's result.
+func gateChild(role string) int {
+	dir := os.Getenv("GATE_DIR")
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer g.Close()
+	reg, log, _, err := buildGates(g, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	v, err := gates.Judge(context.Background(), reg, log, gates.Name(os.Getenv("GATE_NAME")), gates.Input{Task: os.Getenv("GATE_TASK")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Println(v.Result, v.Commit)
+	return 0
+}
+
+// fakeRunner is a runner that takes no compiler: a shell script printing
+// go test -json events for TestReverse_ASCII, failing by assertion while
+// strutil/reverse.go holds a shim. GATE_TRACE, when set, gets a line when
+// a run starts and ends; GATE_SLEEP seconds pass in between.
+const fakeRunner = `
+## Test runners
+
+### go
+
+- Extensions: ` + "`.go`" + `
+- Test files: ` + "`**/*_test.go`" + `
+- Run: ` + "`sh run.sh {packages}`" + `
+- Format: ` + "`go-test-json`" + `
+`
+
+const fakeScript = `#!/bin/sh
+[ -n "$GATE_TRACE" ] && echo "start $$" >> "$GATE_TRACE"
+[ -n "$GATE_SLEEP" ] && sleep "$GATE_SLEEP"
+act=pass
+grep -q shim strutil/reverse.go 2>/dev/null && act=fail
+p=example.com/m/strutil
+echo '{"Action":"run","Package":"'$p'","Test":"TestReverse_ASCII"}'
+[ $act = fail ] && echo '{"Action":"output","Package":"'$p'","Test":"TestReverse_ASCII","Output":"    reverse_test.go:6: Reverse(abc) = abc, want cba\n"}'
+echo '{"Action":"'$act'","Package":"'$p'","Test":"TestReverse_ASCII","Elapsed":0}'
+echo '{"Action":"'$act'","Package":"'$p'","Elapsed":0}'
+[ -n "$GATE_TRACE" ] && echo "end $$" >> "$GATE_TRACE"
+exit 0
+`
+
+func newFakeFixture(t *testing.T) *fixture {
+	return newFixture(t, fakeRunner, map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n", "run.sh": fakeScript,
+		"strutil/upper.go": goBase["strutil/upper.go"]})
+}
+
+func verdicts(t *testing.T, f *fixture, task string) []execlog.Entry {
+	t.Helper()
+	es, err := execlog.Open(f.g).List(ctx, execlog.Filter{Task: task, Event: execlog.EventVerdict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// A gate killed with SIGKILL while it judges leaves no verdict; the next
+// one judges (the kernel dropped the lock) and stores its own.
+func TestJudge_Kill9LeavesNoVerdict(t *testing.T) {
+	f := newFakeFixture(t)
+	wt := f.start(t, "S1-01/T1", declared)
+	commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
+	trace := filepath.Join(t.TempDir(), "trace")
+	p := proctest.Start(t, proctest.Spec{Role: "gate", Env: []string{"GATE_DIR=" + f.dir, "GATE_TASK=S1-01/T1", "GATE_NAME=red",
+		"GATE_TRACE=" + trace, "GATE_SLEEP=3"}})
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if b, _ := os.ReadFile(trace); strings.Contains(string(b), "start") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gate's run never started: %s", p.Stderr())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !p.Kill() {
+		t.Fatalf("the gate ended before the kill: %s %s", p.Output(), p.Stderr())
+	}
+	if es := verdicts(t, f, "S1-01/T1"); len(es) != 0 {
+		t.Fatalf("a killed gate stored %d verdict(s): %+v", len(es), es)
+	}
+	v := f.judge(t, "red", "S1-01/T1")
+	want(t, v, gates.PASS, "")
+	if es := verdicts(t, f, "S1-01/T1"); len(es) != 1 || es[0].Result != "PASS" || es[0].Commit != v.Commit {
+		t.Fatalf("after the kill: %+v", es)
+	}
+}
+
+// Two gates on one task at once take turns: their runs do not overlap, and
+// the log holds both verdicts, one after the other.
+func TestJudge_TwoGatesAtOnceTakeTurns(t *testing.T) {
+	f := newFakeFixture(t)
+	wt := f.start(t, "S1-01/T1", declared)
+	head := commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
+	trace := filepath.Join(t.TempDir(), "trace")
+	b := proctest.NewBarrier(t)
+	var ps []*proctest.Proc
+	for i := 0; i < 2; i++ {
+		ps = append(ps, proctest.Start(t, proctest.Spec{Role: "gate", Barrier: b, Env: []string{"GATE_DIR=" + f.dir, "GATE_TASK=S1-01/T1",
+			"GATE_NAME=red", "GATE_TRACE=" + trace, "GATE_SLEEP=1"}}))
+	}
+	b.Release(t)
+	for _, p := range ps {
+		if out := p.Wait(t); len(out) != 1 || out[0] != "PASS "+head {
+			t.Errorf("gate printed %q", out)
+		}
+	}
+	tr, _ := os.ReadFile(trace)
+	lines := strings.Fields(string(tr))
+	// Each gate runs the task's tests once, and the first also at the
+	// base: pairs of start and end of one pid, never interleaved.
+	if len(lines)%4 != 0 || len(lines) < 12 {
+		t.Fatalf("trace %q", tr)
+	}
+	for i := 0; i < len(lines); i += 4 {
+		if lines[i] != "start" || lines[i+2] != "end" || lines[i+1] != lines[i+3] {
+			t.Fatalf("runs overlap: %q", tr)
+		}
+	}
+	es := verdicts(t, f, "S1-01/T1")
+	if len(es) != 2 || es[0].Result != "PASS" || es[1].Result != "PASS" || es[0].Commit != head || es[1].Commit != head {
+		t.Fatalf("verdicts %+v", es)
+	}
+	runs, _ := f.m.Runs("S1-01/T1")
+	bases := 0
+	for _, r := range runs {
+		if r.Label == "base" {
+			bases++
+		}
+	}
+	if bases != 1 {
+		t.Errorf("%d base runs, want 1", bases)
+	}
+}
