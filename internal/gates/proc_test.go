@@ -70,7 +70,9 @@ echo '{"Action":"'$act'","Package":"'$p'","Elapsed":0}'
 exit 0
 `
 
-func newFakeFixture(t *testing.T) *fixture {
+func newFakeFixture(t *testing.T) *fixture { return newFakeFixtureTB(t) }
+
+func newFakeFixtureTB(t testing.TB) *fixture {
 	return newFixture(t, fakeRunner, map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n", "run.sh": fakeScript,
 		"strutil/upper.go": goBase["strutil/upper.go"]})
 }

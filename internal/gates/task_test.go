@@ -35,14 +35,14 @@ var goBase = map[string]string{
 	"go.mod":                "module example.com/m\n\ngo 1.21\n",
 	"README.md":             "m\n",
 	"strutil/upper.go":      "package strutil\n\nimport \"strings\"\n\n// Upper upper-cases s.\nfunc Upper(s string) string { return strings.ToUpper(s) }\n",
-	"strutil/upper_test.go": "package strutil\n\nimport \"testing\"\n\nfunc TestUpper(t *testing.T) {\n\tif Upper(\"a\") != \"A\" {\n\t\tt.Fatal(\"Upper(a) != A\")\n\t}\n}\n",
+	"strutil/upper_test.go": "package strutil\n\nimport \"testing\"\n\nfunc TestUpper(t testing.TB) {\n\tif Upper(\"a\") != \"A\" {\n\t\tt.Fatal(\"Upper(a) != A\")\n\t}\n}\n",
 }
 
 const reverseTest = `package strutil
 
 import "testing"
 
-func TestReverse_ASCII(t *testing.T) {
+func TestReverse_ASCII(t testing.TB) {
 	if got := Reverse("abc"); got != "cba" {
 		t.Fatalf("Reverse(abc) = %q, want cba", got)
 	}
@@ -61,13 +61,13 @@ type fixture struct {
 	log gates.VerdictLog
 }
 
-func needGo(t *testing.T) {
+func needGo(t testing.TB) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not installed")
 	}
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for p, body := range files {
 		full := filepath.Join(dir, p)
@@ -86,7 +86,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 
 // newFixture makes a repository holding the example plan set (its
 // standards with runner) and files, committed as the base.
-func newFixture(t *testing.T, runner string, files map[string]string) *fixture {
+func newFixture(t testing.TB, runner string, files map[string]string) *fixture {
 	t.Helper()
 	dir := gt.NewRepo(t)
 	src := filepath.Join("..", "plan", "testdata", "example", "docs")
@@ -130,7 +130,7 @@ func buildGates(g *gitstore.Store, dir string) (*gates.Registry, gates.VerdictLo
 	return reg, log, m, nil
 }
 
-func (f *fixture) start(t *testing.T, task string, tests ...string) string {
+func (f *fixture) start(t testing.TB, task string, tests ...string) string {
 	t.Helper()
 	tk, err := f.m.Start(ctx, worktree.StartInput{Task: task, Scope: []string{"strutil/**", "tests/**", "calc.py"}, Tests: tests})
 	if err != nil {
@@ -139,7 +139,7 @@ func (f *fixture) start(t *testing.T, task string, tests ...string) string {
 	return tk.Path
 }
 
-func commit(t *testing.T, wt, msg string, files map[string]string) string {
+func commit(t testing.TB, wt, msg string, files map[string]string) string {
 	t.Helper()
 	writeFiles(t, wt, files)
 	gt.Git(t, wt, "add", "-A")
@@ -147,7 +147,7 @@ func commit(t *testing.T, wt, msg string, files map[string]string) string {
 	return gt.Git(t, wt, "rev-parse", "HEAD")
 }
 
-func (f *fixture) judge(t *testing.T, name gates.Name, task string) gates.Verdict {
+func (f *fixture) judge(t testing.TB, name gates.Name, task string) gates.Verdict {
 	t.Helper()
 	v, err := gates.Judge(ctx, f.reg, f.log, name, gates.Input{Task: task})
 	if err != nil {
@@ -164,14 +164,14 @@ func classes(v gates.Verdict) string {
 	return strings.Join(c, ",")
 }
 
-func want(t *testing.T, v gates.Verdict, result gates.Result, class string) {
+func want(t testing.TB, v gates.Verdict, result gates.Result, class string) {
 	t.Helper()
 	if v.Result != result || !strings.Contains(","+classes(v)+",", ","+class+",") && class != "" || class == "" && len(v.Reasons) != 0 {
 		t.Errorf("verdict %s, want %s %s", v.String(), result, class)
 	}
 }
 
-func mustHash(t *testing.T, s string) gitstore.Hash {
+func mustHash(t testing.TB, s string) gitstore.Hash {
 	t.Helper()
 	h, err := gitstore.ParseHash(s)
 	if err != nil {
