@@ -65,6 +65,10 @@ func TestGate_CLI_ExitStatuses(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.out, "red: PASS [task S1-01/T1 attempt 1 commit ") {
 		t.Errorf("red PASS: %+v", r)
 	}
+	// The verdict is in the execution log and noted on the judged commit.
+	if n := gt.Git(t, wt("S1-01/T1"), "log", "-1", "--notes=ideate", "--format=%N"); !strings.Contains(n, "ideate: red PASS S1-01/T1 attempt 1 (exec ") {
+		t.Errorf("note on the judged commit: %q", n)
+	}
 	r = bin(t, dir, "", "gate", "red", "--task", "S1-01/T2", "--json")
 	var v struct {
 		MessageType string `json:"message_type"`
