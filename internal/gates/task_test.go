@@ -35,14 +35,14 @@ var goBase = map[string]string{
 	"go.mod":                "module example.com/m\n\ngo 1.21\n",
 	"README.md":             "m\n",
 	"strutil/upper.go":      "package strutil\n\nimport \"strings\"\n\n// Upper upper-cases s.\nfunc Upper(s string) string { return strings.ToUpper(s) }\n",
-	"strutil/upper_test.go": "package strutil\n\nimport \"testing\"\n\nfunc TestUpper(t testing.TB) {\n\tif Upper(\"a\") != \"A\" {\n\t\tt.Fatal(\"Upper(a) != A\")\n\t}\n}\n",
+	"strutil/upper_test.go": "package strutil\n\nimport \"testing\"\n\nfunc TestUpper(t *testing.T) {\n\tif Upper(\"a\") != \"A\" {\n\t\tt.Fatal(\"Upper(a) != A\")\n\t}\n}\n",
 }
 
 const reverseTest = `package strutil
 
 import "testing"
 
-func TestReverse_ASCII(t testing.TB) {
+func TestReverse_ASCII(t *testing.T) {
 	if got := Reverse("abc"); got != "cba" {
 		t.Fatalf("Reverse(abc) = %q, want cba", got)
 	}
