@@ -47,6 +47,9 @@ func (c *GateCmd) Run(ctx context.Context, env *Env) error {
 			line += fmt.Sprintf(" [task %s attempt %d commit %.12s]", v.Task, v.Attempt, v.Commit)
 		}
 		fmt.Fprintln(env.Out, line)
+		for _, n := range v.Notes {
+			fmt.Fprintln(env.Out, "  note: "+n)
+		}
 	}
 	switch v.Result {
 	case gates.PASS:

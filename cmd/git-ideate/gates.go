@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/plan"
 )
 
-// Gates builds the gate registry every face asks (the gate command, the
-// hooks): the task gates red, scaffold and green over this repository's
-// tasks, the sprint plan pf names and the execution log, with the per-task
-// lock Judge holds. It also returns the log the verdicts are stored in.
+// Gates builds the gate registry every face asks (the gate command; the
+// hooks' stop gates): the task gates red, scaffold and green and the final
+// gate over this repository's tasks, the sprint plan pf names and the
+// execution log, with the per-task lock Judge holds and the plan-ready
+// ticks after a GREEN PASS. Without --dir the plan is read from the main
+// working tree (where the ticks are kept), also when called from inside a
+// task's worktree. It also returns the log the verdicts are stored in.
 func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
 	g, err := e.Git()
 	if err != nil {
@@ -24,15 +29,29 @@ func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	fsRoot, root := planRoot(e, pf)
+	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
+		fsRoot = top
+	}
+	load := func(ctx context.Context) (*plan.Sprint, error) {
+		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
+	}
 	log := gates.ExecLog(x)
-	d := gates.Deps{Git: g, Tasks: m, Log: log,
-		Plan: func(ctx context.Context) (*plan.Sprint, error) { return loadPlan(ctx, e, pf) }}
+	d := gates.Deps{Git: g, Tasks: m, Log: log, Plan: load}
+	pd := gates.PlanDeps{Git: g, Tasks: m, Exec: x, Plan: load, Root: fsRoot}
 	reg := gates.NewRegistry()
 	reg.Lock = gates.TaskLock(g)
+	reg.Tick = func(ctx context.Context, task string) (string, error) {
+		r, err := gates.Tick(ctx, pd, task)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("ticked %d of the task's %d plan-ready box(es) in %s", len(r.Ticked), r.Boxes, r.Path), nil
+	}
 	for _, x := range []struct {
 		name gates.Name
 		gate gates.Gate
-	}{{"red", gates.Red(d)}, {"scaffold", gates.Scaffold(d)}, {"green", gates.Green(d)}} {
+	}{{"red", gates.Red(d)}, {"scaffold", gates.Scaffold(d)}, {"green", gates.Green(d)}, {"final", gates.Final(gates.FinalDeps{PlanDeps: pd})}} {
 		if err := reg.Register(x.name, x.gate); err != nil {
 			return nil, nil, err
 		}

@@ -98,6 +98,9 @@ type Verdict struct {
 	Sprint int    `json:"sprint,omitempty"`
 	Wave   int    `json:"wave,omitempty"`
 	Story  string `json:"story,omitempty"`
+	// Notes are what happened after the verdict was stored (the plan-ready
+	// boxes ticked after a GREEN PASS); not part of the judgement.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Passed reports whether v lets the work go on: PASS and nothing else.
@@ -146,6 +149,10 @@ type Registry struct {
 	// Lock, when set, is the per-task lock Judge holds while a gate judges
 	// a task and its verdict is stored (TaskLock builds one).
 	Lock func(ctx context.Context, task string) (release func(), err error)
+	// Tick, when set, is what Judge does after it stored a GREEN PASS:
+	// tick the task's plan-ready boxes (gates.Tick); its note or error is
+	// added to the verdict's Notes.
+	Tick func(ctx context.Context, task string) (note string, err error)
 }
 
 // NewRegistry returns an empty registry.

@@ -33,7 +33,9 @@ func TaskLock(g *gitstore.Store) func(ctx context.Context, task string) (func(),
 // wrong one. While it judges and stores, Judge holds the task's lock
 // (reg.Lock, when the registry has one), so two gates asked about one task
 // at once leave their verdicts one after the other, each about the facts
-// it saw. An unknown gate is UnknownGate and stores nothing.
+// it saw. After a stored GREEN PASS, reg.Tick (when set) ticks the task's
+// plan-ready boxes, still under the lock; how that went is in the returned
+// verdict's Notes. An unknown gate is UnknownGate and stores nothing.
 func Judge(ctx context.Context, reg *Registry, log VerdictLog, name Name, in Input) (Verdict, error) {
 	if in.Task != "" && reg.Lock != nil {
 		release, err := reg.Lock(ctx, in.Task)
@@ -54,6 +56,14 @@ func Judge(ctx context.Context, reg *Registry, log VerdictLog, name Name, in Inp
 			return v, err
 		}
 	}
-	// TODO(x1exec): after a green PASS, call gates.Tick (internal/gates/tick.go) to tick the task's plan-ready boxes.
+	if name == "green" && v.Result == PASS && reg.Tick != nil {
+		note, err := reg.Tick(ctx, v.Task)
+		if err != nil {
+			note = "plan-ready boxes not ticked: " + errText(err)
+		}
+		if note != "" {
+			v.Notes = append(v.Notes, note)
+		}
+	}
 	return v, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/proctest"
 )
 
@@ -162,5 +163,40 @@ func TestJudge_TwoGatesAtOnceTakeTurns(t *testing.T) {
 	}
 	if bases != 1 {
 		t.Errorf("%d base runs, want 1", bases)
+	}
+}
+
+// After a stored GREEN PASS, Judge ticks the task's plan-ready boxes
+// through reg.Tick; RED's PASS ticks nothing.
+func TestJudge_GreenPassTicksPlanReady(t *testing.T) {
+	f := newFakeFixture(t)
+	ready := filepath.Join(f.dir, "docs", "agents", "sprint1", "s1-01-rune-helpers", "plan-ready.md")
+	writeFiles(t, f.dir, map[string]string{"docs/agents/sprint1/s1-01-rune-helpers/plan-ready.md": "---\ntype: plan-ready\nstory: S1-01\n---\n\n# S1-01 plan-ready\n\n## T1 — Reverse\n- [ ] `" + declared + "` — FAIL: Reverse(\"abc\") = \"abc\"\n"})
+	pd := gates.PlanDeps{Git: f.g, Tasks: f.m, Exec: execlog.Open(f.g), Root: f.dir,
+		Plan: func(ctx context.Context) (*plan.Sprint, error) {
+			return plan.Load(ctx, os.DirFS(f.dir), plan.Options{Root: plan.DefaultRoot})
+		}}
+	f.reg.Tick = func(ctx context.Context, task string) (string, error) {
+		r, err := gates.Tick(ctx, pd, task)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("ticked %d", len(r.Ticked)), nil
+	}
+	wt := f.start(t, "S1-01/T1", declared)
+	commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
+	if v := f.judge(t, "red", "S1-01/T1"); v.Result != gates.PASS || len(v.Notes) != 0 {
+		t.Fatalf("red: %+v", v)
+	}
+	if b, _ := os.ReadFile(ready); !strings.Contains(string(b), "- [ ] `") {
+		t.Fatalf("RED ticked a box:\n%s", b)
+	}
+	commit(t, wt, "green", map[string]string{"strutil/reverse.go": reverseImpl})
+	v := f.judge(t, "green", "S1-01/T1")
+	if v.Result != gates.PASS || len(v.Notes) != 1 || v.Notes[0] != "ticked 1" {
+		t.Fatalf("green: %+v", v)
+	}
+	if b, _ := os.ReadFile(ready); !strings.Contains(string(b), "- [x] `"+declared) {
+		t.Fatalf("the box is not ticked:\n%s", b)
 	}
 }

@@ -329,7 +329,7 @@ func (s *taskState) finish(reasons []Reason) Verdict {
 	v.Result = PASS
 	for _, r := range reasons {
 		switch r.Class {
-		case ClassUnknownFormat, ClassNoRunner, ClassRunnerError, ClassNoLog:
+		case ClassUnknownFormat, ClassNoRunner, ClassRunnerError, ClassNoLog, ClassNoTestGlobs:
 			if v.Result == PASS {
 				v.Result = UNVERIFIABLE
 			}

@@ -156,7 +156,7 @@ func (f *fixture) judge(t testing.TB, name gates.Name, task string) gates.Verdic
 	return v
 }
 
-func classes(v gates.Verdict) string {
+func reasonClasses(v gates.Verdict) string {
 	var c []string
 	for _, r := range v.Reasons {
 		c = append(c, r.Class)
@@ -166,7 +166,7 @@ func classes(v gates.Verdict) string {
 
 func want(t testing.TB, v gates.Verdict, result gates.Result, class string) {
 	t.Helper()
-	if v.Result != result || !strings.Contains(","+classes(v)+",", ","+class+",") && class != "" || class == "" && len(v.Reasons) != 0 {
+	if v.Result != result || !strings.Contains(","+reasonClasses(v)+",", ","+class+",") && class != "" || class == "" && len(v.Reasons) != 0 {
 		t.Errorf("verdict %s, want %s %s", v.String(), result, class)
 	}
 }
