@@ -36,7 +36,7 @@ const (
 )
 
 // FinalDeps are the final gate's dependencies: PlanDeps, and the bound of
-// each matrix command.
+// each matrix command (Input.Timeout, when set, takes its place).
 type FinalDeps struct {
 	PlanDeps
 	Timeout time.Duration
@@ -120,6 +120,13 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		return j.verdict(), nil
 	}
 	j.v.Commit = head.String()
+	j.v.Task, j.v.Attempt, j.v.Base, j.v.Story = in.Task, in.Attempt, ct.Base, story
+	if j.v.Attempt == 0 {
+		j.v.Attempt = ct.Attempt
+	}
+	if c, err := d.Git.ReadCommit(head); err == nil {
+		j.v.Tree = c.Tree.String()
+	}
 	if in.Commit != "" && !strings.HasPrefix(head.String(), strings.ToLower(in.Commit)) {
 		j.add(false, "not_head", fmt.Sprintf("commit %s was asked for, but the worktree's HEAD is %s: a gate judges the worktree's HEAD", in.Commit, head.String()[:12]))
 		return j.verdict(), nil
@@ -142,6 +149,7 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		j.add(false, "no_plan", "the sprint's plan could not be read: "+apperr.Message(err))
 		return j.verdict(), nil
 	}
+	j.v.Sprint, j.v.Wave = s.Number, waveOf(s, in.Task)
 
 	// The stored GREEN verdict at this commit: no skip in its run.
 	green, found, err := d.Exec.Latest(ctx, in.Task, "green", head.String())
@@ -196,6 +204,9 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		return j.verdict(), nil
 	}
 	timeout := d.Timeout
+	if in.Timeout > 0 {
+		timeout = in.Timeout
+	}
 	if timeout <= 0 {
 		timeout = DefaultMatrixTimeout
 	}

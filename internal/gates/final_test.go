@@ -189,6 +189,10 @@ func TestFinal_PassAfterGreenAndTicks(t *testing.T) {
 	if v.Result != gates.PASS || v.Commit != fx.head(t) {
 		t.Fatalf("final: %s", v)
 	}
+	tree := gt.Git(t, fx.wt, "rev-parse", "HEAD^{tree}")
+	if v.Task != "S1-01/T1" || v.Attempt != 1 || v.Story != "S1-01" || v.Sprint != 1 || v.Tree != tree || v.Base == "" {
+		t.Fatalf("the verdict does not place what it judged: %+v", v)
+	}
 }
 
 func TestFinal_UntickedBox(t *testing.T) {
