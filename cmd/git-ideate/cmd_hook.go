@@ -61,6 +61,7 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 		GateOnly: c.Gate,
 		Now:      nowFunc,
 	}
+	d.Judge = hookJudge(env, d.Gates)
 	d.Run(ctx, env.In, env.Out, event)
 	return nil
 }
@@ -93,4 +94,26 @@ func hookGates(env *Env) *gates.Registry {
 		return log, s, err
 	}))
 	return reg
+}
+
+// hookJudge asks the hooks' gates: a stop gate (red, scaffold, green)
+// through the registry the gate command uses, storing its verdict on the
+// execution log (gates.Judge); the per-call gates (guard, plan) through
+// reg, storing nothing. It is called once the hook's stores are open, so
+// env is in the payload's repository.
+func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, gates.Input) (gates.Verdict, error) {
+	stop := map[gates.Name]bool{}
+	for _, n := range hooks.StopGates {
+		stop[n] = true
+	}
+	return func(ctx context.Context, name gates.Name, in gates.Input) (gates.Verdict, error) {
+		if !stop[name] {
+			return reg.Run(ctx, name, in)
+		}
+		full, log, err := env.Gates(planFlags{})
+		if err != nil {
+			return gates.Verdict{}, err
+		}
+		return gates.Judge(ctx, full, log, name, in)
+	}
 }

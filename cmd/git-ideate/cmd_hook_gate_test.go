@@ -427,3 +427,58 @@ func TestHookGate_Binary_Garbage(t *testing.T) {
 		t.Fatalf("garbage left %d bindings and %d dispatches", len(ents), len(pend))
 	}
 }
+
+// The stop gate entry runs the real red gate for the agent's task: a RED
+// commit whose declared test fails by assertion lets the red-worker go and
+// leaves a stored red PASS on the judged commit; one whose test already
+// passes is blocked with the verdict. A green-worker dispatched afterwards
+// carries what that verified RED commit changed as frozen files.
+func TestHookGate_Binary_RealRedGate(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "red-worker"})
+	s := newSession(t, dir)
+	wt := func(task string) string { return filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+")) }
+	for task, want := range map[string]string{
+		"S1-01/T1": `if Reverse("abc") != "cba" { t.Fatal("Reverse(abc) != cba") }`,
+		"S1-01/T2": `if Reverse("") != "" { t.Fatal("Reverse of nothing") }`,
+	} {
+		os.WriteFile(filepath.Join(wt(task), "strutil", "reverse_test.go"), []byte("package strutil\n\nimport \"testing\"\n\nfunc TestReverse(t *testing.T) {\n\t"+want+"\n}\n"), 0o644)
+		gt.Git(t, wt(task), "add", "-A")
+		gt.Git(t, wt(task), "commit", "-q", "-m", "red")
+	}
+	for i, task := range []string{"S1-01/T1", "S1-01/T2"} {
+		tu, agent := "toolu_real"+string(rune('1'+i)), "areal"+string(rune('1'+i))
+		wantAllow(t, "dispatch "+task, s.dispatch(tu, "red-worker", "ideate-task: "+task))
+		s.meta(agent, "red-worker", tu)
+		d := hookCall(t, wt(task), with(s.subStop, "cwd", wt(task), "transcript_path", s.transcript, "agent_id", agent,
+			"agent_type", "git-ideate:red-worker", "stop_hook_active", false), "--gate")
+		switch task {
+		case "S1-01/T1":
+			if d.kind != "" {
+				t.Fatalf("red PASS blocked: %+v", d)
+			}
+			if n := gt.Git(t, wt(task), "log", "-1", "--notes=ideate", "--format=%N"); !strings.Contains(n, "red PASS S1-01/T1") {
+				t.Fatalf("no stored red PASS on the judged commit: %q", n)
+			}
+		case "S1-01/T2":
+			if d.kind != "block" || !strings.Contains(d.reason, "git ideate gate red: FAIL") || !strings.Contains(d.reason, "S1-01/T2") {
+				t.Fatalf("red FAIL: %+v", d)
+			}
+		}
+	}
+	// GREEN on T1 after its verified RED.
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--role", "green-worker"))
+	wantAllow(t, "green dispatch", s.dispatch("toolu_green1", "green-worker", "ideate-task: S1-01/T1"))
+	s.meta("agreen1", "green-worker", "toolu_green1")
+	edit := func(path string) hostDecision {
+		return s.tool("agreen1", "green-worker", wt("S1-01/T1"), "Edit", map[string]any{"file_path": path, "old_string": "a", "new_string": "b"})
+	}
+	wantDeny(t, "green edits RED's test", edit("strutil/reverse_test.go"), "test_changed")
+	wantAllow(t, "green edits the code", edit("strutil/reverse.go"))
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "ideate", "dispatch", "agents", "agreen1.json"))
+	if err != nil || !strings.Contains(string(b), `"frozen":["strutil/reverse_test.go"]`) {
+		t.Fatalf("green binding without RED's frozen files: %s %v", b, err)
+	}
+}

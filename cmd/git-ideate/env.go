@@ -265,6 +265,15 @@ func (e *Env) HookStores(dir, session string) (*hooks.Stores, error) {
 	if cd := e.git.Repo().CommonDir; filepath.Base(cd) == ".git" {
 		st.Top = filepath.Dir(cd)
 	}
+	// A green-worker's frozen files: what the newest red PASS judged.
+	st.Git = e.git
+	st.RedCommit = func(ctx context.Context, task string) (string, bool, error) {
+		_, log, err := e.Gates(planFlags{})
+		if err != nil {
+			return "", false, err
+		}
+		return log.LatestPass(ctx, task, "red")
+	}
 	st.Standards = func(ctx context.Context) (*plan.Standards, error) {
 		s, err := plan.LoadDir(ctx, st.Top, plan.Options{})
 		if err != nil {
