@@ -439,7 +439,9 @@ func TestHookGate_Binary_RealRedGate(t *testing.T) {
 	}
 	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "red-worker"})
 	s := newSession(t, dir)
-	wt := func(task string) string { return filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+")) }
+	wt := func(task string) string {
+		return filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+"))
+	}
 	for task, want := range map[string]string{
 		"S1-01/T1": `if Reverse("abc") != "cba" { t.Fatal("Reverse(abc) != cba") }`,
 		"S1-01/T2": `if Reverse("") != "" { t.Fatal("Reverse of nothing") }`,
