@@ -15,6 +15,7 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/config"
 	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/mcpserver"
@@ -234,7 +235,8 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 		return nil, err
 	}
 	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session, Git: g, Exec: x,
-		Plan: func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
+		Gates: func() (*gates.Registry, gates.VerdictLog, error) { return e.Gates(planFlags{}) },
+		Plan:  func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
 }
 
 // HookStores opens the stores a hook handler uses, in the repository

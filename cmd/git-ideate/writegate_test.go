@@ -558,6 +558,7 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 			return map[string]any{"id": fx.done(t), "actor_human": "alice", "actor_agent": "w"}
 		},
 		"plan_check": func() map[string]any { return map[string]any{} },
+		"gate_run":   func() map[string]any { return map[string]any{"gate": "red", "task": "S1-01/T1"} },
 		"plan_import": func() map[string]any {
 			// The example plan in the fixture's working tree: the first
 			// import writes every item under these actors.

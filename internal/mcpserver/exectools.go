@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
@@ -33,6 +34,12 @@ func execTools() []toolDef {
 			schema: obj(nil, arg{"task", str, "Only this task (S1-01/T2)."}, arg{"phase", str, "Only this phase (red, scaffold, green, final, plan, …)."},
 				arg{"result", `"type":"string","enum":["PASS","FAIL","UNVERIFIABLE"]`, "Only verdicts with this result."},
 				arg{"include_tests", boolean, "Include each verdict's per-test outcomes (default: tests is null)."}, argLimit)},
+		{name: "gate_run", run: gateRun,
+			desc: "Judge a task's committed worktree HEAD with one gate (red, scaffold, green, final) and store the verdict on the execution log and as a note on the commit. result PASS, FAIL or UNVERIFIABLE (never a pass) with reason classes, per-test outcomes and paths. It runs tests: minutes.",
+			schema: obj([]string{"gate", "task"}, arg{"gate", `"type":"string","enum":["red","scaffold","green","final"]`, "The gate."},
+				arg{"task", str, "The task (S1-01/T1), started with git ideate task start."},
+				arg{"attempt", posInt, "Attempt the verdict is stored under (default: the task's)."},
+				arg{"timeout_s", posInt, "Seconds each test run may take (default 600)."})},
 		{name: "test_classify", run: testClassify, readOnly: true,
 			desc: "Read a test runner's output and return one outcome per test id (PASS, FAIL_ASSERT, FAIL_STUB, FAIL_ERROR, ERROR_SETUP, BUILD_FAIL, NOT_RUN, TIMEOUT, SKIP). An output that cannot be read in the declared format is an UNVERIFIABLE error, never a guess.",
 			schema: obj([]string{"output", "format"}, arg{"output", str, "The runner's output (go test -json lines, a JUnit XML report, or jest/vitest JSON)."},
@@ -157,6 +164,34 @@ func execLog(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 		kept = []execlog.Entry{}
 	}
 	return execLogOut{OK: true, Entries: kept, Truncated: cut}, nil
+}
+
+func gateRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Gate, Task        string
+		Attempt, TimeoutS int
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	if b.Gates == nil {
+		return nil, apperr.New(apperr.Internal, "this server cannot run gates")
+	}
+	if a.TimeoutS == 0 {
+		a.TimeoutS = 600
+	}
+	reg, log, err := b.Gates()
+	if err != nil {
+		return nil, err
+	}
+	v, err := gates.Judge(ctx, reg, log, gates.Name(a.Gate), gates.Input{Task: a.Task, Attempt: a.Attempt, Timeout: time.Duration(a.TimeoutS) * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		gates.Verdict
+	}{true, v}, nil
 }
 
 func testClassify(_ context.Context, _ *Backend, raw json.RawMessage) (any, error) {

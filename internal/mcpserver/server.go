@@ -39,6 +39,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
@@ -75,6 +76,10 @@ type Backend struct {
 	// Exec is the execution log plan_check stores its verdict on; nil:
 	// the check is not stored.
 	Exec *execlog.Log
+	// Gates builds the gate registry and the verdict log gate_run judges
+	// and stores with (the CLI's `git ideate gate`); nil: gate_run
+	// answers INTERNAL.
+	Gates func() (*gates.Registry, gates.VerdictLog, error)
 
 	steering *steering.Store // the store of this call (steering tools)
 }
