@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -154,4 +155,80 @@ func TestExecExport_WritesTheSprintsLedger(t *testing.T) {
 			t.Errorf("export left %s behind", e.Name())
 		}
 	}
+}
+
+// git ideate gate final through the composition root: FAIL (exit 3) while
+// the task's boxes are open, PASS (exit 0) once the ticks that a stored
+// GREEN PASS allows are made; each verdict lands on the execution log with
+// its task and on the judged commit's note.
+func TestGateFinal_CLI_StoresItsVerdict(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goEnv := strings.Split(strings.TrimSpace(string(out)), "\n")
+	dir := gt.NewRepo(t)
+	t.Setenv("GOCACHE", goEnv[0]) // NewRepo's empty HOME would make go vet build from nothing
+	t.Setenv("GOMODCACHE", goEnv[1])
+	t.Setenv("GOTOOLCHAIN", "local")
+	files := map[string]string{
+		"go.mod":                           "module example.com/m\n\ngo 1.21\n",
+		"strutil/reverse.go":               "package strutil\n\n// Reverse returns s.\nfunc Reverse(s string) string { return s }\n",
+		"docs/agents/sprint1/standards.md": "---\ntype: standards\nsprint: 1\n---\n\n# Standards\n\n## Gate matrix\n\n```sh\ngo vet ./...\n```\n",
+		"docs/agents/sprint1/s1-01-reverse/plan-ready.md": "---\ntype: plan-ready\nstory: S1-01\n---\n\n# S1-01 plan-ready\n\n" +
+			"## T1 — Reverse\n- [ ] `strutil/reverse_test.go::TestReverse_ASCII` — FAIL: shim\n",
+	}
+	for p, data := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644)
+	}
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-q", "-m", "base")
+	mustOK(t, cli(t, dir, "", "task", "start", "S1-01/T1", "--test", "strutil/reverse_test.go::TestReverse_ASCII", "--scope", "strutil/**"))
+	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	head := gt.Git(t, wt, "rev-parse", "HEAD")
+
+	r := cli(t, dir, "", "gate", "final", "--task", "S1-01/T1")
+	if r.code != 3 || !strings.Contains(r.out, "no_green") || !strings.Contains(r.out, "unticked") {
+		t.Fatalf("final before GREEN: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	// A GREEN PASS at the worktree's HEAD, then the ticks it allows.
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	defer env.Close()
+	x, err := env.Exec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Append(t.Context(), execlog.Entry{Task: "S1-01/T1", Attempt: 1, Phase: "green", Event: "verdict", Result: "PASS", Commit: head,
+		Tests: []execlog.TestResult{{ID: "strutil/reverse_test.go::TestReverse_ASCII", Outcome: "PASS"}}}); err != nil {
+		t.Fatal(err)
+	}
+	reg, _, err := env.Gates(planFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Tick(t.Context(), "S1-01/T1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "docs/agents/sprint1/s1-01-reverse/plan-ready.md")); !strings.Contains(string(b), "- [x] `strutil/reverse_test.go::TestReverse_ASCII`") {
+		t.Fatalf("not ticked:\n%s", b)
+	}
+	r = cli(t, dir, "", "gate", "final", "--task", "S1-01/T1")
+	if r.code != 0 {
+		t.Fatalf("final after the ticks: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	log := mustOK(t, cli(t, dir, "", "exec", "log", "--task", "S1-01/T1", "--phase", "final")).out
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "gate S1-01 verdict phase=final task=T1 attempt=1 result=FAIL class=no_green,unticked commit="+head[:12]) ||
+		!strings.HasSuffix(lines[1], "gate S1-01 verdict phase=final task=T1 attempt=1 result=PASS commit="+head[:12]) {
+		t.Fatalf("exec log of the final verdicts:\n%s", log)
+	}
+	note := gt.Git(t, dir, "notes", "--ref=ideate", "show", head)
+	if !strings.Contains(note, "ideate: final FAIL S1-01/T1 attempt 1") || !strings.Contains(note, "ideate: final PASS S1-01/T1 attempt 1") {
+		t.Fatalf("the judged commit's note:\n%s", note)
+	}
+	gt.Fsck(t, dir)
 }
