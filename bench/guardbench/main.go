@@ -32,10 +32,11 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
+	"github.com/ideate/git-ideate/internal/plan/plantest"
 )
 
-const standards = "---\ntype: standards\nsprint: 1\n---\n\n# Standards\n\n## Detected stack\n\n- Go — go.mod.\n\n" +
-	"## Test runners\n\n### go\n\n- Extensions: `.go`\n- Test files: `**/*_test.go`\n- Run: `go test -json -count=1 -run '{go_regex}' {packages}`\n- Format: `go-test-json`\n"
+// runners is appended to the example plan's standards.
+const runners = "\n## Test runners\n\n### go\n\n- Extensions: `.go`\n- Test files: `**/*_test.go`\n- Run: `go test -json -count=1 -run '{go_regex}' {packages}`\n- Format: `go-test-json`\n"
 
 func run(dir string, in []byte, bin string, args ...string) (benchutil.Sample, []byte) {
 	cmd := exec.Command(bin, args...)
@@ -75,8 +76,13 @@ func main() {
 	benchutil.Must(err)
 	dir := filepath.Join(tmp, "repo")
 	benchutil.Must(benchutil.InitRepo(dir))
+	benchutil.Must(plantest.CopyExample(dir))
+	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
+	b, err := os.ReadFile(std)
+	benchutil.Must(err)
+	benchutil.Must(os.WriteFile(std, append(b, runners...), 0o644))
 	for p, content := range map[string]string{
-		"docs/agents/sprint1/standards.md": standards, "go.mod": "module m\n", "strutil/reverse.go": "package strutil\n",
+		"go.mod": "module m\n", "strutil/reverse.go": "package strutil\n",
 	} {
 		full := filepath.Join(dir, p)
 		benchutil.Must(os.MkdirAll(filepath.Dir(full), 0o755))
@@ -90,6 +96,10 @@ func main() {
 	}
 	git(dir, "add", "-A")
 	git(dir, "commit", "-q", "-m", "project")
+	// The planning→execution gate: a stored PASS of the plan's check.
+	if _, out := run(dir, nil, bin, "plan", "check"); len(out) == 0 {
+		benchutil.Must(fmt.Errorf("plan check printed nothing"))
+	}
 	for _, task := range []string{"S1-01/T1", "S1-01/T2", "S1-02/T1"} {
 		if _, out := run(dir, nil, bin, "task", "start", task, "--role", "red-worker", "--test", "strutil/reverse_test.go::TestX", "--scope", "strutil/**"); len(out) == 0 {
 			benchutil.Must(fmt.Errorf("task start printed nothing"))
