@@ -26,6 +26,9 @@ func execTools() []toolDef {
 		{name: "plan_check", run: planCheck, readOnly: true,
 			desc:   "The planning→execution gate's check: validate the sprint's planning artifacts (docs/agents/sprint<N>/). verdict PASS, or FAIL with each finding (file, line, rule, message). Structural only.",
 			schema: obj(nil, argSprint)},
+		{name: "plan_show", run: planShow, readOnly: true,
+			desc:   "The sprint's schedule as read from its plan: each task (or story without tasks) with its wave, title, scope files, declared tests and what it waits for; plus the plan's tree id and counts.",
+			schema: obj(nil, argSprint)},
 		{name: "plan_import", run: planImport,
 			desc:   "Make the board hold the sprint: a parent item per story, an item per task with its wave and dependencies as depends_on, so work_list's claimable items are the tasks whose wave may start. Idempotent (keyed by task id); refused with GATE_FAIL unless plan_check passes.",
 			schema: obj([]string{"actor_human"}, argSprint, argHuman, argAgent, argTenant)},
@@ -99,6 +102,54 @@ func planCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error
 		out.Stored = res.Stored.ID
 	}
 	return out, nil
+}
+
+type planUnit struct {
+	plan.Unit
+	Title string   `json:"title,omitempty"`
+	Scope []string `json:"scope,omitempty"`
+	Tests []string `json:"tests,omitempty"`
+}
+
+func planShow(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct{ Sprint int }
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	s, err := b.sprintOf(ctx, a.Sprint)
+	if err != nil {
+		return nil, err
+	}
+	var units []planUnit
+	for _, u := range plan.Schedule(s) {
+		pu := planUnit{Unit: u}
+		if u.Task != nil {
+			pu.Title, pu.Scope = u.Task.Title, u.Task.Files
+			if u.Dir != nil && u.Dir.TestPlan != nil {
+				for _, sec := range u.Dir.TestPlan.Sections {
+					if sec.Task == u.Task.Num {
+						for _, d := range sec.Tests {
+							pu.Tests = append(pu.Tests, d.ID)
+						}
+					}
+				}
+			}
+		}
+		units = append(units, pu)
+	}
+	kept, cut, err := paging.Trim(units, paging.CompactLen)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK        bool         `json:"ok"`
+		Sprint    int          `json:"sprint"`
+		Dir       string       `json:"dir"`
+		Tree      string       `json:"tree"`
+		Summary   plan.Summary `json:"summary"`
+		Units     []planUnit   `json:"units"`
+		Truncated bool         `json:"truncated"`
+	}{true, s.Number, s.Dir, s.TreeID, s.Summary(), kept, cut}, nil
 }
 
 func planImport(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {

@@ -46,6 +46,15 @@ func TestServer_PlanTools(t *testing.T) {
 	if again := h.ok("plan_check", map[string]any{}); again["stored"] != c["stored"] {
 		t.Fatalf("second check stored anew: %v then %v", c["stored"], again["stored"])
 	}
+	sh := h.ok("plan_show", map[string]any{})
+	units := sh["units"].([]any)
+	if sh["tree"] != c["tree"] || len(units) != 3 || sh["truncated"] != false {
+		t.Fatalf("plan_show: %v", sh)
+	}
+	last := units[2].(map[string]any)
+	if last["ref"] != "S1-02/T1" || last["wave"] != float64(2) || len(last["after"].([]any)) != 2 || len(last["tests"].([]any)) != 3 || last["title"] == "" {
+		t.Fatalf("plan_show unit: %v", last)
+	}
 	log := h.ok("exec_log", map[string]any{"phase": "plan"})
 	es := log["entries"].([]any)
 	if len(es) != 1 || es[0].(map[string]any)["result"] != "PASS" || es[0].(map[string]any)["id"] != c["stored"] || log["truncated"] != false {
