@@ -27,15 +27,7 @@ func TestGate_CLI_ExitStatuses(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not installed")
 	}
-	dir := gt.NewRepo(t)
-	src := filepath.Join("..", "..", "internal", "plan", "testdata", "example")
-	if out, err := exec.Command("cp", "-r", filepath.Join(src, "docs"), dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
-	b, _ := os.ReadFile(std)
-	os.WriteFile(std, append(b, strings.Replace(goRunner, "- Compile: `go vet {packages}`\n", "", 1)+tapRunner...), 0o644)
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
+	dir := goPlanRepo(t, strings.Replace(goRunner, "- Compile: `go vet {packages}`\n", "", 1)+tapRunner)
 	gt.Git(t, dir, "add", "-A")
 	gt.Git(t, dir, "commit", "-q", "-m", "base")
 	test := "strutil/reverse_test.go::TestReverse_ASCII"

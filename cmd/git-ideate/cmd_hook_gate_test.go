@@ -56,16 +56,7 @@ func execProject(t *testing.T, tasks map[string]string) string {
 // uncheckedProject is execProject before the plan's check.
 func uncheckedProject(t *testing.T, tasks map[string]string) string {
 	t.Helper()
-	dir := gt.NewRepo(t)
-	src := filepath.Join("..", "..", "internal", "plan", "testdata", "example")
-	if out, err := exec.Command("cp", "-r", filepath.Join(src, "docs"), dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
-	b, _ := os.ReadFile(std)
-	os.WriteFile(std, append(b, goRunner...), 0o644)
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
+	dir := goPlanRepo(t, goRunner)
 	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\nfunc Reverse(s string) string { return s }\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte("package strutil\n"), 0o644)
 	gt.Git(t, dir, "add", "-A")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/plan/plantest"
 )
 
 const goRunner = `
@@ -32,16 +33,7 @@ func TestTestRun_CLI_RecordsARunOfTheTasksWorktree(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not installed")
 	}
-	dir := gt.NewRepo(t)
-	src := filepath.Join("..", "..", "internal", "plan", "testdata", "example")
-	if out, err := exec.Command("cp", "-r", filepath.Join(src, "docs"), dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
-	b, _ := os.ReadFile(std)
-	os.WriteFile(std, append(b, goRunner...), 0o644)
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
+	dir := goPlanRepo(t, goRunner)
 	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\n// Reverse is a RED shim.\nfunc Reverse(s string) string { return s }\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte(`package strutil
 
@@ -96,4 +88,24 @@ func TestReverse_ASCII(t *testing.T) {
 	if r := bin(t, dir, "", "test", "run", "--task", "S1-01/T9"); r.code != 1 || !strings.Contains(r.err, "NO_RUNNER") {
 		t.Errorf("no runner: %+v", r)
 	}
+}
+
+// goPlanRepo is a repository holding the example plan set with runners
+// appended to its standards, a Go module and an empty strutil/ (nothing
+// committed yet).
+func goPlanRepo(t *testing.T, runners string) string {
+	t.Helper()
+	dir := gt.NewRepo(t)
+	if out, err := exec.Command("cp", "-r", filepath.Join(plantest.ExampleDir(), "docs"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
+	b, err := os.ReadFile(std)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(std, append(b, runners...), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
+	return dir
 }
