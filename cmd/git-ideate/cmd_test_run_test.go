@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/mcpserver"
 	"github.com/ideate/git-ideate/internal/plan/plantest"
 )
 
@@ -87,6 +90,78 @@ func TestReverse_ASCII(t *testing.T) {
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T9", "--test", "py/test_x.py::test_a", "--scope", "py/**"))
 	if r := bin(t, dir, "", "test", "run", "--task", "S1-01/T9"); r.code != 1 || !strings.Contains(r.err, "NO_RUNNER") {
 		t.Errorf("no runner: %+v", r)
+	}
+}
+
+// test_run is test run through MCP: the same outcomes, recorded on the
+// task's ref when the worktree is committed, not recorded (and said so)
+// when it is not; a task never started is an error, not an empty run.
+func TestMCP_TestRun(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	dir := goPlanRepo(t, goRunner)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\n// Reverse is a RED shim.\nfunc Reverse(s string) string { return s }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte(`package strutil
+
+import "testing"
+
+func TestReverse_ASCII(t *testing.T) {
+	if got := Reverse("abc"); got != "cba" {
+		t.Fatalf("Reverse(abc) = %q, want cba", got)
+	}
+}
+`), 0o644)
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-q", "-m", "red")
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--test", "strutil/reverse_test.go::TestReverse_ASCII", "--scope", "strutil/**"))
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	t.Cleanup(env.Close)
+	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return env.Backend("mcp-test") })
+	type result struct {
+		OK       bool   `json:"ok"`
+		Recorded bool   `json:"recorded"`
+		Commit   string `json:"commit"`
+		Label    string `json:"label"`
+		Note     string `json:"note"`
+		Report   struct {
+			Tests []struct {
+				ID      string `json:"id"`
+				Outcome string `json:"outcome"`
+			} `json:"tests"`
+		} `json:"report"`
+	}
+	call := func(args string) result {
+		t.Helper()
+		res := srv.Call(context.Background(), "test_run", json.RawMessage(args))
+		var out result
+		if res.IsError || json.Unmarshal([]byte(res.Content[0].Text), &out) != nil {
+			t.Fatalf("%s: %+v", args, res)
+		}
+		return out
+	}
+	r := call(`{"task":"S1-01/T1","label":"red"}`)
+	if len(r.Report.Tests) != 1 || r.Report.Tests[0].Outcome != "FAIL_ASSERT" {
+		t.Errorf("outcomes: %+v", r.Report.Tests)
+	}
+	if !r.Recorded || r.Label != "red" || r.Commit != gt.Git(t, dir, "rev-parse", "HEAD") {
+		t.Errorf("not recorded at HEAD: %+v", r)
+	}
+	if l := gt.Git(t, dir, "log", "--format=%s", "-1", "refs/ideate/tasks/S1-01+T1"); !strings.Contains(l, "red run of attempt 1") {
+		t.Errorf("task ref: %s", l)
+	}
+	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	os.WriteFile(filepath.Join(wt, "strutil", "reverse.go"), []byte("package strutil\n\nfunc Reverse(s string) string { r := []rune(s); for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 { r[i], r[j] = r[j], r[i] }; return string(r) }\n"), 0o644)
+	before := gt.Git(t, dir, "rev-parse", "refs/ideate/tasks/S1-01+T1")
+	r = call(`{"task":"S1-01/T1","label":"green"}`)
+	if r.Recorded || !strings.Contains(r.Note, "uncommitted") || len(r.Report.Tests) != 1 || r.Report.Tests[0].Outcome != "PASS" {
+		t.Errorf("uncommitted run: %+v", r)
+	}
+	if after := gt.Git(t, dir, "rev-parse", "refs/ideate/tasks/S1-01+T1"); after != before {
+		t.Errorf("an uncommitted run moved the task's ref")
+	}
+	if res := srv.Call(context.Background(), "test_run", json.RawMessage(`{"task":"S1-09/T9"}`)); !res.IsError {
+		t.Errorf("a task never started: %+v", res)
 	}
 }
 

@@ -236,7 +236,11 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 	}
 	return &mcpserver.Backend{Record: e.rec, Board: b, Steering: e.SteeringNow, Session: session, Git: g, Exec: x,
 		Gates: func() (*gates.Registry, gates.VerdictLog, error) { return e.Gates(planFlags{}) },
-		Plan:  func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
+		TaskDeps: func() (gates.Deps, error) {
+			d, _, err := e.gateDeps(planFlags{})
+			return d, err
+		},
+		Plan: func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
 }
 
 // HookStores opens the stores a hook handler uses, in the repository

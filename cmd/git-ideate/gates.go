@@ -11,36 +11,16 @@ import (
 
 // Gates builds the gate registry every face asks (the gate command; the
 // hooks' stop gates): the task gates red, scaffold and green and the final
-// gate over this repository's tasks, the sprint plan pf names and the
-// execution log, with the per-task lock Judge holds and the plan-ready
-// ticks after a GREEN PASS. Without --dir the plan is read from the main
-// working tree (where the ticks are kept), also when called from inside a
-// task's worktree. It also returns the log the verdicts are stored in.
+// gate over gateDeps, with the per-task lock Judge holds and the plan-ready
+// ticks after a GREEN PASS. It also returns the log the verdicts are
+// stored in.
 func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
-	g, err := e.Git()
+	d, pd, err := e.gateDeps(pf)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := openTasks(e)
-	if err != nil {
-		return nil, nil, err
-	}
-	x, err := e.Exec()
-	if err != nil {
-		return nil, nil, err
-	}
-	fsRoot, root := planRoot(e, pf)
-	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
-		fsRoot = top
-	}
-	load := func(ctx context.Context) (*plan.Sprint, error) {
-		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
-	}
-	log := gates.ExecLog(x)
-	d := gates.Deps{Git: g, Tasks: m, Log: log, Plan: load}
-	pd := gates.PlanDeps{Git: g, Tasks: m, Exec: x, Plan: load, Root: fsRoot}
 	reg := gates.NewRegistry()
-	reg.Lock = gates.TaskLock(g)
+	reg.Lock = gates.TaskLock(d.Git)
 	reg.Tick = func(ctx context.Context, task string) (string, error) {
 		r, err := gates.Tick(ctx, pd, task)
 		if err != nil {
@@ -56,5 +36,34 @@ func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
 			return nil, nil, err
 		}
 	}
-	return reg, log, nil
+	return reg, d.Log, nil
+}
+
+// gateDeps is what the task gates and the plan's gates read: this
+// repository's tasks, the sprint plan pf names and the execution log.
+// Without --dir the plan is read from the main working tree (where the
+// ticks are kept), also when called from inside a task's worktree.
+func (e *Env) gateDeps(pf planFlags) (gates.Deps, gates.PlanDeps, error) {
+	g, err := e.Git()
+	if err != nil {
+		return gates.Deps{}, gates.PlanDeps{}, err
+	}
+	m, err := openTasks(e)
+	if err != nil {
+		return gates.Deps{}, gates.PlanDeps{}, err
+	}
+	x, err := e.Exec()
+	if err != nil {
+		return gates.Deps{}, gates.PlanDeps{}, err
+	}
+	fsRoot, root := planRoot(e, pf)
+	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
+		fsRoot = top
+	}
+	load := func(ctx context.Context) (*plan.Sprint, error) {
+		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
+	}
+	d := gates.Deps{Git: g, Tasks: m, Log: gates.ExecLog(x), Plan: load}
+	pd := gates.PlanDeps{Git: g, Tasks: m, Exec: x, Plan: load, Root: fsRoot}
+	return d, pd, nil
 }

@@ -559,6 +559,7 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 		},
 		"plan_check": func() map[string]any { return map[string]any{} },
 		"gate_run":   func() map[string]any { return map[string]any{"gate": "red", "task": "S1-01/T1"} },
+		"test_run":   func() map[string]any { return map[string]any{"task": "S1-01/T1"} },
 		"plan_import": func() map[string]any {
 			// The example plan in the fixture's working tree: the first
 			// import writes every item under these actors.

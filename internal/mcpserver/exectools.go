@@ -43,6 +43,12 @@ func execTools() []toolDef {
 				arg{"task", str, "The task (S1-01/T1), started with git ideate task start."},
 				arg{"attempt", posInt, "Attempt the verdict is stored under (default: the task's)."},
 				arg{"timeout_s", posInt, "Seconds each test run may take (default 600)."})},
+		{name: "test_run", run: testRun,
+			desc: "Run a task's declared tests in its worktree (the standards file's runner): one outcome per test id, as test_classify gives. A committed worktree's run is recorded on the task's ref for the gates; uncommitted work is not (note says why). Minutes.",
+			schema: obj([]string{"task"}, arg{"task", str, "The task (S1-01/T1)."},
+				arg{"label", str, "What the run is for (red, green, …; default run)."},
+				arg{"attempt", posInt, "Attempt to record under (default: the task's)."},
+				arg{"timeout_s", posInt, "Seconds before the run is killed (default 600)."})},
 		{name: "test_classify", run: testClassify, readOnly: true,
 			desc: "Read a test runner's output and return one outcome per test id (PASS, FAIL_ASSERT, FAIL_STUB, FAIL_ERROR, ERROR_SETUP, BUILD_FAIL, NOT_RUN, TIMEOUT, SKIP). An output that cannot be read in the declared format is an UNVERIFIABLE error, never a guess.",
 			schema: obj([]string{"output", "format"}, arg{"output", str, "The runner's output (go test -json lines, a JUnit XML report, or jest/vitest JSON)."},
@@ -243,6 +249,41 @@ func gateRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 		OK bool `json:"ok"`
 		gates.Verdict
 	}{true, v}, nil
+}
+
+func testRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct {
+		Task, Label       string
+		Attempt, TimeoutS int
+	}
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	if b.TaskDeps == nil {
+		return nil, apperr.New(apperr.Internal, "this server cannot run tests")
+	}
+	if a.TimeoutS == 0 {
+		a.TimeoutS = 600
+	}
+	d, err := b.TaskDeps()
+	if err != nil {
+		return nil, err
+	}
+	res, err := gates.TestRun(ctx, d, gates.TestRunInput{Task: a.Task, Label: a.Label, Attempt: a.Attempt, Timeout: time.Duration(a.TimeoutS) * time.Second})
+	if res == nil {
+		return nil, err
+	}
+	out := struct {
+		OK bool `json:"ok"`
+		*gates.TestRunResult
+		Error string `json:"error,omitempty"`
+	}{OK: true, TestRunResult: res}
+	if err != nil {
+		// The run ended badly (a timeout, a runner that died) but has
+		// outcomes: they are the answer, with the reason beside them.
+		out.Error = string(apperr.CodeOf(err)) + ": " + apperr.Message(err)
+	}
+	return out, nil
 }
 
 func testClassify(_ context.Context, _ *Backend, raw json.RawMessage) (any, error) {

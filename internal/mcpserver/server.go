@@ -80,6 +80,9 @@ type Backend struct {
 	// and stores with (the CLI's `git ideate gate`); nil: gate_run
 	// answers INTERNAL.
 	Gates func() (*gates.Registry, gates.VerdictLog, error)
+	// TaskDeps is what test_run reads (the tasks, the repository, the
+	// plan); nil: test_run answers INTERNAL.
+	TaskDeps func() (gates.Deps, error)
 
 	steering *steering.Store // the store of this call (steering tools)
 }
