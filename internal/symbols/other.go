@@ -1,0 +1,44 @@
+package symbols
+
+// parseOther reads a Python, JavaScript, TypeScript or Rust file: tokens
+// and uses from the lexer, definitions from tree-sitter where the binary
+// has it (cgo) and from the fallback reader where it does not.
+func parseOther(lang Lang, p string, src []byte) *File {
+	f := &File{Path: p, Lang: lang, Package: moduleOf(lang, p)}
+	f.tokens, f.Refs = lexGeneric(lang, src)
+	defs, weaker, perr := readDefs(lang, p, src, f.tokens)
+	f.Weaker = weaker
+	f.ParseError = perr
+	ls := newLines(src)
+	dir := dirOf(p)
+	for _, d := range defs {
+		s := Symbol{Lang: lang, Dir: dir, Package: f.Package, Receiver: d.recv, Name: d.name, Kind: d.kind,
+			File: p, Line: ls.at(d.nameOff), Start: d.start, End: d.end, BodyStart: d.bodyStart, BodyEnd: d.bodyEnd,
+			Exported: d.exported, Decorated: d.decorated}
+		sigEnd := s.End
+		if s.HasBody() {
+			sigEnd = s.BodyStart
+		}
+		if sigEnd > len(src) {
+			sigEnd = len(src)
+		}
+		if s.Start <= sigEnd {
+			s.Sig = oneLine(string(src[s.Start:sigEnd]))
+		}
+		if len(s.Sig) > 300 {
+			s.Sig = s.Sig[:300]
+		}
+		f.Defs = append(f.Defs, s)
+		if f.Refs[d.name] > 0 {
+			f.Refs[d.name]--
+			if f.Refs[d.name] == 0 {
+				delete(f.Refs, d.name)
+			}
+		}
+	}
+	return f
+}
+
+// Weaker reports whether this build reads languages other than Go with
+// the fallback reader: no tree-sitter (built without cgo).
+func Weaker() bool { return !treeSitter }
