@@ -71,6 +71,9 @@ type Reason struct {
 	Class  string   `json:"class"`           // a short stable lower_snake label (build_fail, regression, out_of_scope, …)
 	Detail string   `json:"detail"`          // one sentence
 	Paths  []string `json:"paths,omitempty"` // the files it concerns, when any
+	// Severity grades a finding of a gate that has grades (structure:
+	// high fails, medium and info do not); "" for the others.
+	Severity string `json:"severity,omitempty"`
 }
 
 // TestOutcome is one declared test's outcome in the run a gate judged.

@@ -119,10 +119,10 @@ type taskState struct {
 	timeout time.Duration
 }
 
-// open gathers what every task gate needs: the contract, the worktree's
-// HEAD (which must hold no uncommitted change), the plan and its runner.
+// openTask gathers what every task gate needs: the contract, the
+// worktree's HEAD (which must hold no uncommitted change) and the plan.
 // A verdict it returns ends the gate there.
-func (d *Deps) open(ctx context.Context, gate Name, in Input) (*taskState, *Verdict, error) {
+func (d *Deps) openTask(ctx context.Context, gate Name, in Input) (*taskState, *Verdict, error) {
 	s := &taskState{d: d, in: in, v: Verdict{Gate: gate, Task: in.Task, Attempt: in.Attempt}, timeout: in.Timeout}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
@@ -196,6 +196,23 @@ func (d *Deps) open(ctx context.Context, gate Name, in Input) (*taskState, *Verd
 	s.v.Sprint = sp.Number
 	s.v.Wave = waveOf(sp, in.Task)
 	s.passRed = passOnRed(sp, in.Task)
+	return s, nil, nil
+}
+
+// open gathers what every task gate that runs tests needs: openTask's
+// facts, at least one declared test and the plan's runner for them.
+func (d *Deps) open(ctx context.Context, gate Name, in Input) (*taskState, *Verdict, error) {
+	s, v, err := d.openTask(ctx, gate, in)
+	if v != nil || err != nil {
+		return s, v, err
+	}
+	stop := func(r Result, class, format string, args ...any) (*taskState, *Verdict, error) {
+		v := s.v
+		v.Result = r
+		v.Reasons = []Reason{{Class: class, Detail: fmt.Sprintf(format, args...)}}
+		return s, &v, nil
+	}
+	ct := s.ct
 	if len(ct.Tests) == 0 {
 		return stop(FAIL, ClassNoTests, "task %s declares no tests: there is nothing to judge it by", in.Task)
 	}

@@ -122,7 +122,7 @@ func buildGates(g *gitstore.Store, dir string) (*gates.Registry, gates.VerdictLo
 	}}
 	reg := gates.NewRegistry()
 	reg.Lock = gates.TaskLock(g)
-	for name, g := range map[gates.Name]gates.Gate{"red": gates.Red(d), "scaffold": gates.Scaffold(d), "green": gates.Green(d)} {
+	for name, g := range map[gates.Name]gates.Gate{"red": gates.Red(d), "scaffold": gates.Scaffold(d), "green": gates.Green(d), "structure": gates.Structure(d)} {
 		if err := reg.Register(name, g); err != nil {
 			return nil, nil, nil, err
 		}

@@ -1,0 +1,508 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/symbols"
+)
+
+// The structure gate's reason classes.
+const (
+	ClassOrphan          = "orphan"           // a new symbol nothing reaches
+	ClassNearCopy        = "near_copy"        // a new body that copies another under another name
+	ClassDuplicateHelper = "duplicate_helper" // a new helper whose name and body exist elsewhere
+	ClassParallelImpl    = "parallel_impl"    // a second definition of a role the plan gave one symbol
+	ClassWeakerCheck     = "weaker_check"     // the fallback reader was used: the check was weaker
+)
+
+// The severities of a structural finding. Only a high one fails the gate.
+const (
+	SevHigh   = "high"
+	SevMedium = "medium"
+	SevInfo   = "info"
+)
+
+// StructureConfig holds the declared thresholds of the structural checks.
+type StructureConfig struct {
+	// MinCloneTokens is the smallest body, in tokens, whose normalized
+	// copy under another name is a near_copy (high): identifiers and
+	// literals are normalized, so a renamed copy hashes alike.
+	MinCloneTokens int
+	// MinHelperTokens is the smallest body whose copy under the same name
+	// in another package or module is a duplicate_helper (high).
+	MinHelperTokens int
+}
+
+// DefaultStructure is the thresholds the gate uses: 50 tokens for a near
+// copy (about dupl's smallest useful clone; a short getter or a one-line
+// delegation is not a clone worth failing a task for) and 12 for a helper
+// copied under its own name (a clamp or a min is about that size).
+var DefaultStructure = StructureConfig{MinCloneTokens: 50, MinHelperTokens: 12}
+
+// Finding is one structural fact about a symbol a task added.
+type Finding struct {
+	Class    string `json:"class"`
+	Severity string `json:"severity"`
+	Symbol   string `json:"symbol"` // the added symbol's qualified name
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Detail   string `json:"detail"`
+	// Other is the symbol it duplicates or competes with (file:line name).
+	Other string `json:"other,omitempty"`
+	// Weaker is set when a symbol involved was read by the fallback reader.
+	Weaker bool `json:"weaker,omitempty"`
+}
+
+// Reason is the finding as a verdict reason.
+func (f Finding) Reason() Reason {
+	return Reason{Class: f.Class, Severity: f.Severity, Detail: f.Detail, Paths: []string{fmt.Sprintf("%s:%d", f.File, f.Line)}}
+}
+
+// fingerprint is a callable body's normalized token hash and length.
+type fingerprint struct {
+	hash uint64
+	n    int
+}
+
+// bodyPrint normalizes a callable's body: identifiers become one token,
+// literals another, keywords and punctuation stay; then hashes it.
+func bodyPrint(f *symbols.File, s symbols.Symbol) fingerprint {
+	if !s.HasBody() {
+		return fingerprint{}
+	}
+	toks := f.Tokens()
+	keyColon := s.Lang == symbols.Go || s.Lang == symbols.JavaScript || s.Lang == symbols.TypeScript
+	i := sort.Search(len(toks), func(i int) bool { return toks[i].Off >= s.BodyStart })
+	h := fnv.New64a()
+	n := 0
+	for ; i < len(toks) && toks[i].Off < s.BodyEnd; i++ {
+		t := toks[i].Text
+		// A name after a dot (a field, a method, a package's member) or
+		// before a parenthesis (a call) says what the body does and stays;
+		// the others (parameters, locals) are the copier's to rename.
+		// A key before a colon (a Go composite literal's field, a
+		// JavaScript object's key) stays too.
+		if toks[i].ID && !(i > 0 && toks[i-1].Text == ".") && !(i+1 < len(toks) && (toks[i+1].Text == "(" || toks[i+1].Text == ":" && keyColon)) {
+			t = "$"
+		}
+		h.Write([]byte(t))
+		h.Write([]byte{0})
+		n++
+	}
+	return fingerprint{hash: h.Sum64(), n: n}
+}
+
+// implicitNames are Go methods the language or the standard library calls
+// by interface without naming them at a call site.
+var implicitGo = map[string]bool{"String": true, "Error": true, "Format": true, "GoString": true, "Unwrap": true,
+	"Is": true, "As": true, "MarshalJSON": true, "UnmarshalJSON": true, "MarshalText": true, "UnmarshalText": true,
+	"MarshalBinary": true, "UnmarshalBinary": true, "Len": true, "Less": true, "Swap": true, "Read": true,
+	"Write": true, "Close": true, "ServeHTTP": true, "Scan": true, "Value": true}
+
+// exempt reports whether a symbol is reached by convention rather than by
+// name: entry points, tests, dunder methods, framework registrations.
+func exempt(s symbols.Symbol) bool {
+	if s.Decorated || s.Test || s.Name == "_" {
+		return true
+	}
+	switch s.Lang {
+	case symbols.Go:
+		return s.Name == "main" || s.Name == "init" || s.Kind == symbols.Method && implicitGo[s.Name]
+	case symbols.Python:
+		return strings.HasPrefix(s.Name, "__") && strings.HasSuffix(s.Name, "__")
+	case symbols.Rust:
+		return s.Name == "main" || s.Name == "new" && s.Kind == symbols.Method
+	case symbols.JavaScript, symbols.TypeScript:
+		return s.Name == "constructor"
+	}
+	return false
+}
+
+// privateTo reports whether nothing outside the indexed files can reach s:
+// unexported (Go lower case, Python `_`, no `export`/`pub`), or exported
+// from a Go main package.
+func privateTo(s symbols.Symbol) bool {
+	if !s.Exported {
+		return true
+	}
+	return s.Lang == symbols.Go && s.Package == "main"
+}
+
+// AnalyzeStructure judges the added symbols against the whole index: an
+// orphan (no use anywhere), a near copy (a normalized body equal to one
+// under another name), a duplicated helper (the same name and body in
+// another package or module) and a parallel implementation (a second
+// definition of a symbol the plan declares). Symbols in test files and
+// generated files are neither judged nor compared.
+func AnalyzeStructure(x *symbols.Index, added []symbols.Symbol, declared []string, cfg StructureConfig) []Finding {
+	if cfg.MinCloneTokens <= 0 {
+		cfg.MinCloneTokens = DefaultStructure.MinCloneTokens
+	}
+	if cfg.MinHelperTokens <= 0 {
+		cfg.MinHelperTokens = DefaultStructure.MinHelperTokens
+	}
+	minTok := cfg.MinHelperTokens
+	if cfg.MinCloneTokens < minTok {
+		minTok = cfg.MinCloneTokens
+	}
+	// Every comparable body of the index, by fingerprint.
+	type body struct {
+		s symbols.Symbol
+		n int
+	}
+	bodies := map[uint64][]body{}
+	judged := func(f *symbols.File) bool { return f != nil && !f.Test && !f.Generated }
+	for _, p := range x.Files() {
+		f := x.File(p)
+		if !judged(f) {
+			continue
+		}
+		for _, s := range f.Defs {
+			if !s.Kind.Callable() {
+				continue
+			}
+			fp := bodyPrint(f, s)
+			if fp.n >= minTok {
+				bodies[fp.hash] = append(bodies[fp.hash], body{s, fp.n})
+			}
+		}
+	}
+	defs := map[string]int{}
+	for _, p := range x.Files() {
+		for _, s := range x.File(p).Defs {
+			defs[s.Key()]++
+		}
+	}
+	addedKey := map[string]bool{}
+	for _, s := range added {
+		addedKey[s.Key()] = true
+	}
+	where := func(s symbols.Symbol) string { return fmt.Sprintf("%s:%d %s", s.File, s.Line, s.QName()) }
+	var out []Finding
+	for _, s := range added {
+		f := x.File(s.File)
+		if !judged(f) {
+			continue
+		}
+		base := Finding{Symbol: s.QName(), File: s.File, Line: s.Line, Weaker: s.Weaker}
+		// Orphan. A key defined twice is a build variant (files for other
+		// platforms or tags): one of them is reached where it is built.
+		if !exempt(s) && x.Uses(s.Name) == 0 && defs[s.Key()] < 2 {
+			fd := base
+			fd.Class = ClassOrphan
+			// A variable's initializer can do its work (register a flag,
+			// a handler) and a constant can name a protocol's value: only
+			// callables and types are high.
+			if privateTo(s) && s.Kind != symbols.Var && s.Kind != symbols.Const {
+				fd.Severity = SevHigh
+				fd.Detail = fmt.Sprintf("%s %s is new and nothing in the repository uses it, and nothing outside can: wire it in or remove it", s.Kind, s.QName())
+			} else {
+				fd.Severity = SevMedium
+				fd.Detail = fmt.Sprintf("%s %s is new and nothing in the repository uses it (it is exported, so something outside may)", s.Kind, s.QName())
+			}
+			out = append(out, fd)
+		}
+		// Copies.
+		if s.Kind.Callable() {
+			fp := bodyPrint(f, s)
+			var same, other *symbols.Symbol
+			for i := range bodies[fp.hash] {
+				o := bodies[fp.hash][i].s
+				// Only a function against a function and a method against a
+				// method; two methods of one name are two types' answers to
+				// one interface, not a copy.
+				if o.Key() == s.Key() || o.Kind != s.Kind || o.Kind == symbols.Method && o.Name == s.Name {
+					continue
+				}
+				// Among added symbols, report a pair once: on the later one.
+				if addedKey[o.Key()] && (o.File > s.File || o.File == s.File && o.Start > s.Start) {
+					continue
+				}
+				if o.Name == s.Name && same == nil {
+					same = &o
+				} else if o.Name != s.Name && other == nil {
+					other = &o
+				}
+			}
+			switch {
+			case same != nil && fp.n >= cfg.MinHelperTokens:
+				fd := base
+				fd.Class, fd.Severity, fd.Other, fd.Weaker = ClassDuplicateHelper, SevHigh, where(*same), s.Weaker || same.Weaker
+				fd.Detail = fmt.Sprintf("%s repeats %s (%d tokens, equal after normalizing names and literals): use the one that exists", s.QName(), where(*same), fp.n)
+				out = append(out, fd)
+			case other != nil && fp.n >= cfg.MinCloneTokens:
+				fd := base
+				fd.Class, fd.Severity, fd.Other, fd.Weaker = ClassNearCopy, SevHigh, where(*other), s.Weaker || other.Weaker
+				fd.Detail = fmt.Sprintf("the body of %s copies %s under another name (%d tokens, equal after normalizing names and literals, threshold %d)", s.QName(), where(*other), fp.n, cfg.MinCloneTokens)
+				out = append(out, fd)
+			}
+		}
+	}
+	// Parallel implementations of declared roles.
+	for _, decl := range declared {
+		name := declName(decl)
+		if name == "" {
+			continue
+		}
+		var owners []symbols.Symbol
+		for _, s := range x.Find(name) {
+			if !s.Test && s.Matches(decl) {
+				owners = append(owners, s)
+			}
+		}
+		for _, s := range added {
+			if s.Test || s.Name != name || s.Matches(decl) || !judged(x.File(s.File)) {
+				continue
+			}
+			fd := Finding{Class: ClassParallelImpl, Severity: SevHigh, Symbol: s.QName(), File: s.File, Line: s.Line, Weaker: s.Weaker}
+			fd.Detail = fmt.Sprintf("the plan gives the role %s to one symbol; %s is a second definition of it", decl, s.QName())
+			if len(owners) > 0 {
+				fd.Other = where(owners[0])
+			}
+			out = append(out, fd)
+		}
+		if len(owners) > 1 {
+			for _, s := range owners[1:] {
+				if !addedKey[s.Key()] {
+					continue
+				}
+				out = append(out, Finding{Class: ClassParallelImpl, Severity: SevHigh, Symbol: s.QName(), File: s.File, Line: s.Line,
+					Other: where(owners[0]), Weaker: s.Weaker,
+					Detail: fmt.Sprintf("the plan names %s once; %d definitions answer to it", decl, len(owners))})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Severity != out[j].Severity {
+			return out[i].Severity == SevHigh
+		}
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
+
+// declName is the bare name a declared symbol ends in.
+func declName(decl string) string {
+	decl = strings.TrimSuffix(strings.TrimSpace(strings.Trim(decl, "`")), "()")
+	if i := strings.LastIndexAny(decl, ".:/"); i >= 0 {
+		decl = decl[i+1:]
+	}
+	return decl
+}
+
+// skippedDir reports whether a path lies under a directory whose code is
+// not the project's own: vendored, installed or test data.
+func skippedDir(p string) bool {
+	for _, d := range strings.Split(path.Dir(p), "/") {
+		switch d {
+		case "vendor", "node_modules", "testdata", "third_party", ".git", "target", "dist", "build", "__pycache__":
+			return true
+		}
+	}
+	return false
+}
+
+// treeSource is a symbols.Source over a git tree: the files in a language
+// the index reads, outside skipped directories.
+type treeSource struct {
+	git   *gitstore.Store
+	paths []string
+	blobs map[string]gitstore.Hash
+}
+
+func newTreeSource(g *gitstore.Store, tree gitstore.Hash) (*treeSource, error) {
+	ts := &treeSource{git: g, blobs: map[string]gitstore.Hash{}}
+	var walk func(h gitstore.Hash, prefix string) error
+	walk = func(h gitstore.Hash, prefix string) error {
+		es, err := g.ReadTree(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			p := prefix + e.Name
+			if e.IsDir() {
+				switch e.Name {
+				case "vendor", "node_modules", "testdata", "third_party", ".git", "target", "dist", "build", "__pycache__":
+					continue
+				}
+				if err := walk(e.Hash, p+"/"); err != nil {
+					return err
+				}
+				continue
+			}
+			if e.Mode == "160000" || e.Mode == "120000" || symbols.LangOf(p) == "" {
+				continue
+			}
+			ts.paths = append(ts.paths, p)
+			ts.blobs[p] = e.Hash
+		}
+		return nil
+	}
+	if err := walk(tree, ""); err != nil {
+		return nil, err
+	}
+	sort.Strings(ts.paths)
+	return ts, nil
+}
+
+func (t *treeSource) Paths() []string { return t.paths }
+
+func (t *treeSource) Read(p string) ([]byte, error) { return t.git.ReadBlob(t.blobs[p]) }
+
+// StructureFacts is what the structural check judges: the whole tree at
+// the judged commit and the base, and the paths the task changed.
+type StructureFacts struct {
+	Git      *gitstore.Store
+	Base     gitstore.Hash // the base commit's tree
+	Head     gitstore.Hash // the judged commit's tree
+	Changed  []string      // the paths the task changed
+	Declared []string      // the plan's symbols for the task
+	Config   StructureConfig
+}
+
+// StructureResult is the check's findings with what they rest on.
+type StructureResult struct {
+	Findings []Finding        `json:"findings"`
+	Added    []symbols.Symbol `json:"added"`
+	Files    int              `json:"files"`
+	Weaker   bool             `json:"weaker"`
+}
+
+// CheckStructure indexes the tree at Head, finds the symbols the changed
+// files define that the base did not (by qualified identity, so a symbol
+// moved between files of one package is not new) and analyses them.
+func CheckStructure(ctx context.Context, sf StructureFacts) (*StructureResult, error) {
+	src, err := newTreeSource(sf.Git, sf.Head)
+	if err != nil {
+		return nil, err
+	}
+	x, err := symbols.Build(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]bool{}
+	var changed []string
+	for _, p := range sf.Changed {
+		if symbols.LangOf(p) == "" || skippedDir(p) {
+			continue
+		}
+		changed = append(changed, p)
+		if sf.Base == gitstore.ZeroHash {
+			continue
+		}
+		e, ok, err := sf.Git.Lookup(sf.Base, strings.Split(p, "/"))
+		if err != nil {
+			return nil, err
+		}
+		if !ok || e.IsDir() {
+			continue
+		}
+		b, err := sf.Git.ReadBlob(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		f, err := symbols.Parse(p, b)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range f.Defs {
+			old[s.Key()] = true
+		}
+	}
+	// A symbol whose file was renamed or moved keeps its key when its
+	// package does not change; a definition elsewhere in the base tree
+	// under the same key is not new either, but reading the whole base
+	// costs a second index, so only the changed files' base versions are
+	// read: a key the task moved from an unchanged file cannot exist (the
+	// file would have changed).
+	res := &StructureResult{Files: len(x.Files()), Weaker: false}
+	for _, p := range changed {
+		f := x.File(p)
+		if f == nil {
+			continue
+		}
+		for _, s := range f.Defs {
+			if !old[s.Key()] {
+				res.Added = append(res.Added, s)
+				if s.Weaker {
+					res.Weaker = true
+				}
+			}
+		}
+	}
+	res.Findings = AnalyzeStructure(x, res.Added, sf.Declared, sf.Config)
+	for _, f := range res.Findings {
+		res.Weaker = res.Weaker || f.Weaker
+	}
+	if res.Findings == nil {
+		res.Findings = []Finding{}
+	}
+	return res, nil
+}
+
+// declaredSymbols is the plan's Symbols: line of the task.
+func declaredSymbols(sp *plan.Sprint, task string) []string {
+	story, tk, _ := strings.Cut(task, "/")
+	num := 0
+	fmt.Sscanf(strings.TrimPrefix(tk, "T"), "%d", &num)
+	for _, sd := range sp.StoryDirs {
+		if sd.Story != story || sd.Tasks == nil {
+			continue
+		}
+		for _, t := range sd.Tasks.Tasks {
+			if t.Num == num {
+				return t.Symbols
+			}
+		}
+	}
+	return nil
+}
+
+// Structure is the structural-integrity gate, asked after GREEN: at the
+// task's committed HEAD, the symbols the task's diff added (judged by
+// qualified identity against the base) are checked for orphans, near
+// copies, duplicated helpers and parallel implementations of a declared
+// role (AnalyzeStructure). A high finding FAILs; a medium one is a reason
+// on a PASS. Pre-existing code never blocks a task. When the fallback
+// reader read an added symbol, a weaker_check reason says so.
+func Structure(d Deps) Gate {
+	return Func(func(ctx context.Context, in Input) (Verdict, error) {
+		s, stop, err := d.openTask(ctx, "structure", in)
+		if stop != nil || err != nil {
+			return verdictOr(stop), err
+		}
+		bc, err := d.Git.ReadCommit(s.ct.BaseHash())
+		if err != nil {
+			return Verdict{}, err
+		}
+		res, err := CheckStructure(ctx, StructureFacts{Git: d.Git, Base: bc.Tree, Head: s.tree, Changed: s.committedPaths(),
+			Declared: declaredSymbols(s.sprint, s.ct.Task), Config: DefaultStructure})
+		if err != nil {
+			return Verdict{}, err
+		}
+		v := s.v
+		v.Result = PASS
+		v.Reasons = []Reason{}
+		for _, f := range res.Findings {
+			v.Reasons = append(v.Reasons, f.Reason())
+			if f.Severity == SevHigh {
+				v.Result = FAIL
+			}
+		}
+		if res.Weaker {
+			v.Reasons = append(v.Reasons, Reason{Class: ClassWeakerCheck, Severity: SevInfo,
+				Detail: "this build has no tree-sitter (built without cgo): definitions outside Go were read by the fallback reader, so the check was weaker"})
+		}
+		return v, nil
+	})
+}
