@@ -12,7 +12,7 @@ import (
 // GateCmd judges a task's committed worktree with one gate and stores the
 // verdict.
 type GateCmd struct {
-	Gate    string `arg:"" enum:"red,scaffold,green,final" help:"The gate: red, scaffold, green or final."`
+	Gate    string `arg:"" enum:"red,scaffold,green,structure,final" help:"The gate: red, scaffold, green, structure or final."`
 	Task    string `required:"" help:"Task whose worktree HEAD is judged (S1-01/T1)."`
 	Attempt int    `help:"Attempt the verdict is stored under (default: the task's)." placeholder:"N"`
 	Timeout int    `default:"600" help:"Seconds each test run may take before its tests are TIMEOUT." placeholder:"S"`

@@ -10,7 +10,7 @@ import (
 )
 
 // Gates builds the gate registry every face asks (the gate command; the
-// hooks' stop gates): the task gates red, scaffold and green and the final
+// hooks' stop gates): the task gates red, scaffold, green and structure and the final
 // gate over gateDeps, with the per-task lock Judge holds and the plan-ready
 // ticks after a GREEN PASS. It also returns the log the verdicts are
 // stored in.
@@ -31,7 +31,7 @@ func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
 	for _, x := range []struct {
 		name gates.Name
 		gate gates.Gate
-	}{{"red", gates.Red(d)}, {"scaffold", gates.Scaffold(d)}, {"green", gates.Green(d)}, {"final", gates.Final(gates.FinalDeps{PlanDeps: pd})}} {
+	}{{"red", gates.Red(d)}, {"scaffold", gates.Scaffold(d)}, {"green", gates.Green(d)}, {"structure", gates.Structure(d)}, {"final", gates.Final(gates.FinalDeps{PlanDeps: pd})}} {
 		if err := reg.Register(x.name, x.gate); err != nil {
 			return nil, nil, err
 		}

@@ -76,7 +76,7 @@ type CLI struct {
 	Plan      PlanCmd      `cmd:"" help:"The playbook's planning artifacts under docs/agents/sprint<N>/: check them (the planning→execution gate) or show them."`
 	Task      TaskCmd      `cmd:"" help:"Tasks' worktrees: start (claim + a linked worktree at the task's base), list, scope, complete, release, abandon."`
 	Exec      ExecCmd      `cmd:"" help:"The execution log on refs/ideate/exec: print it as the playbook's execution.log, or export the file."`
-	Gate      GateCmd      `cmd:"" help:"Judge a task's committed worktree with a gate (red, scaffold, green, final), store the verdict in the execution log and print it; exit 0 PASS, 3 FAIL, 4 UNVERIFIABLE."`
+	Gate      GateCmd      `cmd:"" help:"Judge a task's committed worktree with a gate (red, scaffold, green, structure, final), store the verdict in the execution log and print it; exit 0 PASS, 3 FAIL, 4 UNVERIFIABLE."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever
