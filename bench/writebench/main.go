@@ -1,0 +1,343 @@
+// Command writebench measures issue 19's figures in one run: the files a
+// write creates, the MCP server's medians and memory over a long mixed run,
+// CLI writes beside `git rev-parse HEAD`, and the start-up cost of the
+// binary beside a hello-world Go binary. Every comparison is interleaved
+// call by call, so a loaded machine shows in both sides of a ratio.
+//
+//	go run ./bench/writebench                 # 10k records, 10k mixed MCP calls
+//	go run ./bench/writebench -records 2000 -mixed 2000 -calls 100
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ideate/git-ideate/bench/internal/benchutil"
+	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/record"
+)
+
+func main() {
+	records := flag.Int("records", 10000, "records in the store before the MCP run")
+	mixed := flag.Int("mixed", 10000, "MCP calls in the mixed run (append, create, claim, complete, read first page)")
+	calls := flag.Int("calls", 200, "CLI calls per figure")
+	straces := flag.Int("straces", 5, "traced CLI calls per files-created figure")
+	flag.Parse()
+	work, err := os.MkdirTemp("", "writebench-")
+	benchutil.Must(err)
+	defer os.RemoveAll(work)
+	bin, err := benchutil.Build(work)
+	benchutil.Must(err)
+	repo := filepath.Join(work, "repo")
+	benchutil.Must(benchutil.InitRepo(repo))
+	fmt.Printf("writebench: %s\n", time.Now().UTC().Format(time.RFC3339))
+
+	// 1. Files created per write, counted by strace on CLI calls.
+	ids := createItems(repo, *straces+*calls)
+	var fa, fc []int
+	for i := 0; i < *straces; i++ {
+		fa = append(fa, filesCreated(repo, bin, "record", "append", "--kind", "finding", "--claim", fmt.Sprintf("traced %d", i), "--content", "body"))
+		fc = append(fc, filesCreated(repo, bin, "work", "claim", "--id", ids[i], "--human", "bench"))
+	}
+	ids = ids[*straces:]
+	fmt.Printf("%-44s %v\n", "files created per CLI record append", fa)
+	fmt.Printf("%-44s %v\n", "files created per CLI work claim", fc)
+
+	// 2. The store at size: records appended in-process (maintenance on).
+	g, err := gitstore.Open(repo)
+	benchutil.Must(err)
+	rec := record.Open(g)
+	body := strings.Repeat("The lockfile CAS held under contention; ", 8)[:300]
+	t0 := time.Now()
+	for i := 0; i < *records; i++ {
+		_, err := rec.Append(context.Background(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("fill %d", i),
+			Scope: fmt.Sprintf("bench/scope-%d", i%7), Source: record.Source{CapturePoint: "bench", SessionID: "bench"}, Content: body})
+		benchutil.Must(err)
+	}
+	g.Close()
+	fmt.Printf("%-44s %v (%.0f appends/s in-process), %d packs, %d loose objects\n", "fill", time.Since(t0).Round(time.Millisecond),
+		float64(*records)/time.Since(t0).Seconds(), countPacks(repo), countLoose(repo))
+
+	// 3. CLI append and claim beside git rev-parse HEAD.
+	var base, app, claim []benchutil.Sample
+	for i := 0; i < *calls; i++ {
+		s, _, err := benchutil.Run(repo, "git", "rev-parse", "HEAD")
+		benchutil.Must(err)
+		base = append(base, s)
+		s, _, err = benchutil.Run(repo, bin, "record", "append", "--kind", "finding", "--claim", fmt.Sprintf("cli %d", i), "--content", body)
+		benchutil.Must(err)
+		app = append(app, s)
+		s, _, err = benchutil.Run(repo, bin, "work", "claim", "--id", ids[i], "--human", "bench")
+		benchutil.Must(err)
+		claim = append(claim, s)
+	}
+	b := benchutil.Summarize(base)
+	fmt.Printf("%-8s %-40s %10s %10s %8s\n", "records", "figure", "median", "cpu", "ratio")
+	benchutil.Row(*records, "git rev-parse HEAD", b, b)
+	benchutil.Row(*records, "CLI record append", benchutil.Summarize(app), b)
+	benchutil.Row(*records, "CLI work claim", benchutil.Summarize(claim), b)
+	fmt.Printf("%-44s %d packs, %d loose objects\n", "after the CLI calls", countPacks(repo), countLoose(repo))
+
+	// 4. One MCP server, a long mixed run.
+	c, pid, stop := start(bin, repo)
+	rssStart := status(pid, "VmRSS")
+	var dApp, dCreate, dClaim, dComplete, dRead []time.Duration
+	var open []struct {
+		id    string
+		token int64
+	}
+	for i := 0; i < *mixed; i++ {
+		switch i % 5 {
+		case 0:
+			_, d := c.tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": body, "scope": "bench"})
+			dApp = append(dApp, d)
+		case 1:
+			res, d := c.tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
+			dCreate = append(dCreate, d)
+			var r struct{ Item struct{ ID string } }
+			json.Unmarshal(res, &r)
+			open = append(open, struct {
+				id    string
+				token int64
+			}{r.Item.ID, 0})
+		case 2:
+			res, d := c.tool("work_claim", map[string]any{"id": open[len(open)-1].id, "actor_human": "bench"})
+			dClaim = append(dClaim, d)
+			var r struct {
+				Item struct {
+					Claim struct {
+						ClaimToken int64 `json:"claim_token"`
+					}
+				}
+			}
+			json.Unmarshal(res, &r)
+			open[len(open)-1].token = r.Item.Claim.ClaimToken
+		case 3:
+			it := open[len(open)-1]
+			_, d := c.tool("work_complete", map[string]any{"id": it.id, "claim_token": it.token, "note": "done"})
+			dComplete = append(dComplete, d)
+		case 4:
+			_, d := c.tool("record_read", map[string]any{})
+			dRead = append(dRead, d)
+		}
+	}
+	rssEnd, hwm := status(pid, "VmRSS"), status(pid, "VmHWM")
+	stop()
+	fmt.Printf("MCP, one server, %d mixed calls over %d+ records:\n", *mixed, *records)
+	for _, f := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"record_append", dApp}, {"work_create", dCreate}, {"work_claim", dClaim}, {"work_complete", dComplete}, {"record_read first page", dRead}} {
+		fmt.Printf("  %-42s %10v  p90 %v\n", f.name, benchutil.Median(f.ds).Round(time.Microsecond), p90(f.ds).Round(time.Microsecond))
+	}
+	fmt.Printf("  %-42s start %.1f MiB, end %.1f MiB, peak %.1f MiB\n", "server RSS", mib(rssStart), mib(rssEnd), mib(hwm))
+	fmt.Printf("%-44s %d packs, %d loose objects\n", "after the MCP run", countPacks(repo), countLoose(repo))
+
+	// 5. Start-up: --version beside a hello-world Go binary.
+	hello := buildHello(work)
+	nocgo := filepath.Join(work, "git-ideate-nocgo")
+	cmd := exec.Command("go", "build", "-o", nocgo, "./cmd/git-ideate")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	benchutil.Must(errorf(err, out))
+	var hs, vs, ns []benchutil.Sample
+	for i := 0; i < *calls; i++ {
+		s, _, err := benchutil.Run(repo, hello)
+		benchutil.Must(err)
+		hs = append(hs, s)
+		s, _, err = benchutil.Run(repo, bin, "--version")
+		benchutil.Must(err)
+		vs = append(vs, s)
+		s, _, err = benchutil.Run(repo, nocgo, "--version")
+		benchutil.Must(err)
+		ns = append(ns, s)
+	}
+	h := benchutil.Summarize(hs)
+	fmt.Printf("%-8s %-40s %10s %10s %8s\n", "", "start-up", "median", "cpu", "cpu ratio")
+	for _, f := range []struct {
+		name string
+		s    benchutil.Stats
+	}{{"hello-world Go binary", h}, {"git-ideate --version (default build)", benchutil.Summarize(vs)}, {"git-ideate --version (CGO_ENABLED=0)", benchutil.Summarize(ns)}} {
+		fmt.Printf("%-8s %-40s %10v %10v %8.2f\n", "", f.name, f.s.Wall.Round(10*time.Microsecond), f.s.CPU.Round(10*time.Microsecond), float64(f.s.CPU)/float64(h.CPU))
+	}
+	fmt.Printf("default build links: %s\n", linkage(bin))
+}
+
+func errorf(err error, out []byte) error {
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+func createItems(repo string, n int) []string {
+	g, err := gitstore.Open(repo)
+	benchutil.Must(err)
+	defer g.Close()
+	b := board.Open(g, record.Open(g))
+	var ids []string
+	for i := 0; i < n; i++ {
+		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("cli item %d", i), Spec: "spec",
+			SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "bench"}})
+		benchutil.Must(err)
+		ids = append(ids, out.Item.ID)
+	}
+	return ids
+}
+
+var openat = regexp.MustCompile(`^\d+\s+open(?:at)?\((?:AT_FDCWD, )?"([^"]+)", ([A-Z_|]+)(?:, \d+)?\) = (\d+)`)
+
+// filesCreated runs one CLI call under strace and counts the files it
+// created: successful opens with O_CREAT of a path that did not exist
+// before (O_EXCL opens always create). Directories are not counted.
+func filesCreated(repo, bin string, args ...string) int {
+	before := map[string]bool{}
+	filepath.Walk(filepath.Join(repo, ".git"), func(p string, _ os.FileInfo, _ error) error {
+		before[p] = true
+		return nil
+	})
+	trace := filepath.Join(repo, "..", "strace.out")
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-e", "trace=open,openat", "-o", trace, bin}, args...)...)
+	cmd.Dir = repo
+	out, err := cmd.CombinedOutput()
+	benchutil.Must(errorf(err, out))
+	data, err := os.ReadFile(trace)
+	benchutil.Must(err)
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		m := openat.FindStringSubmatch(line)
+		if m == nil || !strings.Contains(m[2], "O_CREAT") {
+			continue
+		}
+		p := m[1]
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(repo, p)
+		}
+		if strings.Contains(m[2], "O_EXCL") || !before[p] {
+			n++
+		}
+	}
+	return n
+}
+
+func countPacks(repo string) int {
+	ms, _ := filepath.Glob(filepath.Join(repo, ".git", "objects", "pack", "*.pack"))
+	return len(ms)
+}
+
+func countLoose(repo string) int {
+	ms, _ := filepath.Glob(filepath.Join(repo, ".git", "objects", "??", "*"))
+	return len(ms)
+}
+
+func p90(xs []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)*9/10]
+}
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }
+
+// status reads a "VmRSS:  1234 kB" line of /proc/<pid>/status, in KiB.
+func status(pid int, key string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	benchutil.Must(err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, key+":") {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			return v
+		}
+	}
+	return 0
+}
+
+func buildHello(work string) string {
+	dir := filepath.Join(work, "hello")
+	benchutil.Must(os.MkdirAll(dir, 0o755))
+	benchutil.Must(os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.22\n"), 0o644))
+	benchutil.Must(os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n"), 0o644))
+	bin := filepath.Join(work, "hello-bin")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	benchutil.Must(errorf(err, out))
+	return bin
+}
+
+func linkage(bin string) string {
+	out, _ := exec.Command("file", "-b", bin).Output()
+	s := string(out)
+	if i := strings.Index(s, ","); i >= 0 {
+		for _, part := range strings.Split(s, ",") {
+			if strings.Contains(part, "linked") {
+				return strings.TrimSpace(part)
+			}
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+type client struct {
+	in  io.Writer
+	out *bufio.Scanner
+	id  int
+}
+
+func (c *client) tool(name string, args map[string]any) (json.RawMessage, time.Duration) {
+	c.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
+	t0 := time.Now()
+	c.in.Write(append(b, '\n'))
+	for c.out.Scan() {
+		var m struct {
+			ID     int `json:"id"`
+			Result struct {
+				IsError           bool            `json:"isError"`
+				StructuredContent json.RawMessage `json:"structuredContent"`
+			} `json:"result"`
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(c.out.Bytes(), &m) == nil && m.ID == c.id {
+			d := time.Since(t0)
+			if m.Error != nil || m.Result.IsError {
+				benchutil.Must(fmt.Errorf("%s: %s %s", name, m.Error, m.Result.StructuredContent))
+			}
+			return m.Result.StructuredContent, d
+		}
+	}
+	benchutil.Must(fmt.Errorf("server closed"))
+	return nil, 0
+}
+
+func start(bin, repo string) (*client, int, func()) {
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir = repo
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	benchutil.Must(cmd.Start())
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	c := &client{in: in, out: sc}
+	c.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "writebench", "version": "0"}}})
+	in.Write(append(b, '\n'))
+	sc.Scan()
+	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	return c, cmd.Process.Pid, func() { in.Close(); cmd.Wait() }
+}
