@@ -64,6 +64,9 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if newH == ZeroHash {
 		return s.deleteRef(ctx, name, oldH)
 	}
+	if err := s.flush(); err != nil {
+		return err
+	}
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
 	lockPath := path + ".lock"

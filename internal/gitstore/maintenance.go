@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,8 +22,9 @@ import (
 // loose objects", and a detached gc that warned writes gc.log, which stops
 // every later `git gc --auto` for a day (gc.logExpiry) while loose objects
 // pile up (seen in bench/recordbench: 57k loose objects at 10k records).
-// Instead it runs `git repack -q` (pack the loose objects), or, past
-// gc.autoPackLimit packs, `git repack -a -d -q` followed by `git prune
+// Instead it packs the loose objects (`git pack-objects` of every loose
+// object by name), or, past gc.autoPackLimit packs, `git repack -A -d -q`
+// followed by `git prune
 // --expire=1.hour.ago` (objects of lost compare-and-swap attempts are
 // unreachable; an hour is far beyond any write in flight) and `git
 // pack-refs --all`.
@@ -43,13 +45,20 @@ import (
 // fsck runs right after a burst of writes). No order of deletions avoids
 // that, so deletions happen only inside a call, never after it answered:
 //
-//   - The usual repack (`git repack -q`, no -d) runs in the background and
+//   - The usual repack (pack-objects, no deletion) runs in the background and
 //     deletes nothing; when it is done it leaves a "repacked" mark.
 //   - The next commit that finds the mark and no repack running deletes the
 //     loose copies (`git prune-packed`) before it returns: an unlink per
 //     packed object, no packing.
-//   - The full repack (`repack -a -d`, prune), once per gc.autoPackLimit
+//   - The full repack (`repack -A -d`, prune), once per gc.autoPackLimit
 //     repacks, is waited for by the commit that started it.
+//
+//   - A transaction's objects are one pack (see pending), so packs pile up
+//     rather than loose objects: past rollUpAt packs, a commit starts a
+//     roll-up in the background (the small packs merged into one, chosen
+//     as `git repack --geometric=2` chooses them, see rollUpSet), and the
+//     commit after it deletes the merged packs: two or three unlinks per
+//     pack, no packing.
 //
 // When a command, hook or MCP call has answered, nothing it started is
 // still deleting, so git commands run after it see a whole repository.
@@ -75,6 +84,7 @@ type maintenance struct {
 	mu      sync.Mutex
 	written int
 	checked bool
+	packs   int // packs this process wrote since it last counted them
 }
 
 func (m *maintenance) wrote() {
@@ -82,6 +92,15 @@ func (m *maintenance) wrote() {
 	m.written++
 	m.mu.Unlock()
 }
+
+func (m *maintenance) packed() {
+	m.mu.Lock()
+	m.packs++
+	m.mu.Unlock()
+}
+
+// rollUpAt is the number of packs at which a commit starts a roll-up.
+const rollUpAt = 16
 
 // committed runs after a commit: when the loose objects are past gc.auto
 // it starts the repack and waits until it is done or ctx is.
@@ -92,11 +111,27 @@ func (m *maintenance) committed(ctx context.Context) {
 	m.finishRepack(ctx)
 	m.mu.Lock()
 	due := !m.checked || m.written >= 256
-	if due {
-		m.checked, m.written = true, 0
-	}
+	packs := m.packs
+	m.packs = 0
 	m.mu.Unlock()
-	if !due || !m.needed() {
+	if due && m.needed() {
+		if m.running() {
+			return // a roll-up runs: look again at the next commit
+		}
+		m.mu.Lock()
+		m.checked, m.written = true, 0
+		m.mu.Unlock()
+	} else {
+		if due {
+			m.mu.Lock()
+			m.checked, m.written = true, 0
+			m.mu.Unlock()
+		}
+		if packs > 0 && !m.running() {
+			if names := m.rollUpSet(); len(names) > 0 {
+				m.spawnRollUp(names)
+			}
+		}
 		return
 	}
 	if done := m.spawn(); done != nil {
@@ -111,6 +146,7 @@ func (m *maintenance) committed(ctx context.Context) {
 // repack packed (`git prune-packed`), once: the mark is taken by rename,
 // so of two committers one runs it.
 func (m *maintenance) finishRepack(ctx context.Context) {
+	m.finishRollUp()
 	dir := m.store.repo.StateDir()
 	mark := filepath.Join(dir, "repacked")
 	if _, err := os.Stat(mark); err != nil {
@@ -166,10 +202,20 @@ func (m *maintenance) spawn() <-chan struct{} {
 	}
 	f.Close()
 	gd := shellQuote(m.store.repo.CommonDir)
-	script := "git --git-dir=" + gd + " repack -q && : > " + shellQuote(filepath.Join(dir, "repacked"))
+	// The usual repack packs every loose object, listed by name. (`git
+	// repack` without -a walks from the refs with --unpacked, which stops
+	// at commits already in a pack: loose objects those commits reach, as
+	// a write outside a transaction leaves, would never be packed.)
+	objs := shellQuote(filepath.Join(m.store.repo.CommonDir, "objects"))
+	script := "cd " + objs + " && find ?? -type f | grep -E '^[0-9a-f]{2}/[0-9a-f]{38}$' | tr -d / | git --git-dir=" + gd +
+		" pack-objects -q pack/pack > /dev/null && : > " + shellQuote(filepath.Join(dir, "repacked"))
 	full := m.packCount() > int(m.store.cfg.Int("gc", "autopacklimit", 50))
 	if full {
-		script = "git --git-dir=" + gd + " repack -a -d -q && git --git-dir=" + gd +
+		// -A, not -a: an object of a pack whose ref has not moved yet when
+		// repack reads the refs (a write in flight, see pending) is
+		// unreachable to it; -a would drop it with its pack, -A keeps it
+		// as a loose object for prune's grace period, as git gc does.
+		script = "git --git-dir=" + gd + " repack -A -d -q && git --git-dir=" + gd +
 			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
 	script = "(" + script + "); rm -f " + shellQuote(lock)
@@ -256,5 +302,130 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 	cmd := detached("git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all")
 	if cmd.Start() == nil {
 		go cmd.Wait()
+	}
+}
+
+// running reports whether a maintenance process holds the lock.
+func (m *maintenance) running() bool {
+	fi, err := os.Stat(filepath.Join(m.store.repo.StateDir(), "maintenance.lock"))
+	return err == nil && time.Since(fi.ModTime()) < 30*time.Minute
+}
+
+// rollUpSet chooses the packs a roll-up merges, the way git repack
+// --geometric=2 does: sorted by size, the largest packs that each hold at
+// least twice the bytes of all smaller ones together stay, the rest are
+// merged into one. It chooses nothing below rollUpAt packs. Packs with a
+// .keep file are never chosen.
+func (m *maintenance) rollUpSet() []string {
+	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	type pk struct {
+		name string
+		size int64
+	}
+	var packs []pk
+	for _, e := range ents {
+		base, ok := strings.CutSuffix(e.Name(), ".pack")
+		if !ok || !names[base+".idx"] || names[base+".keep"] || names[base+".promisor"] {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			packs = append(packs, pk{e.Name(), fi.Size()})
+		}
+	}
+	if len(packs) < rollUpAt {
+		return nil
+	}
+	sort.Slice(packs, func(i, j int) bool { return packs[i].size < packs[j].size })
+	sums := make([]int64, len(packs)+1)
+	for i, p := range packs {
+		sums[i+1] = sums[i] + p.size
+	}
+	split := 0
+	for i := len(packs) - 1; i > 0; i-- {
+		if packs[i].size < 2*sums[i] {
+			split = i + 1
+			break
+		}
+	}
+	if split < 2 {
+		return nil
+	}
+	out := make([]string, split)
+	for i := range out {
+		out[i] = packs[i].name
+	}
+	return out
+}
+
+// spawnRollUp merges the packs named into one new pack in the background
+// (`git pack-objects --stdin-packs`: every object of those packs, whatever
+// is reachable, so a pack whose ref has not moved yet loses nothing), and
+// deletes nothing. When it is done it leaves the list as the "rolled-up"
+// mark; the next commit deletes those packs (finishRollUp), so nothing is
+// deleted after a call has answered.
+func (m *maintenance) spawnRollUp(names []string) {
+	dir := m.store.repo.StateDir()
+	lock := filepath.Join(dir, "maintenance.lock")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return
+	}
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return
+	}
+	f.Close()
+	list := filepath.Join(dir, "rollup.list")
+	if os.WriteFile(list, []byte(strings.Join(names, "\n")+"\n"), 0o666) != nil {
+		os.Remove(lock)
+		return
+	}
+	gd := shellQuote(m.store.repo.CommonDir)
+	script := "(git --git-dir=" + gd + " pack-objects -q --stdin-packs --delta-base-offset " +
+		shellQuote(filepath.Join(m.store.repo.CommonDir, "objects", "pack", "pack")) + " < " + shellQuote(list) +
+		" > /dev/null && mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + "); rm -f " + shellQuote(lock)
+	cmd := detached("sh", "-c", script)
+	if err := cmd.Start(); err != nil {
+		os.Remove(lock)
+		return
+	}
+	go cmd.Wait()
+}
+
+// finishRollUp deletes the packs a finished roll-up merged, once: the mark
+// is taken by rename, so of two committers one deletes them. A pack's
+// index goes first, so no reader finds an index without its pack.
+func (m *maintenance) finishRollUp() {
+	dir := m.store.repo.StateDir()
+	mark := filepath.Join(dir, "rolled-up")
+	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
+	if os.Rename(mark, taken) != nil {
+		return
+	}
+	defer os.Remove(taken)
+	data, err := os.ReadFile(taken)
+	if err != nil {
+		return
+	}
+	pdir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
+	for _, name := range strings.Split(string(data), "\n") {
+		base, ok := strings.CutSuffix(name, ".pack")
+		if !ok || strings.ContainsAny(base, "/\\") || !strings.HasPrefix(base, "pack-") {
+			continue
+		}
+		p := filepath.Join(pdir, base)
+		if os.Remove(p+".idx") != nil {
+			continue
+		}
+		os.Remove(p + ".pack")
+		os.Remove(p + ".rev")
+		os.Remove(p + ".bitmap")
 	}
 }

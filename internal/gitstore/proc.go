@@ -28,6 +28,9 @@ func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
 // stdout. A non-zero exit is GitFailed naming the command and git's first
 // line of complaint; a cancelled ctx returns ctx's error.
 func (s *Store) runGitIn(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
 	cmd := gitProc(ctx, dir, args...)
 	cmd.Stdin = stdin
 	var out, errb bytes.Buffer

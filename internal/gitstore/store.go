@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ type Store struct {
 
 	maint maintenance
 	cache objCache
+	pend  pending
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -127,6 +129,9 @@ func (s *Store) ReadObject(h Hash) (plumbing.ObjectType, []byte, error) {
 	if o, ok := s.cache.get(h); ok {
 		return o.t, o.data, nil
 	}
+	if o, ok := s.pendingObject(h); ok {
+		return o.t, o.data, nil
+	}
 	db, err := s.db()
 	if err != nil {
 		return plumbing.InvalidObject, nil, err
@@ -174,11 +179,19 @@ func (s *Store) ReadCommit(h Hash) (*Commit, error) {
 	return ParseCommit(data)
 }
 
-// WriteObject stores an object as a loose object (see writeLoose) and
-// returns its name.
+// WriteObject stores an object and returns its name. Inside a
+// transaction (Transact, TransactGuarded, CommitOn) the objects are stored
+// together as one pack before the ref moves (see pending); outside one,
+// as a loose object (see writeLoose). Either way the object is readable
+// through this Store at once, and on disk before this Store moves a ref or
+// starts git.
 func (s *Store) WriteObject(t plumbing.ObjectType, data []byte) (Hash, error) {
-	h, err := s.writeLoose(t, data)
-	if err != nil {
+	h := plumbing.ComputeHash(t, data)
+	if s.buffer(h, t, bytes.Clone(data)) {
+		s.cache.put(h, t, data)
+		return h, nil
+	}
+	if err := s.writeLoose(h, t, data); err != nil {
 		return ZeroHash, err
 	}
 	s.cache.put(h, t, data)

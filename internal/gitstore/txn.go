@@ -60,6 +60,8 @@ type GuardedBuildFunc func(tip Hash) (tree Hash, message string, guards []Guard,
 // and a guard that no longer names its Want sends build round again, as a
 // moved tip does.
 func (s *Store) TransactGuarded(ctx context.Context, ref string, build GuardedBuildFunc) (Hash, error) {
+	s.begin()
+	defer s.end()
 	deadline := time.Now().Add(60 * time.Second)
 	wait := 100 * time.Microsecond
 	for {
@@ -91,6 +93,8 @@ func (s *Store) TransactGuarded(ctx context.Context, ref string, build GuardedBu
 // the ref no longer holds tip. This is the primitive of a claim: the swap
 // happens only from the head the claimer saw.
 func (s *Store) CommitOn(ctx context.Context, ref string, tip Hash, build BuildFunc) (Hash, error) {
+	s.begin()
+	defer s.end()
 	return s.commitOn(ctx, ref, tip, func(tip Hash) (Hash, string, []Guard, error) {
 		tree, msg, err := build(tip)
 		return tree, msg, nil, err
@@ -104,6 +108,11 @@ func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build Guarde
 	}
 	h, err := s.CommitTree(tree, tip, msg)
 	if err != nil {
+		return ZeroHash, err
+	}
+	// The attempt's objects go to disk as one pack before any lock is
+	// taken, so the locks are held only for the swap.
+	if err := s.flush(); err != nil {
 		return ZeroHash, err
 	}
 	release, err := s.holdGuards(ctx, ref, guards)

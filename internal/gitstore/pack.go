@@ -1,0 +1,255 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/apperr"
+)
+
+// pending holds the objects written inside a transaction until they are
+// stored together as one pack (see flush). A record append writes nine
+// objects; as loose objects that was nine new files and nine renames, and
+// in a long-lived process most of an append's time went to the file
+// system's inode allocator (issue 19). One pack is two files (the pack
+// and its index), whatever the number of objects.
+//
+// Objects are buffered only while a transaction runs in this Store
+// (depth > 0); a write outside any transaction is a loose object, as
+// before. Whatever is buffered is stored before anything outside this
+// process could need it: before a ref moves (updateRef), before a git
+// process starts, and when the transaction ends. Until then ReadObject
+// finds it here.
+type pending struct {
+	mu    sync.Mutex
+	depth int
+	objs  []pendObj
+	at    map[Hash]int
+}
+
+type pendObj struct {
+	h    Hash
+	t    plumbing.ObjectType
+	data []byte
+}
+
+// begin opens a transaction scope: writes are buffered until the matching
+// end.
+func (s *Store) begin() {
+	s.pend.mu.Lock()
+	s.pend.depth++
+	s.pend.mu.Unlock()
+}
+
+// end closes a transaction scope and stores whatever is still buffered
+// (objects of a transaction that failed, or of a writer outside any
+// transaction that wrote while one ran).
+func (s *Store) end() {
+	s.pend.mu.Lock()
+	s.pend.depth--
+	s.pend.mu.Unlock()
+	s.flush()
+}
+
+// buffer keeps an object for the next pack when a transaction runs, and
+// reports whether it did.
+func (s *Store) buffer(h Hash, t plumbing.ObjectType, data []byte) bool {
+	s.pend.mu.Lock()
+	defer s.pend.mu.Unlock()
+	if s.pend.depth == 0 {
+		return false
+	}
+	if s.pend.at == nil {
+		s.pend.at = map[Hash]int{}
+	}
+	if _, ok := s.pend.at[h]; !ok {
+		s.pend.at[h] = len(s.pend.objs)
+		s.pend.objs = append(s.pend.objs, pendObj{h, t, data})
+	}
+	return true
+}
+
+func (s *Store) pendingObject(h Hash) (pendObj, bool) {
+	s.pend.mu.Lock()
+	defer s.pend.mu.Unlock()
+	i, ok := s.pend.at[h]
+	if !ok {
+		return pendObj{}, false
+	}
+	return s.pend.objs[i], true
+}
+
+// flush stores the buffered objects as one pack. It holds the buffer's
+// lock throughout, so a reader never finds an object in neither place and
+// two flushes never race; a failed flush keeps the objects buffered.
+func (s *Store) flush() error {
+	s.pend.mu.Lock()
+	defer s.pend.mu.Unlock()
+	if len(s.pend.objs) == 0 {
+		return nil
+	}
+	if err := s.writePack(s.pend.objs); err != nil {
+		return err
+	}
+	s.pend.objs, s.pend.at = nil, nil
+	return nil
+}
+
+// writePack stores objs (distinct) as objects/pack/pack-<sum>.{pack,idx},
+// the way git's own pack writers do: both are written under temporary
+// names in objects/pack, the pack is renamed into place first and the
+// index last, since a pack becomes visible to readers with its index.
+//
+// Pack format 2, index format 2, no deltas (a write's objects are new
+// trees along one path, a blob and a commit: nothing to delta against
+// inside one write; repacks delta them later). Each object is compressed
+// at git's loose level, 1.
+func (s *Store) writePack(objs []pendObj) error {
+	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	var hdr [12]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(objs)))
+	buf.Write(hdr[:])
+	type entry struct {
+		h   Hash
+		off uint64
+		crc uint32
+	}
+	entries := make([]entry, len(objs))
+	zw := zPool.Get().(*zlib.Writer)
+	defer zPool.Put(zw)
+	for i, o := range objs {
+		off := buf.Len()
+		// Type and size: 3 bits of type, then the size 4 bits first and 7
+		// bits per following byte, least significant first.
+		size := uint64(len(o.data))
+		c := byte(o.t)<<4 | byte(size&0x0f)
+		size >>= 4
+		for size != 0 {
+			buf.WriteByte(c | 0x80)
+			c = byte(size & 0x7f)
+			size >>= 7
+		}
+		buf.WriteByte(c)
+		zw.Reset(buf)
+		zw.Write(o.data)
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
+	}
+	sum := sha1.Sum(buf.Bytes())
+	buf.Write(sum[:])
+
+	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
+	var idx bytes.Buffer
+	idx.Grow(8 + 256*4 + len(entries)*28 + 40)
+	idx.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	var fan [256]uint32
+	for _, e := range entries {
+		fan[e.h[0]]++
+	}
+	var n uint32
+	var w4 [4]byte
+	for i := range fan {
+		n += fan[i]
+		binary.BigEndian.PutUint32(w4[:], n)
+		idx.Write(w4[:])
+	}
+	for _, e := range entries {
+		idx.Write(e.h[:])
+	}
+	for _, e := range entries {
+		binary.BigEndian.PutUint32(w4[:], e.crc)
+		idx.Write(w4[:])
+	}
+	var large []uint64
+	for _, e := range entries {
+		v := uint32(e.off)
+		if e.off >= 1<<31 {
+			v = 1<<31 | uint32(len(large))
+			large = append(large, e.off)
+		}
+		binary.BigEndian.PutUint32(w4[:], v)
+		idx.Write(w4[:])
+	}
+	for _, off := range large {
+		var w8 [8]byte
+		binary.BigEndian.PutUint64(w8[:], off)
+		idx.Write(w8[:])
+	}
+	idx.Write(sum[:])
+	isum := sha1.Sum(idx.Bytes())
+	idx.Write(isum[:])
+
+	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
+	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes())
+	if err != nil {
+		return err
+	}
+	tmpIdx, err := s.writeTemp(dir, "tmp_idx_", idx.Bytes())
+	if err != nil {
+		os.Remove(tmpPack)
+		return err
+	}
+	if err := os.Rename(tmpPack, base+".pack"); err != nil {
+		os.Remove(tmpPack)
+		os.Remove(tmpIdx)
+		return apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
+	}
+	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
+		os.Remove(tmpIdx)
+		return apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
+	}
+	if s.lockPolicy.Fsync {
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	s.maint.packed()
+	return nil
+}
+
+// writeTemp writes data to a new read-only temporary file in dir (made
+// when missing) and returns its name.
+func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
+	f, err := os.CreateTemp(dir, prefix)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = mkdirAll(dir); err == nil {
+			f, err = os.CreateTemp(dir, prefix)
+		}
+	}
+	if err != nil {
+		return "", apperr.Wrap(apperr.Write, err, "cannot create a pack file in %s", dir)
+	}
+	_, werr := f.Write(data)
+	if werr == nil && s.lockPolicy.Fsync {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), 0o444)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", apperr.Wrap(apperr.Write, werr, "cannot write %s", f.Name())
+	}
+	return f.Name(), nil
+}

@@ -1,0 +1,224 @@
+package gitstore_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/gitstore"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// objectFiles lists the loose objects and pack files of dir's repository.
+func objectFiles(t *testing.T, dir string) (loose, packs []string) {
+	t.Helper()
+	loose, _ = filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
+	packs, _ = filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*"))
+	return loose, packs
+}
+
+// appendCounter is one transaction of three objects (blob, tree, commit).
+func appendCounter(t *testing.T, s *gitstore.Store, ref string, n int, check func() error) gitstore.Hash {
+	t.Helper()
+	h, err := s.TransactGuarded(t.Context(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
+		blob, err := s.WriteBlob([]byte(fmt.Sprintf("value %d\n", n)))
+		if err != nil {
+			return gitstore.ZeroHash, "", nil, err
+		}
+		sub, err := s.WriteTree([]gitstore.TreeEntry{{Mode: gitstore.ModeFile, Name: "n", Hash: blob}})
+		if err != nil {
+			return gitstore.ZeroHash, "", nil, err
+		}
+		tree, err := s.WriteTree([]gitstore.TreeEntry{{Mode: gitstore.ModeDir, Name: "d", Hash: sub}})
+		var guards []gitstore.Guard
+		if check != nil {
+			guards = []gitstore.Guard{{Ref: ref, Want: tip, Check: check}}
+		}
+		return tree, fmt.Sprintf("seq %d\n", n), guards, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// A transaction's objects land as one pack (two files), not as loose
+// objects, and git reads them.
+func TestTransact_ObjectsInOnePack(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	loose0, packs0 := objectFiles(t, dir)
+	h := appendCounter(t, s, "refs/ideate/counter", 1, nil)
+	loose1, packs1 := objectFiles(t, dir)
+	if len(loose1) != len(loose0) {
+		t.Errorf("loose objects: %d before, %d after", len(loose0), len(loose1))
+	}
+	if len(packs1) != len(packs0)+2 {
+		t.Errorf("pack files: %v before, %v after; want one .pack and one .idx more", packs0, packs1)
+	}
+	if got := gt.Git(t, dir, "cat-file", "-p", h.String()+":d/n"); got != "value 1" {
+		t.Errorf("git cat-file: %q", got)
+	}
+	gt.Git(t, dir, "verify-pack", strings.TrimSuffix(packs1[len(packs1)-1], ".pack")+".idx")
+	gt.Fsck(t, dir)
+	// A second Store (another process) reads it through its own reader.
+	s2, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	c, err := s2.ReadCommit(h)
+	if err != nil || c.Message != "seq 1\n" {
+		t.Fatalf("read back: %v %+v", err, c)
+	}
+}
+
+// A write outside any transaction is still a loose object, on disk when
+// WriteBlob returns.
+func TestWriteBlob_OutsideATransactionIsLoose(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, err := s.WriteBlob([]byte("alone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "objects", h.String()[:2], h.String()[2:])); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The race that sank per-write packs before: a repack that reads the refs
+// after a write's pack is in place but before its ref moves sees the
+// pack's objects as unreachable. `git repack -a -d` then drops them with
+// the pack and the ref names a missing commit; git gc (repack -A) and the
+// tool's own full repack keep them. Check runs while the ref's lock is
+// held, after the pack is written and just before the swap: the window.
+func TestTransact_RepackBetweenPackAndSwapLosesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  [][]string
+	}{
+		{"git gc", [][]string{{"gc", "--quiet"}}},
+		{"maintenance full repack", [][]string{{"repack", "-A", "-d", "-q"}, {"prune", "--expire=1.hour.ago"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := gt.NewRepo(t)
+			s, err := gitstore.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			const ref = "refs/ideate/counter"
+			appendCounter(t, s, ref, 1, nil)
+			h := appendCounter(t, s, ref, 2, func() error {
+				for _, args := range tc.run {
+					if out, err := gt.GitErr(dir, args...); err != nil {
+						return fmt.Errorf("git %v: %v %s", args, err, out)
+					}
+				}
+				return nil
+			})
+			if got := gt.Git(t, dir, "cat-file", "-p", h.String()+":d/n"); got != "value 2" {
+				t.Errorf("git cat-file: %q", got)
+			}
+			gt.Fsck(t, dir)
+		})
+	}
+	// The cause, shown: `repack -a -d` in the same window loses the write.
+	t.Run("repack -a -d loses it", func(t *testing.T) {
+		dir := gt.NewRepo(t)
+		s, err := gitstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		const ref = "refs/ideate/counter"
+		appendCounter(t, s, ref, 1, nil)
+		h := appendCounter(t, s, ref, 2, func() error {
+			_, err := gt.GitErr(dir, "repack", "-a", "-d", "-q")
+			return err
+		})
+		if _, err := gt.GitErr(dir, "cat-file", "-e", h.String()); err == nil {
+			t.Fatal("repack -a -d kept the objects of a write in flight; the comment above is wrong")
+		}
+	})
+}
+
+// With maintenance on, packs do not pile up: roll-ups merge the small
+// ones in the background, the commit after a roll-up deletes what it
+// merged, and git fsck right after the writes never sees a missing object.
+func TestMaintenance_PacksRollUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("background processes")
+	}
+	dir := gt.NewRepo(t)
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const ref = "refs/ideate/counter"
+	loose0, _ := objectFiles(t, dir)
+	most := 0
+	for i := 0; i < 400; i++ {
+		appendCounter(t, s, ref, i, nil)
+		_, packs := objectFiles(t, dir)
+		n := 0
+		for _, p := range packs {
+			if strings.HasSuffix(p, ".pack") {
+				n++
+			}
+		}
+		most = max(most, n)
+		if i%50 == 49 {
+			gt.Fsck(t, dir)
+		}
+	}
+	lock := filepath.Join(dir, ".git", "ideate", "maintenance.lock")
+	settle := func() {
+		for i := 0; i < 500; i++ {
+			if _, err := os.Stat(lock); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("a roll-up is still running after 10 s")
+	}
+	settle()
+	appendCounter(t, s, ref, 400, nil)
+	settle()
+	appendCounter(t, s, ref, 401, nil)
+	defer settle()
+	loose, packs := objectFiles(t, dir)
+	n := 0
+	for _, p := range packs {
+		if strings.HasSuffix(p, ".pack") {
+			n++
+		}
+	}
+	// A burst of in-process commits (a few ms each) outruns a roll-up (a
+	// git process of ~100 ms), so packs grow during the burst, then fall.
+	t.Logf("402 commits: %d packs now, at most %d on the way, %d loose objects", n, most, len(loose))
+	if most > 150 || n > 2*16 {
+		t.Errorf("packs pile up: %d now, at most %d", n, most)
+	}
+	if len(loose) != len(loose0) {
+		t.Errorf("%d loose objects, %d before", len(loose), len(loose0))
+	}
+	if got := gt.Git(t, dir, "rev-list", "--count", ref); got != "402" {
+		t.Errorf("rev-list --count: %s", got)
+	}
+	gt.Fsck(t, dir)
+}
