@@ -46,7 +46,7 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 // git builds a git command against this repository's common directory,
 // bound to ctx through Command, that never prompts for credentials.
 func (s *Store) git(ctx context.Context, args ...string) *exec.Cmd {
-	s.flush() // git must see every object this Store wrote; a failure shows as git's own error
+	s.flushNow() // git must see every object this Store wrote; a failure shows as git's own error
 	cmd := Command(ctx, "git", append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	return cmd

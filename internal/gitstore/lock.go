@@ -64,8 +64,12 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if newH == ZeroHash {
 		return s.deleteRef(ctx, name, oldH)
 	}
-	if err := s.flush(); err != nil {
+	keep, err := s.flush()
+	if err != nil {
 		return err
+	}
+	if keep != "" {
+		defer os.Remove(keep)
 	}
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))

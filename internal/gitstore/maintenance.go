@@ -47,9 +47,11 @@ import (
 //
 //   - The usual repack (pack-objects, no deletion) runs in the background and
 //     deletes nothing; when it is done it leaves a "repacked" mark.
+//
 //   - The next commit that finds the mark and no repack running deletes the
 //     loose copies (`git prune-packed`) before it returns: an unlink per
 //     packed object, no packing.
+//
 //   - The full repack (`repack -A -d`, prune), once per gc.autoPackLimit
 //     repacks, is waited for by the commit that started it.
 //
@@ -332,6 +334,11 @@ func (m *maintenance) rollUpSet() []string {
 	}
 	var packs []pk
 	for _, e := range ents {
+		if base, ok := strings.CutSuffix(e.Name(), ".keep"); ok && names[base+".pack"] {
+			m.dropStaleKeep(filepath.Join(dir, base))
+		}
+	}
+	for _, e := range ents {
 		base, ok := strings.CutSuffix(e.Name(), ".pack")
 		if !ok || !names[base+".idx"] || names[base+".keep"] || names[base+".promisor"] {
 			continue
@@ -427,5 +434,19 @@ func (m *maintenance) finishRollUp() {
 		os.Remove(p + ".pack")
 		os.Remove(p + ".rev")
 		os.Remove(p + ".bitmap")
+	}
+}
+
+// dropStaleKeep removes the .keep of pack base when it is one a writer
+// killed between its pack and its ref left behind: a hard link to the
+// pack itself (see writePack), over an hour old. A .keep that is a file
+// of its own is someone else's and stays.
+func (m *maintenance) dropStaleKeep(base string) {
+	k, err := os.Stat(base + ".keep")
+	if err != nil || time.Since(k.ModTime()) < time.Hour {
+		return
+	}
+	if p, err := os.Stat(base + ".pack"); err == nil && os.SameFile(k, p) {
+		os.Remove(base + ".keep")
 	}
 }

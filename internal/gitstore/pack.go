@@ -89,20 +89,33 @@ func (s *Store) pendingObject(h Hash) (pendObj, bool) {
 	return s.pend.objs[i], true
 }
 
-// flush stores the buffered objects as one pack. It holds the buffer's
+// flush stores the buffered objects as one pack and returns the pack's
+// .keep file ("" when nothing was buffered), which the caller removes
+// once a ref names the objects (see writePack). It holds the buffer's
 // lock throughout, so a reader never finds an object in neither place and
 // two flushes never race; a failed flush keeps the objects buffered.
-func (s *Store) flush() error {
+func (s *Store) flush() (keep string, err error) {
 	s.pend.mu.Lock()
 	defer s.pend.mu.Unlock()
 	if len(s.pend.objs) == 0 {
-		return nil
+		return "", nil
 	}
-	if err := s.writePack(s.pend.objs); err != nil {
-		return err
+	keep, err = s.writePack(s.pend.objs)
+	if err != nil {
+		return "", err
 	}
 	s.pend.objs, s.pend.at = nil, nil
-	return nil
+	return keep, nil
+}
+
+// flushNow is flush for a caller that moves no ref itself (a git process
+// is about to start): the pack is not kept.
+func (s *Store) flushNow() error {
+	keep, err := s.flush()
+	if keep != "" {
+		os.Remove(keep)
+	}
+	return err
 }
 
 // writePack stores objs (distinct) as objects/pack/pack-<sum>.{pack,idx},
@@ -110,11 +123,24 @@ func (s *Store) flush() error {
 // names in objects/pack, the pack is renamed into place first and the
 // index last, since a pack becomes visible to readers with its index.
 //
+// Between the two renames the pack gets a .keep, a hard link to the pack
+// itself (a name, not a new file), which the writer removes once its ref
+// names the objects. Without it a concurrent `git repack -a -d` or `git gc`
+// that listed the packs before this one appeared, but read the refs
+// before this write's ref moved, deletes the pack with objects it found
+// unreachable, and the ref then names a missing commit (this is why an
+// earlier attempt at per-write packs failed beside git gc: the
+// TestTransact_RepackBetweenPackAndSwapLosesNothing cases). git's own
+// receive-pack protects the packs it receives the same way. A .keep left
+// by a killed writer is a link to its pack and is removed by maintenance
+// after an hour (see rollUpSet); a user's own .keep is a file of its own
+// and is never touched.
+//
 // Pack format 2, index format 2, no deltas (a write's objects are new
 // trees along one path, a blob and a commit: nothing to delta against
 // inside one write; repacks delta them later). Each object is compressed
 // at git's loose level, 1.
-func (s *Store) writePack(objs []pendObj) error {
+func (s *Store) writePack(objs []pendObj) (string, error) {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
@@ -148,7 +174,7 @@ func (s *Store) writePack(objs []pendObj) error {
 		zw.Reset(buf)
 		zw.Write(o.data)
 		if err := zw.Close(); err != nil {
-			return err
+			return "", err
 		}
 		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
 	}
@@ -199,21 +225,27 @@ func (s *Store) writePack(objs []pendObj) error {
 	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
 	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes())
 	if err != nil {
-		return err
+		return "", err
 	}
 	tmpIdx, err := s.writeTemp(dir, "tmp_idx_", idx.Bytes())
 	if err != nil {
 		os.Remove(tmpPack)
-		return err
+		return "", err
 	}
 	if err := os.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
-		return apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
+		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
+	}
+	keep := base + ".keep"
+	if err := os.Link(base+".pack", keep); err != nil && !errors.Is(err, os.ErrExist) {
+		os.Remove(tmpIdx)
+		return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 	}
 	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
-		return apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
+		os.Remove(keep)
+		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
 	}
 	if s.lockPolicy.Fsync {
 		if d, err := os.Open(dir); err == nil {
@@ -222,7 +254,7 @@ func (s *Store) writePack(objs []pendObj) error {
 		}
 	}
 	s.maint.packed()
-	return nil
+	return keep, nil
 }
 
 // writeTemp writes data to a new read-only temporary file in dir (made

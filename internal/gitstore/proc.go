@@ -28,7 +28,7 @@ func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
 // stdout. A non-zero exit is GitFailed naming the command and git's first
 // line of complaint; a cancelled ctx returns ctx's error.
 func (s *Store) runGitIn(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
-	if err := s.flush(); err != nil {
+	if err := s.flushNow(); err != nil {
 		return nil, err
 	}
 	cmd := gitProc(ctx, dir, args...)

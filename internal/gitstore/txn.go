@@ -112,8 +112,12 @@ func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build Guarde
 	}
 	// The attempt's objects go to disk as one pack before any lock is
 	// taken, so the locks are held only for the swap.
-	if err := s.flush(); err != nil {
+	keep, err := s.flush()
+	if err != nil {
 		return ZeroHash, err
+	}
+	if keep != "" {
+		defer os.Remove(keep) // the ref names the objects now, or never will
 	}
 	release, err := s.holdGuards(ctx, ref, guards)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/textfmt"
@@ -72,6 +73,12 @@ type Recorder struct {
 	Now func() time.Time
 	// Warn, when set, hears of every dropped event. It must not block.
 	Warn func(msg string)
+
+	// The event file stays open between events, so a long-lived process
+	// (the MCP server) pays one write(2) per event, not an open and a
+	// close as well.
+	mu sync.Mutex
+	f  *os.File
 }
 
 // Open returns a recorder writing to <stateDir>/telemetry.ndjson for
@@ -191,12 +198,47 @@ func (r *Recorder) warn(msg string) {
 	}
 }
 
-// append writes line to the event file with one write(2), creating the
-// state directory when it is missing.
+// append writes line to the event file with one write(2), opening it (and
+// creating the state directory) when it is not open yet. A file deleted
+// since it was opened (a user's rm: the file is safe to delete) is
+// opened again (one fstat per event), so no event goes to an unlinked
+// file.
 func (r *Recorder) append(line []byte) error {
 	if r.Dir == "" {
 		return errors.New("no state directory")
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f != nil && unlinked(r.f) {
+		r.f.Close()
+		r.f = nil
+	}
+	if r.f == nil {
+		f, err := r.open()
+		if err != nil {
+			return err
+		}
+		r.f = f
+	}
+	return writeOnce(r.f, line)
+}
+
+// Close closes the event file; a later event opens it again.
+func (r *Recorder) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
+
+func (r *Recorder) open() (*os.File, error) {
 	path := r.Path()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -204,12 +246,5 @@ func (r *Recorder) append(line []byte) error {
 			f, err = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		}
 	}
-	if err != nil {
-		return err
-	}
-	werr := writeOnce(f, line)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return f, err
 }

@@ -455,3 +455,25 @@ func golden(t *testing.T, name, got string) {
 		t.Fatalf("%s differs from the golden file:\n--- want\n%s\n--- got\n%s", name, want, got)
 	}
 }
+
+// The event file stays open between events; deleting it (it is safe to
+// delete) makes the next event open a new one instead of writing into the
+// unlinked file.
+func TestRecorder_KeepsTheFileOpenAndReopensADeletedOne(t *testing.T) {
+	dir := t.TempDir()
+	r := Open(dir, "s1")
+	defer r.Close()
+	r.KGUnreachable()
+	r.KGUnreachable()
+	if err := os.Remove(r.Path()); err != nil {
+		t.Fatal(err)
+	}
+	r.KGUnreachable()
+	data, err := os.ReadFile(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n != 1 {
+		t.Fatalf("%d lines in the new file, want 1:\n%s", n, data)
+	}
+}

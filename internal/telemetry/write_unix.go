@@ -26,3 +26,12 @@ func writeOnce(f *os.File, line []byte) error {
 		return nil
 	}
 }
+
+// unlinked reports whether f's file has been deleted since it was opened.
+func unlinked(f *os.File) bool {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return true
+	}
+	return st.Nlink == 0
+}
