@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unicode"
@@ -12,6 +13,9 @@ import (
 	"github.com/ideate/git-ideate/internal/record"
 )
 
+// mcpMemoryLimit is the MCP server's soft memory limit (runtime/debug).
+const mcpMemoryLimit = 24 << 20
+
 // McpCmd serves the MCP tools on stdio.
 type McpCmd struct{}
 
@@ -19,6 +23,12 @@ type McpCmd struct{}
 // repository is opened on the first tool call, from the directory the
 // server was started in.
 func (c *McpCmd) Run(ctx context.Context, env *Env) error {
+	// main turns the collector off for short CLI calls; a server lives for
+	// a whole session, so it collects as usual, and harder near a soft
+	// limit, which keeps its memory flat (issue 19: 134 MiB after 10k
+	// calls with the collector off).
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(mcpMemoryLimit)
 	session := mcpSession(os.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now())
 	env.session = session
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {

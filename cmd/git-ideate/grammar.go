@@ -40,6 +40,25 @@ func commandWords(args []string) []string {
 	return words
 }
 
+// versionOnly reports whether args are the version flag and root flags
+// that take a value (-C DIR), nothing else: run answers those without
+// kong, whose model even of the root alone was about half of that call's
+// CPU (perf; issue 19's start-up figure).
+func versionOnly(args []string) bool {
+	seen := false
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--version":
+			seen = true
+		case "-C", "--chdir":
+			i++
+		default:
+			return false
+		}
+	}
+	return seen
+}
+
 // narrow keeps, of t's command fields, only the one named words[0]
 // (recursively, depth levels deep). Non-command fields are kept.
 func narrow(t reflect.Type, words []string, depth int) reflect.Type {

@@ -130,6 +130,12 @@ func run(ctx context.Context, args []string, env *Env) int {
 	if handled {
 		return 0
 	}
+	if versionOnly(args) {
+		// What kong's version flag prints, without building kong's model
+		// (the start-up cost of this call, issue 19).
+		fmt.Fprintln(env.Out, versionString())
+		return exitOK
+	}
 	cli := grammar(args)
 	exited := -1
 	parser, err := kong.New(cli, append(kongOptions(),

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/ideate/git-ideate/internal/apperr"
 )
 
@@ -16,7 +15,11 @@ import (
 // reads it: system, global (XDG, then ~/.gitconfig), local, worktree; later
 // files win. Includes are not followed.
 type Config struct {
-	files []*gitconfig.Config
+	vars []configVar // every file's variables, in the order git lists them
+}
+
+type configVar struct {
+	section, sub, key, value string
 }
 
 // LoadConfig reads the configuration that applies to r.
@@ -58,11 +61,9 @@ func (c *Config) add(path string) {
 	if err != nil {
 		return
 	}
-	cfg := gitconfig.New()
-	if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
-		return
+	if vars, ok := parseConfig(b); ok {
+		c.vars = append(c.vars, vars...)
 	}
-	c.files = append(c.files, cfg)
 }
 
 // Get returns the last value of section[.subsection].key, and whether it is
@@ -84,25 +85,9 @@ func (c *Config) GetSub(section, sub, key string) (string, bool) {
 // when it is not set.
 func (c *Config) GetAllSub(section, sub, key string) []string {
 	var vals []string
-	for _, f := range c.files {
-		for _, s := range f.Sections {
-			if !strings.EqualFold(s.Name, section) {
-				continue
-			}
-			opts := s.Options
-			if sub != "" {
-				opts = nil
-				for _, ss := range s.Subsections {
-					if ss.Name == sub {
-						opts = append(opts, ss.Options...)
-					}
-				}
-			}
-			for _, o := range opts {
-				if strings.EqualFold(o.Key, key) {
-					vals = append(vals, o.Value)
-				}
-			}
+	for _, v := range c.vars {
+		if v.sub == sub && strings.EqualFold(v.section, section) && strings.EqualFold(v.key, key) {
+			vals = append(vals, v.value)
 		}
 	}
 	return vals

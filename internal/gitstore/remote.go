@@ -56,18 +56,9 @@ func FetchRefspecs(remote string) []string {
 // Remotes lists the remotes configured for this repository, sorted.
 func (s *Store) Remotes() []string {
 	seen := map[string]bool{}
-	for _, f := range s.cfg.files {
-		for _, sec := range f.Sections {
-			if !strings.EqualFold(sec.Name, "remote") {
-				continue
-			}
-			for _, sub := range sec.Subsections {
-				for _, o := range sub.Options {
-					if strings.EqualFold(o.Key, "url") {
-						seen[sub.Name] = true
-					}
-				}
-			}
+	for _, v := range s.cfg.vars {
+		if v.sub != "" && strings.EqualFold(v.section, "remote") && strings.EqualFold(v.key, "url") {
+			seen[v.sub] = true
 		}
 	}
 	out := make([]string, 0, len(seen))
