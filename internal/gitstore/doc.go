@@ -10,7 +10,9 @@
 //   - Discovery: Discover finds the repository the way git does ($GIT_DIR,
 //     a subdirectory, a linked worktree's gitfile, a bare repository);
 //     Repo.StateDir is the per-clone directory for caches and telemetry.
-//   - Objects: writes as loose objects (temporary file, then rename), reads
+//   - Objects: a transaction's writes as one pack (see pending: two files
+//     instead of one per object, kept by a .keep until the ref moves),
+//     other writes as loose objects (temporary file, then rename); reads
 //     through odb (loose objects and mmap'd packs); the tree and commit
 //     codecs; Insert and Lookup by path, DiffTrees and UnionTrees, whose
 //     cost follows what differs because equal subtrees are skipped unread.

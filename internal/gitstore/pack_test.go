@@ -278,3 +278,60 @@ func TestMaintenance_PacksRollUp(t *testing.T) {
 	}
 	gt.Fsck(t, dir)
 }
+
+// A store whose history is loose objects (written by git's plumbing, as
+// every earlier git ideate wrote them) reads and takes new writes: the
+// objects' format is git's and did not change, only where new ones land.
+func TestTransact_OnAHistoryOfLooseObjects(t *testing.T) {
+	dir := gt.NewRepo(t)
+	const ref = "refs/ideate/counter"
+	blob := strings.TrimSpace(gtStdin(t, dir, "old value\n", "hash-object", "-w", "--stdin"))
+	tree := strings.TrimSpace(gtStdin(t, dir, "100644 blob "+blob+"\told\n", "mktree"))
+	c := strings.TrimSpace(gt.Git(t, dir, "commit-tree", "-m", "by git", tree))
+	gt.Git(t, dir, "update-ref", ref, c)
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, err := s.Transact(t.Context(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+		cm, err := s.ReadCommit(tip)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		entries, err := s.ReadTree(cm.Tree)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		b, err := s.WriteBlob([]byte("new value\n"))
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		tree, err := s.WriteTree(append(entries, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: "new", Hash: b}))
+		return tree, "by git ideate\n", err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gt.Git(t, dir, "cat-file", "-p", h.String()+":old"); got != "old value" {
+		t.Errorf("old file: %q", got)
+	}
+	if got := gt.Git(t, dir, "cat-file", "-p", h.String()+":new"); got != "new value" {
+		t.Errorf("new file: %q", got)
+	}
+	if got := gt.Git(t, dir, "rev-list", "--count", ref); got != "2" {
+		t.Errorf("rev-list --count: %s", got)
+	}
+	gt.Fsck(t, dir)
+}
+
+func gtStdin(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v %s", args, err, out)
+	}
+	return string(out)
+}
