@@ -461,7 +461,7 @@ func golden(t *testing.T, name, got string) {
 // unlinked file.
 func TestRecorder_KeepsTheFileOpenAndReopensADeletedOne(t *testing.T) {
 	dir := t.TempDir()
-	r := Open(dir, "s1")
+	r := telemetry.Open(dir, "s1")
 	defer r.Close()
 	r.KGUnreachable()
 	r.KGUnreachable()
