@@ -74,7 +74,7 @@ func (s *Store) buffer(h Hash, t plumbing.ObjectType, data []byte) bool {
 	}
 	if _, ok := s.pend.at[h]; !ok {
 		s.pend.at[h] = len(s.pend.objs)
-		s.pend.objs = append(s.pend.objs, pendObj{h, t, data})
+		s.pend.objs = append(s.pend.objs, pendObj{h, t, bytes.Clone(data)})
 	}
 	return true
 }

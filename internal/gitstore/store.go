@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -187,7 +186,7 @@ func (s *Store) ReadCommit(h Hash) (*Commit, error) {
 // starts git.
 func (s *Store) WriteObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 	h := plumbing.ComputeHash(t, data)
-	if s.buffer(h, t, bytes.Clone(data)) {
+	if s.buffer(h, t, data) {
 		s.cache.put(h, t, data)
 		return h, nil
 	}
