@@ -47,14 +47,16 @@ func main() {
 
 	// 1. Files created per write, counted by strace on CLI calls.
 	ids := createItems(repo, *straces+*calls)
-	var fa, fc []int
+	var fa, fc, ba, bc []int
 	for i := 0; i < *straces; i++ {
-		fa = append(fa, filesCreated(repo, bin, "record", "append", "--kind", "finding", "--claim", fmt.Sprintf("traced %d", i), "--content", "body"))
-		fc = append(fc, filesCreated(repo, bin, "work", "claim", "--id", ids[i], "--human", "bench"))
+		own, all := filesCreated(repo, bin, "record", "append", "--kind", "finding", "--claim", fmt.Sprintf("traced %d", i), "--content", "body")
+		fa, ba = append(fa, own), append(ba, all)
+		own, all = filesCreated(repo, bin, "work", "claim", "--id", ids[i], "--human", "bench")
+		fc, bc = append(fc, own), append(bc, all)
 	}
 	ids = ids[*straces:]
-	fmt.Printf("%-44s %v\n", "files created per CLI record append", fa)
-	fmt.Printf("%-44s %v\n", "files created per CLI work claim", fc)
+	fmt.Printf("%-44s %v (with the processes it started: %v)\n", "files created per CLI record append", fa, ba)
+	fmt.Printf("%-44s %v (with the processes it started: %v)\n", "files created per CLI work claim", fc, bc)
 
 	// 2. The store at size: records appended in-process (maintenance on).
 	g, err := gitstore.Open(repo)
@@ -202,21 +204,32 @@ var openat = regexp.MustCompile(`^\d+\s+open(?:at)?\((?:AT_FDCWD, )?"([^"]+)", (
 
 // filesCreated runs one CLI call under strace and counts the files it
 // created: successful opens with O_CREAT of a path that did not exist
-// before (O_EXCL opens always create). Directories are not counted.
-func filesCreated(repo, bin string, args ...string) int {
+// before (O_EXCL opens always create). Directories are not counted. own
+// counts the git-ideate process alone (its threads included); all adds
+// the processes it started, background maintenance among them (a
+// pack-refs or a roll-up it spawned, which strace -f follows).
+func filesCreated(repo, bin string, args ...string) (own, all int) {
 	before := map[string]bool{}
 	filepath.Walk(filepath.Join(repo, ".git"), func(p string, _ os.FileInfo, _ error) error {
 		before[p] = true
 		return nil
 	})
 	trace := filepath.Join(repo, "..", "strace.out")
-	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-e", "trace=open,openat", "-o", trace, bin}, args...)...)
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-e", "trace=open,openat,execve", "-o", trace, bin}, args...)...)
 	cmd.Dir = repo
 	out, err := cmd.CombinedOutput()
 	benchutil.Must(errorf(err, out))
 	data, err := os.ReadFile(trace)
 	benchutil.Must(err)
-	n := 0
+	// The git-ideate process and its threads: pids seen before its first
+	// clone of a process (Go threads are clone with CLONE_THREAD, which
+	// strace -f prints as a plain clone too, so go by the execve lines).
+	procs := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "execve(") && !strings.Contains(line, bin) {
+			procs[f[0]] = true // a process other than git-ideate
+		}
+	}
 	for _, line := range strings.Split(string(data), "\n") {
 		m := openat.FindStringSubmatch(line)
 		if m == nil || !strings.Contains(m[2], "O_CREAT") {
@@ -227,10 +240,13 @@ func filesCreated(repo, bin string, args ...string) int {
 			p = filepath.Join(repo, p)
 		}
 		if strings.Contains(m[2], "O_EXCL") || !before[p] {
-			n++
+			all++
+			if !procs[strings.Fields(line)[0]] {
+				own++
+			}
 		}
 	}
-	return n
+	return own, all
 }
 
 func countPacks(repo string) int {
