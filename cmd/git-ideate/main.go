@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/release"
 	"github.com/ideate/git-ideate/internal/secretgate"
 )
 
@@ -45,7 +46,9 @@ func versionString() string {
 		}
 	}
 	if v == "" {
-		v = "(devel)"
+		// A build from source without a stamped version: this tree's
+		// version, marked as a development build.
+		v = release.Version + "-devel"
 	}
 	switch {
 	case c == "":

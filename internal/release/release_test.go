@@ -1,0 +1,190 @@
+package release
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// The plugin's version, its marketplace entry's and the release's are one.
+func TestVersion_EqualsThePluginManifests(t *testing.T) {
+	root := repoRoot(t)
+	var p struct{ Version string }
+	b, err := os.ReadFile(filepath.Join(root, ".claude-plugin", "plugin.json"))
+	if err != nil || json.Unmarshal(b, &p) != nil {
+		t.Fatalf("plugin.json: %v", err)
+	}
+	var m struct{ Plugins []struct{ Version string } }
+	b, err = os.ReadFile(filepath.Join(root, ".claude-plugin", "marketplace.json"))
+	if err != nil || json.Unmarshal(b, &m) != nil || len(m.Plugins) != 1 {
+		t.Fatalf("marketplace.json: %v", err)
+	}
+	if p.Version != Version || m.Plugins[0].Version != Version {
+		t.Fatalf("versions differ: release %s, plugin.json %s, marketplace %s", Version, p.Version, m.Plugins[0].Version)
+	}
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(Version) {
+		t.Fatalf("version %q is not x.y.z", Version)
+	}
+	wf, err := os.ReadFile(filepath.Join(root, ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(wf), `test "${GITHUB_REF_NAME}" = "v$(go run ./internal/release/releasecmd -print-version)"`) {
+		t.Error("the release workflow does not refuse a tag that differs from the source's version")
+	}
+}
+
+// .goreleaser.yaml builds what Build builds: the same flags, targets and
+// names (read line by line: the file is kept in this plain shape).
+func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(b)
+	want := []string{
+		"project_name: " + Project,
+		"main: ./cmd/git-ideate",
+		"- CGO_ENABLED=0",
+		`name_template: "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}"`,
+		`name_template: "{{ .ProjectName }}_{{ .Version }}_checksums.txt"`,
+		"algorithm: sha256",
+		"- " + strings.NewReplacer("V", "{{ .Version }}", "C", "{{ .FullCommit }}").Replace(LDFlags("V", "C")),
+	}
+	for _, f := range BuildFlags {
+		want = append(want, "- "+f)
+	}
+	for _, w := range want {
+		if !strings.Contains(cfg, w) {
+			t.Errorf(".goreleaser.yaml lacks %q", w)
+		}
+	}
+	oses, arches := map[string]bool{}, map[string]bool{}
+	for _, tg := range Targets {
+		oses[tg.OS], arches[tg.Arch] = true, true
+	}
+	list := func(key string) map[string]bool {
+		out := map[string]bool{}
+		_, rest, ok := strings.Cut(cfg, "    "+key+":\n")
+		if !ok {
+			t.Fatalf("no %s list", key)
+		}
+		for _, line := range strings.Split(rest, "\n") {
+			v, ok := strings.CutPrefix(line, "      - ")
+			if !ok {
+				break
+			}
+			out[v] = true
+		}
+		return out
+	}
+	if g := list("goos"); len(g) != len(oses) || !subset(g, oses) {
+		t.Errorf("goos %v, Targets %v", g, oses)
+	}
+	if g := list("goarch"); len(g) != len(arches) || !subset(g, arches) {
+		t.Errorf("goarch %v, Targets %v", g, arches)
+	}
+	if got := ArchiveName("1.2.3", Target{"linux", "arm64"}); got != "git-ideate_1.2.3_linux_arm64.tar.gz" {
+		t.Errorf("archive name %s", got)
+	}
+}
+
+func subset(a, b map[string]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// Two builds of one commit are the same bytes, the archive holds the
+// binary, the licence and the README, and the binary prints its version.
+func TestBuild_Reproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary twice")
+	}
+	root := repoRoot(t)
+	here := Target{runtime.GOOS, runtime.GOARCH}
+	o := Options{Root: root, Version: "9.8.7", Commit: "0123456789abcdef0123456789abcdef01234567", Date: 1700000000, Targets: []Target{here}}
+	o.Out = t.TempDir()
+	a1, err := Build(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Out = t.TempDir()
+	a2, err := Build(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a1) != 2 || a1[0].SHA256 != a2[0].SHA256 || a1[1].SHA256 != a2[1].SHA256 {
+		t.Fatalf("two builds differ:\n%+v\n%+v", a1, a2)
+	}
+	sums, _ := os.ReadFile(a1[1].Path)
+	if want := a1[0].SHA256 + "  " + ArchiveName("9.8.7", here) + "\n"; string(sums) != want || a1[1].Name != ChecksumsName("9.8.7") {
+		t.Fatalf("checksums %q, want %q", sums, want)
+	}
+	f, _ := os.Open(a1[0].Path)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	dir := t.TempDir()
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.ModTime.Unix() != 1700000000 || h.Uid != 0 || h.Uname != "" {
+			t.Errorf("%s: time %v uid %d uname %q", h.Name, h.ModTime, h.Uid, h.Uname)
+		}
+		out, _ := os.OpenFile(filepath.Join(dir, h.Name), os.O_CREATE|os.O_WRONLY, os.FileMode(h.Mode))
+		io.Copy(out, tr)
+		out.Close()
+	}
+	if strings.Join(names, " ") != "git-ideate LICENSE README.md" {
+		t.Fatalf("archive holds %v", names)
+	}
+	v, err := exec.Command(filepath.Join(dir, "git-ideate"), "--version").Output()
+	if err != nil || !strings.HasPrefix(string(v), "git-ideate 9.8.7 (commit 0123456789abcdef0123456789abcdef01234567;") {
+		t.Fatalf("--version: %q %v", v, err)
+	}
+}
+
+func TestBuild_BadVersionChangesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "dist")
+	if _, err := Build(context.Background(), Options{Root: repoRoot(t), Out: out, Version: "1 2", Commit: "c", Date: 1}); err == nil {
+		t.Fatal("a version with a blank was accepted")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the output directory was created: %v", err)
+	}
+}
