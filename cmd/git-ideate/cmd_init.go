@@ -87,6 +87,12 @@ func (c *InitCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	} else if ch != nil {
 		sum.Changes = append(sum.Changes, *ch)
+		if strings.Contains(ch.Detail, hooks.MCPPermission) {
+			note("Claude Code ignores a project's permissions.allow while the workspace is untrusted: accept the trust prompt when you first open %s in claude, or add %q to permissions.allow in ~/.claude/settings.json", top, hooks.MCPPermission)
+		}
+	}
+	if p := pluginInstalled(); p != "" {
+		note("the git-ideate plugin is also installed (%s): with both, every hook runs twice and two ideate MCP servers start; use one (claude plugin uninstall git-ideate, or remove what init wrote)", p)
 	}
 	ch, msg, err := planMCP(top)
 	if err != nil {
@@ -150,17 +156,50 @@ func planSettings(top string) (*initChange, error) {
 	if err != nil {
 		return nil, shapeError(path, apperr.Message(err))
 	}
-	if len(added) == 0 {
+	if data == nil {
+		data = doc
+	}
+	// The MCP server's tools are allowed by the project, so a session
+	// without bypass permissions does not refuse every call.
+	withPerm, allowed, err := hooks.MergePermissions(data, []string{hooks.MCPPermission})
+	if err != nil {
+		return nil, shapeError(path, apperr.Message(err))
+	}
+	if len(added) == 0 && len(allowed) == 0 {
 		return nil, nil
 	}
-	ch := &initChange{Action: "update", Target: filepath.ToSlash(settingsFile),
-		Detail: fmt.Sprintf("added hooks %s (%s)", strings.Join(added, ", "), initHookCommand)}
+	if withPerm != nil {
+		data = withPerm
+	}
+	var what []string
+	if len(added) > 0 {
+		what = append(what, fmt.Sprintf("hooks %s (%s)", strings.Join(added, ", "), initHookCommand))
+	}
+	if len(allowed) > 0 {
+		what = append(what, fmt.Sprintf("permissions.allow %s", strings.Join(allowed, ", ")))
+	}
+	ch := &initChange{Action: "update", Target: filepath.ToSlash(settingsFile), Detail: "added " + strings.Join(what, "; ")}
 	if !existed {
 		ch.Action = "create"
-		ch.Detail = fmt.Sprintf("hooks %s (%s)", strings.Join(added, ", "), initHookCommand)
+		ch.Detail = strings.Join(what, "; ")
 	}
 	ch.apply = func() error { return writeFileAtomic(path, data, mode) }
 	return ch, nil
+}
+
+// pluginInstalled names the user's Claude Code file that shows the
+// git-ideate plugin installed or enabled, or "".
+func pluginInstalled() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	for _, f := range []string{filepath.Join(home, ".claude", "plugins", "installed_plugins.json"), filepath.Join(home, ".claude", "settings.json")} {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), `"git-ideate@`) {
+			return f
+		}
+	}
+	return ""
 }
 
 // planMCP adds mcpServers.ideate to .mcp.json. An ideate server that is

@@ -85,7 +85,7 @@ func TestInit_FreshRepo(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
 	want := []string{
-		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, TaskCompleted (git ideate hook)",
+		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, TaskCompleted (git ideate hook); permissions.allow mcp__ideate",
 		"created .mcp.json: mcpServers.ideate (git ideate mcp)",
 		"added remote.origin.fetch: +refs/ideate/*:refs/ideate-remotes/origin/ideate/*",
 		"added remote.origin.fetch: +refs/notes/ideate*:refs/ideate-remotes/origin/notes/ideate*",
@@ -102,6 +102,13 @@ func TestInit_FreshRepo(t *testing.T) {
 	}
 	if diff := cmp.Diff(want2, cmds); diff != "" {
 		t.Errorf("hook commands (-want +got): %s", diff)
+	}
+	perms, _ := readJSON(t, filepath.Join(dir, ".claude/settings.json"))["permissions"].(map[string]any)
+	if diff := cmp.Diff(map[string]any{"allow": []any{"mcp__ideate"}}, perms); diff != "" {
+		t.Errorf("permissions (-want +got): %s", diff)
+	}
+	if !strings.Contains(r.err, "untrusted") {
+		t.Errorf("no note on untrusted workspaces:\n%s", r.err)
 	}
 	mcp := readJSON(t, filepath.Join(dir, ".mcp.json"))
 	if diff := cmp.Diff(map[string]any{"mcpServers": map[string]any{"ideate": map[string]any{"command": "git", "args": []any{"ideate", "mcp"}}}}, mcp); diff != "" {
@@ -130,6 +137,52 @@ func TestInit_FreshRepo(t *testing.T) {
 	}
 	if st := gt.Git(t, dir, "status", "--porcelain"); st != "?? .claude/\n?? .ideate.json\n?? .mcp.json" && st != "?? .claude/\n?? .ideate.json\n?? .mcp.json\n" {
 		t.Errorf("status:\n%s", st)
+	}
+}
+
+// A settings file with its own permissions keeps them; the server's rule
+// is added once; a permissions value of the wrong shape changes nothing.
+func TestInit_Permissions_MergedNotReplaced(t *testing.T) {
+	dir, _ := initRepo(t)
+	os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".claude/settings.json"), []byte(`{"permissions":{"allow":["Bash(make:*)"],"deny":["Read(.env)"]},"model":"x"}`), 0o644)
+	if r := cli(t, dir, "", "init"); r.code != 0 {
+		t.Fatal(r.err)
+	}
+	s := readJSON(t, filepath.Join(dir, ".claude/settings.json"))
+	want := map[string]any{"allow": []any{"Bash(make:*)", "mcp__ideate"}, "deny": []any{"Read(.env)"}}
+	if diff := cmp.Diff(want, s["permissions"]); diff != "" || s["model"] != "x" {
+		t.Fatalf("permissions (-want +got): %s; model %v", diff, s["model"])
+	}
+	if r := cli(t, dir, "", "init"); r.code != 0 || !strings.Contains(r.out, "nothing to change") {
+		t.Fatalf("second run: %+v", r)
+	}
+	bad, _ := initRepo(t)
+	os.MkdirAll(filepath.Join(bad, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(bad, ".claude/settings.json"), []byte(`{"permissions":{"allow":"all"}}`), 0o644)
+	before := takeSnapshot(t, bad)
+	if r := cli(t, bad, "", "init"); r.code == 0 || !strings.Contains(r.err, "permissions.allow") {
+		t.Fatalf("a bad permissions.allow: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(bad, ".claude/settings.json")); string(b) != `{"permissions":{"allow":"all"}}` {
+		t.Fatalf("the bad file was changed: %s", b)
+	}
+	if _, err := os.Stat(filepath.Join(bad, ".mcp.json")); err == nil || before["config"] != takeSnapshot(t, bad)["config"] {
+		t.Fatal("a refused init changed something")
+	}
+}
+
+// init warns when the plugin is installed as well: every hook would run
+// twice.
+func TestInit_WarnsWhenThePluginIsInstalled(t *testing.T) {
+	dir, _ := initRepo(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	os.MkdirAll(filepath.Join(home, ".claude", "plugins"), 0o755)
+	os.WriteFile(filepath.Join(home, ".claude", "plugins", "installed_plugins.json"), []byte(`{"plugins":{"git-ideate@git-ideate-marketplace":[{}]}}`), 0o644)
+	r := cli(t, dir, "", "init")
+	if r.code != 0 || !strings.Contains(r.err, "plugin is also installed") {
+		t.Fatalf("%+v", r)
 	}
 }
 

@@ -229,3 +229,48 @@ func indentDoc(raw json.RawMessage) []byte {
 	b.WriteByte('\n')
 	return b.Bytes()
 }
+
+// MCPPermission is the settings permission rule that allows every tool of
+// the MCP server git ideate init adds (.mcp.json's "ideate").
+const MCPPermission = "mcp__ideate"
+
+// MergePermissions adds the rules in allow that are missing from doc's
+// permissions.allow (a .claude/settings.json as MergeSettings reads it),
+// keeping every other key and rule as it was. It returns the new text and
+// the rules added, or nil and none when nothing was missing. A
+// "permissions" that is not an object, or an "allow" that is not an array
+// of strings, is apperr.Schema naming it.
+func MergePermissions(doc []byte, allow []string) (merged []byte, added []string, err error) {
+	o, err := parseDoc(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	perms := newObject()
+	if raw, ok := o.get("permissions"); ok {
+		if perms, err = parseObject(raw); err != nil {
+			return nil, nil, apperr.New(apperr.Schema, `"permissions" is not a JSON object`)
+		}
+	}
+	var have []string
+	if raw, ok := perms.get("allow"); ok {
+		if err := json.Unmarshal(raw, &have); err != nil {
+			return nil, nil, apperr.New(apperr.Schema, `"permissions.allow" is not a JSON array of strings`)
+		}
+	}
+	for _, a := range allow {
+		found := false
+		for _, h := range have {
+			found = found || h == a
+		}
+		if !found {
+			have = append(have, a)
+			added = append(added, a)
+		}
+	}
+	if len(added) == 0 {
+		return nil, nil, nil
+	}
+	perms.set("allow", marshalNoEscape(have))
+	o.set("permissions", perms.raw())
+	return indentDoc(o.raw()), added, nil
+}
