@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -34,7 +35,21 @@ func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
 		return env.Backend(session)
 	})
-	return srv.ServeStdio(ctx, env.In, env.Out)
+	return srv.ServeStdio(ctx, mcpInput(env.In), env.Out)
+}
+
+// mcpInput is the server's input: stdin, after the request the launcher
+// already read when it handed the connection over (GIT_IDEATE_MCP_PENDING;
+// see bin/git-ideate: on a first launch it answers initialize itself
+// while the binary is being got, then execs the server at the next
+// request).
+func mcpInput(in io.Reader) io.Reader {
+	p := os.Getenv("GIT_IDEATE_MCP_PENDING")
+	if p == "" {
+		return in
+	}
+	os.Unsetenv("GIT_IDEATE_MCP_PENDING")
+	return io.MultiReader(strings.NewReader(p+"\n"), in)
 }
 
 // mcpSession is the session id the server's writes carry: the host's own

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/release"
 )
 
 const buildLine = "git-ideate launcher: building "
@@ -34,6 +36,7 @@ func copyPlugin(t testing.TB) string {
 			return nil
 		}
 		keep := rel == "go.mod" || rel == "go.sum" || rel == filepath.Join("bin", "git-ideate") ||
+			rel == filepath.Join(".claude-plugin", "plugin.json") ||
 			strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")
 		if !keep {
 			return nil
@@ -58,7 +61,7 @@ func copyPlugin(t testing.TB) string {
 func toolDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"sh", "find", "mkdir", "mv", "rm", "touch", "sed", "sleep", "readlink", "cat"} {
+	for _, name := range []string{"sh", "find", "mkdir", "mv", "rm", "touch", "sed", "sleep", "readlink", "cat", "ln", "date"} {
 		p, err := exec.LookPath(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -99,7 +102,14 @@ func run(t testing.TB, root string, env []string, stdin string, args ...string) 
 	cmd.Env = mergeEnv(os.Environ(), append([]string{
 		// One cgo setting for every build, whatever PATH holds, so the
 		// build cache serves them all.
-		"CGO_ENABLED=0", "CLAUDE_PLUGIN_DATA=", "GIT_IDEATE_LAUNCHER_FALLBACK=", "GIT_IDEATE_BUILD_WAIT="}, env...))
+		"CGO_ENABLED=0", "CLAUDE_PLUGIN_DATA=", "GIT_IDEATE_LAUNCHER_FALLBACK=",
+		// A loaded machine builds slowly (a first build took over 120 s at
+		// load 35): the waiter must outwait the builder.
+		"GIT_IDEATE_BUILD_WAIT=600",
+		// No release download unless a test serves one; the user's cache
+		// is the test's.
+		"GIT_IDEATE_NO_DOWNLOAD=1", "GIT_IDEATE_RELEASE_URL=", "GIT_IDEATE_PROBE=", "GIT_IDEATE_MCP_PENDING=",
+		"XDG_CACHE_HOME=" + cacheHome(t)}, env...))
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -111,6 +121,30 @@ func run(t testing.TB, root string, env []string, stdin string, args ...string) 
 		t.Fatal(err)
 	}
 	return launch{code, out.String(), errb.String()}
+}
+
+var (
+	cacheOnce sync.Once
+	cacheDir  string
+)
+
+// cacheHome is the XDG cache every launch of this test binary sees (never
+// the user's own).
+func cacheHome(t testing.TB) string {
+	cacheOnce.Do(func() {
+		d, err := os.MkdirTemp("", "ideate-launcher-cache-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cacheDir = d
+	})
+	return cacheDir
+}
+
+// dataExe is where the launcher keeps this version's binary under a
+// CLAUDE_PLUGIN_DATA directory.
+func dataExe(data string) string {
+	return filepath.Join(data, "build", release.Version, "git-ideate")
 }
 
 func mergeEnv(base, over []string) []string {
@@ -172,7 +206,7 @@ func TestLauncher(t *testing.T) {
 	root := copyPlugin(t)
 	data := t.TempDir()
 	env := []string{"CLAUDE_PLUGIN_DATA=" + data}
-	exe := filepath.Join(data, "build", "git-ideate")
+	exe := dataExe(data)
 	var version string
 
 	t.Run("first launch: two at once, one build", func(t *testing.T) {
@@ -266,14 +300,26 @@ func TestLauncher(t *testing.T) {
 		}
 	})
 
-	t.Run("without CLAUDE_PLUGIN_DATA the binary goes to .build/", func(t *testing.T) {
-		r := run(t, root, nil, "", "--version")
+	t.Run("without CLAUDE_PLUGIN_DATA the binary goes to the user's cache, not the plugin", func(t *testing.T) {
+		cache := t.TempDir()
+		r := run(t, root, []string{"XDG_CACHE_HOME=" + cache}, "", "--version")
 		if r.code != 0 || r.out != version || r.builds() != 1 {
 			t.Fatalf("exit %d, builds %d, stderr:\n%s", r.code, r.builds(), r.err)
 		}
-		if _, err := os.Stat(filepath.Join(root, ".build", "git-ideate")); err != nil {
+		if _, err := os.Stat(filepath.Join(cache, "git-ideate", release.Version, "git-ideate")); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := os.Stat(filepath.Join(root, ".build")); err == nil {
+			t.Fatal("the launcher wrote into the plugin's directory")
+		}
+		noHome := []string{"XDG_CACHE_HOME=", "HOME=" + t.TempDir()}
+		if r := run(t, root, noHome, "", "--version"); r.code != 0 || r.out != version {
+			t.Fatalf("without XDG_CACHE_HOME: exit %d\n%s", r.code, r.err)
+		}
+		if _, err := os.Stat(filepath.Join(noHome[1][len("HOME="):], ".cache", "git-ideate", release.Version, "git-ideate")); err != nil {
+			t.Fatal(err)
+		}
+		r = run(t, root, []string{"XDG_CACHE_HOME=" + cache}, "", "--version")
 		if r := run(t, root, nil, "", "--version"); r.builds() != 0 {
 			t.Fatalf("rebuilt:\n%s", r.err)
 		}
@@ -305,8 +351,8 @@ func TestLauncher(t *testing.T) {
 		data2 := t.TempDir()
 		env2 := []string{"CLAUDE_PLUGIN_DATA=" + data2, "PATH=" + toolDir(t) + string(os.PathListSeparator) + go_}
 		res := runBoth(t, root, env2, "--version")
-		checkFirstLaunch(t, res, filepath.Join(data2, "build", "git-ideate"))
-		if _, err := os.Stat(filepath.Join(data2, "build", ".lock.d")); err == nil {
+		checkFirstLaunch(t, res, dataExe(data2))
+		if _, err := os.Stat(filepath.Join(data2, "build", release.Version, ".lock.d")); err == nil {
 			t.Fatal("the lock directory was left behind")
 		}
 	})
@@ -321,15 +367,28 @@ func TestLauncher(t *testing.T) {
 			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 		}
 
-		// With a git-ideate further on PATH, that one runs.
+		// A git-ideate further on PATH of another version is not used;
+		// one of this version is, and is remembered.
 		fake := t.TempDir()
-		if err := os.WriteFile(filepath.Join(fake, "git-ideate"), []byte("#!/bin/sh\necho \"fallback $*\"\n"), 0o755); err != nil {
+		script := func(v string) []byte {
+			return []byte("#!/bin/sh\nif [ \"$1\" = --version ]; then echo \"git-ideate " + v + " (fake)\"; else echo \"fallback $*\"; fi\n")
+		}
+		if err := os.WriteFile(filepath.Join(fake, "git-ideate"), script("0.0.1"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		env3[1] += string(os.PathListSeparator) + fake
+		if r = run(t, root, env3, "", "mcp", "x"); r.code != 0 || r.out != "" || !strings.Contains(r.err, "inactive") {
+			t.Fatalf("another version was used: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		}
+		if err := os.WriteFile(filepath.Join(fake, "git-ideate"), script(release.Version), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		r = run(t, root, env3, "", "mcp", "x")
 		if r.code != 0 || r.out != "fallback mcp x\n" {
 			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		}
+		if r = run(t, root, env3, "", "record", "read"); r.out != "fallback record read\n" || r.err != "" {
+			t.Fatalf("second launch: stdout %q, stderr %q", r.out, r.err)
 		}
 	})
 }

@@ -1,0 +1,448 @@
+package plugintest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/release"
+)
+
+const relCommit = "c0ffee0000000000000000000000000000000001"
+
+var (
+	relOnce sync.Once
+	relDir  string
+	relErr  error
+)
+
+// releaseDir holds the release artifacts for this machine's platform,
+// built once with the release's own builder (the names the launcher
+// downloads).
+func releaseDir(t *testing.T) string {
+	t.Helper()
+	goBinDir(t)
+	relOnce.Do(func() {
+		relDir, relErr = os.MkdirTemp("", "ideate-release-")
+		if relErr != nil {
+			return
+		}
+		_, relErr = release.Build(context.Background(), release.Options{Root: repoRoot(t), Out: relDir,
+			Commit: relCommit, Date: 1700000000, Targets: []release.Target{hostTarget(t)}})
+	})
+	if relErr != nil {
+		t.Fatal(relErr)
+	}
+	return relDir
+}
+
+func hostTarget(t testing.TB) release.Target {
+	out, err := exec.Command("go", "env", "GOOS", "GOARCH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(out))
+	return release.Target{OS: f[0], Arch: f[1]}
+}
+
+// releaseServer serves the release under /good/, a checksums file that
+// does not match under /bad/, a truncated asset under /trunc/, nothing
+// under /404/, and the asset slowly (in 64 KiB pieces, 20 ms apart) under
+// /slow/. hits counts the requests.
+func releaseServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	dir := releaseDir(t)
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		mode, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		b, err := os.ReadFile(filepath.Join(dir, filepath.Base(name)))
+		if err != nil || mode == "404" {
+			http.NotFound(w, r)
+			return
+		}
+		isSums := strings.HasSuffix(name, "_checksums.txt")
+		switch {
+		case mode == "bad" && isSums:
+			b = []byte(strings.Repeat("0", 64) + "  " + release.ArchiveName(release.Version, hostTarget(t)) + "\n")
+		case mode == "trunc" && !isSums:
+			b = b[:len(b)/2]
+		case mode == "slow" && !isSums:
+			for len(b) > 0 {
+				n := min(len(b), 64<<10)
+				if _, err := w.Write(b[:n]); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				b = b[n:]
+				time.Sleep(20 * time.Millisecond)
+			}
+			return
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+// netTools is a PATH directory with what a download needs and no go.
+func netTools(t *testing.T) string {
+	dir := toolDir(t)
+	for _, name := range []string{"curl", "sha256sum", "tar", "gzip", "uname", "flock"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			t.Skipf("%s not installed", name)
+		}
+		os.Symlink(p, filepath.Join(dir, name))
+	}
+	return dir
+}
+
+func leftovers(t *testing.T, data string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(data, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		n := d.Name()
+		for _, pre := range []string{".dl.", ".git-ideate.tmp.", ".build-start.", ".gotmp.", ".link.", ".mcp-initialized.", "git-ideate.stamp.tmp."} {
+			if strings.HasPrefix(n, pre) {
+				out = append(out, p)
+			}
+		}
+		if strings.HasSuffix(n, ".tmp") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestLauncher_ReleaseDownload(t *testing.T) {
+	root := copyPlugin(t)
+	srv, hits := releaseServer(t)
+	tools := netTools(t)
+	want := "git-ideate " + release.Version + " (commit " + relCommit + ";"
+	dl := func(data, mode string, extra ...string) []string {
+		return append([]string{"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + tools, "GIT_IDEATE_NO_DOWNLOAD=",
+			"GIT_IDEATE_RELEASE_URL=" + srv.URL + "/" + mode}, extra...)
+	}
+
+	t.Run("a good asset is installed, checked and used; the next launch fetches nothing", func(t *testing.T) {
+		data := t.TempDir()
+		t0 := time.Now()
+		r := run(t, root, dl(data, "good"), "", "--version")
+		if r.code != 0 || !strings.HasPrefix(r.out, want) || r.err != "" {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		}
+		t.Logf("first launch with a release download: %v", time.Since(t0))
+		stamp, _ := os.ReadFile(filepath.Join(filepath.Dir(dataExe(data)), "git-ideate.stamp"))
+		if !strings.Contains(string(stamp), "got_by=download") {
+			t.Fatalf("stamp %s", stamp)
+		}
+		n := hits.Load()
+		if r := run(t, root, dl(data, "good"), "", "--version"); !strings.HasPrefix(r.out, want) || hits.Load() != n {
+			t.Fatalf("second launch: %q, %d more requests", r.out, hits.Load()-n)
+		}
+		if l := leftovers(t, data); len(l) > 0 {
+			t.Fatalf("left behind: %v", l)
+		}
+	})
+
+	for _, c := range []struct{ mode, says string }{
+		{"bad", "checksum mismatch"}, {"trunc", "checksum mismatch"}, {"404", "download from"},
+	} {
+		t.Run(c.mode+": refused; without go, one line and exit 0", func(t *testing.T) {
+			data := t.TempDir()
+			r := run(t, root, dl(data, c.mode), "", "--version")
+			if r.code != 0 || r.out != "" || strings.Count(r.err, "\n") != 1 || !strings.Contains(r.err, c.says) || !strings.Contains(r.err, "inactive") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+			}
+			if _, err := os.Stat(dataExe(data)); err == nil {
+				t.Fatal("a refused download was installed")
+			}
+			if l := leftovers(t, data); len(l) > 0 {
+				t.Fatalf("left behind: %v", l)
+			}
+		})
+	}
+
+	t.Run("a checksum mismatch falls back to a build", func(t *testing.T) {
+		data := t.TempDir()
+		r := run(t, root, dl(data, "bad", "PATH="+tools+string(os.PathListSeparator)+goBinDir(t)), "", "--version")
+		if r.code != 0 || r.builds() != 1 || !strings.Contains(r.err, "checksum mismatch") ||
+			!strings.HasPrefix(r.out, "git-ideate "+release.Version+" (") || strings.Contains(r.out, relCommit) {
+			t.Fatalf("exit %d, builds %d, stdout %q, stderr %q", r.code, r.builds(), r.out, r.err)
+		}
+	})
+
+	t.Run("no network and no go: one line, exit 0", func(t *testing.T) {
+		data := t.TempDir()
+		env := []string{"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + tools, "GIT_IDEATE_NO_DOWNLOAD=", "GIT_IDEATE_RELEASE_URL=http://127.0.0.1:1/x"}
+		r := run(t, root, env, "", "hook")
+		// A hook spools and exits at once; the command line says why.
+		if r.code != 0 || r.out != "" {
+			t.Fatalf("hook: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		}
+		r = run(t, root, env, "", "--version")
+		if r.code != 0 || r.out != "" || strings.Count(r.err, "\n") != 1 || !strings.Contains(r.err, "no Go toolchain") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		}
+	})
+
+	t.Run("killed at random points during a download, 20 times: the next launch works, nothing left", func(t *testing.T) {
+		data := t.TempDir()
+		env := mergeEnv(os.Environ(), []string{"CGO_ENABLED=0", "GIT_IDEATE_PROBE=", "XDG_CACHE_HOME=" + cacheHome(t),
+			"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + tools, "GIT_IDEATE_RELEASE_URL=" + srv.URL + "/slow"})
+		killRandomly(t, root, env, 20, 1500*time.Millisecond)
+		r := run(t, root, dl(data, "good"), "", "--version")
+		if r.code != 0 || !strings.HasPrefix(r.out, want) {
+			t.Fatalf("after the kills: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		}
+		if l := leftovers(t, data); len(l) > 0 {
+			t.Fatalf("left behind: %v", l)
+		}
+	})
+}
+
+// killRandomly starts `launcher --version` n times and kills its whole
+// process group with SIGKILL after a random time below most.
+func killRandomly(t *testing.T, root string, env []string, n int, most time.Duration) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for i := 0; i < n; i++ {
+		cmd := exec.Command("sh", filepath.Join(root, "bin", "git-ideate"), "--version")
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.Int63n(int64(most))))
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}
+}
+
+func TestLauncher_KilledDuringABuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 interrupted builds")
+	}
+	go_ := goBinDir(t)
+	root := copyPlugin(t)
+	data := t.TempDir()
+	env := mergeEnv(os.Environ(), []string{"CGO_ENABLED=0", "GIT_IDEATE_PROBE=", "XDG_CACHE_HOME=" + cacheHome(t),
+		"CLAUDE_PLUGIN_DATA=" + data, "GIT_IDEATE_NO_DOWNLOAD=1", "PATH=" + toolDir(t) + string(os.PathListSeparator) + go_})
+	killRandomly(t, root, env, 20, 3*time.Second)
+	r := run(t, root, []string{"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + toolDir(t) + string(os.PathListSeparator) + go_}, "", "--version")
+	if r.code != 0 || !strings.HasPrefix(r.out, "git-ideate "+release.Version) {
+		t.Fatalf("after the kills: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	if l := leftovers(t, data); len(l) > 0 {
+		t.Fatalf("left behind: %v", l)
+	}
+}
+
+// mcpConn is a launcher started as the plugin's MCP server.
+type mcpConn struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan map[string]any
+}
+
+func startMCP(t *testing.T, root, cwd string, env []string) *mcpConn {
+	t.Helper()
+	cmd := exec.Command("sh", filepath.Join(root, "bin", "git-ideate"), "mcp")
+	cmd.Dir = cwd
+	cmd.Env = mergeEnv(os.Environ(), append([]string{"CGO_ENABLED=0", "GIT_IDEATE_PROBE=", "GIT_IDEATE_MCP_PENDING=",
+		"XDG_CACHE_HOME=" + cacheHome(t), "GIT_IDEATE_NO_MAINTENANCE=1"}, env...))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &mcpConn{t: t, cmd: cmd, in: in, lines: make(chan map[string]any, 64)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				m = map[string]any{"unparsed": sc.Text()}
+			}
+			c.lines <- m
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	return c
+}
+
+func (c *mcpConn) send(s string) {
+	if _, err := io.WriteString(c.in, s+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// next is the next message; a notification when method is set, else the
+// answer to id.
+func (c *mcpConn) next(d time.Duration) map[string]any {
+	c.t.Helper()
+	select {
+	case m, ok := <-c.lines:
+		if !ok {
+			c.t.Fatal("the server closed its output")
+		}
+		if _, bad := m["unparsed"]; bad {
+			c.t.Fatalf("not JSON on stdout: %v", m)
+		}
+		return m
+	case <-time.After(d):
+		c.t.Fatalf("no message within %v", d)
+	}
+	return nil
+}
+
+func toolCount(m map[string]any) int {
+	r, _ := m["result"].(map[string]any)
+	ts, _ := r["tools"].([]any)
+	return len(ts)
+}
+
+// firstMCP drives a first launch as the host does: initialize (timed),
+// tools/list, then waits for the tools (list_changed) and calls one.
+func firstMCP(t *testing.T, root string, env []string) (initAnswer, working time.Duration) {
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	t0 := time.Now()
+	c := startMCP(t, root, repo, env)
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	m := c.next(10 * time.Second)
+	initAnswer = time.Since(t0)
+	if m["id"] != float64(0) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	m = c.next(10 * time.Second)
+	if m["id"] != float64(1) {
+		t.Fatalf("tools/list: %v", m)
+	}
+	if toolCount(m) == 0 {
+		caps, _ := m["result"].(map[string]any)
+		_ = caps
+		for {
+			m = c.next(5 * time.Minute)
+			if m["method"] == "notifications/tools/list_changed" {
+				break
+			}
+		}
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		for m = c.next(time.Minute); m["id"] != float64(2); m = c.next(time.Minute) {
+		}
+		if toolCount(m) < 10 {
+			t.Fatalf("tools after list_changed: %v", m)
+		}
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"record_append","arguments":{"kind":"note","claim":"first launch","content":"c","scope":"s"}}}`)
+	for m = c.next(time.Minute); m["id"] != float64(3); m = c.next(time.Minute) {
+	}
+	working = time.Since(t0)
+	if r, _ := m["result"].(map[string]any); r == nil || r["isError"] == true {
+		t.Fatalf("tools/call: %v", m)
+	}
+	if out, _ := exec.Command("git", "-C", repo, "log", "--format=%s", "refs/ideate/record").Output(); !strings.Contains(string(out), "first launch") {
+		t.Fatalf("no record: %q", out)
+	}
+	return initAnswer, working
+}
+
+// A first launch answers initialize at once, whatever getting the binary
+// costs, and the tools arrive with notifications/tools/list_changed.
+func TestLauncher_FirstLaunchMCP(t *testing.T) {
+	root := copyPlugin(t)
+	t.Run("release download", func(t *testing.T) {
+		srv, _ := releaseServer(t)
+		ia, w := firstMCP(t, root, []string{"CLAUDE_PLUGIN_DATA=" + t.TempDir(), "PATH=" + netTools(t),
+			"GIT_IDEATE_RELEASE_URL=" + srv.URL + "/good"})
+		t.Logf("first launch, release download: initialize answered after %v, a working tools/call after %v", ia, w)
+		if ia > 5*time.Second {
+			t.Errorf("initialize answered after %v", ia)
+		}
+	})
+	t.Run("build from source", func(t *testing.T) {
+		ia, w := firstMCP(t, root, []string{"CLAUDE_PLUGIN_DATA=" + t.TempDir(), "GIT_IDEATE_NO_DOWNLOAD=1",
+			"PATH=" + toolDir(t) + string(os.PathListSeparator) + goBinDir(t)})
+		t.Logf("first launch, build: initialize answered after %v, a working tools/call after %v", ia, w)
+		if ia > 5*time.Second {
+			t.Errorf("initialize answered after %v", ia)
+		}
+	})
+}
+
+// A hook fired while there is no binary exits at once with nothing on
+// stdout; its record is written when the binary arrives.
+func TestLauncher_HookDuringFirstBuild(t *testing.T) {
+	root := copyPlugin(t)
+	data := t.TempDir()
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	sh, _ := exec.LookPath("sh")
+	cmd := exec.Command(sh, filepath.Join(root, "bin", "git-ideate"), "hook")
+	cmd.Dir = repo
+	cmd.Env = mergeEnv(os.Environ(), []string{"CGO_ENABLED=0", "GIT_IDEATE_PROBE=", "XDG_CACHE_HOME=" + cacheHome(t),
+		"CLAUDE_PLUGIN_DATA=" + data, "GIT_IDEATE_NO_DOWNLOAD=1", "GIT_IDEATE_NO_MAINTENANCE=1",
+		"PATH=" + toolDir(t) + string(os.PathListSeparator) + goBinDir(t)})
+	cmd.Stdin = strings.NewReader(`{"session_id":"s","reason":"other","hook_event_name":"SessionEnd","cwd":"` + repo + `"}`)
+	t0 := time.Now()
+	out, err := cmd.Output() // returns when stdout closes: the background build must not hold it
+	took := time.Since(t0)
+	if err != nil || len(out) != 0 {
+		t.Fatalf("hook: %v, stdout %q", err, out)
+	}
+	t.Logf("the hook returned after %v", took)
+	if took > 5*time.Second {
+		t.Errorf("the hook waited %v for the build", took)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		got, _ := exec.Command("git", "-C", repo, "log", "--format=%s", "refs/ideate/record").Output()
+		if strings.Contains(string(got), "session-outcome: Session s ended (other).") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the spooled hook never wrote its record (%q)", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The spool is gone once replayed.
+	for i := 0; i < 50; i++ {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(dataExe(data)), "spool")); os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the spool directory outlived its replay")
+}
