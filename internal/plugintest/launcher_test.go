@@ -61,7 +61,7 @@ func copyPlugin(t testing.TB) string {
 func toolDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"sh", "find", "mkdir", "mv", "rm", "touch", "sed", "sleep", "readlink", "cat", "ln", "date"} {
+	for _, name := range []string{"sh", "find", "mkdir", "mv", "rm", "touch", "sed", "sleep", "readlink", "cat", "ln", "date", "rmdir"} {
 		p, err := exec.LookPath(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -109,7 +109,7 @@ func run(t testing.TB, root string, env []string, stdin string, args ...string) 
 		// No release download unless a test serves one; the user's cache
 		// is the test's.
 		"GIT_IDEATE_NO_DOWNLOAD=1", "GIT_IDEATE_RELEASE_URL=", "GIT_IDEATE_PROBE=", "GIT_IDEATE_MCP_PENDING=",
-		"XDG_CACHE_HOME=" + cacheHome(t)}, env...))
+		"XDG_CACHE_HOME=" + cacheHome(t)}, append(goEnv(t), env...)...))
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -139,6 +139,27 @@ func cacheHome(t testing.TB) string {
 		cacheDir = d
 	})
 	return cacheDir
+}
+
+var (
+	goEnvOnce sync.Once
+	goEnvVars []string
+)
+
+// goEnv pins go's caches, so a launch with another HOME still builds from
+// the warm build and module caches.
+func goEnv(t testing.TB) []string {
+	goEnvOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+		if err != nil {
+			return
+		}
+		f := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(f) == 3 {
+			goEnvVars = []string{"GOCACHE=" + f[0], "GOMODCACHE=" + f[1], "GOPATH=" + f[2]}
+		}
+	})
+	return goEnvVars
 }
 
 // dataExe is where the launcher keeps this version's binary under a

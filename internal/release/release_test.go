@@ -63,60 +63,75 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := string(b)
+	tmpl := strings.NewReplacer("V", "{{ .Version }}", "C", "{{ .FullCommit }}")
 	want := []string{
 		"project_name: " + Project,
 		"main: ./cmd/git-ideate",
-		"- CGO_ENABLED=0",
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}"`,
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_checksums.txt"`,
 		"algorithm: sha256",
-		"- " + strings.NewReplacer("V", "{{ .Version }}", "C", "{{ .FullCommit }}").Replace(LDFlags("V", "C")),
 	}
 	for _, f := range BuildFlags {
 		want = append(want, "- "+f)
+	}
+	for _, tag := range strings.Split(CGOTags, ",") {
+		want = append(want, "- "+tag)
 	}
 	for _, w := range want {
 		if !strings.Contains(cfg, w) {
 			t.Errorf(".goreleaser.yaml lacks %q", w)
 		}
 	}
-	oses, arches := map[string]bool{}, map[string]bool{}
-	for _, tg := range Targets {
-		oses[tg.OS], arches[tg.Arch] = true, true
-	}
-	list := func(key string) map[string]bool {
-		out := map[string]bool{}
-		_, rest, ok := strings.Cut(cfg, "    "+key+":\n")
-		if !ok {
-			t.Fatalf("no %s list", key)
-		}
-		for _, line := range strings.Split(rest, "\n") {
-			v, ok := strings.CutPrefix(line, "      - ")
+	// One build block per group of targets: its env, ldflags and targets.
+	blocks := strings.Split(cfg[strings.Index(cfg, "builds:"):strings.Index(cfg, "archives:")], "  - id: ")[1:]
+	seen := map[string]bool{}
+	for _, b := range blocks {
+		var goos, goarch []string
+		for _, key := range []string{"goos", "goarch"} {
+			_, rest, ok := strings.Cut(b, "    "+key+":\n")
 			if !ok {
-				break
+				t.Fatalf("build %q has no %s", strings.SplitN(b, "\n", 2)[0], key)
 			}
-			out[v] = true
+			for _, line := range strings.Split(rest, "\n") {
+				v, ok := strings.CutPrefix(line, "      - ")
+				if !ok {
+					break
+				}
+				if key == "goos" {
+					goos = append(goos, v)
+				} else {
+					goarch = append(goarch, v)
+				}
+			}
 		}
-		return out
+		for _, os := range goos {
+			for _, arch := range goarch {
+				tg := os + "/" + arch
+				seen[tg] = true
+				cc, cgo := CGOTargets[tg]
+				if !strings.Contains(b, "- "+tmpl.Replace(LDFlags("V", "C", cgo))+"\n") {
+					t.Errorf("%s: ldflags are not %q", tg, LDFlags("V", "C", cgo))
+				}
+				if cgo != strings.Contains(b, "- CGO_ENABLED=1") || !cgo && !strings.Contains(b, "- CGO_ENABLED=0") {
+					t.Errorf("%s: cgo should be %v", tg, cgo)
+				}
+				if cc != "" && !strings.Contains(b, "- CC="+cc) {
+					t.Errorf("%s: no CC=%s", tg, cc)
+				}
+			}
+		}
 	}
-	if g := list("goos"); len(g) != len(oses) || !subset(g, oses) {
-		t.Errorf("goos %v, Targets %v", g, oses)
+	for _, tg := range Targets {
+		if !seen[tg.String()] {
+			t.Errorf("no build for %s", tg)
+		}
 	}
-	if g := list("goarch"); len(g) != len(arches) || !subset(g, arches) {
-		t.Errorf("goarch %v, Targets %v", g, arches)
+	if len(seen) != len(Targets) {
+		t.Errorf("builds for %v, Targets %v", seen, Targets)
 	}
 	if got := ArchiveName("1.2.3", Target{"linux", "arm64"}); got != "git-ideate_1.2.3_linux_arm64.tar.gz" {
 		t.Errorf("archive name %s", got)
 	}
-}
-
-func subset(a, b map[string]bool) bool {
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
 }
 
 // Two builds of one commit are the same bytes, the archive holds the
