@@ -36,20 +36,7 @@ func TestTestRun_CLI_RecordsARunOfTheTasksWorktree(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not installed")
 	}
-	dir := goPlanRepo(t, goRunner)
-	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\n// Reverse is a RED shim.\nfunc Reverse(s string) string { return s }\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte(`package strutil
-
-import "testing"
-
-func TestReverse_ASCII(t *testing.T) {
-	if got := Reverse("abc"); got != "cba" {
-		t.Fatalf("Reverse(abc) = %q, want cba", got)
-	}
-}
-`), 0o644)
-	gt.Git(t, dir, "add", "-A")
-	gt.Git(t, dir, "commit", "-q", "-m", "red")
+	dir := redReverseRepo(t)
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--test", "strutil/reverse_test.go::TestReverse_ASCII",
 		"--test", "strutil/reverse_test.go::TestReverse_Empty", "--scope", "strutil/**"))
 	r := bin(t, dir, "", "test", "run", "--task", "S1-01/T1", "--label", "red")
@@ -100,20 +87,7 @@ func TestMCP_TestRun(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not installed")
 	}
-	dir := goPlanRepo(t, goRunner)
-	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\n// Reverse is a RED shim.\nfunc Reverse(s string) string { return s }\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte(`package strutil
-
-import "testing"
-
-func TestReverse_ASCII(t *testing.T) {
-	if got := Reverse("abc"); got != "cba" {
-		t.Fatalf("Reverse(abc) = %q, want cba", got)
-	}
-}
-`), 0o644)
-	gt.Git(t, dir, "add", "-A")
-	gt.Git(t, dir, "commit", "-q", "-m", "red")
+	dir := redReverseRepo(t)
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--test", "strutil/reverse_test.go::TestReverse_ASCII", "--scope", "strutil/**"))
 	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
 	t.Cleanup(env.Close)
@@ -163,6 +137,27 @@ func TestReverse_ASCII(t *testing.T) {
 	if res := srv.Call(context.Background(), "test_run", json.RawMessage(`{"task":"S1-09/T9"}`)); !res.IsError {
 		t.Errorf("a task never started: %+v", res)
 	}
+}
+
+// redReverseRepo is goPlanRepo with a committed RED for strutil.Reverse:
+// a shim that returns its input and TestReverse_ASCII, which fails on it.
+func redReverseRepo(t *testing.T) string {
+	t.Helper()
+	dir := goPlanRepo(t, goRunner)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\n// Reverse is a RED shim.\nfunc Reverse(s string) string { return s }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte(`package strutil
+
+import "testing"
+
+func TestReverse_ASCII(t *testing.T) {
+	if got := Reverse("abc"); got != "cba" {
+		t.Fatalf("Reverse(abc) = %q, want cba", got)
+	}
+}
+`), 0o644)
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-q", "-m", "red")
+	return dir
 }
 
 // goPlanRepo is a repository holding the example plan set with runners
