@@ -340,8 +340,7 @@ func TestLauncher(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(noHome[1][len("HOME="):], ".cache", "git-ideate", release.Version, "git-ideate")); err != nil {
 			t.Fatal(err)
 		}
-		r = run(t, root, []string{"XDG_CACHE_HOME=" + cache}, "", "--version")
-		if r := run(t, root, nil, "", "--version"); r.builds() != 0 {
+		if r := run(t, root, []string{"XDG_CACHE_HOME=" + cache}, "", "--version"); r.builds() != 0 || r.out != version {
 			t.Fatalf("rebuilt:\n%s", r.err)
 		}
 	})
