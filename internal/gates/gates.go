@@ -64,6 +64,9 @@ type Input struct {
 	Dispatch string   // a dispatch tool's agent role: the agent about to be started
 	// Guard is what the role guard judges against (guard.go).
 	Guard *GuardFacts
+	// Cost is what the cost gate judges a Bash call against (cost.go);
+	// nil for a call bound to no task.
+	Cost *CostFacts
 }
 
 // Reason is one thing a gate found.

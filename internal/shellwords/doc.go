@@ -10,6 +10,8 @@
 // them; a backslash-newline joins lines; an unquoted # starts a comment.
 // Simple commands are separated by ;, &, &&, |, ||, newlines and
 // parentheses. Redirections stay in the words (`2>&1` splits at the &).
+// Commands also gives each command its parenthesis depth, so a reader can
+// tell where a `cd` inside a subshell stops applying.
 //
 // # What it does not read
 //

@@ -6,7 +6,32 @@ import "strings"
 // the quoting removed. Empty commands are dropped; a quoted empty string
 // (” or "") is a word.
 func Split(line string) [][]string {
-	var cmds [][]string
+	cs := Commands(line)
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([][]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Words
+	}
+	return out
+}
+
+// A Command is one simple command of a line: its words, quoting removed,
+// and how many parentheses (subshells, or the groups of a command
+// substitution) enclose it, so a reader can tell where a `cd` stops
+// applying.
+type Command struct {
+	Words []string
+	Depth int
+}
+
+// Commands splits a shell line into its simple commands as Split does,
+// with each command's parenthesis depth (never below zero: a stray ')'
+// is ignored).
+func Commands(line string) []Command {
+	var cmds []Command
+	depth, start := 0, 0
 	var words []string
 	var w strings.Builder
 	inWord := false
@@ -20,9 +45,10 @@ func Split(line string) [][]string {
 	endCmd := func() {
 		endWord()
 		if len(words) > 0 {
-			cmds = append(cmds, words)
+			cmds = append(cmds, Command{Words: words, Depth: start})
 			words = nil
 		}
+		start = depth
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -58,7 +84,15 @@ func Split(line string) [][]string {
 				i++
 			}
 			endCmd()
-		case c == ';' || c == '&' || c == '|' || c == '\n' || c == '(' || c == ')':
+		case c == '(' || c == ')':
+			endCmd()
+			if c == '(' {
+				depth++
+			} else if depth > 0 {
+				depth--
+			}
+			start = depth
+		case c == ';' || c == '&' || c == '|' || c == '\n':
 			endCmd()
 		case c == ' ' || c == '\t' || c == '\r':
 			endWord()

@@ -109,3 +109,19 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+func TestCommands_Depth(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want []shellwords.Command
+	}{
+		{"a; (cd x && b) ; c", []shellwords.Command{{Words: []string{"a"}}, {Words: []string{"cd", "x"}, Depth: 1}, {Words: []string{"b"}, Depth: 1}, {Words: []string{"c"}}}},
+		{"echo $(go test ./...)", []shellwords.Command{{Words: []string{"echo", "$"}}, {Words: []string{"go", "test", "./..."}, Depth: 1}}},
+		{") a", []shellwords.Command{{Words: []string{"a"}}}},
+		{"((a)) b", []shellwords.Command{{Words: []string{"a"}, Depth: 2}, {Words: []string{"b"}}}},
+	} {
+		if got := shellwords.Commands(tc.line); !cmp.Equal(got, tc.want) {
+			t.Errorf("Commands(%q) = %+v, want %+v", tc.line, got, tc.want)
+		}
+	}
+}

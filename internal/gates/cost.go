@@ -1,0 +1,1036 @@
+package gates
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/pathglob"
+	"github.com/ideate/git-ideate/internal/shellwords"
+)
+
+// CostName is the bounded-cost gate: asked before a bound execution
+// agent's Bash call, it denies an expensive command on a target wider
+// than the agent's task, naming the smallest safe one.
+const CostName Name = "cost"
+
+// OverrideVar is the assignment that overrides the cost gate for one
+// command: `IDEATE_COST_OVERRIDE="why" go test ./...`. The reason must not
+// be empty; the verdict then passes with an "override" reason, which the
+// hooks write to the execution log.
+const OverrideVar = "IDEATE_COST_OVERRIDE"
+
+// CostRules are the cost rules standards.md adds to the defaults (its
+// `## Cost rules` section, and the `costly:` key of a runner). Each entry
+// is a command prefix, compared word by word after wrappers are taken off
+// (`docker compose up`, `make e2e`).
+type CostRules struct {
+	Costly []string `json:"costly,omitempty"` // denied from a task (unless overridden)
+	Allow  []string `json:"allow,omitempty"`  // always passed, whatever the defaults say
+}
+
+// CostFacts is what the cost gate judges a Bash call against: the bound
+// task, where the call runs, the task's scope and declared tests, and
+// the rules. The hooks build it from the agent's binding and the task's
+// contract; nil facts (an agent bound to no task) pass.
+type CostFacts struct {
+	Task  string
+	Top   string   // the task's worktree: scope globs and targets are relative to it
+	Cwd   string   // the call's directory
+	Scope []string // the task's scope globs (git wildmatch, '!' negates)
+	Tests []string // the task's declared test ids
+	// TestGlobs tell test files among the scope (the runners' globs).
+	TestGlobs []string
+	Rules     CostRules
+	// RulesErr, when set, says why the rules could not be read: every
+	// Bash call is then denied with it.
+	RulesErr string
+}
+
+// Cost is the bounded-cost gate (CostName). It judges BeforeTool Bash
+// calls with Input.Cost set and passes everything else. The line is read
+// with shellwords: quotes, `&&`, `;`, pipes, subshells, `cd DIR` (followed
+// until its subshell ends), here-documents fed to a shell, `bash -c`/`sh
+// -c`/`eval` text (recursed), and the wrappers env, timeout, nice, ionice,
+// nohup, time, command, exec, stdbuf, xargs-free runners (uv run, poetry
+// run, npx, pnpm exec, python -m). Opaque inline programs (python -c,
+// node -e, …) and unknown commands pass. A simple command FAILs when it
+// is
+//
+//   - go test|build|vet|install over a recursive pattern (./..., all, a
+//     directory's /...) reaching beyond the task's scope;
+//   - cargo test|build|check|clippy|bench|nextest run over a workspace (no
+//     -p/--package/--manifest-path, --workspace/--all, or a workspace
+//     manifest where it runs);
+//   - pytest with no target, or a directory holding more than the task's
+//     files, from outside the scope;
+//   - npm/yarn/pnpm/bun test (npx jest, vitest, mocha) with no file and no
+//     workspace named, from outside the scope;
+//   - make with no target or an aggregate one (all, test, check, ci, …);
+//   - docker build, buildx, compose build|up;
+//   - any command standards.md marks costly;
+//
+// unless standards.md allows it, or the command carries OverrideVar with
+// a reason (PASS, with an "override" reason). The reason of a FAIL names
+// the smallest safe target. Rules that could not be read (RulesErr) make
+// every Bash call UNVERIFIABLE.
+var Cost = Func(cost)
+
+func cost(_ context.Context, in Input) (Verdict, error) {
+	if in.Point != BeforeTool || in.Tool != "Bash" || in.Cost == nil {
+		return Verdict{Result: PASS}, nil
+	}
+	return CostDecide(in.Cost, in.Command), nil
+}
+
+// CostDecide is the cost gate's decision on one command line. It reads
+// no repository beyond a few small manifests (Cargo.toml) and never runs
+// anything; any input, however malformed, gets a verdict.
+func CostDecide(f *CostFacts, line string) Verdict {
+	if f.RulesErr != "" {
+		return Verdict{Gate: CostName, Result: UNVERIFIABLE, Reasons: []Reason{{Class: "rules_unreadable",
+			Detail: "the cost rules cannot be read, so no command is let through: " + f.RulesErr}}}
+	}
+	c := costCheck{f: f}
+	c.cwd, c.known = relTo(f.Top, f.Cwd)
+	c.line(line, c.cwd, c.known, 0)
+	v := Verdict{Gate: CostName, Result: PASS}
+	switch {
+	case c.hit != nil:
+		v.Result = FAIL
+		v.Reasons = []Reason{*c.hit}
+	case len(c.overrides) > 0:
+		v.Reasons = c.overrides
+	}
+	return v
+}
+
+type costCheck struct {
+	f         *CostFacts
+	cwd       string // the call's directory relative to Top ("." at the top)
+	known     bool   // cwd is inside Top
+	hit       *Reason
+	overrides []Reason
+}
+
+const maxShellDepth = 4
+
+// line reads one shell text run from dir.
+func (c *costCheck) line(text, dir string, known bool, depth int) {
+	if depth > maxShellDepth || c.hit != nil {
+		return
+	}
+	text, bodies := heredocs(text)
+	cmds := shellwords.Commands(text)
+	// dirs[d] is the directory at parenthesis depth d.
+	type at struct {
+		dir   string
+		known bool
+	}
+	stack := []at{{dir, known}}
+	for _, cmd := range cmds {
+		for len(stack) > cmd.Depth+1 {
+			stack = stack[:len(stack)-1]
+		}
+		for len(stack) < cmd.Depth+1 {
+			stack = append(stack, stack[len(stack)-1])
+		}
+		cur := &stack[len(stack)-1]
+		words, override := unwrap(cmd.Words)
+		if len(words) == 0 {
+			continue
+		}
+		switch words[0] {
+		case "cd", "pushd":
+			var args []string
+			for _, a := range words[1:] {
+				if a != "-L" && a != "-P" && a != "--" {
+					args = append(args, a)
+				}
+			}
+			if len(args) != 1 || args[0] == "-" || strings.ContainsAny(args[0], "$`~*?[") {
+				cur.known = false
+				continue
+			}
+			cur.dir, cur.known = c.move(cur.dir, cur.known, args[0])
+			continue
+		case "popd":
+			cur.known = false
+			continue
+		}
+		// A shell's own text: -c, eval, or a here-document fed to it.
+		if isShell(words[0]) {
+			if script, ok := shellScript(words); ok {
+				c.line(script, cur.dir, cur.known, depth+1)
+			} else if len(words) == 1 || (len(words) == 2 && strings.HasPrefix(words[1], "-")) {
+				for _, b := range bodies {
+					c.line(b, cur.dir, cur.known, depth+1)
+				}
+			}
+			continue
+		}
+		if words[0] == "eval" {
+			c.line(strings.Join(words[1:], " "), cur.dir, cur.known, depth+1)
+			continue
+		}
+		hit := c.simple(words, cur.dir, cur.known)
+		if hit == nil {
+			continue
+		}
+		if override != "" {
+			c.overrides = append(c.overrides, Reason{Class: "override", Detail: "overridden (" + OverrideVar + "): " + override + "; the gate would have said: " + hit.Detail})
+			continue
+		}
+		c.hit = hit
+		return
+	}
+}
+
+// move is dir after `cd to`.
+func (c *costCheck) move(dir string, known bool, to string) (string, bool) {
+	if filepath.IsAbs(to) {
+		return relTo(c.f.Top, to)
+	}
+	if !known {
+		return dir, false
+	}
+	p := path.Clean(path.Join(dir, filepath.ToSlash(to)))
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return p, false
+	}
+	return p, true
+}
+
+// relTo is p relative to top, slash-separated; ok is false when p is not
+// inside top (or either is unknown).
+func relTo(top, p string) (string, bool) {
+	if top == "" {
+		return ".", false
+	}
+	if p == "" {
+		return ".", true
+	}
+	if !filepath.IsAbs(p) {
+		return path.Clean(filepath.ToSlash(p)), true
+	}
+	rel, err := filepath.Rel(top, p)
+	if err != nil {
+		return ".", false
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return ".", false
+	}
+	return rel, true
+}
+
+func isShell(w string) bool {
+	switch path.Base(w) {
+	case "sh", "bash", "zsh", "dash", "ksh":
+		return true
+	}
+	return false
+}
+
+// shellScript is the text of `sh -c TEXT` (options such as -e, -l, -x
+// may come first or be joined: -lc, -ec).
+func shellScript(words []string) (string, bool) {
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "-") || w == "-" || w == "--" {
+			return "", false
+		}
+		if strings.HasPrefix(w, "--") {
+			continue
+		}
+		if strings.ContainsRune(w, 'c') {
+			if i+1 < len(words) {
+				return words[i+1], true
+			}
+			return "", false
+		}
+		if w == "-o" || w == "+o" {
+			i++
+		}
+	}
+	return "", false
+}
+
+// heredocs takes the bodies of here-documents out of text: the text to
+// split and the bodies (what a shell reading its stdin would run).
+func heredocs(text string) (string, []string) {
+	if !strings.Contains(text, "<<") {
+		return text, nil
+	}
+	lines := strings.Split(text, "\n")
+	var out []string
+	var bodies []string
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		j := strings.Index(l, "<<")
+		if j < 0 || strings.HasPrefix(l[j:], "<<<") {
+			out = append(out, l)
+			continue
+		}
+		rest := strings.TrimLeft(strings.TrimLeft(l[j+2:], "-"), " \t")
+		end := strings.IndexAny(rest, " \t;|&<>)")
+		if end < 0 {
+			end = len(rest)
+		}
+		delim := strings.NewReplacer("'", "", `"`, "", `\`, "").Replace(rest[:end])
+		out = append(out, l[:j]+" "+rest[end:])
+		if delim == "" {
+			continue
+		}
+		var body []string
+		for i++; i < len(lines); i++ {
+			if strings.TrimLeft(lines[i], "\t") == delim {
+				break
+			}
+			body = append(body, lines[i])
+		}
+		bodies = append(bodies, strings.Join(body, "\n"))
+	}
+	return strings.Join(out, "\n"), bodies
+}
+
+// unwrap takes assignments, redirections and wrappers off a simple
+// command; override is OverrideVar's value when it is assigned there.
+func unwrap(words []string) (rest []string, override string) {
+	words = dropRedirections(words)
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case shellwords.IsAssignment(w):
+			if v, ok := strings.CutPrefix(w, OverrideVar+"="); ok && strings.TrimSpace(v) != "" {
+				override = strings.TrimSpace(v)
+			}
+			words = words[1:]
+		case w == "command" || w == "exec" || w == "nohup" || w == "time" || w == "sudo" || w == "!" ||
+			w == "chronic" || w == "caffeinate" || w == "xvfb-run":
+			words = skipOpts(words[1:], nil)
+		case w == "env":
+			words = words[1:]
+			for len(words) > 0 && (strings.HasPrefix(words[0], "-") || shellwords.IsAssignment(words[0])) {
+				if shellwords.IsAssignment(words[0]) {
+					if v, ok := strings.CutPrefix(words[0], OverrideVar+"="); ok && strings.TrimSpace(v) != "" {
+						override = strings.TrimSpace(v)
+					}
+				}
+				if words[0] == "-u" || words[0] == "-C" || words[0] == "-S" || words[0] == "--unset" || words[0] == "--chdir" {
+					if words[0] == "-C" || words[0] == "--chdir" {
+						return nil, override // a directory this reading does not follow: unknown, passes
+					}
+					words = words[1:]
+				}
+				if len(words) > 0 {
+					words = words[1:]
+				}
+			}
+		case w == "timeout":
+			words = skipOpts(words[1:], map[string]bool{"-s": true, "--signal": true, "-k": true, "--kill-after": true})
+			if len(words) > 0 {
+				words = words[1:] // the duration
+			}
+		case w == "nice":
+			words = skipOpts(words[1:], map[string]bool{"-n": true, "--adjustment": true})
+		case w == "ionice":
+			words = skipOpts(words[1:], map[string]bool{"-c": true, "-n": true, "-p": true, "--class": true, "--classdata": true})
+		case w == "stdbuf":
+			words = skipOpts(words[1:], map[string]bool{"-i": true, "-o": true, "-e": true})
+		case (w == "uv" || w == "poetry" || w == "pipenv" || w == "pdm" || w == "hatch" || w == "rye") && len(words) > 1 && words[1] == "run":
+			words = skipOpts(words[2:], map[string]bool{"--with": true, "--python": true, "-p": true, "--env": true, "-e": true})
+		case (w == "npx" || w == "bunx" || w == "pnpx"):
+			words = skipOpts(words[1:], map[string]bool{"-p": true, "--package": true})
+		case (w == "pnpm" || w == "yarn") && len(words) > 1 && (words[1] == "exec" || words[1] == "dlx"):
+			words = words[2:]
+		case (strings.HasPrefix(w, "python") || w == "py") && len(words) > 2 && words[1] == "-m" && words[2] == "pytest":
+			words = words[2:]
+		default:
+			return words, override
+		}
+	}
+	return words, override
+}
+
+// skipOpts drops leading options; those in valued take the next word.
+func skipOpts(words []string, valued map[string]bool) []string {
+	for len(words) > 0 && strings.HasPrefix(words[0], "-") && words[0] != "-" {
+		if words[0] == "--" {
+			return words[1:]
+		}
+		if valued[words[0]] {
+			words = words[1:] // the option's value
+		}
+		if len(words) > 0 {
+			words = words[1:]
+		}
+	}
+	return words
+}
+
+// dropRedirections removes redirection words and their targets.
+func dropRedirections(words []string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		k := 0
+		for k < len(w) && w[k] >= '0' && w[k] <= '9' {
+			k++
+		}
+		op := w[k:]
+		if strings.HasPrefix(op, ">") || strings.HasPrefix(op, "<") || strings.HasPrefix(w, "&>") {
+			if strings.TrimLeft(op, "<>&|") == "" && !strings.HasPrefix(op, "<<") {
+				i++ // the operator alone: its target is the next word
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]string, 0, len(words))
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// simple judges one unwrapped simple command run from dir.
+func (c *costCheck) simple(words []string, dir string, known bool) *Reason {
+	for _, a := range c.f.Rules.Allow {
+		if hasPrefixWords(words, a) {
+			return nil
+		}
+	}
+	for _, a := range c.f.Rules.Costly {
+		if hasPrefixWords(words, a) {
+			return &Reason{Class: "costly", Detail: "standards.md marks `" + a + "` costly; " + c.safe("")}
+		}
+	}
+	prog := path.Base(words[0])
+	switch prog {
+	case "go":
+		return c.goCmd(words, dir, known)
+	case "cargo":
+		return c.cargo(words, dir, known)
+	case "pytest", "py.test":
+		return c.pytest(words, dir, known)
+	case "npm", "yarn", "pnpm", "bun", "jest", "vitest", "mocha":
+		return c.js(prog, words, dir, known)
+	case "make", "gmake":
+		return c.make(words, dir, known)
+	case "docker", "docker-compose", "podman":
+		return c.docker(prog, words)
+	}
+	return nil
+}
+
+func hasPrefixWords(words []string, prefix string) bool {
+	p := strings.Fields(prefix)
+	if len(p) == 0 || len(p) > len(words) {
+		return false
+	}
+	for i, w := range p {
+		if i == 0 {
+			if path.Base(words[0]) != w && words[0] != w {
+				return false
+			}
+			continue
+		}
+		if words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- the task's scope
+
+// scopeUnit is one positive scope glob read as a place: a directory
+// subtree (a glob with wildcards: its literal directory), or one file.
+type scopeUnit struct {
+	dir  string // the directory ("." for the top)
+	file string // the file, when the glob names one exactly
+	tree bool   // everything under dir
+}
+
+func (c *costCheck) units() []scopeUnit {
+	var out []scopeUnit
+	for _, g := range c.f.Scope {
+		g = strings.TrimPrefix(strings.TrimSpace(g), "./")
+		if g == "" || strings.HasPrefix(g, "!") {
+			continue
+		}
+		if i := strings.IndexAny(g, "*?["); i >= 0 {
+			d := path.Dir(g[:i] + "x")
+			out = append(out, scopeUnit{dir: d, tree: true})
+			continue
+		}
+		g = strings.TrimSuffix(g, "/")
+		out = append(out, scopeUnit{dir: path.Dir(g), file: g})
+	}
+	return out
+}
+
+// under reports whether p is d or below it.
+func under(p, d string) bool {
+	return d == "." || p == d || strings.HasPrefix(p, d+"/")
+}
+
+// treeInScope: is everything below dir the task's? (A scope without
+// positive globs owns nothing we can tell: everything passes.)
+func (c *costCheck) treeInScope(dir string) bool {
+	us := c.units()
+	if len(us) == 0 {
+		return true
+	}
+	for _, u := range us {
+		if u.tree && under(dir, u.dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathWide reports whether the file or directory p holds more than the
+// task's part of it: an ancestor of a scope unit that is not itself
+// wholly in scope. A path beside the scope is not wide (it is another
+// task's, and cheap to ask about).
+func (c *costCheck) pathWide(p string) bool {
+	us := c.units()
+	if len(us) == 0 || c.treeInScope(p) {
+		return false
+	}
+	for _, u := range us {
+		if u.file == p {
+			return false
+		}
+		if under(u.dir, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// goDirs are the scope's Go package directories.
+func (c *costCheck) scopeDirs(ext string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, u := range c.units() {
+		if u.file != "" && ext != "" && !strings.HasSuffix(u.file, ext) {
+			continue
+		}
+		if !seen[u.dir] {
+			seen[u.dir] = true
+			out = append(out, u.dir)
+		}
+	}
+	return out
+}
+
+// testFiles are the scope's test files: scope globs naming one file that
+// is a test file (TestGlobs, or the common test names).
+func (c *costCheck) testFiles(exts ...string) []string {
+	var out []string
+	var tg *pathglob.Set
+	if len(c.f.TestGlobs) > 0 {
+		tg, _ = pathglob.Compile(c.f.TestGlobs)
+	}
+	for _, u := range c.units() {
+		if u.file == "" {
+			continue
+		}
+		ok := false
+		for _, e := range exts {
+			if strings.HasSuffix(u.file, e) {
+				ok = true
+			}
+		}
+		if !ok {
+			continue
+		}
+		base := path.Base(u.file)
+		if (tg != nil && tg.Match(u.file)) || strings.HasPrefix(base, "test_") || strings.Contains(base, "_test.") ||
+			strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") {
+			out = append(out, u.file)
+		}
+	}
+	return out
+}
+
+// safe names the task's declared tests run through git ideate, the
+// fallback smallest target.
+func (c *costCheck) safe(alt string) string {
+	if alt != "" {
+		return "the smallest safe target is `" + alt + "`"
+	}
+	if c.f.Task != "" {
+		return "run the task's declared tests instead: `git ideate test run --task " + c.f.Task + "`"
+	}
+	return "run the task's declared tests instead (`git ideate test run --task <task>`)"
+}
+
+func (c *costCheck) owns() string {
+	var s []string
+	for _, g := range c.f.Scope {
+		s = append(s, g)
+		if len(s) == 4 {
+			s = append(s, "…")
+			break
+		}
+	}
+	t := c.f.Task
+	if t == "" {
+		t = "this task"
+	} else {
+		t = "task " + t
+	}
+	return t + " owns " + strings.Join(s, ", ")
+}
+
+// rel joins a target written in dir to a top-relative path.
+func rel(dir, p string) (string, bool) {
+	if filepath.IsAbs(p) {
+		return "", false
+	}
+	q := path.Clean(path.Join(dir, p))
+	if q == ".." || strings.HasPrefix(q, "../") {
+		return "", false
+	}
+	return q, true
+}
+
+// ---- go
+
+var goValueFlags = map[string]bool{"run": true, "bench": true, "count": true, "timeout": true, "tags": true,
+	"coverprofile": true, "o": true, "p": true, "parallel": true, "cpu": true, "benchtime": true, "covermode": true,
+	"coverpkg": true, "exec": true, "ldflags": true, "gcflags": true, "asmflags": true, "mod": true, "modfile": true,
+	"skip": true, "shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true, "list": true,
+	"outputdir": true, "blockprofile": true, "cpuprofile": true, "memprofile": true, "mutexprofile": true,
+	"trace": true, "vet": true, "pkgdir": true, "toolexec": true, "overlay": true, "pgo": true, "C": true,
+	"blockprofilerate": true, "memprofilerate": true, "mutexprofilefraction": true, "benchmem": false, "json": false}
+
+func (c *costCheck) goCmd(words []string, dir string, known bool) *Reason {
+	i := 1
+	for i < len(words) && strings.HasPrefix(words[i], "-") {
+		if words[i] == "-C" && i+1 < len(words) {
+			if d, ok := rel(dir, words[i+1]); ok && known {
+				dir = d
+			} else {
+				known = false
+			}
+			i++
+		}
+		i++
+	}
+	if i >= len(words) {
+		return nil
+	}
+	sub := words[i]
+	if sub != "test" && sub != "build" && sub != "vet" && sub != "install" {
+		return nil
+	}
+	var pats []int
+	for j := i + 1; j < len(words); j++ {
+		w := words[j]
+		if w == "-args" || w == "--args" {
+			break
+		}
+		if strings.HasPrefix(w, "-") {
+			name := strings.TrimLeft(w, "-")
+			if k := strings.IndexByte(name, '='); k >= 0 {
+				continue
+			}
+			if goValueFlags[name] {
+				j++
+			}
+			continue
+		}
+		pats = append(pats, j)
+	}
+	wide := ""
+	for _, j := range pats {
+		p := words[j]
+		switch {
+		case p == "all" || p == "..." || p == "std" || p == "cmd":
+			wide = p
+		case strings.HasPrefix(p, ".") || strings.HasPrefix(p, "/"):
+			base, rec := strings.CutSuffix(p, "/...")
+			if p == "..." {
+				base, rec = ".", true
+			}
+			if !rec || !known {
+				continue
+			}
+			r, ok := rel(dir, base)
+			if !ok {
+				continue
+			}
+			if !c.treeInScope(r) {
+				wide = p
+			}
+		}
+		if wide != "" {
+			break
+		}
+	}
+	if wide == "" {
+		return nil
+	}
+	dirs := c.scopeDirs(".go")
+	if len(dirs) == 0 {
+		dirs = c.scopeDirs("")
+	}
+	alt := ""
+	if len(dirs) > 0 {
+		var out []string
+		out = append(out, words[:i+1]...)
+		for j := i + 1; j < len(words); j++ {
+			isPat := false
+			for _, k := range pats {
+				if k == j {
+					isPat = true
+				}
+			}
+			if !isPat {
+				out = append(out, words[j])
+			}
+		}
+		for _, d := range dirs {
+			out = append(out, "./"+strings.TrimPrefix(d+"/", "./"))
+		}
+		if known && dir != "." {
+			out = append([]string{"cd", relBack(dir), "&&"}, out...)
+		}
+		alt = strings.Join(out, " ")
+	}
+	return &Reason{Class: "too_wide", Detail: "`go " + sub + " " + wide + "` builds and runs packages beyond the task (" + c.owns() + "); " + c.safe(alt)}
+}
+
+// relBack is how to get from dir back to the top.
+func relBack(dir string) string {
+	n := strings.Count(dir, "/") + 1
+	return strings.TrimSuffix(strings.Repeat("../", n), "/")
+}
+
+// ---- cargo
+
+var cargoSubs = map[string]bool{"test": true, "build": true, "check": true, "clippy": true, "bench": true, "nextest": true, "b": true, "t": true, "c": true}
+
+func (c *costCheck) cargo(words []string, dir string, known bool) *Reason {
+	i := 1
+	for i < len(words) && strings.HasPrefix(words[i], "+") || i < len(words) && strings.HasPrefix(words[i], "-") {
+		i++
+	}
+	if i >= len(words) || !cargoSubs[words[i]] {
+		return nil
+	}
+	sub := words[i]
+	workspace := false
+	for _, w := range words[i+1:] {
+		if w == "--" {
+			break
+		}
+		switch {
+		case w == "-p" || w == "--package" || strings.HasPrefix(w, "--package=") || (strings.HasPrefix(w, "-p") && len(w) > 2) ||
+			w == "--manifest-path" || strings.HasPrefix(w, "--manifest-path="):
+			return nil
+		case w == "--workspace" || w == "--all":
+			workspace = true
+		}
+	}
+	if !workspace {
+		if !known || c.treeInScope(dir) {
+			return nil
+		}
+		data, err := os.ReadFile(filepath.Join(c.f.Top, filepath.FromSlash(dir), "Cargo.toml"))
+		if err != nil || !strings.Contains(string(data), "[workspace]") {
+			return nil // a crate of its own (or no manifest here): not the workspace
+		}
+	}
+	var alt []string
+	for _, d := range c.scopeDirs(".rs") {
+		if name := c.crateOf(d); name != "" {
+			alt = append(alt, "-p "+name)
+		}
+	}
+	a := ""
+	if len(alt) > 0 {
+		a = "cargo " + sub + " " + strings.Join(dedupe(alt), " ")
+	}
+	return &Reason{Class: "too_wide", Detail: "`cargo " + sub + "` over the whole workspace builds every member (" + c.owns() + "); " + c.safe(a)}
+}
+
+// crateOf is the name of the crate holding dir: the nearest Cargo.toml
+// with a [package] name, not above Top.
+func (c *costCheck) crateOf(dir string) string {
+	for d := dir; ; d = path.Dir(d) {
+		f, err := os.Open(filepath.Join(c.f.Top, filepath.FromSlash(d), "Cargo.toml"))
+		if err == nil {
+			sc := bufio.NewScanner(f)
+			inPkg := false
+			name := ""
+			for sc.Scan() {
+				l := strings.TrimSpace(sc.Text())
+				if strings.HasPrefix(l, "[") {
+					inPkg = l == "[package]"
+					continue
+				}
+				if k, v, ok := strings.Cut(l, "="); ok && inPkg && strings.TrimSpace(k) == "name" {
+					name = strings.Trim(strings.TrimSpace(v), `"'`)
+					break
+				}
+			}
+			f.Close()
+			if name != "" {
+				return name
+			}
+		}
+		if d == "." || d == "/" || d == "" {
+			return ""
+		}
+	}
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ---- pytest
+
+var pytestValueFlags = map[string]bool{"-k": true, "-m": true, "-c": true, "-p": true, "-o": true, "-n": true, "-W": true,
+	"--rootdir": true, "--junitxml": true, "--junit-xml": true, "--maxfail": true, "--tb": true, "--basetemp": true,
+	"--durations": true, "--confcutdir": true, "--ignore": true, "--deselect": true, "--log-level": true, "--cov-report": true,
+	"--dist": true, "--numprocesses": true, "--timeout": true, "--override-ini": true, "--import-mode": true, "-r": true}
+
+func (c *costCheck) pytest(words []string, dir string, known bool) *Reason {
+	var targets []string
+	for j := 1; j < len(words); j++ {
+		w := words[j]
+		if strings.HasPrefix(w, "-") {
+			if pytestValueFlags[w] {
+				j++
+			}
+			continue
+		}
+		targets = append(targets, w)
+	}
+	return c.fileTargets("pytest", words, targets, dir, known, []string{".py"}, "pytest")
+}
+
+// fileTargets judges a runner whose targets are files or directories
+// (pytest, jest, vitest): none means the whole tree below dir.
+func (c *costCheck) fileTargets(what string, words, targets []string, dir string, known bool, exts []string, runner string) *Reason {
+	if !known {
+		return nil
+	}
+	wide := ""
+	if len(targets) == 0 {
+		if c.pathWide(dir) {
+			wide = "with no target"
+		}
+	}
+	for _, t := range targets {
+		p, _, _ := strings.Cut(t, "::")
+		if strings.ContainsAny(p, "*?[$") {
+			continue
+		}
+		r, ok := rel(dir, p)
+		if !ok {
+			continue
+		}
+		if c.pathWide(r) {
+			wide = "on " + t
+			break
+		}
+	}
+	if wide == "" {
+		return nil
+	}
+	var alt []string
+	for _, id := range c.f.Tests {
+		if strings.Contains(id, "::") && runner == "pytest" {
+			alt = append(alt, id)
+		}
+	}
+	if len(alt) == 0 {
+		alt = c.testFiles(exts...)
+	}
+	a := ""
+	if len(alt) > 0 {
+		a = runner + " " + strings.Join(alt, " ")
+		if known && dir != "." {
+			a = "cd " + relBack(dir) + " && " + a
+		}
+	}
+	return &Reason{Class: "too_wide", Detail: "`" + what + "` " + wide + " runs the whole suite (" + c.owns() + "); " + c.safe(a)}
+}
+
+// ---- npm, yarn, pnpm, bun, jest, vitest, mocha
+
+var jsExts = []string{".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts"}
+
+func (c *costCheck) js(prog string, words []string, dir string, known bool) *Reason {
+	args := words[1:]
+	direct := prog == "jest" || prog == "vitest" || prog == "mocha"
+	if !direct {
+		// The package manager's test script: npm test, npm t, npm run test,
+		// yarn test, pnpm test, bun test.
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			a := args[0]
+			if a == "-w" || a == "--workspace" || a == "--filter" || a == "-F" || a == "--prefix" || a == "-C" || a == "--dir" || a == "--cwd" ||
+				strings.HasPrefix(a, "--workspace=") || strings.HasPrefix(a, "--filter=") || strings.HasPrefix(a, "--prefix=") {
+				return nil // one workspace or package named
+			}
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			return nil
+		}
+		s := args[0]
+		if (s == "run" || s == "run-script") && len(args) > 1 {
+			args = args[1:]
+			s = args[0]
+		}
+		if s != "test" && s != "t" && s != "tst" && !strings.HasPrefix(s, "test:") {
+			return nil
+		}
+		args = args[1:]
+	} else if prog == "vitest" && len(args) > 0 && (args[0] == "run" || args[0] == "related") {
+		args = args[1:]
+	}
+	var targets []string
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		if a == "--" {
+			continue
+		}
+		if a == "-w" || a == "--workspace" || a == "--filter" || a == "--project" || a == "--selectProjects" ||
+			strings.HasPrefix(a, "--workspace=") || strings.HasPrefix(a, "--filter=") || strings.HasPrefix(a, "--project=") {
+			return nil
+		}
+		if strings.HasPrefix(a, "-") {
+			if a == "-t" || a == "--testNamePattern" || a == "-c" || a == "--config" || a == "--reporter" || a == "--grep" || a == "-g" {
+				j++
+			}
+			continue
+		}
+		targets = append(targets, a)
+	}
+	what := strings.Join(words[:len(words)-len(args)], " ")
+	runner := "npx " + prog
+	if !direct {
+		runner = strings.TrimSpace(what) + " --"
+	}
+	if prog == "vitest" {
+		runner = "npx vitest run"
+	}
+	return c.fileTargets(what, words, targets, dir, known, jsExts, runner)
+}
+
+// ---- make
+
+var makeAggregates = map[string]bool{"": true, "all": true, "test": true, "tests": true, "check": true, "ci": true,
+	"build": true, "e2e": true, "integration": true, "test-all": true, "coverage": true, "verify": true, "release": true}
+
+func (c *costCheck) make(words []string, dir string, known bool) *Reason {
+	var targets []string
+	for j := 1; j < len(words); j++ {
+		w := words[j]
+		switch {
+		case w == "-C" || w == "--directory" || w == "-f" || w == "--file" || w == "--makefile" || w == "-j" && j+1 < len(words) && isNumber(words[j+1]) || w == "-I" || w == "-o" || w == "-W":
+			if (w == "-C" || w == "--directory") && j+1 < len(words) {
+				if d, ok := rel(dir, words[j+1]); ok && known {
+					dir = d
+				} else {
+					known = false
+				}
+			}
+			j++
+		case strings.HasPrefix(w, "-"):
+			if strings.HasPrefix(w, "-C") && len(w) > 2 {
+				if d, ok := rel(dir, w[2:]); ok && known {
+					dir = d
+				} else {
+					known = false
+				}
+			}
+		case shellwords.IsAssignment(w):
+		default:
+			targets = append(targets, w)
+		}
+	}
+	if known && dir != "." && c.treeInScope(dir) {
+		return nil
+	}
+	if len(targets) == 0 {
+		targets = []string{""}
+	}
+	for _, t := range targets {
+		if makeAggregates[t] {
+			name := "`make`"
+			if t != "" {
+				name = "`make " + t + "`"
+			}
+			return &Reason{Class: "too_wide", Detail: name + " runs the project's whole build or suite (" + c.owns() + "); " + c.safe("")}
+		}
+	}
+	return nil
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- docker
+
+func (c *costCheck) docker(prog string, words []string) *Reason {
+	args := skipOpts(words[1:], map[string]bool{"-H": true, "--host": true, "--context": true, "-c": true, "--config": true, "-f": true, "--file": true, "-p": true, "--project-name": true, "--log-level": true, "-l": true})
+	if prog == "docker" && len(args) > 0 && args[0] == "compose" {
+		args = skipOpts(args[1:], map[string]bool{"-f": true, "--file": true, "-p": true, "--project-name": true, "--profile": true, "--env-file": true})
+		prog = "docker compose"
+	} else if prog == "docker-compose" {
+		prog = "docker compose"
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	sub := args[0]
+	costly := false
+	switch prog {
+	case "docker compose":
+		costly = sub == "build" || sub == "up" || sub == "run" && containsWord(args, "--build")
+	default:
+		costly = sub == "build" || sub == "buildx" || sub == "image" && len(args) > 1 && args[1] == "build" || sub == "bake"
+	}
+	if !costly {
+		return nil
+	}
+	return &Reason{Class: "costly", Detail: "`" + prog + " " + sub + "` builds images, which no task's tests need (" + c.owns() + "); " + c.safe("")}
+}
+
+func containsWord(ws []string, w string) bool {
+	for _, x := range ws {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
