@@ -85,6 +85,7 @@ func stdinIsTerminal(in io.Reader) bool {
 func hookGates(env *Env) *gates.Registry {
 	reg := gates.NewRegistry()
 	_ = reg.Register(gates.GuardName, gates.Guard)
+	_ = reg.Register(gates.CostName, gates.Cost)
 	_ = reg.Register(gates.PlanGateName, gates.PlanGate(func(ctx context.Context, _ gates.Input) (*execlog.Log, *plan.Sprint, error) {
 		log, err := env.Exec()
 		if err != nil {
@@ -107,6 +108,13 @@ func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, 
 		stop[n] = true
 	}
 	return func(ctx context.Context, name gates.Name, in gates.Input) (gates.Verdict, error) {
+		if name == gates.CostName {
+			v, err := reg.Run(ctx, name, in)
+			if err == nil {
+				logCost(ctx, env, v, in)
+			}
+			return v, err
+		}
 		if !stop[name] {
 			return reg.Run(ctx, name, in)
 		}
@@ -115,5 +123,33 @@ func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, 
 			return gates.Verdict{}, err
 		}
 		return gates.Judge(ctx, full, log, name, in)
+	}
+}
+
+// logCost writes a cost verdict that denied a command, or passed it on an
+// explicit override, to the execution log (phase "cost", the command in
+// the detail): the override is auditable, and so is every denial. A
+// plain pass writes nothing (it is the hot path). A failed write is a
+// warning; the decision stands.
+func logCost(ctx context.Context, env *Env, v gates.Verdict, in gates.Input) {
+	override := false
+	for _, r := range v.Reasons {
+		if r.Class == "override" {
+			override = true
+		}
+	}
+	if v.Passed() && !override {
+		return
+	}
+	x, err := env.Exec()
+	if err != nil {
+		return
+	}
+	v.Task, v.Attempt = in.Task, in.Attempt
+	e := gates.Entry(v)
+	e.Actor = "git-ideate hook"
+	e.Detail = in.Command
+	if _, err := x.Append(ctx, e); err != nil {
+		env.warn("the cost verdict could not be logged: " + apperr.Message(err))
 	}
 }

@@ -273,7 +273,15 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantDeny(t, "red climbs out", s.tool("ared", "red-worker", redWT, "Write", map[string]any{"file_path": "../S1-01+T2/strutil/z_test.go", "content": ""}), "outside_worktree")
 	wantDeny(t, "red echo > prod.go", s.bash("ared", "red-worker", redWT, "echo x > strutil/prod.go"), "not_a_test")
 	wantAllow(t, "red tee a test", s.bash("ared", "red-worker", redWT, "printf 'package strutil\\n' | tee strutil/more_test.go"))
-	wantAllow(t, "red go test", s.bash("ared", "red-worker", redWT, "go test ./... 2>&1 | tail -20"))
+	// The cost gate: the whole module from a one-package task is denied
+	// naming the package; the package passes; an override passes and is
+	// logged, as is the denial.
+	wantDeny(t, "red go test ./...", s.bash("ared", "red-worker", redWT, "go test ./... 2>&1 | tail -20"), "`go test ./strutil/`")
+	wantAllow(t, "red go test", s.bash("ared", "red-worker", redWT, "go test ./strutil/ 2>&1 | tail -20"))
+	wantAllow(t, "red go test override", s.bash("ared", "red-worker", redWT, "IDEATE_COST_OVERRIDE='the whole module on purpose' go test ./..."))
+	if r := cli(t, dir, "", "exec", "log", "--phase", "cost"); strings.Count(r.out, "\n") != 2 || !strings.Contains(r.out, "override") || !strings.Contains(r.out, "too_wide") {
+		t.Fatalf("cost entries in the exec log:\n%s", r.out)
+	}
 	wantAllow(t, "red git status", s.bash("ared", "red-worker", redWT, "git status --short && git diff && git log --oneline -3"))
 	wantDeny(t, "red sed -i production", s.bash("ared", "red-worker", redWT, "sed -i 's/s/t/' strutil/reverse.go"), "not_a_test")
 	wantDeny(t, "unparseable", s.bash("ared", "red-worker", redWT, `eval "$(cat cmd.txt)"`), "cannot tell what this command writes")

@@ -61,6 +61,10 @@ type policy struct {
 	TestGlobs  []string `json:"test_globs"`
 	ShimMarker string   `json:"shim_marker"`
 	Extensions []string `json:"extensions,omitempty"`
+	// The cost gate's rules from the standards (gates.CostRules), and
+	// why they cannot be used when they cannot.
+	Cost    gates.CostRules `json:"cost,omitempty"`
+	CostErr string          `json:"cost_err,omitempty"`
 }
 
 // dispatchRec is an approved Agent call of an execution role.

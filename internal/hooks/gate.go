@@ -20,8 +20,9 @@ import (
 )
 
 // BeforeToolGates are the gates asked before a tool call, in order: the
-// role guard (the cost gate of the budget issue joins here).
-var BeforeToolGates = []gates.Name{gates.GuardName}
+// role guard, then the bounded-cost gate (asked for a bound execution
+// agent's Bash calls, when registered).
+var BeforeToolGates = []gates.Name{gates.GuardName, gates.CostName}
 
 // StopGates name the gate asked when an execution agent stops, by role.
 var StopGates = map[string]gates.Name{gates.RoleRed: "red", gates.RoleScaffold: "scaffold", gates.RoleGreen: "green"}
@@ -129,6 +130,10 @@ func (c *call) beforeTool() (*Decision, error) {
 		f.Bound, f.Worktree = true, ct.Path
 		f.TestGlobs, f.ShimMarker, f.Extensions = b.Policy.TestGlobs, b.Policy.ShimMarker, b.Policy.Extensions
 		f.Frozen = b.Frozen
+		if tool == "Bash" {
+			in.Cost = &gates.CostFacts{Task: b.Task, Top: ct.Path, Cwd: f.Cwd, Scope: ct.Scope, Tests: ct.Tests,
+				TestGlobs: b.Policy.TestGlobs, Rules: b.Policy.Cost, RulesErr: b.Policy.CostErr}
+		}
 	case !sub:
 		f.Sprint = executing(st.StateDir)
 		if f.Sprint {
@@ -141,11 +146,24 @@ func (c *call) beforeTool() (*Decision, error) {
 	}
 	in.Guard = f
 	for _, name := range BeforeToolGates {
+		if name == gates.CostName && (in.Cost == nil || !registered(c.d.Gates, name)) {
+			continue
+		}
 		if v := c.judge(name, in); !v.Passed() {
 			return &Decision{Block: true, Reason: "git ideate gate " + v.String()}, nil
 		}
 	}
 	return nil, nil
+}
+
+// registered reports whether reg holds a gate called name.
+func registered(reg *gates.Registry, name gates.Name) bool {
+	for _, n := range reg.Names() {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // judge asks the gate called name: through d.Judge (which stores the
@@ -517,6 +535,17 @@ func policyOf(s *plan.Standards) policy {
 		}
 		if r.ShimMarker != "" && pol.ShimMarker == "" {
 			pol.ShimMarker = r.ShimMarker
+		}
+	}
+	if c := s.Cost; c != nil {
+		for _, p := range c.Costly {
+			pol.Cost.Costly = append(pol.Cost.Costly, p.Text)
+		}
+		for _, p := range c.Allow {
+			pol.Cost.Allow = append(pol.Cost.Allow, p.Text)
+		}
+		if len(c.Problems) > 0 {
+			pol.CostErr = strings.Join(c.Problems, "; ")
 		}
 	}
 	return pol

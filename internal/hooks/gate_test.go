@@ -351,3 +351,41 @@ func TestGate_GreenFrozenByTheRedCommit(t *testing.T) {
 		}
 	}
 }
+
+// The cost gate through the hook: a bound agent's Bash call over the whole
+// module is denied naming its package; its own package passes; the main
+// session and a Write are not asked; unreadable rules deny.
+func TestGate_CostBeforeBash(t *testing.T) {
+	dir := execRepo(t, map[string]string{"S1-01/T1": "green-worker"})
+	reg := gates.NewRegistry()
+	reg.Register(gates.GuardName, gates.Guard)
+	reg.Register(gates.CostName, gates.Cost)
+	tr := filepath.Join(t.TempDir(), "session.jsonl")
+	dispatchAndBind(t, reg, dir, tr, "S1-01/T1", "green-worker", "toolu_c1", "c1")
+	wt := worktreeOf(dir, "S1-01/T1")
+	bash := func(cwd, agent, command string) (string, string) {
+		p := map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "transcript_path": tr, "cwd": cwd,
+			"tool_name": "Bash", "tool_input": map[string]any{"command": command}}
+		if agent != "" {
+			p["agent_id"], p["agent_type"] = agent, "git-ideate:green-worker"
+		}
+		out, _ := hook(t, reg, false, cwd, p)
+		return decisionOf(t, out)
+	}
+	if kind, reason := bash(wt, "c1", "cd . && go test ./... -run TestX"); kind != "deny" || !strings.Contains(reason, "gate cost: FAIL: too_wide") || !strings.Contains(reason, "go test -run TestX ./x/") {
+		t.Fatalf("whole module: %s %q", kind, reason)
+	}
+	if kind, reason := bash(wt, "c1", "go test -run TestX ./x/"); kind != "" {
+		t.Fatalf("own package: %s %q", kind, reason)
+	}
+	if kind, reason := bash(dir, "", "go test ./..."); kind != "" {
+		t.Fatalf("main session: %s %q", kind, reason)
+	}
+	// The policy cached at the dispatch holds the rules; a standards file
+	// whose cost rules do not read is caught at the next dispatch.
+	commitFiles(t, dir, "bad rules", map[string]string{"docs/agents/sprint1/standards.md": standardsMD + "\n## Cost rules\n\n- sometimes: `make`\n"})
+	dispatchAndBind(t, reg, dir, tr, "S1-01/T1", "green-worker", "toolu_c2", "c2")
+	if kind, reason := bash(wt, "c2", "ls"); kind != "deny" || !strings.Contains(reason, "cost: UNVERIFIABLE: rules_unreadable") || !strings.Contains(reason, "sometimes") {
+		t.Fatalf("unreadable rules: %s %q", kind, reason)
+	}
+}

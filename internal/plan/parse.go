@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -182,7 +183,74 @@ func parseStandards(d *mdoc) *Standards {
 			s.Runners = append(s.Runners, d.runner(j))
 		}
 	}
+	s.Cost = d.costRules()
+	for _, r := range s.Runners {
+		for _, c := range r.Costly {
+			if s.Cost == nil {
+				s.Cost = &CostRules{Line: r.Line}
+			}
+			s.Cost.Costly = append(s.Cost.Costly, Pattern{Line: r.keyLines["costly"], Text: c})
+		}
+	}
 	return s
+}
+
+var costLineRe = textfmt.Regexp(`^\s*(?:[-*+]\s+)?([A-Za-z][A-Za-z _-]*?)\s*:\s*(.*)$`)
+
+// costRules reads the `## Cost rules` (or `Bounded cost`) section.
+func (d *mdoc) costRules() *CostRules {
+	h := d.sectionContains("cost rules", "bounded cost", "bounded-cost")
+	if h < 0 {
+		return nil
+	}
+	c := &CostRules{Line: d.heads[h].idx + 1}
+	for i, end := d.heads[h].idx+1, d.end(h); i < end; i++ {
+		l := d.lines[i]
+		t := strings.TrimSpace(l)
+		if t == "" || fenceRe().MatchString(l) || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if !d.fence[i] && bulletRe().FindStringSubmatch(l) == nil {
+			continue // prose
+		}
+		m := costLineRe().FindStringSubmatch(l)
+		bad := func(msg string) {
+			c.Problems = append(c.Problems, fmt.Sprintf("%s line %d: %s", d.path, i+1, msg))
+			d.problems = append(d.problems, Finding{File: d.path, Line: i + 1, Rule: RuleCostRule, Message: msg, Severity: Error})
+		}
+		if m == nil {
+			bad("a cost rule is `costly: <command>`, `allow: <command>` or `max_attempts: <n>`")
+			continue
+		}
+		val := strings.TrimSpace(m[2])
+		if sp := codeSpans(val); len(sp) > 0 {
+			val = sp[0]
+		}
+		switch strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(strings.TrimSpace(m[1]))) {
+		case "costly", "deny":
+			if val == "" {
+				bad("costly names no command")
+				continue
+			}
+			c.Costly = append(c.Costly, Pattern{Line: i + 1, Text: val})
+		case "allow", "cheap":
+			if val == "" {
+				bad("allow names no command")
+				continue
+			}
+			c.Allow = append(c.Allow, Pattern{Line: i + 1, Text: val})
+		case "max_attempts", "attempts", "retries":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 || n > 99 {
+				bad("max_attempts must be a whole number from 1 to 99, not " + strconv.Quote(val))
+				continue
+			}
+			c.MaxAttempts = n
+		default:
+			bad("unknown cost rule " + strconv.Quote(m[1]) + " (costly, allow, max_attempts)")
+		}
+	}
+	return c
 }
 
 func (d *mdoc) sectionContains(subs ...string) int {
@@ -377,6 +445,8 @@ func (d *mdoc) runner(h int) *Runner {
 			r.AssertionMarkers = list
 		case "suppression_patterns", "suppressions":
 			r.Suppressions = list
+		case "costly", "costly_commands":
+			r.Costly = list
 		default:
 			d.problems = append(d.problems, Finding{File: d.path, Line: i + 1, Rule: RuleRunnerKey, Message: "runner " + lang + " has an unknown key " + strconv.Quote(m[1]), Severity: Warning})
 		}

@@ -576,3 +576,31 @@ func BenchmarkCheck_20Stories100Tasks(b *testing.B) {
 		}
 	}
 }
+
+func TestStandards_CostRules(t *testing.T) {
+	root := copyExample(t)
+	edit(t, root, "standards.md", "## Gate matrix", "## Test runners\n\n### go\n\n- Run: `go test -json {packages}`\n- Format: go-test-json\n- Costly: `go test -race`\n\n## Cost rules\n\nWhat the bounded-cost gate adds to its defaults.\n\n- costly: `make e2e`\n- allow: `make test`\n- max_attempts: 4\n\n```\ncostly: docker compose up\n```\n\n## Gate matrix")
+	s := load(t, root)
+	if f := keys(plan.Check(s)); len(f) != 0 {
+		t.Fatalf("findings %v", f)
+	}
+	c := s.Standards.Cost
+	if c == nil || c.MaxAttempts != 4 || len(c.Allow) != 1 || c.Allow[0].Text != "make test" || len(c.Problems) != 0 {
+		t.Fatalf("cost rules %+v", c)
+	}
+	var costly []string
+	for _, p := range c.Costly {
+		costly = append(costly, p.Text)
+	}
+	if diff := cmp.Diff([]string{"make e2e", "docker compose up", "go test -race"}, costly); diff != "" {
+		t.Fatalf("costly (-want +got):\n%s", diff)
+	}
+	edit(t, root, "standards.md", "- max_attempts: 4", "- max_attempts: many\n- sometimes: `make`")
+	s = load(t, root)
+	if f := keys(plan.Check(s)); len(f) != 2 || !strings.HasSuffix(f[0], "cost.bad_rule") {
+		t.Fatalf("findings %v", f)
+	}
+	if c := s.Standards.Cost; c.MaxAttempts != 0 || len(c.Problems) != 2 {
+		t.Fatalf("cost rules %+v", c)
+	}
+}

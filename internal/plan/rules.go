@@ -35,6 +35,7 @@ const (
 	RuleRunnerDialect    = "runner.missing_dialect"
 	RuleRunnerRun        = "runner.missing_run"
 	RuleRunnerKey        = "runner.unknown_key"
+	RuleCostRule         = "cost.bad_rule"
 
 	RulePlanMissing       = "plan.missing"
 	RulePlanSection       = "plan.missing_section"

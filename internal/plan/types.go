@@ -123,6 +123,25 @@ type Standards struct {
 	StubMarkers  []Pattern   `json:"stub_markers"`
 	ShimMarker   string      `json:"shim_marker"`
 	Runners      []*Runner   `json:"runners,omitempty"`
+	// Cost is the `## Cost rules` section (nil when there is none); the
+	// runners' `costly:` keys are added to its Costly.
+	Cost *CostRules `json:"cost_rules,omitempty"`
+}
+
+// CostRules are what standards.md adds to the bounded-cost gate's
+// defaults, and the revision loop's bound. Each line of the section (a
+// bullet or a line of a fenced block) is `<verb>: <value>` (the value
+// may be a code span): `costly: make e2e` marks a command prefix costly,
+// `allow: make test` lets one through whatever the defaults say,
+// `max_attempts: 3` bounds a task's attempts. An unknown verb or a bad
+// number is an error finding (cost.bad_rule), and Problems says so: the
+// cost gate then denies with it.
+type CostRules struct {
+	Line        int       `json:"line"`
+	Costly      []Pattern `json:"costly,omitempty"`
+	Allow       []Pattern `json:"allow,omitempty"`
+	MaxAttempts int       `json:"max_attempts,omitempty"` // 0: not set here
+	Problems    []string  `json:"problems,omitempty"`
 }
 
 // Rule is one bullet of `## Active rules`.
@@ -185,6 +204,7 @@ type Runner struct {
 	StubMarkers      []string `json:"stub_markers,omitempty"`
 	AssertionMarkers []string `json:"assertion_markers,omitempty"`
 	Suppressions     []string `json:"suppression_patterns,omitempty"`
+	Costly           []string `json:"costly,omitempty"` // command prefixes the cost gate denies from a task
 	keyLines         map[string]int
 }
 
