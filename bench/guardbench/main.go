@@ -5,7 +5,11 @@
 // dispatch and the host's meta file binding an agent to it), then times,
 // interleaved call by call beside `git rev-parse HEAD`:
 //
-//   - allow: the red-worker writes a test file (Write) and runs go test (Bash);
+//   - allow: the red-worker writes a test file (Write) and runs go test on
+//     its package (Bash: the role guard, then the bounded-cost gate);
+//
+//   - cost: a nested command the cost gate passes, and `go test ./...` from
+//     the one-package task, which it denies;
 //
 //   - deny: the red-worker writes production source, and echo > prod.go;
 //
@@ -137,7 +141,9 @@ func main() {
 		deny      bool
 	}{
 		{"allow: red Write a test", wt, sub("Write", map[string]any{"file_path": "strutil/reverse_test.go", "content": "package strutil\n"}), false},
-		{"allow: red Bash go test", wt, sub("Bash", map[string]any{"command": "go test ./... 2>&1 | tail -20"}), false},
+		{"allow: red Bash go test (guard+cost)", wt, sub("Bash", map[string]any{"command": "go test ./strutil/ 2>&1 | tail -20"}), false},
+		{"cost allow: bash -c, cd, timeout", wt, sub("Bash", map[string]any{"command": "cd strutil && timeout 60 bash -c 'go test -run TestX ./...'"}), false},
+		{"cost deny: go test ./...", wt, sub("Bash", map[string]any{"command": "go test ./... -run TestX"}), true},
 		{"deny: red Write production", wt, sub("Write", map[string]any{"file_path": "strutil/reverse.go", "content": "package strutil\n"}), true},
 		{"deny: red Bash echo > prod.go", wt, sub("Bash", map[string]any{"command": "echo x > strutil/prod.go"}), true},
 		{"floor: main Read (nothing opened)", dir, with("cwd", dir, "tool_name", "Read", "tool_input", map[string]any{"file_path": "x"}), false},

@@ -275,11 +275,11 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantAllow(t, "red tee a test", s.bash("ared", "red-worker", redWT, "printf 'package strutil\\n' | tee strutil/more_test.go"))
 	// The cost gate: the whole module from a one-package task is denied
 	// naming the package; the package passes; an override passes and is
-	// logged, as is the denial.
+	// logged.
 	wantDeny(t, "red go test ./...", s.bash("ared", "red-worker", redWT, "go test ./... 2>&1 | tail -20"), "`go test ./strutil/`")
 	wantAllow(t, "red go test", s.bash("ared", "red-worker", redWT, "go test ./strutil/ 2>&1 | tail -20"))
 	wantAllow(t, "red go test override", s.bash("ared", "red-worker", redWT, "IDEATE_COST_OVERRIDE='the whole module on purpose' go test ./..."))
-	if r := cli(t, dir, "", "exec", "log", "--phase", "cost"); strings.Count(r.out, "\n") != 2 || !strings.Contains(r.out, "override") || !strings.Contains(r.out, "too_wide") {
+	if r := cli(t, dir, "", "exec", "log", "--phase", "cost"); strings.Count(r.out, "\n") != 1 || !strings.Contains(r.out, "override") {
 		t.Fatalf("cost entries in the exec log:\n%s", r.out)
 	}
 	wantAllow(t, "red git status", s.bash("ared", "red-worker", redWT, "git status --short && git diff && git log --oneline -3"))

@@ -38,6 +38,20 @@
 // unexpected_pass, regression, not_test_file, stub_implemented, shim_left,
 // test_changed, out_of_scope, suppression, no_red, unknown_format, …).
 //
+// # The bounded-cost gate
+//
+// Cost (cost.go) judges a bound agent's Bash call before it runs, in
+// microseconds and without running anything: the line is read with
+// shellwords (cd followed per subshell, sh -c, eval and here-documents
+// fed to a shell recursed, wrappers such as env, timeout, nice taken off)
+// and each simple command is held to the task's scope. A command whose
+// target is wider than the task (go test ./..., a workspace's cargo test,
+// pytest or npm test on the whole suite, make test, docker build, a
+// standards.md `costly:` prefix) FAILs with the smallest safe target in
+// its reason; `IDEATE_COST_OVERRIDE=<why>` in front of the command passes
+// it with an "override" reason, which the hooks log. Unknown commands and
+// opaque inline programs pass; unreadable rules are UNVERIFIABLE.
+//
 // # Stored verdicts
 //
 // Judge runs a gate and appends its verdict to a VerdictLog (the execution

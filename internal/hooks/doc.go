@@ -60,10 +60,13 @@
 // judge what PreToolUse and SubagentStop announce. Which gate is asked
 // depends on the point and the agent's role:
 //
-//	PreToolUse    BeforeToolGates (the role guard "guard"; the cost gate
-//	              joins there) on Write, Edit, MultiEdit, NotebookEdit,
-//	              Bash and Agent (ToolMatcher); every call of an execution
-//	              agent goes through its binding first
+//	PreToolUse    BeforeToolGates (the role guard "guard", then the
+//	              bounded-cost gate "cost" on a bound agent's Bash call,
+//	              with its task's scope and declared tests and the cost
+//	              rules cached with the dispatch) on Write, Edit,
+//	              MultiEdit, NotebookEdit, Bash and Agent (ToolMatcher);
+//	              every call of an execution agent goes through its
+//	              binding first
 //	SubagentStop  in the gate entries only (anchored matchers
 //	              ^git-ideate:<role>$, `git ideate hook --gate`, GateOnly):
 //	              StopGates[role] (red-worker → red, scaffolder →
