@@ -289,6 +289,10 @@ func importedItems(ctx context.Context, b *board.Store, sprint int) (map[string]
 	}
 }
 
+// SpecKey reads the reference (`S1-01/T2`, or a story id) and the sprint
+// an imported item's spec names; "" when it names none.
+func SpecKey(spec string) (ref string, sprint int) { return specKey(spec) }
+
 // specKey reads the reference and sprint an imported item's spec names.
 func specKey(spec string) (ref string, sprint int) {
 	for _, line := range strings.Split(spec, "\n") {

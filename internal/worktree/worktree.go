@@ -62,6 +62,8 @@ const (
 	// Blocked: a directory that is not a worktree sits where the task's
 	// worktree goes.
 	Blocked apperr.Code = "WORKTREE_BLOCKED"
+	// Closed: the task is closed, so it has no next attempt.
+	Closed apperr.Code = "TASK_CLOSED"
 )
 
 // Contract is what a task's worktree is for: written by `task start`,
@@ -561,7 +563,12 @@ func (m *Manager) excludeRoot() error {
 		return nil
 	}
 	first := strings.Split(filepath.ToSlash(rel), "/")[0]
-	line := "/" + first + "/"
+	return m.excludeLine("/" + first + "/")
+}
+
+// excludeLine adds line to the repository's info/exclude (shared by every
+// worktree) unless it is there.
+func (m *Manager) excludeLine(line string) error {
 	path := filepath.Join(m.git.Repo().CommonDir, "info", "exclude")
 	b, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

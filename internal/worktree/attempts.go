@@ -1,0 +1,245 @@
+package worktree
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/secretgate"
+)
+
+// The files an attempt keeps on the task's ref, under attempts/<K>/.
+const (
+	InitFile   = "init.md"   // written by git ideate (post-planner, supervisor); read-only to the worker
+	OutputFile = "output.md" // the worker's own report, captured from its worktree
+)
+
+// AttemptDir is where the worker finds init.md and writes output.md, at
+// the top of its worktree (ignored through the repository's info/exclude).
+const AttemptDir = ".ideate"
+
+// MaxAttemptFile bounds one attempt file (init.md grows a turn per attempt).
+const MaxAttemptFile = 256 << 10
+
+func checkAttemptFile(task string, attempt int, name string) error {
+	if err := CheckTaskID(task); err != nil {
+		return err
+	}
+	if attempt < 1 || attempt > 99 {
+		return apperr.New(apperr.Schema, "attempt must be 1..99, not %d", attempt)
+	}
+	if name != InitFile && name != OutputFile {
+		return apperr.New(apperr.Schema, "an attempt keeps %s and %s, not %q", InitFile, OutputFile, name)
+	}
+	return nil
+}
+
+// AttemptFile reads attempts/<attempt>/<name> from the task's ref; ok is
+// false when it is not there.
+func (m *Manager) AttemptFile(task string, attempt int, name string) (data []byte, ok bool, err error) {
+	if err := checkAttemptFile(task, attempt, name); err != nil {
+		return nil, false, err
+	}
+	tip, c, err := m.read(task)
+	if err != nil || c == nil {
+		return nil, false, err
+	}
+	cm, err := m.git.ReadCommit(tip)
+	if err != nil {
+		return nil, false, err
+	}
+	e, found, err := m.git.Lookup(cm.Tree, []string{"attempts", strconv.Itoa(attempt), name})
+	if err != nil || !found || e.IsDir() {
+		return nil, false, err
+	}
+	data, err = m.git.ReadBlob(e.Hash)
+	return data, err == nil, err
+}
+
+// Attempts lists the attempts that keep files on the task's ref, in order.
+func (m *Manager) Attempts(task string) ([]int, error) {
+	if err := CheckTaskID(task); err != nil {
+		return nil, err
+	}
+	tip, c, err := m.read(task)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	cm, err := m.git.ReadCommit(tip)
+	if err != nil {
+		return nil, err
+	}
+	e, found, err := m.git.Lookup(cm.Tree, []string{"attempts"})
+	if err != nil || !found || !e.IsDir() {
+		return nil, err
+	}
+	ents, err := m.git.ReadTree(e.Hash)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, x := range ents {
+		if n, err := strconv.Atoi(x.Name); err == nil && x.IsDir() {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// PutAttemptFile writes attempts/<attempt>/<name> on the task's ref, one
+// commit, under the task's lock, after the secret gate. check, when set,
+// sees the file's current content (exists false when there is none) and
+// may refuse the write (init.md is append-only: its caller checks that
+// the new content extends the old). A started task is required.
+func (m *Manager) PutAttemptFile(ctx context.Context, task string, attempt int, name string, data []byte, check func(old []byte, exists bool) error) error {
+	if err := checkAttemptFile(task, attempt, name); err != nil {
+		return err
+	}
+	if len(data) > MaxAttemptFile {
+		return apperr.New(apperr.Schema, "%s of task %s attempt %d would be %d bytes; at most %d", name, task, attempt, len(data), MaxAttemptFile)
+	}
+	text := string(data)
+	secretgate.Fields(&text)
+	release, err := m.lock(ctx, task)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tip, c, err := m.read(task)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return apperr.New(apperr.NotFound, "no task %s has been started", task)
+	}
+	if check != nil {
+		old, ok, err := m.attemptBlob(tip, attempt, name)
+		if err != nil {
+			return err
+		}
+		if err := check(old, ok); err != nil {
+			return err
+		}
+	}
+	_, err = m.git.CommitOn(ctx, RefName(task), tip, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+		pc, err := m.git.ReadCommit(tip)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		blob, err := m.git.WriteBlob([]byte(text))
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		root, err := m.git.Insert(pc.Tree, []string{"attempts", strconv.Itoa(attempt)},
+			gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: name, Hash: blob}, true)
+		return root, fmt.Sprintf("task %s: %s of attempt %d", task, name, attempt), err
+	})
+	return err
+}
+
+func (m *Manager) attemptBlob(tip gitstore.Hash, attempt int, name string) ([]byte, bool, error) {
+	cm, err := m.git.ReadCommit(tip)
+	if err != nil {
+		return nil, false, err
+	}
+	e, found, err := m.git.Lookup(cm.Tree, []string{"attempts", strconv.Itoa(attempt), name})
+	if err != nil || !found || e.IsDir() {
+		return nil, false, err
+	}
+	b, err := m.git.ReadBlob(e.Hash)
+	return b, err == nil, err
+}
+
+// NextAttempt moves an open task to its next attempt (the worktree, the
+// claim and the role stay), and returns the new contract. A closed task
+// is refused (apperr.Conflict); attempt 99 is the last.
+func (m *Manager) NextAttempt(ctx context.Context, task string) (*Contract, error) {
+	if err := CheckTaskID(task); err != nil {
+		return nil, err
+	}
+	release, err := m.lock(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	tip, c, err := m.read(task)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c == nil:
+		return nil, apperr.New(apperr.NotFound, "no task %s has been started", task)
+	case c.Status != StatusOpen:
+		return nil, apperr.New(Closed, "task %s is %s; only an open task has a next attempt", task, c.Status)
+	case c.Attempt >= 99:
+		return nil, apperr.New(apperr.Schema, "task %s is at attempt %d, the last", task, c.Attempt)
+	}
+	if c.Attempt < 1 {
+		c.Attempt = 1
+	}
+	c.Attempt++
+	if err := m.write(ctx, tip, c, fmt.Sprintf("task %s: attempt %d (%s)", task, c.Attempt, orNobody(c.Role))); err != nil {
+		return nil, err
+	}
+	if err := m.writeCopy(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Materialize writes init.md into the task's worktree at
+// AttemptDir/init.md, read-only (0444), replacing the previous one, and
+// makes sure the repository's info/exclude ignores AttemptDir. It
+// returns the file's path.
+func (m *Manager) Materialize(task string, data []byte) (string, error) {
+	c, err := m.Contract(task)
+	if err != nil {
+		return "", err
+	}
+	if c.Path == "" {
+		return "", apperr.New(apperr.NotFound, "task %s has no worktree", task)
+	}
+	if err := m.excludeLine("/" + AttemptDir + "/"); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(c.Path, AttemptDir)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", apperr.Wrap(apperr.Write, err, "cannot create %s", dir)
+	}
+	path := filepath.Join(dir, InitFile)
+	tmp := path + ".tmp"
+	os.Remove(tmp)
+	if err := os.WriteFile(tmp, data, 0o444); err != nil {
+		return "", apperr.Wrap(apperr.Write, err, "cannot write %s", tmp)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", apperr.Wrap(apperr.Write, err, "cannot write %s", path)
+	}
+	return path, nil
+}
+
+// WorkerOutput reads the worker's output.md from the task's worktree;
+// ok is false when there is none.
+func (m *Manager) WorkerOutput(task string) ([]byte, bool, error) {
+	c, err := m.Contract(task)
+	if err != nil {
+		return nil, false, err
+	}
+	b, err := os.ReadFile(filepath.Join(c.Path, AttemptDir, OutputFile))
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, apperr.Wrap(apperr.Internal, err, "cannot read the output.md of task %s", task)
+	}
+	if len(b) > MaxAttemptFile {
+		b = b[:MaxAttemptFile]
+	}
+	return b, true, nil
+}
