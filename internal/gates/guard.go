@@ -28,6 +28,14 @@ func IsExecutionRole(role string) bool {
 	return role == RoleRed || role == RoleScaffold || role == RoleGreen
 }
 
+// AttemptInit and AttemptOutput are the attempt's files in a task's
+// worktree (the revision loop's init.md, read-only to the worker, and
+// the worker's own report).
+const (
+	AttemptInit   = ".ideate/init.md"
+	AttemptOutput = ".ideate/output.md"
+)
+
 // PlanningGlob is where the planning artifacts live, relative to the top of
 // a working tree; no sub-agent writes there.
 const PlanningGlob = "docs/agents/**"
@@ -69,6 +77,8 @@ type GuardFacts struct {
 // read, from an execution agent). Both deny.
 //
 //   - a sub-agent never writes planning artifacts (PlanningGlob);
+//   - a bound execution agent never writes its attempt's init.md
+//     (AttemptInit), and any role may write its report (AttemptOutput);
 //   - a bound execution agent writes only inside its task's worktree and
 //     dispatches no agents; a red-worker writes only test files (TestGlobs)
 //     and shims (ShimMarker in a Write's content, or an existing file
@@ -178,6 +188,12 @@ func (f *GuardFacts) judge(role string, exec bool, t writeTarget) *guardFail {
 		rel, ok := within(wt, abs)
 		if wt == "" || !ok {
 			return &guardFail{class: "outside_worktree", detail: "a " + role + " writes only inside its task's worktree " + f.Worktree, path: abs}
+		}
+		switch {
+		case rel == AttemptInit || t.dir && (rel == path.Dir(AttemptInit) || rel == "." || rel == ""):
+			return &guardFail{class: "init_read_only", detail: "init.md is written by git ideate only; write your report to " + AttemptOutput, path: rel}
+		case rel == AttemptOutput && !t.dir:
+			return nil // the worker's own report, whatever its role
 		}
 		if t.mkdir {
 			return nil
