@@ -19,6 +19,9 @@ type TaskCmd struct {
 	Complete TaskCompleteCmd `cmd:"" help:"Complete a task: its worktree must hold no uncommitted change; the worktree is removed (its branch stays) and the board item completed."`
 	Release  TaskReleaseCmd  `cmd:"" help:"Release a task's claim and remove its worktree, discarding uncommitted changes (its branch stays for the next holder)."`
 	Abandon  TaskAbandonCmd  `cmd:"" help:"Abandon a task: release its claim, remove its worktree (discarding uncommitted changes) and mark it abandoned."`
+	Attempt  TaskAttemptCmd  `cmd:"" help:"Open the task's attempt: write its init.md turn (plan-ready pointer, scaffold actions, memory, feedback on the failed attempt before) read-only into the worktree; after a failed last attempt, escalate instead (exit 1, ESCALATED)."`
+	Feedback TaskFeedbackCmd `cmd:"" help:"Print the feedback on the task's failed attempt (the failing tests, reason classes, what to fix, what not to touch, its output.md) as the next attempt's init.md will hold it."`
+	Show     TaskShowCmd     `cmd:"" help:"Print the task's attempts: each one's init.md, output.md and newest verdict, from the task's ref."`
 }
 
 // TaskStartCmd starts a task.

@@ -280,6 +280,13 @@ func (e *Env) HookStores(dir, session string) (*hooks.Stores, error) {
 		}
 		return log.LatestPass(ctx, task, "red")
 	}
+	st.Escalations = func(ctx context.Context, n int) ([]string, error) {
+		d, err := e.Revision(planFlags{})
+		if err != nil {
+			return nil, err
+		}
+		return d.PrimeLines(ctx, n)
+	}
 	st.Standards = func(ctx context.Context) (*plan.Standards, error) {
 		s, err := plan.LoadDir(ctx, st.Top, plan.Options{})
 		if err != nil {

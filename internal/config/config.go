@@ -72,6 +72,7 @@ const (
 	KeyLockTimeout     = "lockTimeoutMs"
 	KeyStaleLock       = "staleLockMs"
 	KeyMaintenance     = "maintenance"
+	KeyMaxAttempts     = "execution.max_attempts"
 )
 
 // The git config keys (section "ideate"): the first two override the
@@ -87,7 +88,7 @@ const (
 )
 
 var allKeys = []string{KeySchemaVersion, KeyRecordPath, KeyBackend, KeyWorkStatePath, KeyClaimPriming,
-	KeySteeringEnabled, KeyRemote, KeyFsync, KeyLockTimeout, KeyStaleLock, KeyMaintenance}
+	KeySteeringEnabled, KeyRemote, KeyFsync, KeyLockTimeout, KeyStaleLock, KeyMaintenance, KeyMaxAttempts}
 
 // gitOnly names the git key of each setting the file does not hold.
 var gitOnly = map[string]string{KeyRemote: GitRemote, KeyFsync: GitFsync, KeyLockTimeout: GitLockTimeout,
@@ -115,6 +116,11 @@ type Config struct {
 	LockTimeout    time.Duration
 	StaleLockAfter time.Duration
 	Maintenance    bool
+
+	// MaxAttempts is execution.max_attempts: how many attempts a task
+	// gets before it is escalated (0: unset here; the revision loop's
+	// default, or standards.md's max_attempts, applies).
+	MaxAttempts int
 
 	// Source maps each Key* to where its value came from: the file's
 	// path, SourceGit or SourceDefault.
@@ -255,7 +261,7 @@ func (c *Config) parse(path string, b []byte) error {
 
 	// Fixed order, so that a file with several problems always names the
 	// same one.
-	for _, key := range []string{"record", KeyBackend, "work_state", "steering"} {
+	for _, key := range []string{"record", KeyBackend, "work_state", "steering", "execution"} {
 		v, ok := top[key]
 		if !ok {
 			continue
@@ -315,9 +321,22 @@ func (c *Config) parse(path string, b []byte) error {
 				c.SteeringEnabled, c.Source[KeySteeringEnabled] = b, path
 			}
 			c.unknown(obj, "steering.", "enabled")
+		case "execution":
+			obj, ok := object(v)
+			if !ok {
+				return invalid("execution", "an object", v)
+			}
+			if p, ok := obj["max_attempts"]; ok {
+				n, err := strconv.Atoi(string(p))
+				if kindOf(p) != "a number" || err != nil || n < 1 || n > 99 {
+					return apperr.New(CodeInvalid, "%s in %s must be a whole number from 1 to 99, not %s", KeyMaxAttempts, path, p)
+				}
+				c.MaxAttempts, c.Source[KeyMaxAttempts] = n, path
+			}
+			c.unknown(obj, "execution.", "max_attempts")
 		}
 	}
-	c.unknown(top, "", KeySchemaVersion, "record", KeyBackend, "work_state", "steering")
+	c.unknown(top, "", KeySchemaVersion, "record", KeyBackend, "work_state", "steering", "execution")
 	return nil
 }
 

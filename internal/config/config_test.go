@@ -541,3 +541,33 @@ func TestLoadGit_StoreSettingErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestLoad_ExecutionMaxAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want int
+		code string
+	}{
+		{`{"record":{"path":"x"},"execution":{"max_attempts":5}}`, 5, ""},
+		{`{"record":{"path":"x"}}`, 0, ""},
+		{`{"record":{"path":"x"},"execution":{"max_attempts":0}}`, 0, "CONFIG_INVALID"},
+		{`{"record":{"path":"x"},"execution":{"max_attempts":"3"}}`, 0, "CONFIG_INVALID"},
+		{`{"record":{"path":"x"},"execution":{"max_attempts":2.5}}`, 0, "CONFIG_INVALID"},
+		{`{"record":{"path":"x"},"execution":[]}`, 0, "CONFIG_INVALID"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ".ideate.json"), []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Load(dir, nil)
+		if tc.code != "" {
+			if string(apperr.CodeOf(err)) != tc.code {
+				t.Errorf("%s: err %v, want %s", tc.file, err, tc.code)
+			}
+			continue
+		}
+		if err != nil || c.MaxAttempts != tc.want {
+			t.Errorf("%s: %v %v", tc.file, c, err)
+		}
+	}
+}

@@ -41,6 +41,10 @@ type Stores struct {
 	// (its newest red PASS) changed, shims aside.
 	Git       *gitstore.Store
 	RedCommit func(ctx context.Context, task string) (commit string, ok bool, err error)
+	// Escalations, when set, returns the newest escalations (halted
+	// chains, collected failures, scope defects, stalls) as one line
+	// each, for the SessionStart priming.
+	Escalations func(ctx context.Context, n int) ([]string, error)
 }
 
 // Gated reports whether event is one the Dispatcher's gates are asked on:

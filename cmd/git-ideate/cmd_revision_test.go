@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ideate/git-ideate/internal/execlog"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// failGreenCLI stores a GREEN FAIL of the task's current attempt, as the
+// gate would, naming a failing test; and leaves the worker's output.md.
+func failGreenCLI(t *testing.T, dir, task string, attempt int) {
+	t.Helper()
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	defer env.Close()
+	l, err := env.Exec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(t.Context(), execlog.Entry{Task: task, Attempt: attempt, Phase: "green", Event: "verdict", Result: "FAIL",
+		Reasons: []execlog.Reason{{Class: "declared_failing", Detail: "a declared test does not pass"}},
+		Tests:   []execlog.TestResult{{ID: "strutil/reverse_test.go::TestReverse", Outcome: "FAIL_ASSERT"}}}); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+"))
+	os.WriteFile(filepath.Join(wt, ".ideate", "output.md"), []byte("attempt report\n"), 0o644)
+}
+
+// task attempt ×3 with GREEN failing each time, then the escalation:
+// exit 1 ESCALATED, listed by `escalations`, named by the next
+// SessionStart priming; task show prints the three attempts; the
+// worktree stays clean (init.md and output.md are ignored).
+func TestTaskAttempt_ThreeFailuresEscalateAndPrime(t *testing.T) {
+	dir := uncheckedProject(t, map[string]string{"S1-01/T1": "green-worker"})
+	const task = "S1-01/T1"
+	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	for k := 1; k <= 3; k++ {
+		r := mustOK(t, bin(t, dir, "", "task", "attempt", task))
+		if !strings.Contains(r.out, "attempt "+string(rune('0'+k))+" of 3 opened") || strings.Count(r.out, "\n## Turn ") != k {
+			t.Fatalf("attempt %d:\n%s", k, r.out)
+		}
+		if k > 1 && !strings.Contains(r.out, "test strutil/reverse_test.go::TestReverse: FAIL_ASSERT") {
+			t.Fatalf("attempt %d has no feedback naming the failing test:\n%s", k, r.out)
+		}
+		if st := strings.TrimSpace(runGit(t, wt, "status", "--porcelain")); st != "" {
+			t.Fatalf("the worktree is not clean: %q", st)
+		}
+		failGreenCLI(t, dir, task, k)
+	}
+	fb := mustOK(t, bin(t, dir, "", "task", "feedback", task))
+	if !strings.Contains(fb.out, "### Feedback on attempt 3") || !strings.Contains(fb.out, "> attempt report") {
+		t.Fatalf("feedback:\n%s", fb.out)
+	}
+	r := bin(t, dir, "", "task", "attempt", task)
+	if r.code != exitFailure || !strings.Contains(r.err, "ESCALATED: task S1-01/T1 is escalated (foundation-poisoning, halt-chain)") {
+		t.Fatalf("fourth attempt: %d %q %q", r.code, r.out, r.err)
+	}
+	var list escalationsOut
+	if err := json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "escalations", "--json")).out), &list); err != nil || len(list.Escalations) != 1 ||
+		list.Escalations[0].Task != task || list.Escalations[0].Attempt != 3 || list.Escalations[0].Cause != "attempts-exhausted" {
+		t.Fatalf("escalations: %+v %v", list, err)
+	}
+	show := mustOK(t, bin(t, dir, "", "task", "show", task))
+	if strings.Count(show.out, "=== attempt ") != 3 || !strings.Contains(show.out, "(green FAIL)") {
+		t.Fatalf("show:\n%s", show.out)
+	}
+	p, _ := json.Marshal(map[string]any{"hook_event_name": "SessionStart", "session_id": "s-next", "cwd": dir, "source": "startup"})
+	h := bin(t, dir, string(p), "hook")
+	if h.code != 0 || !strings.Contains(h.out, "ideate escalations") || !strings.Contains(h.out, "S1-01/T1: "+list.Escalations[0].Class) {
+		t.Fatalf("priming: %d %s %s", h.code, h.out, h.err)
+	}
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	return gt.Git(t, dir, args...)
+}
