@@ -33,8 +33,8 @@ type TaskShowCmd struct {
 
 // EscalationsCmd lists the escalations (and runs the no-progress guard).
 type EscalationsCmd struct {
-	CheckWave int  `name:"check-wave" help:"First run the no-progress guard on wave N: every task of it passed GREEN but no new plan-ready box was ticked → a no-progress escalation (hard stop)." placeholder:"N"`
-	Limit     int  `help:"Only the newest N escalations (0: all)." placeholder:"N"`
+	CheckWave int `name:"check-wave" help:"First run the no-progress guard on wave N: every task of it passed GREEN but no new plan-ready box was ticked → a no-progress escalation (hard stop)." placeholder:"N"`
+	Limit     int `help:"Only the newest N escalations (0: all)." placeholder:"N"`
 	planFlags
 }
 
