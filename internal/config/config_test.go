@@ -36,6 +36,8 @@ func defaultsFrom(path string) map[string]string {
 	for _, k := range []string{config.KeyFsync, config.KeyLockTimeout, config.KeyStaleLock, config.KeyMaintenance} {
 		m[k] = config.SourceDefault
 	}
+	// No file of these tests sets the attempt bound.
+	m[config.KeyMaxAttempts] = config.SourceDefault
 	return m
 }
 

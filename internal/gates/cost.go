@@ -750,14 +750,16 @@ func (c *costCheck) cargo(words []string, dir string, known bool) *Reason {
 		}
 	}
 	var alt []string
+	named := map[string]bool{}
 	for _, d := range c.scopeDirs(".rs") {
-		if name := c.crateOf(d); name != "" {
+		if name := c.crateOf(d); name != "" && !named[name] {
+			named[name] = true
 			alt = append(alt, "-p "+name)
 		}
 	}
 	a := ""
 	if len(alt) > 0 {
-		a = "cargo " + sub + " " + strings.Join(dedupe(alt), " ")
+		a = "cargo " + sub + " " + strings.Join(alt, " ")
 	}
 	return &Reason{Class: "too_wide", Detail: "`cargo " + sub + "` over the whole workspace builds every member (" + c.owns() + "); " + c.safe(a)}
 }
@@ -791,18 +793,6 @@ func (c *costCheck) crateOf(dir string) string {
 			return ""
 		}
 	}
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // ---- pytest
