@@ -50,11 +50,19 @@ const StaleAfter = 72 * time.Hour
 // for the main session.
 func ExecutionRole(agentType string) string {
 	r, ok := strings.CutPrefix(agentType, PluginName+":")
+	if ok && r == PostPlanner {
+		return gates.RoleScaffold
+	}
 	if ok && gates.IsExecutionRole(r) {
 		return r
 	}
 	return ""
 }
+
+// PostPlanner is the playbook's name of the scaffolding pass's agent: the
+// plugin's post-planner works a task started with role scaffolder, bound,
+// guarded and judged as one.
+const PostPlanner = "post-planner"
 
 // policy is what the guard needs from the standards.
 type policy struct {

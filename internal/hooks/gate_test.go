@@ -389,3 +389,14 @@ func TestGate_CostBeforeBash(t *testing.T) {
 		t.Fatalf("unreadable rules: %s %q", kind, reason)
 	}
 }
+
+// The playbook's post-planner is the scaffolder: bound, guarded and
+// judged as one; other agent types are no execution role.
+func TestExecutionRole_PostPlanner(t *testing.T) {
+	for in, want := range map[string]string{"git-ideate:post-planner": gates.RoleScaffold, "git-ideate:scaffolder": gates.RoleScaffold,
+		"git-ideate:green-worker": gates.RoleGreen, "git-ideate:archivist": "", "post-planner": "", "other:post-planner": ""} {
+		if got := hooks.ExecutionRole(in); got != want {
+			t.Errorf("ExecutionRole(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

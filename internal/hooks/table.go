@@ -57,6 +57,7 @@ var table = []struct {
 	{Hook{Event: "SubagentStop", Timeout: 30}, subagentStop},
 	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":red-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":scaffolder$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":" + PostPlanner + "$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":green-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "PreToolUse", Matcher: ToolMatcher, Timeout: 10}, nil},
 	{Hook{Event: "PostToolUse", Matcher: "Bash", If: "Bash(git commit*)", Timeout: 30}, postToolUse},
