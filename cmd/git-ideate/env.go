@@ -21,6 +21,7 @@ import (
 	"github.com/ideate/git-ideate/internal/mcpserver"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/revision"
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/teamsync"
 	"github.com/ideate/git-ideate/internal/telemetry"
@@ -240,7 +241,8 @@ func (e *Env) Backend(session string) (*mcpserver.Backend, error) {
 			d, _, err := e.gateDeps(planFlags{})
 			return d, err
 		},
-		Plan: func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) }}, nil
+		Plan:     func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) },
+		Revision: func() (revision.Deps, error) { return e.Revision(planFlags{}) }}, nil
 }
 
 // HookStores opens the stores a hook handler uses, in the repository

@@ -12,6 +12,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/revision"
 	"github.com/ideate/git-ideate/internal/testrun"
 )
 
@@ -37,6 +38,9 @@ func execTools() []toolDef {
 			schema: obj(nil, arg{"task", str, "Only this task (S1-01/T2)."}, arg{"phase", str, "Only this phase (red, scaffold, green, final, plan, …)."},
 				arg{"result", `"type":"string","enum":["PASS","FAIL","UNVERIFIABLE"]`, "Only verdicts with this result."},
 				arg{"include_tests", boolean, "Include each verdict's per-test outcomes (default: tests is null)."}, argLimit)},
+		{name: "escalations", run: escalations, readOnly: true,
+			desc:   "The escalations on the execution log, newest first: a task whose revision was exhausted or a stalled wave, with its class (foundation-poisoning, isolated, scope-defect, no-progress, budget), decision (halt-chain, continue, human, hard-stop) and evidence (verdict, failing tests, dependents, halted worktrees). Decide them at the next planning session.",
+			schema: obj(nil, argLimit)},
 		{name: "gate_run", run: gateRun,
 			desc: "Judge a task's committed worktree HEAD with one gate (red, scaffold, green, final) and store the verdict on the execution log and as a note on the commit. result PASS, FAIL or UNVERIFIABLE (never a pass) with reason classes, per-test outcomes and paths. It runs tests: minutes.",
 			schema: obj([]string{"gate", "task"}, arg{"gate", `"type":"string","enum":["red","scaffold","green","final"]`, "The gate."},
@@ -304,4 +308,39 @@ func testClassify(_ context.Context, _ *Backend, raw json.RawMessage) (any, erro
 		OK bool `json:"ok"`
 		*testrun.Report
 	}{true, rep}, nil
+}
+
+type escalationsOut struct {
+	OK          bool                  `json:"ok"`
+	Escalations []revision.Escalation `json:"escalations"`
+	Truncated   bool                  `json:"truncated"`
+}
+
+func escalations(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct{ Limit *int }
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	if b.Revision == nil {
+		return nil, apperr.New(apperr.Internal, "this server has no revision loop")
+	}
+	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > paging.MaxLimit) {
+		return nil, apperr.New(apperr.Schema, "limit must be 1..%d", paging.MaxLimit)
+	}
+	d, err := b.Revision()
+	if err != nil {
+		return nil, err
+	}
+	es, err := d.Escalations(ctx, paging.Limit(a.Limit))
+	if err != nil {
+		return nil, err
+	}
+	kept, cut, err := paging.Trim(es, paging.CompactLen)
+	if err != nil {
+		return nil, err
+	}
+	if kept == nil {
+		kept = []revision.Escalation{}
+	}
+	return escalationsOut{OK: true, Escalations: kept, Truncated: cut}, nil
 }

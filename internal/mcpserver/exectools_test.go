@@ -15,6 +15,7 @@ import (
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/plan/plantest"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/revision"
 )
 
 // planHarness serves a repository holding the example plan set.
@@ -117,4 +118,40 @@ func TestServer_TestClassify(t *testing.T) {
 	}
 	h.fails("test_classify", map[string]any{"output": "<<not xml", "format": "junit-xml", "dialect": "pytest"}, "UNVERIFIABLE")
 	h.fails("test_classify", map[string]any{"output": "x", "format": "tap"}, "schema-validation")
+}
+
+// escalations lists what the revision loop logged, newest first, with
+// its class and evidence; bad limits are SCHEMA.
+func TestServer_Escalations(t *testing.T) {
+	dir := gt.NewRepo(t)
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	x := execlog.Open(g)
+	for _, class := range []string{"isolated", "foundation-poisoning"} {
+		if _, err := x.Append(context.Background(), execlog.Entry{Task: "S1-01/T1", Attempt: 3, Phase: revision.Phase, Event: class, Detail: "S1-01/T1: " + class,
+			Reasons: []execlog.Reason{{Class: "decision", Detail: "continue"}, {Class: "dependents", Detail: "S1-02/T1 S1-03/T1"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := start(t, dir, func() (*mcpserver.Backend, error) {
+		g, err := gitstore.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		rec := record.Open(g)
+		return &mcpserver.Backend{Record: rec, Board: board.Open(g, rec), Session: "mcp-test", Git: g,
+			Revision: func() (revision.Deps, error) { return revision.Deps{Exec: execlog.Open(g)}, nil }}, nil
+	})
+	out := h.ok("escalations", map[string]any{})
+	es := out["escalations"].([]any)
+	if len(es) != 2 || es[0].(map[string]any)["class"] != "foundation-poisoning" || len(es[1].(map[string]any)["dependents"].([]any)) != 2 {
+		t.Fatalf("escalations: %v", out)
+	}
+	if one := h.ok("escalations", map[string]any{"limit": 1}); len(one["escalations"].([]any)) != 1 {
+		t.Fatalf("limit 1: %v", one)
+	}
+	h.fails("escalations", map[string]any{"limit": 0}, "SCHEMA")
 }

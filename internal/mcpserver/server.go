@@ -43,6 +43,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/revision"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/steering"
 )
@@ -83,6 +84,9 @@ type Backend struct {
 	// TaskDeps is what test_run reads (the tasks, the repository, the
 	// plan); nil: test_run answers INTERNAL.
 	TaskDeps func() (gates.Deps, error)
+	// Revision builds the revision loop (escalations reads it); nil:
+	// escalations answers INTERNAL.
+	Revision func() (revision.Deps, error)
 
 	steering *steering.Store // the store of this call (steering tools)
 }
