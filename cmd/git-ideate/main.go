@@ -81,6 +81,7 @@ type CLI struct {
 	Exec        ExecCmd        `cmd:"" help:"The execution log on refs/ideate/exec: print it as the playbook's execution.log, or export the file."`
 	Escalations EscalationsCmd `cmd:"" help:"List the escalations on the execution log (halted chains, collected failures, scope defects, stalls), newest first; --check-wave N runs the no-progress guard first."`
 	Gate        GateCmd        `cmd:"" help:"Judge a task's committed worktree with a gate (red, scaffold, green, structure, final), store the verdict in the execution log and print it; exit 0 PASS, 3 FAIL, 4 UNVERIFIABLE."`
+	Memory      MemoryCmd      `cmd:"" help:"The team's retrospective memory in docs/agents/memory.md: role-scoped lessons (add, list, check); never one that relaxes an invariant."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever
