@@ -127,6 +127,7 @@ func dropCompaction(c *call, st *Stores) {
 // recorded as a compaction-summary instead.
 func subagentStop(c *call) (Response, error) {
 	p := c.p
+	agentCopy(c)
 	sid := sessionLabel(p)
 	anchor := p.AgentTranscriptPath
 	if anchor == "" {

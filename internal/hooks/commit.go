@@ -2,16 +2,21 @@ package hooks
 
 import (
 	"path/filepath"
+
+	"github.com/ideate/git-ideate/internal/apperr"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/shellwords"
 )
 
-// postToolUse records a commit made through the Bash tool
-// (record.Store.CommitBoundary). Every other PostToolUse does nothing.
+// postToolUse captures the call (captureEvent), then records a commit
+// made through the Bash tool (record.Store.CommitBoundary).
 func postToolUse(c *call) (Response, error) {
 	p := c.p
+	if err := captureEvent(c); err != nil && !apperr.Is(err, apperr.NotARepo) {
+		c.d.warn("%s not captured: %s", p.ToolName, errText(err))
+	}
 	if p.ToolName != "Bash" {
 		return Response{}, nil
 	}

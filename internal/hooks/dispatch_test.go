@@ -143,14 +143,16 @@ func TestRun_EventArgument(t *testing.T) {
 func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
 	var opened bool
 	d := &hooks.Dispatcher{Open: func(string, string) (*hooks.Stores, error) { opened = true; return nil, errors.New("no") }}
-	for _, ev := range []string{"UserPromptSubmit", "PreToolUse", "PostCompact", "Stop", "Notification", "StopFailure", "SomethingNew"} {
+	for _, ev := range []string{"PreToolUse", "PostCompact", "Notification", "StopFailure", "SomethingNew"} {
 		var out bytes.Buffer
 		d.Run(context.Background(), strings.NewReader(`{"hook_event_name":"`+ev+`","session_id":"s"}`), &out, "")
 		if out.Len() != 0 || opened {
 			t.Fatalf("%s: printed %q, opened the repository %v", ev, out.String(), opened)
 		}
 	}
-	// A PostToolUse that is not a git commit does not open it either.
+	// A PostToolUse is captured (so the repository is opened), but one
+	// that is not a git commit asks for no commit record: the only note
+	// is the capture's.
 	for _, in := range []string{
 		`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo \"git commit\""}}`,
 		`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"git commit-tree HEAD^{tree}"}}`,
@@ -158,9 +160,18 @@ func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
 		`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":"git commit"}`,
 		`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`,
 	} {
-		d.Run(context.Background(), strings.NewReader(in), &bytes.Buffer{}, "")
-		if opened {
-			t.Fatalf("%s opened the repository", in)
+		var notes []string
+		d.Warn = func(m string) { notes = append(notes, m) }
+		var out bytes.Buffer
+		d.Run(context.Background(), strings.NewReader(in), &out, "")
+		if out.Len() != 0 || len(notes) != 1 || !strings.Contains(notes[0], "not captured") {
+			t.Fatalf("%s: printed %q, notes %q", in, out.String(), notes)
 		}
+	}
+	var notes []string
+	d.Warn = func(m string) { notes = append(notes, m) }
+	d.Run(context.Background(), strings.NewReader(`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"git commit -m x"}}`), &bytes.Buffer{}, "")
+	if len(notes) != 2 {
+		t.Fatalf("a commit line: notes %q, want the capture's and the commit record's", notes)
 	}
 }

@@ -41,9 +41,21 @@
 //	               SessionEnd)
 //	SubagentStop   record subagent-outcome; for the compaction summarizer (empty
 //	               agent_type) record compaction-summary instead
-//	PostToolUse    Bash running `git commit` (see GitCommitDir): record
-//	               commit-boundary and note the commit on refs/notes/ideate
+//	PostToolUse    every tool: the payload, whole and redacted, to the
+//	               transcript store (its task's log too when the agent is
+//	               bound); Bash running `git commit` (see GitCommitDir):
+//	               record commit-boundary and note the commit on
+//	               refs/notes/ideate
+//	UserPromptSubmit  the prompt's payload to the transcript store
+//	Stop           copy the session's transcript (what it gained since the
+//	               last copy) into the transcript store; SessionEnd copies
+//	               the tail, SubagentStop the agent's own transcript
 //	TaskCompleted  record native-task-completion
+//
+// The transcript store (package transcripts, .git/ideate/transcripts/) is
+// never staged whole: an execution agent's SubagentStart copies its task's
+// slice read-only into the task's worktree (.transcripts/, ignored by git),
+// and its catch-all SubagentStop removes it (see transcripts.go).
 //
 // These events and how the host runs them are one table (Hooks): the
 // dispatcher finds its handlers there, MergeSettings writes it into

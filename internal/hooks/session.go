@@ -201,6 +201,7 @@ func subagentStart(c *call) (Response, error) {
 	if err != nil {
 		c.d.warn("ready items: %s", errText(err))
 	}
+	stageIn(c, st)
 	return Response{AdditionalContext: withBoard(digest, nil, ready, readyTotal)}, nil
 }
 
@@ -211,6 +212,9 @@ func sessionEnd(c *call) (Response, error) {
 		return Response{}, err
 	}
 	dropCompaction(c, st)
+	if _, ts, _ := c.transcriptStore(); ts != nil {
+		sessionCopy(c, ts)
+	}
 	_, err = st.Record.AppendSessionOutcome(c.ctx, SessionOutcome(c.p))
 	if _, serr := st.Board.SweepItems(c.ctx, "", SweepMax); serr != nil {
 		c.d.warn("board sweep: %s", errText(serr))

@@ -38,11 +38,13 @@ func (h Hook) Command(hookCommand string) string {
 // table is the one list of events git ideate acts on, each with its
 // handler. SessionStart has no matcher, so compact and fork sessions are
 // primed too; SessionEnd gets 2 s because the host gives all SessionEnd
-// hooks together 1.5 s unless a settings file asks for more; PostToolUse
-// runs only for Bash lines that look like a commit (GitCommitDir decides).
+// hooks together 1.5 s unless a settings file asks for more.
 // PreToolUse runs the dispatch binding and the role guard on the tools of
 // ToolMatcher, with a short timeout (the allow path reads two small files
-// and one ref). SubagentStop has the catch-all capture entry and, per
+// and one ref). PostToolUse runs on every tool (each call is captured, see
+// transcripts.go), and records a commit for Bash lines that make one;
+// UserPromptSubmit captures the prompt, Stop copies the session's
+// transcript. SubagentStop has the catch-all capture entry and, per
 // execution role, an entry anchored on the plugin's agent type (a matcher
 // with ':' is an unanchored regex, so `git-ideate:red-worker` alone would
 // also select `git-ideate:red-worker-extra`) that runs the role's gate.
@@ -60,7 +62,9 @@ var table = []struct {
 	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":" + PostPlanner + "$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":green-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "PreToolUse", Matcher: ToolMatcher, Timeout: 10}, nil},
-	{Hook{Event: "PostToolUse", Matcher: "Bash", If: "Bash(git commit*)", Timeout: 30}, postToolUse},
+	{Hook{Event: "PostToolUse", Timeout: 30}, postToolUse},
+	{Hook{Event: "UserPromptSubmit", Timeout: 10}, userPromptSubmit},
+	{Hook{Event: "Stop", Timeout: 30}, stop},
 	{Hook{Event: "TaskCompleted", Timeout: 30}, taskCompleted},
 }
 

@@ -95,7 +95,7 @@ func TestMergeSettings(t *testing.T) {
 	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Hooks) != len(added) || len(doc.Hooks["SubagentStop"]) != 4 || !strings.HasSuffix(string(out), "}\n") {
 		t.Fatalf("fresh document %s: %v", out, err)
 	}
-	if want := `{"matcher":"Bash","hooks":[{"type":"command","command":"git ideate hook","if":"Bash(git commit*)","timeout":30}]}`; string(compact(t, doc.Hooks["PostToolUse"][0])) != want {
+	if want := `{"hooks":[{"type":"command","command":"git ideate hook","timeout":30}]}`; string(compact(t, doc.Hooks["PostToolUse"][0])) != want {
 		t.Fatalf("PostToolUse group %s", doc.Hooks["PostToolUse"][0])
 	}
 	// Merging again adds nothing.

@@ -1,0 +1,167 @@
+package hooks
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/transcripts"
+)
+
+// The transcript capture (package transcripts holds the store): every
+// UserPromptSubmit and PostToolUse payload goes whole to the global log,
+// and to its task's log when the agent is bound to a task; Stop copies the
+// session's transcript, SubagentStop the agent's (into its task's slice
+// when bound), SessionEnd the session's tail. SubagentStart stages the
+// task's slice read-only into the task's worktree; the agent's catch-all
+// SubagentStop removes it again (a stop its gate refuses is staged again
+// at the agent's next tool call).
+
+// transcriptStore is the store of the repository the payload names.
+func (c *call) transcriptStore() (*Stores, *transcripts.Store, error) {
+	st, err := c.stores()
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.StateDir == "" {
+		return st, nil, nil
+	}
+	ts := transcripts.Open(st.StateDir)
+	ts.Now = c.d.Now
+	return st, ts, nil
+}
+
+// boundTask is the binding of the payload's agent when it has one (an
+// execution agent is bound on its first call, here if not before), nil
+// for the main session and other agents.
+func (c *call) boundTask(st *Stores) *bindingRec {
+	p := c.p
+	if p.AgentID == "" || st.StateDir == "" || !idRe().MatchString(p.AgentID) {
+		return nil
+	}
+	var b bindingRec
+	if ok, err := readJSON(dispatchPath(st.StateDir, "agents", p.AgentID+".json"), &b); err == nil && ok {
+		return &b
+	}
+	role := ExecutionRole(p.AgentType)
+	if role == "" || st.Tasks == nil {
+		return nil
+	}
+	if b, _ := c.bind(st, role); b != nil {
+		return b
+	}
+	return nil
+}
+
+// captureEvent writes the payload, whole and redacted, to the global log
+// and its task's log; an execution agent's worktree gets its task's
+// slice staged again when a refused stop removed it.
+func captureEvent(c *call) error {
+	st, ts, err := c.transcriptStore()
+	if err != nil || ts == nil {
+		return err
+	}
+	p := c.p
+	raw, err := json.Marshal(p.Fields)
+	if err != nil {
+		return err
+	}
+	ev := transcripts.Event{Event: c.event, Session: p.SessionID, Agent: p.AgentID, AgentType: p.AgentType, Tool: p.ToolName, Payload: raw}
+	b := c.boundTask(st)
+	if b != nil {
+		ev.Task = b.Task
+	}
+	if _, err := ts.Append(ev); err != nil {
+		return err
+	}
+	if b != nil && b.Worktree != "" && !transcripts.Staged(b.Worktree) {
+		c.stage(ts, b)
+	}
+	return nil
+}
+
+// userPromptSubmit captures the prompt.
+func userPromptSubmit(c *call) (Response, error) {
+	return Response{}, captureEvent(c)
+}
+
+// stage copies the task's slice into its worktree.
+func (c *call) stage(ts *transcripts.Store, b *bindingRec) {
+	if _, err := ts.Stage(c.ctx, b.Task, b.Worktree); err != nil {
+		c.d.warn("transcripts of task %s not staged: %s", b.Task, errText(err))
+	}
+}
+
+// stageIn stages the task's slice for an execution agent that starts.
+func stageIn(c *call, st *Stores) {
+	if ExecutionRole(c.p.AgentType) == "" {
+		return
+	}
+	_, ts, err := c.transcriptStore()
+	if err != nil || ts == nil {
+		return
+	}
+	if b := c.boundTask(st); b != nil && b.Worktree != "" {
+		c.stage(ts, b)
+	}
+}
+
+// copyTranscript copies the transcript at src into dest of the store,
+// noting what could not be done.
+func (c *call) copyTranscript(ts *transcripts.Store, src, dest string) {
+	if src == "" {
+		return
+	}
+	// No transcript (yet) is no news: the host may not have written one.
+	if _, err := ts.Copy(c.ctx, src, dest); err != nil && !apperr.Is(err, apperr.NotFound) {
+		c.d.warn("transcript %s not copied: %s", filepath.Base(src), errText(err))
+	}
+}
+
+// stop copies the main session's transcript.
+func stop(c *call) (Response, error) {
+	_, ts, err := c.transcriptStore()
+	if err != nil || ts == nil {
+		return Response{}, err
+	}
+	sessionCopy(c, ts)
+	return Response{}, nil
+}
+
+func sessionCopy(c *call, ts *transcripts.Store) {
+	dest, err := transcripts.SessionCopy(c.p.SessionID, "")
+	if err != nil {
+		if c.p.TranscriptPath != "" {
+			c.d.warn("transcript not copied: %s", errText(err))
+		}
+		return
+	}
+	c.copyTranscript(ts, c.p.TranscriptPath, dest)
+}
+
+// agentCopy copies a stopping agent's transcript into its task's slice
+// (or beside its session's) and removes its task's stage.
+func agentCopy(c *call) {
+	st, ts, err := c.transcriptStore()
+	if err != nil || ts == nil || c.p.AgentID == "" {
+		return
+	}
+	name := "agent-" + c.p.AgentID
+	b := c.boundTask(st)
+	var dest string
+	if b != nil {
+		dest, err = transcripts.TaskCopy(b.Task, name)
+	} else {
+		dest, err = transcripts.SessionCopy(c.p.SessionID, name)
+	}
+	if err != nil {
+		c.d.warn("agent transcript not copied: %s", errText(err))
+	} else {
+		c.copyTranscript(ts, c.p.AgentTranscriptPath, dest)
+	}
+	if b != nil && b.Worktree != "" {
+		if err := transcripts.Unstage(b.Worktree); err != nil {
+			c.d.warn("transcripts of task %s not unstaged: %s", b.Task, errText(err))
+		}
+	}
+}
