@@ -9,7 +9,10 @@
 //
 // Capture hooks write a record per call, so the record grows by a few
 // hundred during the run. Each PostToolUse call is given a fresh commit
-// (made untimed with git) since a commit is recorded once.
+// (made untimed with git) since a commit is recorded once. The capture
+// figures (PostToolUse on a tool that is not a commit, UserPromptSubmit)
+// append to .git/ideate/transcripts; the first Stop copies the session
+// transcript whole, every later one only what it gained (nothing here).
 package main
 
 import (
@@ -213,6 +216,22 @@ func main() {
 		{name: "SubagentStop (compaction summary)", payload: func(i int) []byte {
 			return common("SubagentStop", map[string]any{"agent_id": fmt.Sprint("c", i), "agent_type": "",
 				"agent_transcript_path": agentTr, "last_assistant_message": "<summary>" + strings.Repeat("Summary. ", 100) + "</summary>"})
+		}},
+		{name: "PostToolUse (capture: Read)", payload: func(i int) []byte {
+			return common("PostToolUse", map[string]any{"tool_name": "Read", "tool_use_id": fmt.Sprint("toolu_r", i),
+				"tool_input": map[string]any{"file_path": repo + "/pkg3/file.go"}, "tool_response": map[string]any{"type": "text",
+					"file": map[string]any{"filePath": repo + "/pkg3/file.go", "content": strings.Repeat("package pkg // line\n", 100)}}})
+		}},
+		{name: "PostToolUse (capture: Bash, not a commit)", payload: func(i int) []byte {
+			return common("PostToolUse", map[string]any{"tool_name": "Bash", "tool_use_id": fmt.Sprint("toolu_b", i),
+				"tool_input":    map[string]any{"command": "go test ./pkg3/", "description": "test"},
+				"tool_response": map[string]any{"stdout": strings.Repeat("ok  \tpkg3\t0.01s\n", 40), "stderr": "", "interrupted": false}})
+		}},
+		{name: "UserPromptSubmit (capture)", payload: func(i int) []byte {
+			return common("UserPromptSubmit", map[string]any{"prompt": fmt.Sprintf("Step %d: tidy the parser.", i)})
+		}},
+		{name: "Stop (transcript copy, incremental)", payload: func(i int) []byte {
+			return common("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": "Done."})
 		}},
 		{name: "TaskCompleted", payload: func(i int) []byte {
 			return common("TaskCompleted", map[string]any{"task_id": fmt.Sprint(i), "task_subject": "Tidy the parser",

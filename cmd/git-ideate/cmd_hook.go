@@ -9,6 +9,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/plan"
 )
@@ -57,6 +58,7 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 		Dir:      env.Dir,
 		Warn:     warn,
 		Open:     env.HookStores,
+		StateDir: hookStateDir,
 		Gates:    hookGates(env),
 		GateOnly: c.Gate,
 		Now:      nowFunc,
@@ -64,6 +66,16 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 	d.Judge = hookJudge(env, d.Gates)
 	d.Run(ctx, env.In, env.Out, event)
 	return nil
+}
+
+// hookStateDir is the state directory of the repository containing dir,
+// found without opening it (the capture hooks' fast path).
+func hookStateDir(dir string) (string, error) {
+	r, err := gitstore.Discover(dir)
+	if err != nil {
+		return "", err
+	}
+	return r.StateDir(), nil
 }
 
 // stdinIsTerminal reports whether in is a character device other than

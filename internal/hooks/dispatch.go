@@ -63,6 +63,10 @@ type Dispatcher struct {
 	// stops the handler before it writes anything. It is called at most
 	// once per Dispatch.
 	Open func(dir, session string) (*Stores, error)
+	// StateDir, when set, finds the state directory (.git/ideate) of the
+	// repository containing dir without opening its stores: the capture
+	// of a tool call or prompt needs nothing else. nil: Open is used.
+	StateDir func(dir string) (string, error)
 	// Getenv reads $CLAUDE_PROJECT_DIR; nil means os.Getenv.
 	Getenv func(string) string
 	// Dir is the process's working directory, the last place a

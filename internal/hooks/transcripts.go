@@ -31,20 +31,41 @@ func (c *call) transcriptStore() (*Stores, *transcripts.Store, error) {
 	return st, ts, nil
 }
 
+// stateDir is the clone's state directory for the payload's repository:
+// through Dispatcher.StateDir when set and the stores are not open yet
+// (a capture needs no store), else from the stores.
+func (c *call) stateDir() (string, error) {
+	if c.opened || c.d.StateDir == nil {
+		st, err := c.stores()
+		if err != nil {
+			return "", err
+		}
+		return st.StateDir, nil
+	}
+	return c.d.StateDir(c.d.RepoDir(c.p))
+}
+
+// binding is the payload's agent's binding when one was made.
+func (c *call) binding(state string) *bindingRec {
+	if c.p.AgentID == "" || state == "" || !idRe().MatchString(c.p.AgentID) {
+		return nil
+	}
+	var b bindingRec
+	if ok, err := readJSON(dispatchPath(state, "agents", c.p.AgentID+".json"), &b); err == nil && ok {
+		return &b
+	}
+	return nil
+}
+
 // boundTask is the binding of the payload's agent when it has one (an
 // execution agent is bound on its first call, here if not before), nil
 // for the main session and other agents.
 func (c *call) boundTask(st *Stores) *bindingRec {
-	p := c.p
-	if p.AgentID == "" || st.StateDir == "" || !idRe().MatchString(p.AgentID) {
-		return nil
+	if b := c.binding(st.StateDir); b != nil {
+		return b
 	}
-	var b bindingRec
-	if ok, err := readJSON(dispatchPath(st.StateDir, "agents", p.AgentID+".json"), &b); err == nil && ok {
-		return &b
-	}
-	role := ExecutionRole(p.AgentType)
-	if role == "" || st.Tasks == nil {
+	role := ExecutionRole(c.p.AgentType)
+	if role == "" || st.Tasks == nil || st.StateDir == "" {
 		return nil
 	}
 	if b, _ := c.bind(st, role); b != nil {
@@ -55,19 +76,27 @@ func (c *call) boundTask(st *Stores) *bindingRec {
 
 // captureEvent writes the payload, whole and redacted, to the global log
 // and its task's log; an execution agent's worktree gets its task's
-// slice staged again when a refused stop removed it.
+// slice staged again when a refused stop removed it. Only an execution
+// agent not bound yet opens the stores (to bind it).
 func captureEvent(c *call) error {
-	st, ts, err := c.transcriptStore()
-	if err != nil || ts == nil {
+	state, err := c.stateDir()
+	if err != nil || state == "" {
 		return err
 	}
 	p := c.p
+	b := c.binding(state)
+	if b == nil && ExecutionRole(p.AgentType) != "" {
+		if st, err := c.stores(); err == nil {
+			b = c.boundTask(st)
+		}
+	}
 	raw, err := json.Marshal(p.Fields)
 	if err != nil {
 		return err
 	}
+	ts := transcripts.Open(state)
+	ts.Now = c.d.Now
 	ev := transcripts.Event{Event: c.event, Session: p.SessionID, Agent: p.AgentID, AgentType: p.AgentType, Tool: p.ToolName, Payload: raw}
-	b := c.boundTask(st)
 	if b != nil {
 		ev.Task = b.Task
 	}
