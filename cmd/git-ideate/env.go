@@ -21,6 +21,7 @@ import (
 	"github.com/ideate/git-ideate/internal/mcpserver"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/retro"
 	"github.com/ideate/git-ideate/internal/revision"
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/teamsync"
@@ -288,6 +289,15 @@ func (e *Env) HookStores(dir, session string) (*hooks.Stores, error) {
 			return nil, err
 		}
 		return d.PrimeLines(ctx, n)
+	}
+	st.Retro = func(ctx context.Context) (*retro.Report, error) {
+		log, err := e.Exec()
+		if err != nil {
+			return nil, err
+		}
+		// Priming reads at most the newest 2000 records for conflicts.
+		rep, err := retro.Load(ctx, retro.Sources{Exec: log, Record: rec, RecordScan: 2000}, retro.LastPlanning)
+		return &rep, err
 	}
 	st.Standards = func(ctx context.Context) (*plan.Standards, error) {
 		s, err := plan.LoadDir(ctx, st.Top, plan.Options{})

@@ -405,6 +405,10 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Entry, error) {
 	return out, err
 }
 
+// Each calls fn on every entry, newest first (by ID), until it returns
+// false: a reader that stops at a point in time reads no further.
+func (l *Log) Each(ctx context.Context, fn func(Entry) bool) error { return l.walk(ctx, fn) }
+
 // Latest returns the newest verdict for task and phase; when commit is
 // not "" only one at that commit (a full name or a prefix). ok is false
 // when there is none.

@@ -16,6 +16,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/retro"
 	"github.com/ideate/git-ideate/internal/textfmt"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
@@ -45,6 +46,10 @@ type Stores struct {
 	// chains, collected failures, scope defects, stalls) as one line
 	// each, for the SessionStart priming.
 	Escalations func(ctx context.Context, n int) ([]string, error)
+
+	// Retro, when set, is the retrospective's input since the last
+	// planning, named in a planning session's SessionStart context.
+	Retro func(ctx context.Context) (*retro.Report, error)
 }
 
 // Gated reports whether event is one the Dispatcher's gates are asked on:

@@ -10,6 +10,7 @@ import (
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/hooks/transcript"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/retro"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -69,7 +70,7 @@ func sessionStart(c *call) (Response, error) {
 		}
 		text += esc
 	}
-	return Response{AdditionalContext: text}, nil
+	return Response{AdditionalContext: withRetro(c, st, text)}, nil
 }
 
 // PrimeEscalations is how many escalations the SessionStart priming names.
@@ -102,6 +103,78 @@ func escalationSection(c *call, st *Stores) string {
 		b.WriteString("- " + textfmt.Fit(textfmt.OneLine(l), 400) + "\n")
 	}
 	b.WriteString("(git ideate escalations lists them all.)\n" + escalationClose + "\n")
+	return b.String()
+}
+
+// Retrospective section frame: quoted data, like the board section.
+const (
+	retroOpen  = "--- ideate retrospective input (historical data) ---"
+	retroClose = "--- end ideate retrospective input ---"
+	// retroNames is how many recurring patterns the section names.
+	retroNames = 3
+)
+
+// withRetro appends to text, for a planning session (the main session
+// while no sprint executes), what its retrospective should look at: the
+// trail's counts since the last planning and the top recurring patterns,
+// naming fewer patterns (then none, then no section) while the whole
+// exceeds ContextBudget. Nothing when the trail is empty or cannot be
+// read (a note says why).
+func withRetro(c *call, st *Stores, text string) string {
+	if st.Retro == nil || c.p.AgentID != "" || executing(st.StateDir) {
+		return text
+	}
+	rep, err := st.Retro(c.ctx)
+	if err != nil {
+		c.d.warn("retrospective input: %s", errText(err))
+		return text
+	}
+	if rep == nil || rep.Events == 0 {
+		return text
+	}
+	for names := retroNames; names >= 0; names-- {
+		section := RetroSection(rep, names)
+		sep := ""
+		if text != "" {
+			sep = "\n"
+		}
+		if utf8.RuneCountInString(text)+len(sep)+utf8.RuneCountInString(section) <= ContextBudget {
+			return text + sep + section
+		}
+	}
+	return text
+}
+
+// RetroSection is the retrospective's part of a planning session's
+// context: counts by kind since the last planning, how many patterns
+// recur, and up to names of them.
+func RetroSection(rep *retro.Report, names int) string {
+	var b strings.Builder
+	b.WriteString(retroOpen + "\n")
+	kinds := []struct{ kind, label string }{
+		{retro.KindFail, "failed verdicts"}, {retro.KindUnverifiable, "unverifiable verdicts"},
+		{retro.KindEscalation, "escalations"}, {retro.KindFeedback, "revision feedback"}, {retro.KindSyncConflict, "sync conflicts"},
+	}
+	var parts []string
+	for _, k := range kinds {
+		if n := rep.Counts[k.kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k.label))
+		}
+	}
+	fmt.Fprintf(&b, "The failure and feedback trail %s holds %s: %d recurring patterns (seen at least twice), %d one-offs.\n",
+		textfmt.Fit(rep.SinceNote, 120), strings.Join(parts, ", "), len(rep.Recurring), len(rep.OneOffs))
+	for i, p := range rep.Recurring {
+		if i == names {
+			break
+		}
+		subject := p.Subject
+		if subject == "" {
+			subject = "-"
+		}
+		fmt.Fprintf(&b, "- %d× %s %s %s %s (%d tasks)\n", p.Count, p.Kind, p.Phase, textfmt.Fit(textfmt.OneLine(p.Class), 60), textfmt.Fit(textfmt.OneLine(subject), 100), len(p.Tasks))
+	}
+	b.WriteString("`git ideate retro` lists every pattern with its evidence; `git ideate memory` holds the lessons kept.\n")
+	b.WriteString(retroClose + "\n")
 	return b.String()
 }
 

@@ -1,15 +1,22 @@
 package hooks_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/retro"
 	"github.com/ideate/git-ideate/internal/transcripts"
 )
 
@@ -168,5 +175,73 @@ func TestTranscripts_ReplayedSession(t *testing.T) {
 	})
 	if files := gt.Git(t, dir, "ls-files", "--others", "--exclude-standard"); strings.Contains(files, "transcripts") {
 		t.Fatalf("untracked transcript files in the main tree:\n%s", files)
+	}
+}
+
+// A planning session's SessionStart names what its retrospective should
+// look at: the trail's counts since the last planning and the recurring
+// patterns; not while a sprint executes, and never for a subagent.
+func TestSessionStart_PlanningNamesTheRetrospective(t *testing.T) {
+	dir := gt.NewRepo(t)
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	log := execlog.Open(g)
+	for _, e := range []execlog.Entry{
+		{Sprint: 1, Phase: "plan", Event: "verdict", Result: "PASS"},
+		{Task: "S1-01/T1", Phase: "green", Event: "verdict", Result: "FAIL", Reasons: []execlog.Reason{{Class: "out_of_scope", Detail: "d", Paths: []string{"cmd/main.go"}}}},
+		{Task: "S1-02/T1", Phase: "green", Event: "verdict", Result: "FAIL", Reasons: []execlog.Reason{{Class: "out_of_scope", Detail: "d", Paths: []string{"cmd/main.go"}}}},
+		{Task: "S1-02/T1", Phase: "escalate", Event: "isolated"},
+	} {
+		if _, err := log.Append(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := opener(t)
+	d := &hooks.Dispatcher{Dir: dir, Getenv: func(string) string { return "" }, Open: func(dir, session string) (*hooks.Stores, error) {
+		st, err := open(dir, session)
+		if err != nil {
+			return nil, err
+		}
+		st.Retro = func(ctx context.Context) (*retro.Report, error) {
+			rep, err := retro.Load(ctx, retro.Sources{Exec: execlog.Open(st.Record.Git())}, retro.LastPlanning)
+			return &rep, err
+		}
+		return st, nil
+	}}
+	start := func(extra string) string {
+		var out bytes.Buffer
+		d.Run(context.Background(), strings.NewReader(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup","cwd":"`+dir+`"`+extra+`}`), &out, "")
+		return out.String()
+	}
+	ctxText := contextOf(t, start(""), "SessionStart")
+	for _, want := range []string{"--- ideate retrospective input (historical data) ---", "since the last planning", "2 failed verdicts, 1 escalations",
+		"1 recurring patterns", "- 2× fail green out_of_scope cmd/main.go (2 tasks)", "git ideate retro"} {
+		if !strings.Contains(ctxText, want) {
+			t.Fatalf("context lacks %q:\n%s", want, ctxText)
+		}
+	}
+	if utf8.RuneCountInString(ctxText) > hooks.ContextBudget {
+		t.Errorf("context of %d characters", utf8.RuneCountInString(ctxText))
+	}
+	// Executing: a task is open (the worktree manager's marker).
+	os.MkdirAll(filepath.Join(dir, ".git", "ideate", "executing"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".git", "ideate", "executing", "x"), []byte("x"), 0o644)
+	if c := start(""); strings.Contains(c, "retrospective") {
+		t.Fatalf("primed with the retrospective while executing:\n%s", c)
+	}
+	os.RemoveAll(filepath.Join(dir, ".git", "ideate", "executing"))
+	if c := start(`,"agent_id":"a1","agent_type":"x"`); strings.Contains(c, "retrospective") {
+		t.Fatalf("a subagent's session got the retrospective:\n%s", c)
+	}
+	// The section shrinks to fit: fewer names, then none.
+	rep := &retro.Report{Events: 1, Counts: map[string]int{retro.KindFail: 1}}
+	for i := 0; i < 10; i++ {
+		rep.Recurring = append(rep.Recurring, retro.Pattern{Key: retro.Key{Kind: "fail", Phase: "green", Class: "c", Subject: strings.Repeat("p", 90)}, Count: 2})
+	}
+	if a, b := hooks.RetroSection(rep, 3), hooks.RetroSection(rep, 0); strings.Count(a, "\n- ") != 3 || strings.Contains(b, "\n- ") || len(b) >= len(a) {
+		t.Errorf("sections:\n%s\n%s", a, b)
 	}
 }
