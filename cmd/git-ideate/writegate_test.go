@@ -371,7 +371,7 @@ var readOnly = map[string]bool{
 	"record.Get": true, "record.Git": true, "record.HasRecord": true, "record.Prime": true, "record.PrimeWithin": true, "record.PrimeAgent": true,
 	"record.Read": true, "record.ReadPage": true, "record.Snapshot": true, "record.Export": true,
 	"board.Get": true, "board.Events": true, "board.Exists": true, "board.List": true, "board.Ready": true, "board.ReadyFirst": true,
-	"execlog.List": true, "execlog.Latest": true,
+	"execlog.List": true, "execlog.Latest": true, "execlog.Each": true,
 	"steering.Get": true, "steering.Enabled": true, "steering.Read": true, "steering.ReadPage": true, "steering.Gate": true,
 }
 

@@ -71,7 +71,7 @@ func CheckTask(task string) error {
 	}
 	for _, c := range strings.Split(task, "/") {
 		if !componentRe().MatchString(c) {
-			return apperr.New(apperr.Schema, "task id %q cannot name a directory (letters, digits, '.', '_', '-' between slashes)", task)
+			return apperr.New(apperr.Schema, "the task id cannot name a directory (letters, digits, '.', '_', '-' between slashes)")
 		}
 	}
 	return nil
@@ -80,7 +80,7 @@ func CheckTask(task string) error {
 // CheckName reports whether name can name a copy or a session.
 func CheckName(name string) error {
 	if !componentRe().MatchString(name) || strings.HasSuffix(name, offsetExt) {
-		return apperr.New(apperr.Schema, "%q cannot name a transcript file", name)
+		return apperr.New(apperr.Schema, "the session or agent id cannot name a transcript file (letters, digits, '.', '_', '-')")
 	}
 	return nil
 }
@@ -274,7 +274,7 @@ func TaskCopy(task, name string) (string, error) {
 		return "", err
 	}
 	if err := CheckName(name); err != nil || name+".jsonl" == EventsFile {
-		return "", apperr.New(apperr.Schema, "%q cannot name a transcript file", name)
+		return "", apperr.New(apperr.Schema, "the agent id cannot name a transcript file (letters, digits, '.', '_', '-')")
 	}
 	return filepath.Join(tasksD, filepath.FromSlash(task), name+".jsonl"), nil
 }
