@@ -179,6 +179,8 @@ func FromExec(es []execlog.Entry) []Event {
 	return out
 }
 
+var planIDRe = textfmt.Regexp(`\(plan PASS (\S+),`)
+
 var conflictRe = textfmt.Regexp(`^Local (\S+) of item (\S+) was not accepted`)
 
 // FromRecords turns sync-conflict records into events (class: the local
@@ -282,6 +284,8 @@ func Since(ctx context.Context, log *execlog.Log, since string) (at time.Time, n
 		if err != nil {
 			return time.Time{}, "", apperr.New(apperr.Schema, "the plan verdict %s has no readable time", es[0].ID)
 		}
+		// The note names the entry; Load cuts by its id (two entries may
+		// share a millisecond, never an id).
 		return t, fmt.Sprintf("since the last planning (plan PASS %s, sprint %d)", es[0].ID, es[0].Sprint), nil
 	default:
 		if t, err := time.Parse("2006-01-02", s); err == nil {
@@ -313,10 +317,14 @@ func Load(ctx context.Context, src Sources, since string) (Report, error) {
 	if !at.IsZero() {
 		cut = textfmt.Timestamp(at)
 	}
+	cutID := ""
+	if m := planIDRe().FindStringSubmatch(note); m != nil {
+		cutID = m[1]
+	}
 	var es []execlog.Entry
 	// Newest first: stop at the cut.
 	err = src.Exec.Each(ctx, func(e execlog.Entry) bool {
-		if cut != "" && e.At <= cut {
+		if cutID != "" && e.ID <= cutID || cutID == "" && cut != "" && e.At <= cut {
 			return false
 		}
 		es = append(es, e)
