@@ -92,7 +92,7 @@ func TestMergeSettings(t *testing.T) {
 	var doc struct {
 		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
-	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Hooks) != len(added) || len(doc.Hooks["SubagentStop"]) != 4 || !strings.HasSuffix(string(out), "}\n") {
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Hooks) != len(added) || len(doc.Hooks["SubagentStop"]) != 5 || !strings.HasSuffix(string(out), "}\n") {
 		t.Fatalf("fresh document %s: %v", out, err)
 	}
 	if want := `{"hooks":[{"type":"command","command":"git ideate hook","timeout":30}]}`; string(compact(t, doc.Hooks["PostToolUse"][0])) != want {
