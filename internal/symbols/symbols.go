@@ -258,8 +258,11 @@ func isGenerated(src []byte) bool {
 // dirOf is p's directory, "." at the root.
 func dirOf(p string) string { return path.Dir(p) }
 
-// moduleOf is the module name of a non-Go file: Python dotted, the
-// others the path without its extension.
+// ModuleOf is the module a non-Go file is: Python dotted (a package's
+// __init__ is the package), Rust `::`-separated (mod.rs and lib.rs are
+// their directory), the others the path without its extension.
+func ModuleOf(lang Lang, p string) string { return moduleOf(lang, p) }
+
 func moduleOf(lang Lang, p string) string {
 	m := strings.TrimSuffix(p, path.Ext(p))
 	switch lang {
