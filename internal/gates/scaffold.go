@@ -71,7 +71,7 @@ func Scaffold(d Deps) Gate {
 		}
 		if d.Symbols != nil {
 			rs, err := d.Symbols(ctx, SymbolInput{Task: s.ct.Task, Dir: s.ct.Path, Base: s.ct.Base, Red: red.String(),
-				Commit: s.head.String(), Standard: s.st, Runner: s.runner})
+				Commit: s.head.String(), Standard: s.st, Runner: s.runner, Declared: declaredSymbols(s.sprint, s.ct.Task)})
 			if err != nil {
 				return Verdict{}, err
 			}

@@ -49,6 +49,8 @@ type SymbolInput struct {
 	Commit   string
 	Standard *plan.Standards
 	Runner   *plan.Runner
+	// Declared is the plan's Symbols: line for the task.
+	Declared []string
 }
 
 // The reason classes of the task gates: stable lower_snake labels.
@@ -345,6 +347,9 @@ func (s *taskState) finish(reasons []Reason) Verdict {
 	}
 	v.Result = PASS
 	for _, r := range reasons {
+		if r.Severity == SevInfo || r.Severity == SevMedium {
+			continue // a note on the verdict, not a failure
+		}
 		switch r.Class {
 		case ClassUnknownFormat, ClassNoRunner, ClassRunnerError, ClassNoLog, ClassNoTestGlobs:
 			if v.Result == PASS {

@@ -119,7 +119,7 @@ func buildGates(g *gitstore.Store, dir string) (*gates.Registry, gates.VerdictLo
 	log := gates.ExecLog(execlog.Open(g))
 	d := gates.Deps{Git: g, Tasks: m, Log: log, Plan: func(ctx context.Context) (*plan.Sprint, error) {
 		return plan.Load(ctx, os.DirFS(dir), plan.Options{Root: plan.DefaultRoot})
-	}}
+	}, Symbols: gates.ScaffoldSymbols(g)}
 	reg := gates.NewRegistry()
 	reg.Lock = gates.TaskLock(g)
 	for name, g := range map[gates.Name]gates.Gate{"red": gates.Red(d), "scaffold": gates.Scaffold(d), "green": gates.Green(d), "structure": gates.Structure(d)} {
