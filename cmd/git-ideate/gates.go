@@ -63,7 +63,7 @@ func (e *Env) gateDeps(pf planFlags) (gates.Deps, gates.PlanDeps, error) {
 	load := func(ctx context.Context) (*plan.Sprint, error) {
 		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
 	}
-	d := gates.Deps{Git: g, Tasks: m, Log: gates.ExecLog(x), Plan: load}
+	d := gates.Deps{Git: g, Tasks: m, Log: gates.ExecLog(x), Plan: load, Symbols: gates.ScaffoldSymbols(g)}
 	pd := gates.PlanDeps{Git: g, Tasks: m, Exec: x, Plan: load, Root: fsRoot}
 	return d, pd, nil
 }

@@ -80,6 +80,8 @@ type CLI struct {
 	Task        TaskCmd        `cmd:"" help:"Tasks' worktrees: start (claim + a linked worktree at the task's base), list, scope, complete, release, abandon."`
 	Exec        ExecCmd        `cmd:"" help:"The execution log on refs/ideate/exec: print it as the playbook's execution.log, or export the file."`
 	Escalations EscalationsCmd `cmd:"" help:"List the escalations on the execution log (halted chains, collected failures, scope defects, stalls), newest first; --check-wave N runs the no-progress guard first."`
+	Scaffold    ScaffoldCmd    `cmd:"" help:"The post-RED scaffold step for a task's worktree: delete the RED shims, write one stub per symbol they or the plan declare (the body fails with SUB-AGENT-TODO), never touch a symbol with a body; each action on the execution log; commits nothing."`
+	Symbols     SymbolsCmd     `cmd:"" help:"Symbol look-ups by qualified identity over the working tree (Go, Python, JavaScript, TypeScript, Rust): find a name, list a file's definitions."`
 	Gate        GateCmd        `cmd:"" help:"Judge a task's committed worktree with a gate (red, scaffold, green, structure, final), store the verdict in the execution log and print it; exit 0 PASS, 3 FAIL, 4 UNVERIFIABLE."`
 	Memory      MemoryCmd      `cmd:"" help:"The team's retrospective memory in docs/agents/memory.md: role-scoped lessons (add, list, check); never one that relaxes an invariant."`
 	Transcripts TranscriptsCmd `cmd:"" help:"The clone's capture of prompts, tool calls and transcripts under .git/ideate/transcripts: its size (du) and the manual cut (prune)."`

@@ -107,7 +107,7 @@ type Server struct {
 
 // New registers every tool.
 func New(version string, open Opener) *Server {
-	s := &Server{version: version, open: open, tools: append(append(tools(), execTools()...), retroTools()...), byName: map[string]*toolDef{}}
+	s := &Server{version: version, open: open, tools: append(append(append(tools(), execTools()...), retroTools()...), symbolTools()...), byName: map[string]*toolDef{}}
 	for i := range s.tools {
 		t := &s.tools[i]
 		t.compiled = mustCompile(t.schema)

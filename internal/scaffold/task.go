@@ -72,8 +72,14 @@ func RunTask(ctx context.Context, d TaskDeps, task string, attempt int) (*TaskRe
 	if d.Exec == nil {
 		return out, nil
 	}
+	wave := 0
+	for _, u := range plan.Schedule(sp) {
+		if u.Task == t {
+			wave = u.Wave
+		}
+	}
 	for _, a := range r.Actions {
-		e := execlog.Entry{Actor: "git-ideate scaffold", Sprint: sp.Number, Task: task, Attempt: attempt,
+		e := execlog.Entry{Actor: "git-ideate scaffold", Sprint: sp.Number, Wave: wave, Task: task, Attempt: attempt,
 			Phase: "scaffold", Event: a.Op, Paths: []string{a.Path}, Detail: a.Symbol}
 		if _, err := d.Exec.Append(ctx, e); err != nil {
 			return out, err

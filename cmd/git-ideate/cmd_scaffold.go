@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/scaffold"
+)
+
+// ScaffoldCmd is the mechanical part of the post-RED scaffold pass.
+type ScaffoldCmd struct {
+	Task    string `required:"" help:"Task whose worktree is scaffolded (S1-01/T1)."`
+	Attempt int    `help:"Attempt the actions are logged under (default: the task's)." placeholder:"N"`
+	planFlags
+}
+
+// scaffoldOut is what scaffold prints with --json.
+type scaffoldOut struct {
+	MessageType string `json:"message_type"`
+	*scaffold.TaskResult
+}
+
+// Run scaffolds, logs each action and prints them with what was left to
+// the post-planner. It commits nothing.
+func (c *ScaffoldCmd) Run(ctx context.Context, env *Env) error {
+	g, err := env.Git()
+	if err != nil {
+		return err
+	}
+	m, err := openTasks(env)
+	if err != nil {
+		return err
+	}
+	x, err := env.Exec()
+	if err != nil {
+		return err
+	}
+	fsRoot, root := planRoot(env, c.planFlags)
+	if top, ok := g.Repo().MainWorkTree(); ok && c.Dir == "" {
+		fsRoot = top
+	}
+	load := func(ctx context.Context) (*plan.Sprint, error) {
+		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: c.Sprint})
+	}
+	r, err := scaffold.RunTask(ctx, scaffold.TaskDeps{Git: g, Tasks: m, Exec: x, Plan: load}, c.Task, c.Attempt)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env.Out, scaffoldOut{MessageType: "scaffold", TaskResult: r}, true)
+	}
+	for _, a := range r.Actions {
+		fmt.Fprintf(env.Out, "%s %s %s\n", a.Op, a.Path, a.Symbol)
+	}
+	for _, u := range r.Undecided {
+		fmt.Fprintf(env.Out, "undecided %s: %s\n", u.Symbol, u.Reason)
+	}
+	if len(r.Actions) == 0 && len(r.Undecided) == 0 {
+		fmt.Fprintln(env.Out, "nothing to scaffold")
+	}
+	if r.Weaker {
+		fmt.Fprintln(env.Out, "note: this build has no tree-sitter; files outside Go were read by the weaker fallback reader")
+	}
+	return nil
+}
