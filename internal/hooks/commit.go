@@ -11,7 +11,9 @@ import (
 )
 
 // postToolUse captures the call (captureEvent), then records a commit
-// made through the Bash tool (record.Store.CommitBoundary).
+// made through the Bash tool (record.Store.CommitBoundary) and passes the
+// agent a non-blocking structural warning when the commit added an orphan,
+// a copy or a second definition of a declared role (structureWarning).
 func postToolUse(c *call) (Response, error) {
 	p := c.p
 	if err := captureEvent(c); err != nil && !apperr.Is(err, apperr.NotARepo) {
@@ -52,7 +54,7 @@ func postToolUse(c *call) (Response, error) {
 	if res.Record == nil {
 		c.d.warn("commit %s already has a commit-boundary record; not recording it again", res.Commit.String()[:12])
 	}
-	return Response{}, nil
+	return Response{AdditionalContext: structureWarning(c.ctx, st.Git, res.Commit)}, nil
 }
 
 // GitCommitDir reports whether a shell command line runs `git commit`, and
