@@ -31,12 +31,8 @@ import (
 )
 
 func git(dir string, args ...string) string {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		benchutil.Must(fmt.Errorf("git %v: %v\n%s", args, err, out))
-	}
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	benchutil.Must(err)
 	return strings.TrimSpace(string(out))
 }
 
