@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/memory"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/revision"
 	"github.com/ideate/git-ideate/internal/worktree"
@@ -41,7 +42,7 @@ type EscalationsCmd struct {
 // Revision builds the revision loop over this repository: the task
 // contracts, the execution log, the board (its dependency graph), the
 // sprint's plan in the main working tree (read once per call), the
-// attempt bound of .ideate.json.
+// attempt bound of .ideate.json, the role-scoped memory for init.md.
 func (e *Env) Revision(pf planFlags) (revision.Deps, error) {
 	m, err := openTasks(e)
 	if err != nil {
@@ -74,7 +75,10 @@ func (e *Env) Revision(pf planFlags) (revision.Deps, error) {
 		once.Do(func() { s, serr = plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint}) })
 		return s, serr
 	}
-	return revision.Deps{Tasks: m, Exec: x, Board: b, Plan: load, MaxAttempts: c.MaxAttempts, Now: nowFunc}, nil
+	// The role's lessons from docs/agents/memory.md in the main working
+	// tree (where the archivist and the human keep them).
+	mem := func(ctx context.Context, role string) ([]string, error) { return memory.ForRole(ctx, fsRoot, role) }
+	return revision.Deps{Tasks: m, Exec: x, Board: b, Plan: load, MaxAttempts: c.MaxAttempts, Memory: mem, Now: nowFunc}, nil
 }
 
 type attemptOut struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/execlog"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/memory"
 )
 
 // failGreenCLI stores a GREEN FAIL of the task's current attempt, as the
@@ -79,4 +80,29 @@ func TestTaskAttempt_ThreeFailuresEscalateAndPrime(t *testing.T) {
 func runGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	return gt.Git(t, dir, args...)
+}
+
+// A new attempt's init.md carries the role's lessons from
+// docs/agents/memory.md (and those for every role), not another role's.
+func TestTaskAttempt_InitCarriesTheRolesMemory(t *testing.T) {
+	dir := uncheckedProject(t, map[string]string{"S1-01/T1": "green-worker"})
+	for _, e := range []memory.Entry{
+		{Role: "green-worker", Text: "Run the task's own package before stopping.", Evidence: "exec 01JD3QAAAAAAAAAAAAAAAAAAAA"},
+		{Role: "red-worker", Text: "Name the failing assertion in the test.", Evidence: "exec 01JD3QAAAAAAAAAAAAAAAAAAAA"},
+		{Role: memory.AllRoles, Text: "Quote exec entry ids when reporting a failure.", Evidence: "exec 01JD3QAAAAAAAAAAAAAAAAAAAA"},
+	} {
+		if _, err := memory.Add(t.Context(), dir, e, memory.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := mustOK(t, bin(t, dir, "", "task", "attempt", "S1-01/T1"))
+	_, mem, ok := strings.Cut(r.out, "# Memory\n")
+	if !ok {
+		t.Fatalf("no memory section:\n%s", r.out)
+	}
+	mem, _, _ = strings.Cut(mem, "\n#")
+	if !strings.Contains(mem, "Run the task's own package before stopping.") || !strings.Contains(mem, "Quote exec entry ids") ||
+		strings.Contains(mem, "Name the failing assertion") || strings.Contains(mem, "(none)") {
+		t.Fatalf("memory section:\n%s", mem)
+	}
 }
