@@ -45,15 +45,7 @@ func (m *Manager) AttemptFile(task string, attempt int, name string) (data []byt
 	if err := checkAttemptFile(task, attempt, name); err != nil {
 		return nil, false, err
 	}
-	tip, c, err := m.read(task)
-	if err != nil || c == nil {
-		return nil, false, err
-	}
-	cm, err := m.git.ReadCommit(tip)
-	if err != nil {
-		return nil, false, err
-	}
-	e, found, err := m.git.Lookup(cm.Tree, []string{"attempts", strconv.Itoa(attempt), name})
+	e, found, err := m.onRef(task, "attempts", strconv.Itoa(attempt), name)
 	if err != nil || !found || e.IsDir() {
 		return nil, false, err
 	}
@@ -66,15 +58,7 @@ func (m *Manager) Attempts(task string) ([]int, error) {
 	if err := CheckTaskID(task); err != nil {
 		return nil, err
 	}
-	tip, c, err := m.read(task)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	cm, err := m.git.ReadCommit(tip)
-	if err != nil {
-		return nil, err
-	}
-	e, found, err := m.git.Lookup(cm.Tree, []string{"attempts"})
+	e, found, err := m.onRef(task, "attempts")
 	if err != nil || !found || !e.IsDir() {
 		return nil, err
 	}

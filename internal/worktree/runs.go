@@ -111,15 +111,7 @@ func (m *Manager) GetRun(task string, attempt int, commit gitstore.Hash) (run *R
 	if err := CheckTaskID(task); err != nil {
 		return nil, false, err
 	}
-	tip, c, err := m.read(task)
-	if err != nil || c == nil {
-		return nil, false, err
-	}
-	cm, err := m.git.ReadCommit(tip)
-	if err != nil {
-		return nil, false, err
-	}
-	e, found, err := m.git.Lookup(cm.Tree, []string{"runs", strconv.Itoa(attempt), commit.String() + ".json"})
+	e, found, err := m.onRef(task, "runs", strconv.Itoa(attempt), commit.String()+".json")
 	if err != nil || !found {
 		return nil, false, err
 	}
@@ -143,15 +135,7 @@ func (m *Manager) Runs(task string) ([]Run, error) {
 	if err := CheckTaskID(task); err != nil {
 		return nil, err
 	}
-	tip, c, err := m.read(task)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	cm, err := m.git.ReadCommit(tip)
-	if err != nil {
-		return nil, err
-	}
-	e, found, err := m.git.Lookup(cm.Tree, []string{"runs"})
+	e, found, err := m.onRef(task, "runs")
 	if err != nil || !found || !e.IsDir() {
 		return nil, err
 	}
@@ -191,4 +175,18 @@ func (m *Manager) BaseRun(task string) (*Run, bool, error) {
 		}
 	}
 	return best, best != nil, nil
+}
+
+// onRef looks path up in the tree of the task's ref; found is false when
+// the task has no ref or the path is not there.
+func (m *Manager) onRef(task string, path ...string) (e gitstore.TreeEntry, found bool, err error) {
+	tip, c, err := m.read(task)
+	if err != nil || c == nil {
+		return gitstore.TreeEntry{}, false, err
+	}
+	cm, err := m.git.ReadCommit(tip)
+	if err != nil {
+		return gitstore.TreeEntry{}, false, err
+	}
+	return m.git.Lookup(cm.Tree, path)
 }
