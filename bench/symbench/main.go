@@ -2,8 +2,9 @@
 // real Go code base of about 100k lines (GOROOT/src/net, copied into a
 // scratch repository): indexing every file from disk, and the structural
 // check of a 50-file task diff (the whole tree at the task's head indexed
-// from git objects, the 50 files' base versions, the analysis), each run
-// -n times interleaved, medians and their ratio. Then the binary built
+// from git objects, the 50 files' base versions, the analysis) with a cold
+// per-blob facts cache and then a warm one, each run -n times
+// interleaved, medians and their ratio to the index. Then the binary built
 // with cgo (tree-sitter in) and without (the fallback reader): build
 // time with a warm cache and size.
 //
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -84,6 +86,7 @@ func main() {
 	n := flag.Int("n", 7, "runs of each measure")
 	lines := flag.Int("lines", 100000, "lines of Go to index")
 	builds := flag.Bool("build", true, "also build the binary with and without cgo")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the measured runs to this file")
 	flag.Parse()
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "symbench-")
@@ -119,7 +122,20 @@ func main() {
 	bh, _ := gitstore.ParseHash(base)
 	hh, _ := gitstore.ParseHash(head)
 
-	var index, structure, indexCPU, structureCPU []time.Duration
+	// The structural check runs cold (the facts cache under the
+	// repository's git directory removed first: every blob read, parsed
+	// and cached); incremental (the cache warmed by a check of the base
+	// tree, as an earlier task leaves it: the task's 50 new blobs parsed);
+	// and warm (the same check again: only the cache read). The verdicts
+	// must be the same.
+	cacheDir := filepath.Join(repo, ".git", "ideate", "cache")
+	if *profile != "" {
+		pf, err := os.Create(*profile)
+		benchutil.Must(err)
+		benchutil.Must(pprof.StartCPUProfile(pf))
+		defer pprof.StopCPUProfile()
+	}
+	var index, cold, incr, warm, indexCPU, coldCPU, incrCPU, warmCPU []time.Duration
 	var defs, findings, added int
 	for i := 0; i < *n; i++ {
 		t0, c0 := time.Now(), cpu()
@@ -127,18 +143,43 @@ func main() {
 		benchutil.Must(err)
 		index, indexCPU = append(index, time.Since(t0)), append(indexCPU, cpu()-c0)
 		defs = len(x.All())
+		benchutil.Must(os.RemoveAll(cacheDir))
+		sf := gates.StructureFacts{Git: g, Base: bh, Head: hh, Changed: changed, Config: gates.DefaultStructure}
 		t0, c0 = time.Now(), cpu()
-		res, err := gates.CheckStructure(ctx, gates.StructureFacts{Git: g, Base: bh, Head: hh, Changed: changed, Config: gates.DefaultStructure})
+		res, err := gates.CheckStructure(ctx, sf)
 		benchutil.Must(err)
-		structure, structureCPU = append(structure, time.Since(t0)), append(structureCPU, cpu()-c0)
+		cold, coldCPU = append(cold, time.Since(t0)), append(coldCPU, cpu()-c0)
+		benchutil.Must(os.RemoveAll(cacheDir))
+		_, err = gates.CheckStructure(ctx, gates.StructureFacts{Git: g, Base: bh, Head: bh, Config: gates.DefaultStructure})
+		benchutil.Must(err)
+		t0, c0 = time.Now(), cpu()
+		res2, err := gates.CheckStructure(ctx, sf)
+		benchutil.Must(err)
+		incr, incrCPU = append(incr, time.Since(t0)), append(incrCPU, cpu()-c0)
+		t0, c0 = time.Now(), cpu()
+		res3, err := gates.CheckStructure(ctx, sf)
+		benchutil.Must(err)
+		warm, warmCPU = append(warm, time.Since(t0)), append(warmCPU, cpu()-c0)
 		findings, added = len(res.Findings), len(res.Added)
+		for _, r := range []*gates.StructureResult{res2, res3} {
+			if len(r.Findings) != findings || len(r.Added) != added {
+				benchutil.Must(fmt.Errorf("cold and warm verdicts differ: %d/%d findings, %d/%d added", findings, len(r.Findings), added, len(r.Added)))
+			}
+		}
 	}
-	mi, ms := benchutil.Median(index), benchutil.Median(structure)
-	fmt.Printf("repository: %d Go files, %d lines (GOROOT/src/net), %d definitions\n", len(files), got, defs)
-	ci, cs := benchutil.Median(indexCPU), benchutil.Median(structureCPU)
-	fmt.Printf("%-52s %10s %10s\n", "figure (median of "+fmt.Sprint(*n)+")", "wall", "cpu")
-	fmt.Printf("%-52s %10v %10v\n", "index every file from disk", mi.Round(time.Millisecond), ci.Round(time.Millisecond))
-	fmt.Printf("%-52s %10v %10v   (%.2f× the index, wall)\n", fmt.Sprintf("structural check, 50-file diff (%d added, %d findings)", added, findings), ms.Round(time.Millisecond), cs.Round(time.Millisecond), float64(ms)/float64(mi))
+	fmt.Printf("repository: %d Go files, %d lines (GOROOT/src/net), %d definitions, GOMAXPROCS %d\n", len(files), got, defs, runtime.GOMAXPROCS(0))
+	fmt.Printf("%-60s %10s %10s\n", "figure (median of "+fmt.Sprint(*n)+")", "wall", "cpu")
+	mi := benchutil.Median(index)
+	fmt.Printf("%-60s %10v %10v\n", "index every file from disk", mi.Round(time.Millisecond), benchutil.Median(indexCPU).Round(time.Millisecond))
+	what := fmt.Sprintf("50-file diff, %d added, %d findings", added, findings)
+	for _, r := range []struct {
+		name      string
+		wall, cpu []time.Duration
+	}{{"structural check, cold cache (" + what + ")", cold, coldCPU}, {"structural check, incremental (cache warm from the base)", incr, incrCPU},
+		{"structural check, warm cache (the same check again)", warm, warmCPU}} {
+		m := benchutil.Median(r.wall)
+		fmt.Printf("%-60s %10v %10v   (%.2f× the index, wall)\n", r.name, m.Round(time.Millisecond), benchutil.Median(r.cpu).Round(time.Millisecond), float64(m)/float64(mi))
+	}
 
 	if !*builds {
 		return

@@ -3,7 +3,6 @@ package gates
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"path"
 	"sort"
 	"strings"
@@ -65,40 +64,6 @@ func (f Finding) Reason() Reason {
 	return Reason{Class: f.Class, Severity: f.Severity, Detail: f.Detail, Paths: []string{fmt.Sprintf("%s:%d", f.File, f.Line)}}
 }
 
-// fingerprint is a callable body's normalized token hash and length.
-type fingerprint struct {
-	hash uint64
-	n    int
-}
-
-// bodyPrint normalizes a callable's body: identifiers become one token,
-// literals another, keywords and punctuation stay; then hashes it.
-func bodyPrint(f *symbols.File, s symbols.Symbol) fingerprint {
-	if !s.HasBody() {
-		return fingerprint{}
-	}
-	toks := f.Tokens()
-	keyColon := s.Lang == symbols.Go || s.Lang == symbols.JavaScript || s.Lang == symbols.TypeScript
-	i := sort.Search(len(toks), func(i int) bool { return toks[i].Off >= s.BodyStart })
-	h := fnv.New64a()
-	n := 0
-	for ; i < len(toks) && toks[i].Off < s.BodyEnd; i++ {
-		t := toks[i].Text
-		// A name after a dot (a field, a method, a package's member) or
-		// before a parenthesis (a call) says what the body does and stays;
-		// the others (parameters, locals) are the copier's to rename.
-		// A key before a colon (a Go composite literal's field, a
-		// JavaScript object's key) stays too.
-		if toks[i].ID && !(i > 0 && toks[i-1].Text == ".") && !(i+1 < len(toks) && (toks[i+1].Text == "(" || toks[i+1].Text == ":" && keyColon)) {
-			t = "$"
-		}
-		h.Write([]byte(t))
-		h.Write([]byte{0})
-		n++
-	}
-	return fingerprint{hash: h.Sum64(), n: n}
-}
-
 // implicitNames are Go methods the language or the standard library calls
 // by interface without naming them at a call site.
 var implicitGo = map[string]bool{"String": true, "Error": true, "Format": true, "GoString": true, "Unwrap": true,
@@ -142,6 +107,16 @@ func privateTo(s symbols.Symbol) bool {
 // definition of a symbol the plan declares). Symbols in test files and
 // generated files are neither judged nor compared.
 func AnalyzeStructure(x *symbols.Index, added []symbols.Symbol, declared []string, cfg StructureConfig) []Finding {
+	facts := map[string]*fileFacts{}
+	for _, p := range x.Files() {
+		facts[p] = factsOf(x.File(p))
+	}
+	return analyze(x, facts, added, declared, cfg)
+}
+
+// analyze is AnalyzeStructure over files whose body facts are known
+// (facts, by path; a file's tokens need not be there).
+func analyze(x *symbols.Index, facts map[string]*fileFacts, added []symbols.Symbol, declared []string, cfg StructureConfig) []Finding {
 	if cfg.MinCloneTokens <= 0 {
 		cfg.MinCloneTokens = DefaultStructure.MinCloneTokens
 	}
@@ -168,9 +143,9 @@ func AnalyzeStructure(x *symbols.Index, added []symbols.Symbol, declared []strin
 			if !s.Kind.Callable() {
 				continue
 			}
-			fp := bodyPrint(f, s)
-			if fp.n >= minTok {
-				bodies[fp.hash] = append(bodies[fp.hash], body{s, fp.n})
+			fp := facts[p].body(s)
+			if fp.N >= minTok {
+				bodies[fp.Hash] = append(bodies[fp.Hash], body{s, fp.N})
 			}
 		}
 	}
@@ -211,10 +186,10 @@ func AnalyzeStructure(x *symbols.Index, added []symbols.Symbol, declared []strin
 		}
 		// Copies.
 		if s.Kind.Callable() {
-			fp := bodyPrint(f, s)
+			fp := facts[s.File].body(s)
 			var same, other *symbols.Symbol
-			for i := range bodies[fp.hash] {
-				o := bodies[fp.hash][i].s
+			for i := range bodies[fp.Hash] {
+				o := bodies[fp.Hash][i].s
 				// Only a function against a function and a method against a
 				// method; two methods of one name are two types' answers to
 				// one interface, not a copy.
@@ -232,15 +207,15 @@ func AnalyzeStructure(x *symbols.Index, added []symbols.Symbol, declared []strin
 				}
 			}
 			switch {
-			case same != nil && fp.n >= cfg.MinHelperTokens:
+			case same != nil && fp.N >= cfg.MinHelperTokens:
 				fd := base
 				fd.Class, fd.Severity, fd.Other, fd.Weaker = ClassDuplicateHelper, SevHigh, where(*same), s.Weaker || same.Weaker
-				fd.Detail = fmt.Sprintf("%s repeats %s (%d tokens, equal after normalizing names and literals): use the one that exists", s.QName(), where(*same), fp.n)
+				fd.Detail = fmt.Sprintf("%s repeats %s (%d tokens, equal after normalizing names and literals): use the one that exists", s.QName(), where(*same), fp.N)
 				out = append(out, fd)
-			case other != nil && fp.n >= cfg.MinCloneTokens:
+			case other != nil && fp.N >= cfg.MinCloneTokens:
 				fd := base
 				fd.Class, fd.Severity, fd.Other, fd.Weaker = ClassNearCopy, SevHigh, where(*other), s.Weaker || other.Weaker
-				fd.Detail = fmt.Sprintf("the body of %s copies %s under another name (%d tokens, equal after normalizing names and literals, threshold %d)", s.QName(), where(*other), fp.n, cfg.MinCloneTokens)
+				fd.Detail = fmt.Sprintf("the body of %s copies %s under another name (%d tokens, equal after normalizing names and literals, threshold %d)", s.QName(), where(*other), fp.N, cfg.MinCloneTokens)
 				out = append(out, fd)
 			}
 		}
@@ -368,6 +343,9 @@ type StructureFacts struct {
 	Changed  []string      // the paths the task changed
 	Declared []string      // the plan's symbols for the task
 	Config   StructureConfig
+	// NoCache reads and parses every file, neither reading nor writing
+	// the per-blob facts cache (<common git dir>/ideate/cache/structure).
+	NoCache bool
 }
 
 // StructureResult is the check's findings with what they rest on.
@@ -381,16 +359,25 @@ type StructureResult struct {
 // CheckStructure indexes the tree at Head, finds the symbols the changed
 // files define that the base did not (by qualified identity, so a symbol
 // moved between files of one package is not new) and analyses them.
+//
+// A file's facts (definitions, uses, normalized bodies) are a function of
+// its path and blob, so they are cached per blob under the repository's
+// git directory and a task's check parses only the blobs it has not seen:
+// what changed. The verdict with a cold cache and a warm one is the same.
 func CheckStructure(ctx context.Context, sf StructureFacts) (*StructureResult, error) {
 	src, err := newTreeSource(sf.Git, sf.Head)
 	if err != nil {
 		return nil, err
 	}
-	x, err := symbols.Build(ctx, src)
-	if err != nil {
-		return nil, err
+	cache := defaultFactsCache(sf.Git)
+	if sf.NoCache {
+		cache = factsCache{}
 	}
-	old := map[string]bool{}
+	// The head tree's files, then the changed files' base versions.
+	files := make([]blobFile, 0, len(src.paths)+len(sf.Changed))
+	for _, p := range src.paths {
+		files = append(files, blobFile{p, src.blobs[p]})
+	}
 	var changed []string
 	for _, p := range sf.Changed {
 		if symbols.LangOf(p) == "" || skippedDir(p) {
@@ -404,18 +391,24 @@ func CheckStructure(ctx context.Context, sf StructureFacts) (*StructureResult, e
 		if err != nil {
 			return nil, err
 		}
-		if !ok || e.IsDir() {
+		if !ok || e.IsDir() || e.Mode == "160000" || e.Mode == "120000" {
 			continue
 		}
-		b, err := sf.Git.ReadBlob(e.Hash)
-		if err != nil {
-			return nil, err
-		}
-		f, err := symbols.Parse(p, b)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range f.Defs {
+		files = append(files, blobFile{p, e.Hash})
+	}
+	all, err := loadFacts(ctx, sf.Git, cache, files)
+	if err != nil {
+		return nil, err
+	}
+	x := symbols.NewIndex()
+	facts := make(map[string]*fileFacts, len(src.paths))
+	for i := range src.paths {
+		x.Add(all[i].File)
+		facts[src.paths[i]] = all[i]
+	}
+	old := map[string]bool{}
+	for _, ff := range all[len(src.paths):] {
+		for _, s := range ff.File.Defs {
 			old[s.Key()] = true
 		}
 	}
@@ -440,7 +433,7 @@ func CheckStructure(ctx context.Context, sf StructureFacts) (*StructureResult, e
 			}
 		}
 	}
-	res.Findings = AnalyzeStructure(x, res.Added, sf.Declared, sf.Config)
+	res.Findings = analyze(x, facts, res.Added, sf.Declared, sf.Config)
 	for _, f := range res.Findings {
 		res.Weaker = res.Weaker || f.Weaker
 	}
