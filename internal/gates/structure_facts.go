@@ -71,9 +71,10 @@ func normalizeBody(f *symbols.File, s symbols.Symbol) bodyFacts {
 	toks := f.Tokens()
 	keyColon := s.Lang == symbols.Go || s.Lang == symbols.JavaScript || s.Lang == symbols.TypeScript
 	i := sort.Search(len(toks), func(i int) bool { return toks[i].Off >= s.BodyStart })
+	end := i + sort.Search(len(toks)-i, func(j int) bool { return toks[i+j].Off >= s.BodyEnd })
 	h := fnv.New64a()
-	var bf bodyFacts
-	for ; i < len(toks) && toks[i].Off < s.BodyEnd; i++ {
+	bf := bodyFacts{Norm: make([]uint32, 0, end-i)}
+	for ; i < end; i++ {
 		t := toks[i].Text
 		// A name after a dot (a field, a method, a package's member) or
 		// before a parenthesis (a call) says what the body does and stays;
