@@ -4,8 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // killWait is how long Wait waits for a cancelled command's output pipes
@@ -29,16 +30,8 @@ const killWait = 2 * time.Second
 // GIT_TERMINAL_PROMPT=0).
 func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	osproc.Group(cmd)
 	dieWithParent(cmd.SysProcAttr)
-	cmd.Cancel = func() error {
-		// Negative pid: the process group whose id is the child's pid.
-		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		if err == syscall.ESRCH {
-			return os.ErrProcessDone
-		}
-		return err
-	}
 	cmd.WaitDelay = killWait
 	return cmd
 }
@@ -60,7 +53,7 @@ func (s *Store) git(ctx context.Context, args ...string) *exec.Cmd {
 // (or a hook under a deadline) alive until it ends.
 func detached(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	osproc.Detach(cmd)
 	return cmd
 }
 

@@ -7,10 +7,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // ErrStale is wrapped by the apperr.Conflict error UpdateRef returns when
@@ -128,7 +128,7 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File
 		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
 			// A fresh inode: nobody else can hold its flock yet.
-			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {
 				f.Close()
 				os.Remove(lockPath)
 				return nil, apperr.Wrap(apperr.Write, err, "cannot flock %s", lockPath)
@@ -181,7 +181,7 @@ func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 		return errors.Is(err, os.ErrNotExist)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {
 		return false // a live git-ideate process holds it
 	}
 	// Remove it only if the path still names the inode we flocked: another

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Hash is a SHA-1 object name.
@@ -57,8 +58,8 @@ func statKey(path string) (fileKey, error) {
 		return fileKey{}, err
 	}
 	k := fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano(), exists: true}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		k.ino = int64(st.Ino)
+	if _, ino, ok := osproc.Inode(fi); ok {
+		k.ino = int64(ino)
 	}
 	return k, nil
 }

@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Remote-tracking copies of our refs live under TrackingRoot, never over
@@ -213,11 +213,11 @@ func (s *Store) flockState(ctx context.Context, name string) (func(), error) {
 	}
 	wait := time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
 		if err == nil {
 			return func() { f.Close() }, nil
 		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+		if err != osproc.ErrLocked {
 			f.Close()
 			return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
 		}

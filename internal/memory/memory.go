@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -428,11 +428,11 @@ func lockDir(ctx context.Context, dir string) (func(), error) {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot open %s: %v", dir, err)
 	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
 		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+			return func() { osproc.Unlock(f); f.Close() }, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if err != osproc.ErrLocked {
 			f.Close()
 			return nil, apperr.Wrap(apperr.Write, err, "cannot lock %s: %v", dir, err)
 		}

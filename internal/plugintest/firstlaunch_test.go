@@ -1,15 +1,22 @@
 package plugintest
 
 import (
+	"archive/tar"
+	"archive/zip"
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -445,4 +452,132 @@ func TestLauncher_HookDuringFirstBuild(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatal("the spool directory outlived its replay")
+}
+
+// When no binary can be got at all, the shim says so on every call (why,
+// and what to do), not that the install is still running.
+func TestLauncher_FirstLaunchMCP_NothingToGet(t *testing.T) {
+	root := copyPlugin(t)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	tools := toolDir(t)
+	data := t.TempDir()
+	c := startMCP(t, root, repo, []string{"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + tools,
+		"GIT_IDEATE_NO_DOWNLOAD=", "GIT_IDEATE_RELEASE_URL=http://127.0.0.1:1/x"})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	if m := c.next(10 * time.Second); m["id"] != float64(0) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	// The failure is known once the background acquisition gave up.
+	deadline := time.Now().Add(time.Minute)
+	var msg string
+	for id := 1; time.Now().Before(deadline); id++ {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"record_append","arguments":{}}}`, id))
+		m := c.next(10 * time.Second)
+		e, _ := m["error"].(map[string]any)
+		if e == nil {
+			t.Fatalf("tools/call without a binary: %v", m)
+		}
+		msg, _ = e["message"].(string)
+		if strings.Contains(msg, "could not be installed") {
+			break
+		}
+		if !strings.Contains(msg, "still being installed") {
+			t.Fatalf("message %q", msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(msg, "could not be installed") || !strings.Contains(msg, "no Go toolchain") || !strings.Contains(msg, "download") {
+		t.Fatalf("last message %q", msg)
+	}
+	c.in.Close()
+	c.cmd.Wait()
+	if l := leftovers(t, data); len(l) > 0 {
+		t.Fatalf("left behind: %v", l)
+	}
+}
+
+// Under Git for Windows' bash (uname -s says MINGW64_NT-…), the launcher
+// fetches the windows zip, checks it and installs git-ideate.exe. The
+// test serves this machine's binary under the windows names, with a
+// uname that answers as MSYS2 does.
+func TestLauncher_WindowsDownload(t *testing.T) {
+	if _, err := exec.LookPath("unzip"); err != nil {
+		t.Skip("unzip not installed")
+	}
+	root := copyPlugin(t)
+	host := filepath.Join(releaseDir(t), release.ArchiveName(release.Version, hostTarget(t)))
+	bin := binaryFromTarGz(t, host)
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "git-ideate.exe", Method: zip.Deflate, ExternalAttrs: 0o755 << 16, CreatorVersion: 3 << 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(bin)
+	zw.Close()
+	asset := release.ArchiveName(release.Version, release.Target{OS: "windows", Arch: "amd64"})
+	sum := sha256.Sum256(zb.Bytes())
+	sums := fmt.Sprintf("%x  %s\n", sum, asset)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch path.Base(r.URL.Path) {
+		case asset:
+			w.Write(zb.Bytes())
+		case release.ChecksumsName(release.Version):
+			io.WriteString(w, sums)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	tools := netTools(t)
+	os.Remove(filepath.Join(tools, "uname"))
+	if err := os.WriteFile(filepath.Join(tools, "uname"), []byte("#!/bin/sh\ncase $1 in -m) echo x86_64 ;; *) echo MINGW64_NT-10.0-19045 ;; esac\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := exec.LookPath("unzip")
+	os.Symlink(p, filepath.Join(tools, "unzip"))
+	data := t.TempDir()
+	r := run(t, root, []string{"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + tools, "GIT_IDEATE_NO_DOWNLOAD=",
+		"GIT_IDEATE_RELEASE_URL=" + srv.URL}, "", "--version")
+	if r.code != 0 || !strings.HasPrefix(r.out, "git-ideate "+release.Version+" (commit "+relCommit) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	exe := filepath.Join(filepath.Dir(dataExe(data)), "git-ideate.exe")
+	if _, err := os.Stat(exe); err != nil {
+		t.Fatalf("no git-ideate.exe: %v", err)
+	}
+	if l := leftovers(t, data); len(l) > 0 {
+		t.Fatalf("left behind: %v", l)
+	}
+}
+
+// binaryFromTarGz is the git-ideate binary inside a release archive.
+func binaryFromTarGz(t *testing.T, p string) []byte {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("no git-ideate in %s: %v", p, err)
+		}
+		if h.Name == "git-ideate" {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+	}
 }

@@ -38,9 +38,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // The environment a child is started with.
@@ -176,7 +177,7 @@ func Start(t testing.TB, s Spec) *Proc {
 	p.cmd.Env = append(p.cmd.Env, s.Env...)
 	p.cmd.Stdout = &p.out
 	p.cmd.Stderr = &p.errb
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	osproc.Group(p.cmd)
 	// A grandchild outside the group that kept the output pipes open must
 	// not hold Wait forever once the child itself has exited.
 	p.cmd.WaitDelay = 10 * time.Second
@@ -237,7 +238,7 @@ func (p *Proc) Kill() bool {
 	if p.exited() {
 		return false
 	}
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	osproc.KillGroup(p.cmd.Process)
 	<-p.done
 	return true
 }

@@ -2,6 +2,7 @@ package release
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -201,5 +202,48 @@ func TestBuild_BadVersionChangesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("the output directory was created: %v", err)
+	}
+}
+
+// The Windows artifact: a zip holding git-ideate.exe (a PE image), the
+// licence and the README, named as the launcher asks for it. It is built
+// here, never run (no test runs on Windows).
+func TestBuild_Windows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-builds the binary")
+	}
+	win := Target{"windows", "amd64"}
+	a, err := Build(context.Background(), Options{Root: repoRoot(t), Out: t.TempDir(), Version: "9.8.7",
+		Commit: "0123456789abcdef0123456789abcdef01234567", Date: 1700000000, Targets: []Target{win}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a[0].Name != "git-ideate_9.8.7_windows_amd64.zip" || a[0].Name != ArchiveName("9.8.7", win) {
+		t.Fatalf("artifact %s", a[0].Name)
+	}
+	zr, err := zip.OpenReader(a[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+		if f.Name != "git-ideate.exe" {
+			continue
+		}
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, 2)
+		io.ReadFull(r, head)
+		r.Close()
+		if string(head) != "MZ" {
+			t.Fatalf("git-ideate.exe starts with %q, not a PE image", head)
+		}
+	}
+	if strings.Join(names, " ") != "git-ideate.exe LICENSE README.md" {
+		t.Fatalf("zip holds %v", names)
 	}
 }

@@ -11,10 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -268,8 +268,7 @@ func execute(ctx context.Context, argv []string, dir string, env []string, timeo
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	osproc.Group(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if sink != nil {
 		cmd.Stdout = io.MultiWriter(out, sink)
@@ -282,7 +281,7 @@ func execute(ctx context.Context, argv []string, dir string, env []string, timeo
 	}
 	err := cmd.Wait()
 	// Whatever the leader did, no process of its group outlives the run.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = osproc.KillGroup(cmd.Process)
 	res := execResult{code: 0, out: out}
 	if err != nil {
 		var ee *exec.ExitError

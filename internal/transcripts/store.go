@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -160,26 +160,19 @@ func openLocked(path string) (*os.File, error) {
 		if err != nil {
 			return nil, apperr.Wrap(apperr.Write, err, "cannot open %s: %v", path, err)
 		}
-		if err := flock(f, syscall.LOCK_EX); err != nil {
+		if err := osproc.Lock(f, osproc.Exclusive); err != nil {
 			f.Close()
 			return nil, apperr.Wrap(apperr.Write, err, "cannot lock %s: %v", path, err)
 		}
-		var a, b syscall.Stat_t
-		if syscall.Fstat(int(f.Fd()), &a) == nil && syscall.Stat(path, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev {
-			return f, nil
+		// Still the file the path names (not one a prune replaced)?
+		if a, err := f.Stat(); err == nil {
+			if b, err := os.Stat(path); err == nil && os.SameFile(a, b) {
+				return f, nil
+			}
 		}
 		f.Close()
 		if tries > 100 {
 			return nil, apperr.New(apperr.Write, "%s keeps being replaced", path)
-		}
-	}
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
 		}
 	}
 }
@@ -492,7 +485,7 @@ func copyFile(src, dst string) error {
 		return apperr.Wrap(apperr.Internal, err, "cannot read %s: %v", src, err)
 	}
 	defer in.Close()
-	if err := flock(in, syscall.LOCK_SH); err != nil {
+	if err := osproc.Lock(in, osproc.Shared); err != nil {
 		return apperr.Wrap(apperr.Internal, err, "cannot lock %s: %v", src, err)
 	}
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)

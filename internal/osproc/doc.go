@@ -1,0 +1,33 @@
+// Package osproc holds the few places where git ideate depends on the
+// operating system, so every other package builds for Linux, macOS and
+// Windows alike:
+//
+//   - process groups: Group starts a command in a group of its own and makes
+//     its context's cancellation (exec.CommandContext) kill the whole group (on Unix a negative
+//     pid; on Windows the process tree, through taskkill /T);
+//   - detached processes (Detach): a session of its own on Unix, a detached
+//     process in a group of its own on Windows;
+//   - advisory whole-file locks (Lock, Unlock): flock on Unix, LockFileEx on
+//     Windows; ErrLocked when a non-waiting lock is held elsewhere;
+//   - a file's identity (Inode): device and inode on Unix; none on Windows,
+//     where callers fall back to size and time, or to os.SameFile.
+//
+// Only Unix builds are tested (Linux here, macOS by its build); the
+// Windows half is built and vetted by the tests, never run.
+package osproc
+
+import "errors"
+
+// ErrLocked is returned by Lock without wait when another open file
+// description holds the lock.
+var ErrLocked = errors.New("osproc: the file is locked")
+
+// LockMode says which lock Lock takes and whether it waits.
+type LockMode int
+
+// The lock modes, combined with |.
+const (
+	Shared    LockMode = 0
+	Exclusive LockMode = 1
+	NoWait    LockMode = 2
+)

@@ -1,0 +1,82 @@
+//go:build unix
+
+package osproc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// Group makes cmd start in a process group of its own (so a terminal's ^C
+// reaches only the caller, and the command's children can be killed with
+// it) and, when cmd was made by exec.CommandContext, makes the context's
+// cancellation kill that whole group. It replaces any SysProcAttr cmd had.
+func Group(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.Cancel != nil { // exec.CommandContext set it: a context is bound
+		cmd.Cancel = func() error { return KillGroup(cmd.Process) }
+	}
+}
+
+// KillGroup kills the process group p leads, at once (SIGKILL). A group
+// already gone is os.ErrProcessDone.
+func KillGroup(p *os.Process) error {
+	if p == nil {
+		return os.ErrProcessDone
+	}
+	// Negative pid: the process group whose id is the leader's pid.
+	err := syscall.Kill(-p.Pid, syscall.SIGKILL)
+	if err == syscall.ESRCH {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// Detach makes cmd run in a session of its own: no terminal signal reaches
+// it, and it outlives its caller.
+func Detach(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}
+
+// Lock takes an advisory lock on the whole of f (flock). With NoWait it
+// returns ErrLocked at once when another open file description holds a
+// conflicting lock; otherwise it waits. An interrupted wait is retried.
+func Lock(f *os.File, mode LockMode) error {
+	how := syscall.LOCK_SH
+	if mode&Exclusive != 0 {
+		how = syscall.LOCK_EX
+	}
+	if mode&NoWait != 0 {
+		how |= syscall.LOCK_NB
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return ErrLocked
+		default:
+			return err
+		}
+	}
+}
+
+// Unlock releases the lock Lock took on f. Closing f releases it too.
+func Unlock(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}
+
+// Inode returns the device and inode number of fi, when the system has
+// them.
+func Inode(fi os.FileInfo) (dev, ino uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), uint64(st.Ino), true
+}
