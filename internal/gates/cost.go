@@ -48,6 +48,13 @@ type CostFacts struct {
 	// RulesErr, when set, says why the rules could not be read: every
 	// Bash call is then denied with it.
 	RulesErr string
+	// Fingerprint is the state of the task's worktree now (HEAD, the
+	// index, the files of the scope; see CostRun), "" when it could not
+	// be read. Earlier is the newest remembered run of the same expensive
+	// command (CostKey) in the task's worktree, nil when none is known.
+	// The two make the same-unchanged-tree rule (see Cost).
+	Fingerprint string
+	Earlier     *CostRun
 }
 
 // Cost is the bounded-cost gate (CostName). It judges BeforeTool Bash
@@ -72,6 +79,10 @@ type CostFacts struct {
 //   - make with no target or an aggregate one (all, test, check, ci, …);
 //   - docker build, buildx, compose build|up;
 //   - any command standards.md marks costly;
+//   - an expensive command (a test, build or vet run, see CostKey) whose
+//     key equals Earlier's, run on a worktree whose Fingerprint equals
+//     the one Earlier ran on: the same unchanged tree again (class
+//     "rerun"; the reason names the earlier run and its result);
 //
 // unless standards.md allows it, or the command carries OverrideVar with
 // a reason (PASS, with an "override" reason). The reason of a FAIL names
@@ -97,6 +108,9 @@ func CostDecide(f *CostFacts, line string) Verdict {
 	c := costCheck{f: f}
 	c.cwd, c.known = relTo(f.Top, f.Cwd)
 	c.line(line, c.cwd, c.known, 0)
+	if c.hit == nil {
+		c.rerun()
+	}
 	v := Verdict{Gate: CostName, Result: PASS}
 	switch {
 	case c.hit != nil:
@@ -114,6 +128,14 @@ type costCheck struct {
 	known     bool   // cwd is inside Top
 	hit       *Reason
 	overrides []Reason
+	// The expensive simple commands of the line (CostKey): their keys,
+	// whether one sits where its directory is unknown, and whether one
+	// carries no override.
+	keys      []string
+	keyUnsure bool
+	plainRun  bool
+	override  string // the override of an expensive command, when one has it
+	collect   bool   // only gather the keys (CostKey): judge nothing
 }
 
 const maxShellDepth = 4
@@ -174,6 +196,10 @@ func (c *costCheck) line(text, dir string, known bool, depth int) {
 		}
 		if words[0] == "eval" {
 			c.line(strings.Join(words[1:], " "), cur.dir, cur.known, depth+1)
+			continue
+		}
+		c.note(cmd.Words, words, override, cur.dir, cur.known)
+		if c.collect {
 			continue
 		}
 		hit := c.simple(words, cur.dir, cur.known)
