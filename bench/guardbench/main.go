@@ -8,8 +8,9 @@
 //   - allow: the red-worker writes a test file (Write) and runs go test on
 //     its package (Bash: the role guard, then the bounded-cost gate);
 //
-//   - cost: a nested command the cost gate passes, and `go test ./...` from
-//     the one-package task, which it denies;
+//   - cost: a nested command the cost gate passes, `go test ./...` from
+//     the one-package task, which it denies, and a package test that
+//     failed asked again on the same unchanged tree, which it denies;
 //
 //   - deny: the red-worker writes production source, and echo > prod.go;
 //
@@ -135,6 +136,15 @@ func main() {
 	sub := func(tool string, input map[string]any) []byte {
 		return with("cwd", wt, "agent_id", "abench", "agent_type", "git-ideate:red-worker", "tool_name", tool, "tool_use_id", "toolu_x", "tool_input", input)
 	}
+	// A package test that failed, as the host reports it: the cost gate
+	// remembers it on this tree, and the same line again is a rerun.
+	const rerun = "go test -run TestX ./strutil/"
+	if _, out := run(wt, with("cwd", wt, "agent_id", "abench", "agent_type", "git-ideate:red-worker", "tool_name", "Bash", "tool_use_id", "toolu_r1",
+		"tool_input", map[string]any{"command": rerun}), bin, "hook"); len(out) != 0 {
+		benchutil.Must(fmt.Errorf("first run denied: %s", out))
+	}
+	run(wt, with("cwd", wt, "agent_id", "abench", "agent_type", "git-ideate:red-worker", "tool_name", "Bash", "tool_use_id", "toolu_r1",
+		"hook_event_name", "PostToolUseFailure", "error", "Exit code 1", "tool_input", map[string]any{"command": rerun}), bin, "hook")
 	cases := []struct {
 		name, dir string
 		in        []byte
@@ -144,6 +154,7 @@ func main() {
 		{"allow: red Bash go test (guard+cost)", wt, sub("Bash", map[string]any{"command": "go test ./strutil/ 2>&1 | tail -20"}), false},
 		{"cost allow: bash -c, cd, timeout", wt, sub("Bash", map[string]any{"command": "cd strutil && timeout 60 bash -c 'go test -run TestX ./...'"}), false},
 		{"cost deny: go test ./...", wt, sub("Bash", map[string]any{"command": "go test ./... -run TestX"}), true},
+		{"cost deny: the same unchanged tree", wt, sub("Bash", map[string]any{"command": rerun}), true},
 		{"deny: red Write production", wt, sub("Write", map[string]any{"file_path": "strutil/reverse.go", "content": "package strutil\n"}), true},
 		{"deny: red Bash echo > prod.go", wt, sub("Bash", map[string]any{"command": "echo x > strutil/prod.go"}), true},
 		{"floor: main Read (nothing opened)", dir, with("cwd", dir, "tool_name", "Read", "tool_input", map[string]any{"file_path": "x"}), false},

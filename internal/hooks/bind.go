@@ -31,6 +31,7 @@ const TaskLine = "ideate-task:"
 //	dispatch/claims/<tool_use_id>        the agent id that took it (created once)
 //	dispatch/agents/<agent_id>.json      the agent's binding: its dispatch
 //	dispatch/blocks/<agent_id>           consecutive SubagentStop blocks
+//	dispatch/runs-pending/, runs/        the cost gate's remembered runs (costrun.go)
 //
 // Files are created whole (written aside, then linked into place), so a
 // concurrent hook sees a file complete or not at all, and a name taken
@@ -142,7 +143,7 @@ func dispatchPath(state string, parts ...string) string {
 
 // sweepStale removes dispatch files older than StaleAfter.
 func sweepStale(state string, now time.Time) {
-	for _, sub := range []string{"pending", "claims", "agents", "blocks"} {
+	for _, sub := range []string{"pending", "claims", "agents", "blocks", "runs-pending", "runs"} {
 		dir := dispatchPath(state, sub)
 		ents, err := os.ReadDir(dir)
 		if err != nil {

@@ -22,6 +22,7 @@ func postToolUse(c *call) (Response, error) {
 	if p.ToolName != "Bash" {
 		return Response{}, nil
 	}
+	c.settleRun(true)
 	command := lookup(p.ToolInput, "command")
 	dir, ok := GitCommitDir(command)
 	if !ok {

@@ -45,7 +45,10 @@
 //	               transcript store (its task's log too when the agent is
 //	               bound); Bash running `git commit` (see GitCommitDir):
 //	               record commit-boundary and note the commit on
-//	               refs/notes/ideate
+//	               refs/notes/ideate; a bound agent's expensive Bash run
+//	               that the cost gate let through is remembered with its
+//	               worktree's fingerprint (costrun.go)
+//	PostToolUseFailure  Bash: the same, for a run that failed ("Exit code N")
 //	UserPromptSubmit  the prompt's payload to the transcript store
 //	Stop           copy the session's transcript (what it gained since the
 //	               last copy) into the transcript store; SessionEnd copies

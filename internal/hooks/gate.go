@@ -145,6 +145,10 @@ func (c *call) beforeTool() (*Decision, error) {
 		}
 	}
 	in.Guard = f
+	var run *pendingRun
+	if in.Cost != nil && registered(c.d.Gates, gates.CostName) {
+		run = c.recall(st.StateDir, in.Cost, in.Command)
+	}
 	for _, name := range BeforeToolGates {
 		if name == gates.CostName && (in.Cost == nil || !registered(c.d.Gates, name)) {
 			continue
@@ -153,6 +157,7 @@ func (c *call) beforeTool() (*Decision, error) {
 			return &Decision{Block: true, Reason: "git ideate gate " + v.String()}, nil
 		}
 	}
+	c.remember(st.StateDir, run)
 	return nil, nil
 }
 

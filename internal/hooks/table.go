@@ -42,9 +42,10 @@ func (h Hook) Command(hookCommand string) string {
 // PreToolUse runs the dispatch binding and the role guard on the tools of
 // ToolMatcher, with a short timeout (the allow path reads two small files
 // and one ref). PostToolUse runs on every tool (each call is captured, see
-// transcripts.go), and records a commit for Bash lines that make one;
-// UserPromptSubmit captures the prompt, Stop copies the session's
-// transcript. SubagentStop has the catch-all capture entry and, per
+// transcripts.go), records a commit for Bash lines that make one and
+// ends the cost gate's remembered run of an expensive one (costrun.go);
+// PostToolUseFailure (Bash) ends that of a failed one. UserPromptSubmit
+// captures the prompt, Stop copies the session's transcript. SubagentStop has the catch-all capture entry and, per
 // execution role, an entry anchored on the plugin's agent type (a matcher
 // with ':' is an unanchored regex, so `git-ideate:red-worker` alone would
 // also select `git-ideate:red-worker-extra`) that runs the role's gate.
@@ -63,6 +64,7 @@ var table = []struct {
 	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":green-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "PreToolUse", Matcher: ToolMatcher, Timeout: 10}, nil},
 	{Hook{Event: "PostToolUse", Timeout: 30}, postToolUse},
+	{Hook{Event: "PostToolUseFailure", Matcher: "Bash", Timeout: 10}, postToolUseFailure},
 	{Hook{Event: "UserPromptSubmit", Timeout: 10}, userPromptSubmit},
 	{Hook{Event: "Stop", Timeout: 30}, stop},
 	{Hook{Event: "TaskCompleted", Timeout: 30}, taskCompleted},

@@ -1,0 +1,322 @@
+package hooks
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/json"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/textfmt"
+)
+
+// The cost gate's memory of expensive runs (its same-unchanged-tree
+// rule), under the dispatch directory:
+//
+//	dispatch/runs-pending/<tool_use_id>.json  an expensive Bash call of a bound
+//	                                          agent that the gates let through,
+//	                                          with the worktree's fingerprint before it
+//	dispatch/runs/<sha256(task, key)>.json    the newest run of that command in
+//	                                          that task's worktree (gates.CostRun)
+//
+// PostToolUse (exit 0) and PostToolUseFailure (its error's first line)
+// take the pending file and keep the run only when the worktree's
+// fingerprint after it is the one before it: a run that changed its own
+// tree, or ran beside an edit, is not "the same tree" for the next call.
+
+// MaxFingerprintFiles bounds the files a worktree fingerprint stats; a
+// scope holding more gets no fingerprint (and the rule says nothing).
+const MaxFingerprintFiles = 20000
+
+// pendingRun is an expensive call let through, waiting for its end.
+type pendingRun struct {
+	Task        string   `json:"task"`
+	Worktree    string   `json:"worktree"`
+	Scope       []string `json:"scope,omitempty"`
+	Key         string   `json:"key"`
+	Command     string   `json:"command"`
+	Fingerprint string   `json:"fingerprint"`
+	Head        string   `json:"head"`
+}
+
+// recall fills the cost facts' fingerprint and earlier run for command,
+// and returns what to remember if the call is let through; nil when the
+// line runs nothing expensive or the worktree's state cannot be read.
+func (c *call) recall(state string, f *gates.CostFacts, command string) *pendingRun {
+	key := gates.CostKey(f, command)
+	if key == "" || state == "" {
+		return nil
+	}
+	fp, head, err := Fingerprint(f.Top, f.Scope)
+	if err != nil {
+		c.d.warn("the worktree of task %s has no fingerprint (%v); the same-tree rule says nothing", f.Task, err)
+		return nil
+	}
+	f.Fingerprint = fp
+	var run gates.CostRun
+	if ok, err := readJSON(runPath(state, f.Task, key), &run); err == nil && ok && run.Key == key {
+		f.Earlier = &run
+	}
+	return &pendingRun{Task: f.Task, Worktree: f.Top, Scope: f.Scope, Key: key, Command: command, Fingerprint: fp, Head: head}
+}
+
+// remember writes the pending run of the call.
+func (c *call) remember(state string, r *pendingRun) {
+	if r == nil || !idRe().MatchString(c.p.ToolUseID) {
+		return
+	}
+	data, err := json.Marshal(r)
+	if err == nil {
+		err = replaceWhole(dispatchPath(state, "runs-pending", c.p.ToolUseID+".json"), data)
+	}
+	if err != nil {
+		c.d.warn("the run of task %s is not remembered: %v", r.Task, err)
+	}
+}
+
+// settleRun ends the pending run of a finished Bash call, if there is
+// one: ok is PostToolUse (exit 0), else PostToolUseFailure.
+func (c *call) settleRun(ok bool) {
+	p := c.p
+	if p.ToolName != "Bash" || !idRe().MatchString(p.ToolUseID) {
+		return
+	}
+	state, err := c.stateDir()
+	if err != nil || state == "" {
+		return
+	}
+	pending := dispatchPath(state, "runs-pending", p.ToolUseID+".json")
+	var r pendingRun
+	if found, err := readJSON(pending, &r); err != nil || !found {
+		return
+	}
+	os.Remove(pending)
+	result := "exit 0"
+	if !ok {
+		result = "failed"
+		if e := strings.TrimSpace(rawString(p.Fields["error"])); e != "" {
+			result = textfmt.Fit(textfmt.OneLine(strings.SplitN(e, "\n", 2)[0]), 120)
+		}
+		if rawString(p.Fields["is_interrupt"]) == "true" {
+			return // stopped by the user: it said nothing about the tree
+		}
+	} else if lookup(p.ToolResponse, "interrupted") == "true" {
+		return
+	}
+	fp, _, err := Fingerprint(r.Worktree, r.Scope)
+	if err != nil || fp != r.Fingerprint {
+		return // the run changed its tree, or something did beside it
+	}
+	run := gates.CostRun{Key: r.Key, Command: r.Command, Fingerprint: fp, Head: r.Head,
+		At: c.d.now().UTC().Format(time.RFC3339), Result: result, ToolUseID: p.ToolUseID}
+	data, err := json.Marshal(run)
+	if err == nil {
+		err = replaceWhole(runPath(state, r.Task, r.Key), data)
+	}
+	if err != nil {
+		c.d.warn("the run of task %s is not remembered: %v", r.Task, err)
+	}
+}
+
+// postToolUseFailure settles the run of a Bash call that failed.
+func postToolUseFailure(c *call) (Response, error) {
+	c.settleRun(false)
+	return Response{}, nil
+}
+
+func runPath(state, task, key string) string {
+	sum := sha256.Sum256([]byte(task + "\x00" + key))
+	return dispatchPath(state, "runs", hex.EncodeToString(sum[:16])+".json")
+}
+
+// Fingerprint is the state of a task's worktree as the cost gate's
+// same-tree rule compares it: its HEAD commit, the stat of its index
+// (staging changes it) and the path, mode, size and modification time of
+// every file below the task's scope globs (the literal directory before a
+// glob's first wildcard, or the file a glob names; dot-directories,
+// __pycache__ and node_modules skipped; no positive glob: the whole
+// worktree). Edits neither committed, staged nor inside the scope are not
+// seen; the role guard keeps an agent's edits inside its scope. head is
+// the HEAD commit. An error means the state could not be read.
+func Fingerprint(top string, scope []string) (fp, head string, err error) {
+	if top == "" {
+		return "", "", errors.New("no worktree")
+	}
+	gitDir, err := worktreeGitDir(top)
+	if err != nil {
+		return "", "", err
+	}
+	head, err = headOf(gitDir)
+	if err != nil {
+		return "", "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "head %s\n", head)
+	if fi, err := os.Stat(filepath.Join(gitDir, "index")); err == nil {
+		fmt.Fprintf(h, "index %d %d\n", fi.Size(), fi.ModTime().UnixNano())
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	roots := scopeRoots(scope)
+	n := 0
+	for _, r := range roots {
+		full := filepath.Join(top, filepath.FromSlash(r))
+		err := filepath.WalkDir(full, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && p == full {
+					fmt.Fprintf(h, "absent %s\n", r)
+					return nil
+				}
+				return err
+			}
+			name := d.Name()
+			if d.IsDir() {
+				if p != full && (strings.HasPrefix(name, ".") || name == "__pycache__" || name == "node_modules") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if n++; n > MaxFingerprintFiles {
+				return fmt.Errorf("the scope holds more than %d files", MaxFingerprintFiles)
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(top, p)
+			fmt.Fprintf(h, "f %s %o %d %d\n", filepath.ToSlash(rel), fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+			return nil
+		})
+		if err != nil {
+			return "", "", err
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), head, nil
+}
+
+// scopeRoots are the places the positive scope globs name, without one
+// inside another ("." when there is none).
+func scopeRoots(scope []string) []string {
+	var roots []string
+	for _, g := range scope {
+		g = strings.TrimPrefix(strings.TrimSpace(g), "./")
+		if g == "" || strings.HasPrefix(g, "!") {
+			continue
+		}
+		if i := strings.IndexAny(g, "*?["); i >= 0 {
+			g = path.Dir(g[:i] + "x")
+		}
+		g = path.Clean(strings.TrimSuffix(g, "/"))
+		if g == ".." || strings.HasPrefix(g, "../") || path.IsAbs(g) {
+			return []string{"."}
+		}
+		roots = append(roots, g)
+	}
+	if len(roots) == 0 {
+		return []string{"."}
+	}
+	var out []string
+	for _, r := range roots {
+		inside := false
+		for _, o := range roots {
+			if o != r && (o == "." || strings.HasPrefix(r, o+"/")) {
+				inside = true
+			}
+		}
+		dup := false
+		for _, o := range out {
+			if o == r {
+				dup = true
+			}
+		}
+		if !inside && !dup {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// worktreeGitDir is the git directory of the worktree at top: top/.git,
+// or where a linked worktree's .git file points.
+func worktreeGitDir(top string) (string, error) {
+	dot := filepath.Join(top, ".git")
+	fi, err := os.Stat(dot)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return dot, nil
+	}
+	b, err := os.ReadFile(dot)
+	if err != nil {
+		return "", err
+	}
+	d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return "", fmt.Errorf("%s names no gitdir", dot)
+	}
+	d = strings.TrimSpace(d)
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(top, d)
+	}
+	return d, nil
+}
+
+// headOf resolves HEAD in a git directory to a commit id: a detached
+// HEAD's id, or its branch's from the loose ref or packed-refs of the
+// common directory.
+func headOf(gitDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	ref, sym := strings.CutPrefix(s, "ref:")
+	if !sym {
+		return s, nil
+	}
+	ref = strings.TrimSpace(ref)
+	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return "", fmt.Errorf("HEAD names %q", ref)
+	}
+	common := gitDir
+	if cb, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common = strings.TrimSpace(string(cb))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+	}
+	if lb, err := os.ReadFile(filepath.Join(common, filepath.FromSlash(ref))); err == nil {
+		if id := strings.TrimSpace(string(lb)); id != "" && !strings.HasPrefix(id, "ref:") {
+			return id, nil
+		}
+	}
+	f, err := os.Open(filepath.Join(common, "packed-refs"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "unborn " + ref, nil
+		}
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if id, name, ok := strings.Cut(l, " "); ok && name == ref && !strings.HasPrefix(l, "#") {
+			return id, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "unborn " + ref, nil
+}
