@@ -3,8 +3,8 @@ package hooks
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
