@@ -54,6 +54,9 @@ type Changes struct {
 	// ByGit is true when the index used a feature read through the git CLI
 	// instead of in-process (a split or sparse index).
 	ByGit bool
+	// Watched is true when only a monitor's candidate paths were read
+	// (WorktreeChangesAmong), false after a full scan.
+	Watched bool
 }
 
 // Paths returns every path the changes touch: each path, and the old path
@@ -86,6 +89,28 @@ func (c *Changes) Paths() []string {
 // its changes in reads. A split or sparse index is read through the git
 // CLI instead. The index is never written.
 func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Changes, error) {
+	return s.worktreeChanges(ctx, base, dir, nil)
+}
+
+// WorktreeChangesAmong is WorktreeChanges when only the paths in cands
+// (slash-separated, relative to the worktree's top; a directory stands for
+// everything under it) may differ from base in the working tree, as a
+// file-system monitor reports them: those are read, the rest of the
+// working tree is taken to equal base, and the committed changes
+// (base..HEAD) are diffed on objects as always. The result equals
+// WorktreeChanges' when cands holds every path changed since a full scan
+// and that scan's changed paths. An index read through git falls back to
+// the full scan.
+func (s *Store) WorktreeChangesAmong(ctx context.Context, base Hash, dir string, cands []string) (*Changes, error) {
+	if cands == nil {
+		cands = []string{}
+	}
+	return s.worktreeChanges(ctx, base, dir, cands)
+}
+
+// worktreeChanges scans the whole working tree when cands is nil, else
+// only the candidates.
+func (s *Store) worktreeChanges(ctx context.Context, base Hash, dir string, cands []string) (*Changes, error) {
 	wt, err := Discover(dir)
 	if err != nil {
 		return nil, err
@@ -115,11 +140,19 @@ func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Ch
 		headTree = c.Tree
 	}
 	w := &wtScan{store: s, cfg: wts.cfg, repo: wt, top: wt.WorkTree}
-	working, byGit, err := w.scan(ctx)
+	diffWorking, byGit, err := w.prepareAmong(ctx, baseCommit.Tree, cands)
+	watched := cands != nil && err == nil
+	if cands == nil || errors.Is(err, errIndexUnsupported) {
+		var working []wentry
+		working, byGit, err = w.scan(ctx)
+		diffWorking = func(fn func(path, om, nm string, oh, nh Hash)) error {
+			return w.compare(ctx, baseCommit.Tree, working, fn)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := &Changes{Base: base, Head: head, ByGit: byGit}
+	out := &Changes{Base: base, Head: head, ByGit: byGit, Watched: watched}
 	// base → working state
 	net := map[string]*Change{}
 	var order []string
@@ -135,7 +168,7 @@ func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Ch
 		}
 		m[path] = &Change{Path: path, Status: st, OldMode: oldMode, NewMode: newMode, OldHash: oldH, NewHash: newH}
 	}
-	if err := w.compare(ctx, baseCommit.Tree, working, func(path, om, nm string, oh, nh Hash) {
+	if err := diffWorking(func(path, om, nm string, oh, nh Hash) {
 		add(net, path, om, nm, oh, nh)
 		order = append(order, path)
 	}); err != nil {

@@ -65,6 +65,24 @@ func (f *wtFixture) changes() *gitstore.Changes {
 	if err != nil {
 		f.t.Fatalf("WorktreeChanges: %v", err)
 	}
+	// The same through a monitor's candidates, here every top-level name
+	// of the working tree and of base: the result must not differ.
+	cands := strings.Split(gt.Git(f.t, f.wt, "ls-tree", "--name-only", f.base), "\n")
+	if des, err := os.ReadDir(f.wt); err == nil {
+		for _, de := range des {
+			cands = append(cands, de.Name())
+		}
+	}
+	// And through exactly the changed paths, as a monitor seeded now holds.
+	for _, cands := range [][]string{cands, c.Paths()} {
+		a, err := f.g.WorktreeChangesAmong(context.Background(), h, f.wt, cands)
+		if err != nil {
+			f.t.Fatalf("WorktreeChangesAmong: %v", err)
+		}
+		if got, want := fmt.Sprintf("%+v", a.List), fmt.Sprintf("%+v", c.List); got != want || !a.Watched && !c.ByGit {
+			f.t.Errorf("WorktreeChangesAmong(%q) (watched %v) differs from WorktreeChanges\n got: %s\nwant: %s", cands, a.Watched, got, want)
+		}
+	}
 	return c
 }
 

@@ -31,20 +31,7 @@ func (w *wtScan) scanIndex(ctx context.Context) ([]wentry, error) {
 	}
 	w.trees = idx.trees
 	w.filters = w.mayFilter(idx)
-	// Collapse stages: an unmerged path is one dirty entry.
-	ents := make([]wentry, 0, len(idx.entries))
-	srcs := make([]*indexEntry, 0, len(idx.entries))
-	for i := range idx.entries {
-		e := &idx.entries[i]
-		if n := len(ents); n > 0 && ents[n-1].path == e.path {
-			ents[n-1].dirty = true
-			srcs[n-1] = e
-			continue
-		}
-		ents = append(ents, wentry{path: e.path, mode: modeString(e.mode), hash: e.hash,
-			dirty: e.stage != 0 || e.intentToAdd})
-		srcs = append(srcs, e)
-	}
+	ents, srcs := collapseIndex(idx)
 	wk := &walk{w: w, ctx: ctx, idx: idx, ents: ents, srcs: srcs,
 		fileMode: w.cfg.Bool("core", "filemode", true),
 		sem:      make(chan struct{}, runtime.GOMAXPROCS(0))}
@@ -64,6 +51,26 @@ func (w *wtScan) scanIndex(ctx context.Context) ([]wentry, error) {
 	}
 	sortEntries(wk.untracked)
 	return mergeSorted(ents, wk.untracked), nil
+}
+
+// collapseIndex is the index's entries as working-state entries, each
+// beside the index entry its stat data comes from. Stages collapse: an
+// unmerged path is one dirty entry.
+func collapseIndex(idx *gitIndex) ([]wentry, []*indexEntry) {
+	ents := make([]wentry, 0, len(idx.entries))
+	srcs := make([]*indexEntry, 0, len(idx.entries))
+	for i := range idx.entries {
+		e := &idx.entries[i]
+		if n := len(ents); n > 0 && ents[n-1].path == e.path {
+			ents[n-1].dirty = true
+			srcs[n-1] = e
+			continue
+		}
+		ents = append(ents, wentry{path: e.path, mode: modeString(e.mode), hash: e.hash,
+			dirty: e.stage != 0 || e.intentToAdd})
+		srcs = append(srcs, e)
+	}
+	return ents, srcs
 }
 
 // walk is one concurrent walk of a working tree.

@@ -9,3 +9,13 @@ import "context"
 func (w *wtScan) scanIndex(ctx context.Context) ([]wentry, error) {
 	return nil, errIndexUnsupported
 }
+
+type diffFunc func(fn func(path, om, nm string, oh, nh Hash)) error
+
+// prepareAmong leaves the candidates to the full scan on this platform.
+func (w *wtScan) prepareAmong(ctx context.Context, baseTree Hash, cands []string) (diffFunc, bool, error) {
+	if cands == nil {
+		return nil, false, nil
+	}
+	return nil, false, errIndexUnsupported
+}
