@@ -53,6 +53,7 @@ func openTasks(env *Env) (*worktree.Manager, error) {
 	}
 	m := worktree.Open(g)
 	m.Now = nowFunc
+	m.MonitorCommand = monitorCommand()
 	return m, nil
 }
 

@@ -86,6 +86,7 @@ type CLI struct {
 	Memory      MemoryCmd      `cmd:"" help:"The team's retrospective memory in docs/agents/memory.md: role-scoped lessons (add, list, check); never one that relaxes an invariant."`
 	Transcripts TranscriptsCmd `cmd:"" help:"The clone's capture of prompts, tool calls and transcripts under .git/ideate/transcripts: its size (du) and the manual cut (prune)."`
 	Retro       RetroCmd       `cmd:"" help:"The retrospective's input: failed verdicts by reason class, escalations, feedback and sync conflicts since the last planning, grouped into patterns with counts and evidence, recurring ones first."`
+	Fsmonitor   FsmonitorCmd   `cmd:"" hidden:"" help:"Serve a task worktree's file-system monitor (task start runs it, detached)."`
 }
 
 // hookPath commands must never fail their caller: they exit 0 whatever
