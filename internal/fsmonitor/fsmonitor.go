@@ -69,6 +69,9 @@ type Options struct {
 	// two queries as a queue overflow, as a kernel queue that small would
 	// (0: off).
 	QueueLimit int
+	// EventDelay, a test hook, delays the reading of each batch of events,
+	// as a loaded machine may.
+	EventDelay time.Duration
 	// Ready is called once the monitor answers queries.
 	Ready func()
 }

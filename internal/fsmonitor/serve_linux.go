@@ -235,6 +235,9 @@ func (s *server) read() {
 			}
 			return
 		}
+		if s.o.EventDelay > 0 {
+			time.Sleep(s.o.EventDelay)
+		}
 		s.mu.Lock()
 		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
 			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))

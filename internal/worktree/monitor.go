@@ -44,7 +44,7 @@ func RunMonitor(ctx context.Context, git *gitstore.Store, dir string, base gitst
 	o := fsmonitor.Options{
 		Root: r.WorkTree, StateDir: MonitorDir(r.GitDir), Key: base.String(),
 		Skip: []string{".git"}, Reseed: []string{".gitignore", ".gitattributes"},
-		Idle: idle, Ready: ready,
+		Idle: idle, Ready: ready, QueueLimit: MonitorTestHooks.QueueLimit, EventDelay: MonitorTestHooks.EventDelay,
 	}
 	o.Seed = func(ctx context.Context) ([]string, error) {
 		// The index first: a write after this read is an event.
@@ -120,4 +120,11 @@ func (m *Manager) stopMonitor(ctx context.Context, c *Contract) {
 	if gd, err := gitstore.WorktreeGitDir(c.Path); err == nil {
 		fsmonitor.Stop(ctx, MonitorDir(gd), monitorWait)
 	}
+}
+
+// MonitorTestHooks are the test hooks of the monitors this process
+// serves (fsmonitor.Options.QueueLimit and EventDelay).
+var MonitorTestHooks struct {
+	QueueLimit int
+	EventDelay time.Duration
 }
