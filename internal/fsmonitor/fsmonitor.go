@@ -11,8 +11,9 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // ErrRunning is returned by Serve when another monitor holds the state
@@ -179,7 +180,7 @@ func Spawn(ctx context.Context, argv []string) (int, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	osproc.Detach(cmd)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // treeMask is what a directory of the tree is watched for.
@@ -73,8 +75,8 @@ func Serve(ctx context.Context, o Options) error {
 		return fmt.Errorf("open lock: %w", err)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+	if err := osproc.Lock(lock, osproc.Exclusive|osproc.NoWait); err != nil {
+		if errors.Is(err, osproc.ErrLocked) {
 			return ErrRunning
 		}
 		return fmt.Errorf("lock: %w", err)
