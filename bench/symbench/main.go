@@ -98,7 +98,8 @@ func main() {
 	git(repo, "add", "-A")
 	git(repo, "commit", "-q", "-m", "base")
 	base := git(repo, "rev-parse", "HEAD^{tree}")
-	// The task: a new function in each of 50 non-test files.
+	// The task: a new function in each of 50 non-test files (the files
+	// need not build: the check parses, it does not type-check).
 	var changed []string
 	for _, p := range files {
 		if len(changed) == 50 {
@@ -111,6 +112,17 @@ func main() {
 		b, _ := os.ReadFile(full)
 		name := fmt.Sprintf("benchAdded%d", len(changed))
 		b = append(b, fmt.Sprintf("\nfunc %s(xs []int) int {\n\tt := 0\n\tfor _, x := range xs {\n\t\tt += x * %d\n\t}\n\treturn t\n}\n\nvar _ = %s\n", name, len(changed)+1, name)...)
+		// Every fifth file also gets a body past the near-copy floor (50
+		// tokens), one line longer each time, so the similarity check
+		// has work: they are near copies of one another.
+		if len(changed)%5 == 0 {
+			long := fmt.Sprintf("\nfunc %sLong(xs []string, sep string) (string, int) {\n\tvar out []string\n\tn := 0\n\tfor i, x := range xs {\n\t\tif x == \"\" || strings.HasPrefix(x, \"#\") {\n\t\t\tcontinue\n\t\t}\n\t\tif i > 0 && x == xs[i-1] {\n\t\t\tn++\n\t\t\tcontinue\n\t\t}\n", name)
+			for k := 0; k < len(changed)/5; k++ {
+				long += fmt.Sprintf("\t\tx = strings.TrimSuffix(x, \"%d\")\n", k)
+			}
+			long += fmt.Sprintf("\t\tout = append(out, strings.ToLower(x))\n\t}\n\treturn strings.Join(out, sep), n\n}\n\nvar _ = %sLong\n", name)
+			b = append(b, long...)
+		}
 		benchutil.Must(os.WriteFile(full, b, 0o644))
 		changed = append(changed, p)
 	}

@@ -37,13 +37,24 @@ type StructureConfig struct {
 	// MinHelperTokens is the smallest body whose copy under the same name
 	// in another package or module is a duplicate_helper (high).
 	MinHelperTokens int
+	// Similarity is the share of two bodies' normalized tokens that match
+	// in order, 2·LCS/(len a + len b), from which a body of at least
+	// MinCloneTokens that is not equal to another is still a near_copy
+	// of it (high): a renamed copy with a line added, removed or changed.
+	// 1 finds equal bodies only.
+	Similarity float64
 }
 
 // DefaultStructure is the thresholds the gate uses: 50 tokens for a near
 // copy (about dupl's smallest useful clone; a short getter or a one-line
-// delegation is not a clone worth failing a task for) and 12 for a helper
-// copied under its own name (a clamp or a min is about that size).
-var DefaultStructure = StructureConfig{MinCloneTokens: 50, MinHelperTokens: 12}
+// delegation is not a clone worth failing a task for), 12 for a helper
+// copied under its own name (a clamp or a min is about that size), and a
+// similarity of 0.85 for a copy that is not equal (a 50-token body with
+// one short line changed is about 0.9). Bodies of one shape that use
+// different names are parallel functions, not copies (see parallel):
+// with that, every pair over 0.85 in this repository was a copy (listed
+// in its test), and GOROOT/src/net/http has none.
+var DefaultStructure = StructureConfig{MinCloneTokens: 50, MinHelperTokens: 12, Similarity: 0.85}
 
 // Finding is one structural fact about a symbol a task added.
 type Finding struct {
@@ -123,6 +134,9 @@ func analyze(x *symbols.Index, facts map[string]*fileFacts, added []symbols.Symb
 	if cfg.MinHelperTokens <= 0 {
 		cfg.MinHelperTokens = DefaultStructure.MinHelperTokens
 	}
+	if cfg.Similarity <= 0 {
+		cfg.Similarity = DefaultStructure.Similarity
+	}
 	minTok := cfg.MinHelperTokens
 	if cfg.MinCloneTokens < minTok {
 		minTok = cfg.MinCloneTokens
@@ -160,7 +174,18 @@ func analyze(x *symbols.Index, facts map[string]*fileFacts, added []symbols.Symb
 		addedKey[s.Key()] = true
 	}
 	where := func(s symbols.Symbol) string { return fmt.Sprintf("%s:%d %s", s.File, s.Line, s.QName()) }
+	skipPair := func(s, o symbols.Symbol) bool {
+		// Only a function against a function and a method against a
+		// method; two methods of one name are two types' answers to one
+		// interface, not a copy.
+		if o.Key() == s.Key() || o.Kind != s.Kind || o.Kind == symbols.Method && o.Name == s.Name {
+			return true
+		}
+		// Among added symbols, report a pair once: on the later one.
+		return addedKey[o.Key()] && (o.File > s.File || o.File == s.File && o.Start > s.Start)
+	}
 	var out []Finding
+	var fuzzy []simBody // added bodies with no equal: the similarity check's
 	for _, s := range added {
 		f := x.File(s.File)
 		if !judged(f) {
@@ -190,14 +215,7 @@ func analyze(x *symbols.Index, facts map[string]*fileFacts, added []symbols.Symb
 			var same, other *symbols.Symbol
 			for i := range bodies[fp.Hash] {
 				o := bodies[fp.Hash][i].s
-				// Only a function against a function and a method against a
-				// method; two methods of one name are two types' answers to
-				// one interface, not a copy.
-				if o.Key() == s.Key() || o.Kind != s.Kind || o.Kind == symbols.Method && o.Name == s.Name {
-					continue
-				}
-				// Among added symbols, report a pair once: on the later one.
-				if addedKey[o.Key()] && (o.File > s.File || o.File == s.File && o.Start > s.Start) {
+				if skipPair(s, o) {
 					continue
 				}
 				if o.Name == s.Name && same == nil {
@@ -217,7 +235,48 @@ func analyze(x *symbols.Index, facts map[string]*fileFacts, added []symbols.Symb
 				fd.Class, fd.Severity, fd.Other, fd.Weaker = ClassNearCopy, SevHigh, where(*other), s.Weaker || other.Weaker
 				fd.Detail = fmt.Sprintf("the body of %s copies %s under another name (%d tokens, equal after normalizing names and literals, threshold %d)", s.QName(), where(*other), fp.N, cfg.MinCloneTokens)
 				out = append(out, fd)
+			case fp.N >= cfg.MinCloneTokens && cfg.Similarity < 1:
+				fuzzy = append(fuzzy, simBody{s: s, norm: fp.Norm, idents: fp.Idents, grams: kgrams(fp.Norm)})
 			}
+		}
+	}
+	// Near copies that are not equal, among bodies whose lengths could
+	// reach the threshold.
+	if len(fuzzy) > 0 {
+		lo, hi := int(^uint(0)>>1), 0
+		for _, b := range fuzzy {
+			// 2·min/(a+b) ≥ t bounds the other's length.
+			lo = min(lo, int(float64(len(b.norm))*cfg.Similarity/(2-cfg.Similarity)))
+			hi = max(hi, int(float64(len(b.norm))*(2-cfg.Similarity)/cfg.Similarity)+1)
+		}
+		var all []simBody
+		global := map[uint32]bool{}
+		for _, p := range x.Files() {
+			ff := facts[p]
+			for _, o := range ff.File.Defs {
+				if o.Receiver == "" {
+					global[identID(o.Name)] = true
+				}
+			}
+			if !judged(ff.File) {
+				continue
+			}
+			for i, o := range ff.File.Defs {
+				if !o.Kind.Callable() || i >= len(ff.Bodies) {
+					continue
+				}
+				if n := len(ff.Bodies[i].Norm); n >= cfg.MinCloneTokens && n >= lo && n <= hi {
+					all = append(all, simBody{s: o, norm: ff.Bodies[i].Norm, idents: ff.Bodies[i].Idents, grams: kgrams(ff.Bodies[i].Norm)})
+				}
+			}
+		}
+		for i, m := range nearCopies(fuzzy, all, cfg.Similarity, global, skipPair) {
+			s := fuzzy[i].s
+			fd := Finding{Class: ClassNearCopy, Severity: SevHigh, Symbol: s.QName(), File: s.File, Line: s.Line,
+				Other: where(m.other), Weaker: s.Weaker || m.other.Weaker}
+			fd.Detail = fmt.Sprintf("the body of %s is a near copy of %s: %.0f%% of their normalized tokens match in order (%d and %d tokens; threshold %.0f%%)",
+				s.QName(), where(m.other), 100*m.sim, len(fuzzy[i].norm), facts[m.other.File].body(m.other).N, 100*cfg.Similarity)
+			out = append(out, fd)
 		}
 	}
 	// Parallel implementations of declared roles.

@@ -25,7 +25,22 @@ type bodyFacts struct {
 	Hash uint64
 	N    int
 	Norm []uint32
+	// Idents is every identifier of the body, in order: its id shifted
+	// left two bits, bit 0 set for a name the body calls or selects
+	// (normalizing keeps it, and it is the body's vocabulary; a key is
+	// kept too but is not vocabulary), bit 1 when it is called.
+	Idents []uint32
 }
+
+// The flags of an Idents entry.
+const (
+	identKept   = 1
+	identCalled = 2
+)
+
+// identID is a name's id as an Idents entry holds it (id>>2): the low 30
+// bits of its tokenID.
+func identID(name string) uint32 { return tokenID(name) & (1<<30 - 1) }
 
 // fileFacts is what the structural check keeps of one file: its
 // definitions and uses (File, whose tokens may be absent when it came
@@ -81,8 +96,24 @@ func normalizeBody(f *symbols.File, s symbols.Symbol) bodyFacts {
 		// the others (parameters, locals) are the copier's to rename.
 		// A key before a colon (a Go composite literal's field, a
 		// JavaScript object's key) stays too.
-		if toks[i].ID && !(i > 0 && toks[i-1].Text == ".") && !(i+1 < len(toks) && (toks[i+1].Text == "(" || toks[i+1].Text == ":" && keyColon)) {
-			t = "$"
+		if toks[i].ID {
+			id := identID(t) << 2
+			called := i+1 < len(toks) && toks[i+1].Text == "("
+			selected := i > 0 && toks[i-1].Text == "."
+			// A JavaScript or TypeScript local's type (`const out: T`) is
+			// not a key.
+			key := keyColon && i+1 < len(toks) && toks[i+1].Text == ":" &&
+				!(s.Lang != symbols.Go && i > 0 && (toks[i-1].Text == "let" || toks[i-1].Text == "const" || toks[i-1].Text == "var"))
+			if called {
+				id |= identCalled
+			}
+			if called || selected {
+				id |= identKept
+			}
+			if !called && !selected && !key {
+				t = "$"
+			}
+			bf.Idents = append(bf.Idents, id)
 		}
 		h.Write([]byte(t))
 		h.Write([]byte{0})
@@ -118,7 +149,7 @@ func tokenID(t string) uint32 {
 // the cache can make the check faster, never change its verdict. Two
 // checks at once each write what they used; the last one stays, and the
 // other's new entries are parsed again next time.
-const factsMagic = "ideate structure facts v1\n"
+const factsMagic = "ideate structure facts v2\n"
 
 // factsCache is the cache file ("" when off).
 type factsCache struct{ file string }
@@ -130,7 +161,7 @@ func defaultFactsCache(g *gitstore.Store) factsCache {
 	if symbols.Weaker() {
 		reader = "fallback"
 	}
-	return factsCache{file: filepath.Join(g.Repo().StateDir(), "cache", "structure", "facts-v1-"+reader)}
+	return factsCache{file: filepath.Join(g.Repo().StateDir(), "cache", "structure", "facts-v2-"+reader)}
 }
 
 // factsEntry is one file's cached facts.

@@ -237,6 +237,13 @@ func TestAnalyzeStructure_OwnTreeQuiet(t *testing.T) {
 		"duplicate_helper main.shellQuote":     true,
 		"duplicate_helper record.shown":        true, // board.shown
 		"duplicate_helper board.shown":         true,
+		// Found by the similarity check (near copies that are not equal).
+		"near_copy main.run":            true, // bench/hookbench and benchutil.Run copy bench/guardbench's run
+		"near_copy benchutil.Run":       true,
+		"near_copy main.createItems":    true, // bench/writebench copies bench/boardbench's fill
+		"near_copy main.p90":            true, // bench/writebench: benchutil.Median with another index
+		"near_copy main.client.tool":    true, // bench/writebench copies bench/mcpbench's client.call
+		"near_copy transcripts.marshal": true, // paging.marshalPayload: JSON without HTML escaping, newline cut
 	}
 	for _, f := range high {
 		if known[f.Class+" "+f.Symbol] {
@@ -260,5 +267,86 @@ func TestAnalyzeStructure_GoRootQuiet(t *testing.T) {
 	t.Logf("%d files", n)
 	for _, f := range high {
 		t.Errorf("%s %s %s:%d: %s", f.Class, f.Symbol, f.File, f.Line, f.Detail)
+	}
+}
+
+// similarCase is one language's renamed copy of the planted base's
+// normalize with one line edited, and a different function of about its
+// length.
+type similarCase struct {
+	file, copy, other string // the added file; the copy's and the other's qualified names
+	src               string
+}
+
+var similarCases = map[string]similarCase{
+	"go": {file: "tidy/tidy.go", copy: "tidy.Tidy", other: "tidy.Histogram", src: "package tidy\n\nimport (\n\t\"sort\"\n\t\"strings\"\n)\n\n" +
+		"func Tidy(lines []string) []string {\n\tres := make([]string, 0, len(lines))\n\tfor i, s := range lines {\n\t\ts = strings.TrimSpace(s)\n\t\tif s == \"\" || strings.HasPrefix(s, \"#\") {\n\t\t\tcontinue\n\t\t}\n" +
+		"\t\tif i > 1 && s == lines[i-2] && s != \"-\" {\n\t\t\tcontinue\n\t\t}\n\t\tres = append(res, strings.ToLower(s))\n\t}\n\tsort.Strings(res)\n\treturn res\n}\n\n" +
+		"func Histogram(words []string) map[string]int {\n\tcounts := make(map[string]int, len(words))\n\tlongest := 0\n\tfor _, w := range words {\n\t\tw = strings.ToUpper(strings.TrimSpace(w))\n\t\tif len(w) > longest {\n\t\t\tlongest = len(w)\n\t\t}\n\t\tcounts[w]++\n\t}\n\tif longest > 10 {\n\t\tdelete(counts, \"\")\n\t}\n\tfor k, n := range counts {\n\t\tif n < 2 {\n\t\t\tdelete(counts, k)\n\t\t}\n\t}\n\treturn counts\n}\n"},
+	"python": {file: "pkg/tidy.py", copy: "pkg.tidy.tidy", other: "pkg.tidy.histogram", src: "def tidy(rows):\n    acc = []\n    for j, r in enumerate(rows):\n        r = r.strip()\n        if not r or r.startswith('#'):\n            continue\n" +
+		"        if j > 1 and r == rows[j - 2] and r != '-':\n            continue\n        acc.append(r.lower())\n    acc.sort()\n    return acc\n\n\n" +
+		"def histogram(words):\n    counts = {}\n    longest = 0\n    for w in words:\n        w = w.strip().upper()\n        if len(w) > longest:\n            longest = len(w)\n        counts[w] = counts.get(w, 0) + 1\n    if longest > 10:\n        counts.pop('', None)\n    return {k: n for k, n in counts.items() if n > 1}\n"},
+	"typescript": {file: "src/tidy.ts", copy: "src/tidy.tidy", other: "src/tidy.histogram", src: "export function tidy(rows: string[]): string[] {\n  const acc: string[] = [];\n  for (let j = 0; j < rows.length; j++) {\n    const r = rows[j].trim();\n    if (r === \"\" || r.startsWith(\"#\")) {\n      continue;\n    }\n" +
+		"    if (j > 1 && r === rows[j - 2] && r !== \"-\") {\n      continue;\n    }\n    acc.push(r.toLowerCase());\n  }\n  acc.sort();\n  return acc;\n}\n\n" +
+		"export function histogram(words: string[]): Map<string, number> {\n  const counts = new Map<string, number>();\n  let longest = 0;\n  for (const w0 of words) {\n    const w = w0.trim().toUpperCase();\n    if (w.length > longest) {\n      longest = w.length;\n    }\n    counts.set(w, (counts.get(w) ?? 0) + 1);\n  }\n  if (longest > 10) {\n    counts.delete(\"\");\n  }\n  return counts;\n}\n"},
+	"rust": {file: "src/tidy.rs", copy: "src::tidy.tidy", other: "src::tidy.histogram", src: "pub fn tidy(rows: &[String]) -> Vec<String> {\n    let mut acc = Vec::new();\n    for (j, r) in rows.iter().enumerate() {\n        let r = r.trim();\n        if r.is_empty() || r.starts_with('#') {\n            continue;\n        }\n" +
+		"        if j > 1 && r == rows[j - 2] && r != \"-\" {\n            continue;\n        }\n        acc.push(r.to_lowercase());\n    }\n    acc.sort();\n    acc\n}\n\n" +
+		"pub fn histogram(words: &[String]) -> std::collections::HashMap<String, usize> {\n    let mut counts = std::collections::HashMap::new();\n    let mut longest = 0;\n    for w in words {\n        let w = w.trim().to_uppercase();\n        if w.len() > longest {\n            longest = w.len();\n        }\n        *counts.entry(w).or_insert(0) += 1;\n    }\n    if longest > 10 {\n        counts.remove(\"\");\n    }\n    counts.retain(|_, n| *n > 1);\n    counts\n}\n"},
+}
+
+// TestAnalyzeStructure_Similar: a renamed copy with one line edited is a
+// near copy by similarity (not equal, so not by the hash), and a
+// different function of about its length is not; with the similarity
+// check off (1), the edited copy is not found.
+func TestAnalyzeStructure_Similar(t *testing.T) {
+	for lang, sc := range similarCases {
+		t.Run(lang, func(t *testing.T) {
+			c := structCase{base: structCases[lang].base, added: map[string]string{sc.file: sc.src}}
+			x, added := headAndAdded(t, c)
+			if len(added) != 2 {
+				t.Fatalf("added: %+v", added)
+			}
+			near := map[string]Finding{}
+			for _, f := range AnalyzeStructure(x, added, nil, DefaultStructure) {
+				if f.Class == ClassNearCopy || f.Class == ClassDuplicateHelper {
+					near[f.Symbol] = f
+				}
+			}
+			f, ok := near[sc.copy]
+			if !ok || f.Severity != SevHigh || !strings.Contains(f.Detail, "match in order") || !strings.Contains(strings.ToLower(f.Other), "normalize") {
+				t.Errorf("the edited copy %s: %+v (all: %+v)", sc.copy, f, near)
+			}
+			if f, ok := near[sc.other]; ok {
+				t.Errorf("a different function is a near copy: %+v", f)
+			}
+			exact := DefaultStructure
+			exact.Similarity = 1
+			for _, f := range AnalyzeStructure(x, added, nil, exact) {
+				if f.Class == ClassNearCopy {
+					t.Errorf("similarity 1 found a near copy: %+v", f)
+				}
+			}
+		})
+	}
+}
+
+// TestSimilarity_Measure pins the measure: equal is 1, disjoint 0, and a
+// 100-token body with 8 tokens changed is 0.92.
+func TestSimilarity_Measure(t *testing.T) {
+	a := make([]uint32, 100)
+	for i := range a {
+		a[i] = uint32(i)
+	}
+	b := append([]uint32(nil), a...)
+	for i := 40; i < 48; i++ {
+		b[i] = 1000 + uint32(i)
+	}
+	for _, c := range []struct {
+		a, b []uint32
+		want float64
+	}{{a, a, 1}, {a, []uint32{500, 501}, 0}, {a, b, 0.92}, {nil, nil, 1}, {a, nil, 0}} {
+		if got, ok := similarity(c.a, c.b); !ok || got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("similarity(%d, %d tokens) = %v, %v; want %v", len(c.a), len(c.b), got, ok, c.want)
+		}
 	}
 }
