@@ -283,6 +283,9 @@ func (e *Env) HookStores(dir, session string) (*hooks.Stores, error) {
 		}
 		return log.LatestPass(ctx, task, "red")
 	}
+	st.CaptureOutput = func(ctx context.Context, task string) (bool, error) {
+		return revision.Deps{Tasks: tasks}.CaptureOutput(ctx, task)
+	}
 	st.Escalations = func(ctx context.Context, n int) ([]string, error) {
 		d, err := e.Revision(planFlags{})
 		if err != nil {

@@ -42,6 +42,11 @@ type Stores struct {
 	// (its newest red PASS) changed, shims aside.
 	Git       *gitstore.Store
 	RedCommit func(ctx context.Context, task string) (commit string, ok bool, err error)
+	// CaptureOutput, when set, copies the worker's .ideate/output.md from
+	// the task's worktree onto the task's ref as its current attempt's
+	// output.md (revision.Deps.CaptureOutput); the stop gate entry calls
+	// it when an execution agent stops, after judging.
+	CaptureOutput func(ctx context.Context, task string) (bool, error)
 	// Escalations, when set, returns the newest escalations (halted
 	// chains, collected failures, scope defects, stalls) as one line
 	// each, for the SessionStart priming.

@@ -86,8 +86,11 @@
 //	              ^git-ideate:<role>$, `git ideate hook --gate`, GateOnly):
 //	              StopGates[role] (red-worker → red, scaffolder →
 //	              scaffold, green-worker → green) for the agent's task,
-//	              through Dispatcher.Judge, which stores the verdict; the
-//	              catch-all entry records the outcome and judges nothing
+//	              through Dispatcher.Judge, which stores the verdict; then
+//	              the worker's .ideate/output.md goes to the task's ref as
+//	              its attempt's output.md (Stores.CaptureOutput), whatever
+//	              the verdict; the catch-all entry records the outcome and
+//	              judges nothing
 //	Stop          nothing: the main session's end is not a gate point; the
 //	              supervisor runs the final gate as a command
 //

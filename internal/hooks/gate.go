@@ -430,6 +430,13 @@ func (c *call) agentStop() (*Decision, error) {
 	c.ctx = ctx
 	v := c.judge(name, in)
 	c.ctx = saved
+	// The worker's report of this attempt, kept with the task whatever
+	// the verdict (a refused stop is captured again at the next one).
+	if st.CaptureOutput != nil {
+		if _, err := st.CaptureOutput(c.ctx, b.Task); err != nil {
+			c.d.warn("the output.md of task %s is not captured: %s", b.Task, errText(err))
+		}
+	}
 	if v.Passed() {
 		os.Remove(dispatchPath(st.StateDir, "blocks", p.AgentID))
 		return nil, nil
