@@ -148,7 +148,7 @@ func main() {
 	// for its cookie, then only the candidates are read.
 	bin, err := benchutil.Build(work)
 	benchutil.Must(err)
-	_, err = fsmonitor.Spawn(ctx, []string{bin, "fsmonitor", "--worktree", wt, "--base", base})
+	_, err = fsmonitor.Spawn(ctx, []string{bin, "fsmonitor", "--worktree", wt, "--base", base}, nil)
 	benchutil.Must(err)
 	gd, err := gitstore.WorktreeGitDir(wt)
 	benchutil.Must(err)

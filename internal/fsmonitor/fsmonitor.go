@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -90,6 +91,23 @@ func SocketName(stateDir string) string {
 type request struct {
 	Op  string `json:"op"` // query, ping, stop
 	Key string `json:"key,omitempty"`
+	// Tree is the device and inode of the tree's top as the client sees
+	// it: a monitor of a tree removed and made again at the same path
+	// (ending, but not gone yet) is refused.
+	Tree string `json:"tree,omitempty"`
+}
+
+// treeID names the directory at root by device and inode ("" where the
+// system has none).
+func treeID(root string) string {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return "missing"
+	}
+	if dev, ino, ok := osproc.Inode(fi); ok {
+		return fmt.Sprintf("%d:%d", dev, ino)
+	}
+	return ""
 }
 
 type reply struct {
@@ -98,11 +116,11 @@ type reply struct {
 	PID   int      `json:"pid,omitempty"`
 }
 
-// Query asks the monitor of stateDir which paths may differ from key. A
-// nil error means the answer is sound; any failure wraps ErrUnavailable.
-// The wait is bounded by timeout and ctx.
-func Query(ctx context.Context, stateDir, key string, timeout time.Duration) ([]string, error) {
-	r, err := call(ctx, stateDir, request{Op: "query", Key: key}, timeout)
+// Query asks the monitor of stateDir which paths of the tree at root may
+// differ from key. A nil error means the answer is sound; any failure
+// wraps ErrUnavailable. The wait is bounded by timeout and ctx.
+func Query(ctx context.Context, stateDir, root, key string, timeout time.Duration) ([]string, error) {
+	r, err := call(ctx, stateDir, request{Op: "query", Key: key, Tree: treeID(root)}, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -171,15 +189,17 @@ func call(ctx context.Context, stateDir string, req request, timeout time.Durati
 }
 
 // Spawn starts argv as a detached monitor process: its own session and
-// process group, stdio on /dev/null, the current directory at /. It does
-// not wait for the monitor to answer (see Ping). The child is reaped by a
-// goroutine while this process lives.
-func Spawn(ctx context.Context, argv []string) (int, error) {
+// process group, stdio on /dev/null, the current directory at /, the
+// environment env (nil: this process's). It does not wait for the monitor
+// to answer (see Ping). The child is reaped by a goroutine while this
+// process lives.
+func Spawn(ctx context.Context, argv, env []string) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("spawn: no command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = "/"
+	cmd.Env = env
 	osproc.Detach(cmd)
 	if err := ctx.Err(); err != nil {
 		return 0, err

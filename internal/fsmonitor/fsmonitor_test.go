@@ -45,7 +45,7 @@ func serve(t *testing.T, o fsmonitor.Options) *served {
 
 func (s *served) query(t *testing.T) []string {
 	t.Helper()
-	ps, err := fsmonitor.Query(context.Background(), s.state, "K", 2*time.Second)
+	ps, err := fsmonitor.Query(context.Background(), s.state, s.root, "K", 2*time.Second)
 	if err != nil {
 		t.Fatalf("Query: %v", err)
 	}
@@ -117,7 +117,7 @@ func TestServe_StopAndRemovalEndIt(t *testing.T) {
 	if err := s.ended(t); err != nil {
 		t.Errorf("after Stop: %v", err)
 	}
-	if _, err := fsmonitor.Query(context.Background(), s.state, "K", time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
+	if _, err := fsmonitor.Query(context.Background(), s.state, s.root, "K", time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
 		t.Errorf("a query after Stop: %v", err)
 	}
 	s = serve(t, fsmonitor.Options{})
@@ -129,14 +129,18 @@ func TestServe_StopAndRemovalEndIt(t *testing.T) {
 
 func TestServe_RefusesOtherKeyAndOverflows(t *testing.T) {
 	s := serve(t, fsmonitor.Options{QueueLimit: 5})
-	if _, err := fsmonitor.Query(context.Background(), s.state, "other", time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
+	if _, err := fsmonitor.Query(context.Background(), s.state, s.root, "other", time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
 		t.Errorf("a query against another key: %v", err)
+	}
+	// Another tree at the path the monitor watched (removed, made again).
+	if _, err := fsmonitor.Query(context.Background(), s.state, t.TempDir(), "K", time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
+		t.Errorf("a query about another tree: %v", err)
 	}
 	for i := 0; i < 10; i++ {
 		run(t, func() error { return os.WriteFile(filepath.Join(s.root, "f"), []byte{byte(i)}, 0o644) })
 		run(t, func() error { return os.Remove(filepath.Join(s.root, "f")) })
 	}
-	if _, err := fsmonitor.Query(context.Background(), s.state, "K", time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
+	if _, err := fsmonitor.Query(context.Background(), s.state, s.root, "K", time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
 		t.Errorf("a query after an overflow: %v", err)
 	}
 	if err := s.ended(t); err == nil {

@@ -49,6 +49,7 @@ type server struct {
 	dirs    map[int32]string // watch → directory of the tree ("" the top)
 	extras  map[int32]*Extra
 	stateWD int32
+	tree    string // treeID of the top at start
 	set     map[string]struct{}
 	events  int
 	failed  error
@@ -92,6 +93,7 @@ func Serve(ctx context.Context, o Options) error {
 		dirs: map[int32]string{}, extras: map[int32]*Extra{}, set: map[string]struct{}{},
 		waiters: map[string]chan struct{}{}}
 	defer s.file.Close()
+	s.tree = treeID(o.Root)
 	for _, n := range o.Skip {
 		s.skip[n] = true
 	}
@@ -362,6 +364,10 @@ func (s *server) serve(c *net.UnixConn) {
 		writeReply(c, reply{PID: os.Getpid()})
 		s.cancel(errDone)
 	case "query":
+		if req.Tree != s.tree {
+			writeReply(c, reply{Error: "the monitor watches another tree at this path"})
+			return
+		}
 		writeReply(c, s.query(req.Key))
 	default:
 		writeReply(c, reply{Error: fmt.Sprintf("unknown op %q", req.Op)})

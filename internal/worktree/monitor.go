@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/fsmonitor"
@@ -97,7 +98,7 @@ func RunMonitor(ctx context.Context, git *gitstore.Store, dir string, base gitst
 // then true), else the full scan. The result is the same either way.
 func WorktreeChanges(ctx context.Context, git *gitstore.Store, base gitstore.Hash, dir string) (*gitstore.Changes, error) {
 	if gd, err := gitstore.WorktreeGitDir(dir); err == nil {
-		if paths, err := fsmonitor.Query(ctx, MonitorDir(gd), base.String(), monitorWait); err == nil {
+		if paths, err := fsmonitor.Query(ctx, MonitorDir(gd), dir, base.String(), monitorWait); err == nil {
 			return git.WorktreeChangesAmong(ctx, base, dir, paths)
 		}
 	}
@@ -112,7 +113,23 @@ func (m *Manager) startMonitor(ctx context.Context, c *Contract) {
 		return
 	}
 	argv := append(append([]string{}, m.MonitorCommand...), "--worktree", c.Path, "--base", c.Base)
-	fsmonitor.Spawn(ctx, argv)
+	fsmonitor.Spawn(ctx, argv, monitorEnv())
+}
+
+// monitorEnv is this process's environment without the variables that
+// would point the monitor's git reads at another repository or index
+// (a hook's GIT_DIR, GIT_INDEX_FILE).
+func monitorEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_NAMESPACE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // stopMonitor asks the worktree's monitor to end, if one runs.

@@ -402,7 +402,7 @@ func TestWorktreeChanges_Monitor_OnePerWorktree(t *testing.T) {
 	}
 	f.waitReady(first)
 	// A query against another base is refused: the full scan answers.
-	if _, err := fsmonitor.Query(ctx, f.stateDir(), strings.Repeat("0", 40), time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
+	if _, err := fsmonitor.Query(ctx, f.stateDir(), f.wt, strings.Repeat("0", 40), time.Second); !errors.Is(err, fsmonitor.ErrUnavailable) {
 		t.Errorf("a query against another base: %v", err)
 	}
 }
