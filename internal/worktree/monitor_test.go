@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -446,5 +447,63 @@ func TestManager_Start_RunsMonitorAbandonStopsIt(t *testing.T) {
 			t.Fatalf("the monitor %d still runs after abandon", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Random edits, moves, mode changes, stages, commits, checkouts and
+// directory moves, queried after each round: the monitor's answer equals
+// the full scan's and git's.
+func TestWorktreeChanges_Monitor_RandomEditsBothWays(t *testing.T) {
+	files := map[string]string{".gitignore": "*.tmp\n"}
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("d%d/s%d/f%d.txt", i%4, i%3, i)] = fmt.Sprintf("body %d", i)
+	}
+	f := newMonFixture(t, files)
+	rng := rand.New(rand.NewPCG(3, 4))
+	paths := func() []string {
+		var ps []string
+		filepath.Walk(f.wt, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() && !strings.Contains(p, "/.git") {
+				rel, _ := filepath.Rel(f.wt, p)
+				ps = append(ps, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		return ps
+	}
+	for round := 0; round < 30; round++ {
+		for op := 0; op < 1+rng.IntN(6); op++ {
+			ps := paths()
+			p := ps[rng.IntN(len(ps))]
+			switch rng.IntN(10) {
+			case 0:
+				f.write(p, fmt.Sprintf("edit %d", rng.IntN(1000)))
+			case 1:
+				f.rm(p)
+			case 2:
+				f.write(fmt.Sprintf("d%d/n%d/x%d.txt", rng.IntN(5), rng.IntN(3), rng.IntN(50)), "new")
+			case 3:
+				os.Chmod(filepath.Join(f.wt, p), os.FileMode(0o644|0o111*rng.IntN(2)))
+			case 4:
+				b, _ := os.ReadFile(filepath.Join(f.wt, p))
+				f.rm(p)
+				f.write("moved/"+filepath.Base(p), string(b))
+			case 5:
+				gt.Git(t, f.wt, "add", "-A")
+			case 6:
+				gt.Git(t, f.wt, "add", "-A")
+				gt.Git(t, f.wt, "commit", "-q", "--allow-empty", "-m", "r")
+			case 7:
+				f.write(fmt.Sprintf("x%d.tmp", rng.IntN(9)), "ignored")
+			case 8:
+				gt.Git(t, f.wt, "checkout", "-q", f.base, "--", ".")
+			case 9:
+				d := filepath.Dir(p)
+				if d != "." {
+					os.Rename(filepath.Join(f.wt, d), filepath.Join(f.wt, fmt.Sprintf("mv%d", rng.IntN(4))))
+				}
+			}
+		}
+		f.check(fmt.Sprintf("round %d", round), true)
 	}
 }
