@@ -262,4 +262,7 @@ func printEscalation(env *Env, e revision.Escalation) {
 	if len(e.Kept) > 0 {
 		fmt.Fprintf(env.Out, "  kept: %s\n", strings.Join(e.Kept, ", "))
 	}
+	for _, ev := range e.Evidence {
+		fmt.Fprintf(env.Out, "  evidence: %s\n", ev)
+	}
 }

@@ -78,7 +78,10 @@ type Escalation struct {
 	Halted     []string `json:"halted,omitempty"`     // tasks whose in-flight worktrees were abandoned
 	Kept       []string `json:"kept,omitempty"`       // dependents already done, left as they are
 	Graph      string   `json:"graph"`                // where the dependency graph came from: board, plan, none
-	Summary    string   `json:"summary"`
+	// Evidence are the facts a no-progress escalation was decided from:
+	// each task's GREEN PASS verdict and the plan-ready ticks.
+	Evidence []string `json:"evidence,omitempty"`
+	Summary  string   `json:"summary"`
 }
 
 // Escalate classifies the task's failure against the dependency graph
@@ -209,6 +212,9 @@ func entryOf(e *Escalation) execlog.Entry {
 	add("dependents", strings.Join(e.Dependents, " "))
 	add("halted", strings.Join(e.Halted, " "))
 	add("kept", strings.Join(e.Kept, " "))
+	for _, ev := range e.Evidence {
+		add("evidence", ev)
+	}
 	for _, t := range e.Failing {
 		x.Tests = append(x.Tests, execlog.TestResult{ID: t, Outcome: "FAIL"})
 	}
@@ -236,6 +242,8 @@ func fromEntry(x execlog.Entry) Escalation {
 			e.Halted = strings.Fields(r.Detail)
 		case "kept":
 			e.Kept = strings.Fields(r.Detail)
+		case "evidence":
+			e.Evidence = append(e.Evidence, r.Detail)
 		}
 	}
 	for _, t := range x.Tests {
@@ -423,7 +431,8 @@ const ProgressPhase = "progress"
 // GREEN PASS, it counts the sprint's ticked plan-ready boxes: more than
 // the count recorded after the wave before → progress (recorded, Phase
 // "progress", Event "wave"); not more → a stall, escalated as no-progress
-// (hard stop). A wave with tasks still waiting is left alone. A wave
+// (hard stop), with each task's GREEN PASS and the tick counts as its
+// evidence. A wave with tasks still waiting is left alone. A wave
 // already recorded is not judged again.
 func (d Deps) CheckWave(ctx context.Context, wave int) (*Progress, error) {
 	if d.Plan == nil {
@@ -437,15 +446,21 @@ func (d Deps) CheckWave(ctx context.Context, wave int) (*Progress, error) {
 		return nil, err
 	}
 	p := &Progress{Wave: wave}
+	var evidence []string
 	for _, u := range plan.Schedule(s) {
 		if u.Wave != wave || u.Task == nil {
 			continue
 		}
 		p.Tasks = append(p.Tasks, u.Ref)
-		if ok, err := latestGreen(ctx, d.Exec, u.Ref); err != nil {
+		if e, ok, err := latestGreen(ctx, d.Exec, u.Ref); err != nil {
 			return nil, err
 		} else if ok {
 			p.Passed = append(p.Passed, u.Ref)
+			at := ""
+			if len(e.Commit) >= 12 {
+				at = " at " + e.Commit[:12]
+			}
+			evidence = append(evidence, fmt.Sprintf("%s: green PASS%s (exec %s)", u.Ref, at, e.ID))
 		} else {
 			p.Waiting = append(p.Waiting, u.Ref)
 		}
@@ -494,8 +509,9 @@ func (d Deps) CheckWave(ctx context.Context, wave int) (*Progress, error) {
 				}
 			}
 		}
+		evidence = append(evidence, fmt.Sprintf("plan-ready: %d of %d boxes ticked now, %d after the wave before", p.Ticked, p.Boxes, p.Baseline))
 		esc := &Escalation{Wave: wave, Class: NoProgress, Decision: DecideStop, Cause: CauseNoProgress, Graph: "none",
-			Dependents: p.Tasks}
+			Dependents: p.Tasks, Evidence: evidence}
 		esc.Summary = summary(esc) + fmt.Sprintf(" (%d of %d boxes ticked, %d before the wave; tasks: %s)", p.Ticked, p.Boxes, p.Baseline, strings.Join(p.Tasks, ", "))
 		e, err := d.Exec.Append(ctx, entryOf(esc))
 		if err != nil {
@@ -514,10 +530,10 @@ func (d Deps) CheckWave(ctx context.Context, wave int) (*Progress, error) {
 	return p, nil
 }
 
-// latestGreen reports whether the task's newest GREEN verdict passed.
-func latestGreen(ctx context.Context, l *execlog.Log, task string) (bool, error) {
+// latestGreen returns the task's newest GREEN verdict when it passed.
+func latestGreen(ctx context.Context, l *execlog.Log, task string) (execlog.Entry, bool, error) {
 	e, ok, err := l.Latest(ctx, task, "green", "")
-	return ok && e.Result == execlog.PASS, err
+	return e, ok && e.Result == execlog.PASS, err
 }
 
 func ticksOf(detail string) int {
