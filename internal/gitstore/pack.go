@@ -58,7 +58,7 @@ func (s *Store) end() {
 	s.pend.mu.Lock()
 	s.pend.depth--
 	s.pend.mu.Unlock()
-	s.flush()
+	s.flushNow()
 }
 
 // PerWritePacks turns the per-transaction packs on. It is off: on a
@@ -101,7 +101,8 @@ func (s *Store) pendingObject(h Hash) (pendObj, bool) {
 
 // flush stores the buffered objects as one pack and returns the pack's
 // .keep file ("" when nothing was buffered), which the caller removes
-// once a ref names the objects (see writePack). It holds the buffer's
+// once a ref names the objects (see writePack). While a git gc runs it
+// stores them as loose objects instead (see gcRunning) and returns "". It holds the buffer's
 // lock throughout, so a reader never finds an object in neither place and
 // two flushes never race; a failed flush keeps the objects buffered.
 func (s *Store) flush() (keep string, err error) {
@@ -111,12 +112,30 @@ func (s *Store) flush() (keep string, err error) {
 		return "", nil
 	}
 	keep, err = s.writePack(s.pend.objs)
+	if errors.Is(err, errGCRuns) {
+		keep, err = "", nil
+		for _, o := range s.pend.objs {
+			if err = s.writeLoose(o.h, o.t, o.data); err != nil {
+				return "", err
+			}
+			s.maint.wrote()
+		}
+	}
 	if err != nil {
 		return "", err
 	}
 	s.pend.objs, s.pend.at = nil, nil
 	return keep, nil
 }
+
+// errGCRuns is writePack's answer when a git gc runs: nothing was put in
+// place, and the objects are to be stored loose (see gcRunning).
+var errGCRuns = errors.New("git gc is running")
+
+// testHookPackPlaced, when set, runs in writePack between the .pack and
+// its .idx being put in place (tests: the moment a git gc's listing can
+// miss the .pack).
+var testHookPackPlaced func(base string)
 
 // flushNow is flush for a caller that moves no ref itself (a git process
 // is about to start): the pack is not kept.
@@ -233,6 +252,12 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 	idx.Write(isum[:])
 
 	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
+	if _, err := os.Lstat(base + ".idx"); err == nil {
+		// The same objects, the same pack, already in place (an attempt
+		// of this process that lost its swap wrote them): nothing to do,
+		// and the pack below must not be replaced or removed.
+		return "", nil
+	}
 	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes())
 	if err != nil {
 		return "", err
@@ -246,6 +271,17 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
 		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
+	}
+	if testHookPackPlaced != nil {
+		testHookPackPlaced(base)
+	}
+	// The .pack is in place: a git gc still running may have listed the
+	// directory without it and would delete the .idx as garbage (see
+	// gcRunning). Then this write's objects go loose instead.
+	if gcRunning(s.repo.CommonDir) {
+		os.Remove(base + ".pack")
+		os.Remove(tmpIdx)
+		return "", errGCRuns
 	}
 	keep := base + ".keep"
 	if err := os.Link(base+".pack", keep); err != nil && !errors.Is(err, os.ErrExist) {
