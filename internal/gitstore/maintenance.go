@@ -157,6 +157,12 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 	if _, err := os.Stat(filepath.Join(dir, "maintenance.lock")); err == nil {
 		return // its repack is finishing, or another one runs
 	}
+	if gcRunning(m.store.repo.CommonDir) {
+		// A git gc that listed objects/pack while the repack put its pack
+		// in place may yet delete that pack's index (see gcRunning); the
+		// loose copies stay until it has ended.
+		return
+	}
 	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
 	if os.Rename(mark, taken) != nil {
 		return
@@ -395,9 +401,12 @@ func (m *maintenance) spawnRollUp(names []string) {
 		return
 	}
 	gd := shellQuote(m.store.repo.CommonDir)
-	script := "(git --git-dir=" + gd + " pack-objects -q --stdin-packs --delta-base-offset " +
+	// pack-objects prints the new pack's name; the mark carries it as
+	// "+pack-<name>.pack" (see finishRollUp).
+	script := "(n=$(git --git-dir=" + gd + " pack-objects -q --stdin-packs --delta-base-offset " +
 		shellQuote(filepath.Join(m.store.repo.CommonDir, "objects", "pack", "pack")) + " < " + shellQuote(list) +
-		" > /dev/null && mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + "); rm -f " + shellQuote(lock)
+		") && [ -n \"$n\" ] && echo \"+pack-$n.pack\" >> " + shellQuote(list) + " && mv " + shellQuote(list) + " " +
+		shellQuote(filepath.Join(dir, "rolled-up")) + "); rm -f " + shellQuote(lock)
 	cmd := detached("sh", "-c", script)
 	if err := cmd.Start(); err != nil {
 		os.Remove(lock)
@@ -409,9 +418,19 @@ func (m *maintenance) spawnRollUp(names []string) {
 // finishRollUp deletes the packs a finished roll-up merged, once: the mark
 // is taken by rename, so of two committers one deletes them. A pack's
 // index goes first, so no reader finds an index without its pack.
+//
+// The mark's line "+pack-<new>.pack" names the pack the roll-up made. The
+// merged packs go only once no git gc runs (else the next commit looks
+// again) and that pack is whole, index and all: a gc that listed the pack
+// directory while the roll-up put its pack in place may have deleted the
+// index (see gcRunning), and then the merged packs stay. A mark without
+// that line (left by an older version) deletes nothing.
 func (m *maintenance) finishRollUp() {
 	dir := m.store.repo.StateDir()
 	mark := filepath.Join(dir, "rolled-up")
+	if _, err := os.Stat(mark); err != nil || gcRunning(m.store.repo.CommonDir) {
+		return
+	}
 	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
 	if os.Rename(mark, taken) != nil {
 		return
@@ -422,6 +441,20 @@ func (m *maintenance) finishRollUp() {
 		return
 	}
 	pdir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
+	whole := false
+	for _, name := range strings.Split(string(data), "\n") {
+		if base, ok := strings.CutPrefix(name, "+"); ok {
+			base, ok = strings.CutSuffix(base, ".pack")
+			if ok && strings.HasPrefix(base, "pack-") && !strings.ContainsAny(base, "/\\") {
+				_, errIdx := os.Stat(filepath.Join(pdir, base+".idx"))
+				_, errPack := os.Stat(filepath.Join(pdir, base+".pack"))
+				whole = errIdx == nil && errPack == nil
+			}
+		}
+	}
+	if !whole {
+		return
+	}
 	for _, name := range strings.Split(string(data), "\n") {
 		base, ok := strings.CutSuffix(name, ".pack")
 		if !ok || strings.ContainsAny(base, "/\\") || !strings.HasPrefix(base, "pack-") {

@@ -61,12 +61,13 @@ func (s *Store) end() {
 	s.flushNow()
 }
 
-// PerWritePacks turns the per-transaction packs on. It is off: on a
-// clean CI machine `git gc --auto` beside eight writer processes
-// (TestStore_Transact_RaceWithGitProcesses) failed with "Could not read"
-// a parent commit with them on, so a write is loose objects again until
-// that race is found. Its tests turn it on.
-var PerWritePacks = false
+// PerWritePacks turns the per-transaction packs on (the default). It was
+// off for a while: beside `git gc --auto`, a commit in such a pack went
+// missing ("Could not read" its parent). The cause was git gc's garbage
+// sweep of objects/pack (see gcRunning); writers now put a pack's index in
+// place only when no gc runs. Turning it off makes every write loose
+// objects again.
+var PerWritePacks = true
 
 // buffer keeps an object for the next pack when a transaction runs, and
 // reports whether it did.

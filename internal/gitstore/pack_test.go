@@ -341,10 +341,11 @@ func gtStdin(t *testing.T, dir, stdin string, args ...string) string {
 	return string(out)
 }
 
-// perWritePacks turns the per-transaction packs on for one test (they are
-// off by default; see gitstore.PerWritePacks).
+// perWritePacks makes sure the per-transaction packs are on for one test
+// (the default; see gitstore.PerWritePacks).
 func perWritePacks(t *testing.T) {
 	t.Helper()
+	old := gitstore.PerWritePacks
 	gitstore.PerWritePacks = true
-	t.Cleanup(func() { gitstore.PerWritePacks = false })
+	t.Cleanup(func() { gitstore.PerWritePacks = old })
 }
