@@ -109,6 +109,9 @@ func TestMaintenance_LooseCopiesGoAtTheNextCommit(t *testing.T) {
 	// default gc.autoPackLimit while roll-ups lag behind on a loaded
 	// machine, and the full repack leaves no mark.
 	gt.Git(t, dir, "config", "gc.autoPackLimit", "100000")
+	// A roll-up the last commits started runs detached; the temporary
+	// directory goes once it has ended.
+	t.Cleanup(func() { waitNoMaintenance(t, dir) })
 	s, err := gitstore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -168,4 +171,17 @@ func TestMaintenance_LooseCopiesGoAtTheNextCommit(t *testing.T) {
 		t.Fatal("the mark is still there")
 	}
 	gt.Fsck(t, dir)
+}
+
+// waitNoMaintenance waits (up to a minute) until no background maintenance
+// job of dir's repository holds its lock.
+func waitNoMaintenance(t *testing.T, dir string) {
+	t.Helper()
+	lock := filepath.Join(dir, ".git", "ideate", "maintenance.lock")
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(lock); err != nil {
+			return
+		}
+	}
+	t.Error("a background maintenance job still runs after a minute")
 }

@@ -62,6 +62,11 @@ import (
 //     commit after it deletes the merged packs: two or three unlinks per
 //     pack, no packing.
 //
+//   - None of these deletions happens while a git gc runs (gc.pid): its
+//     last listing may have missed a pack maintenance just made and
+//     delete that pack's index (see gcRunning); the next commit looks
+//     again.
+//
 // When a command, hook or MCP call has answered, nothing it started is
 // still deleting, so git commands run after it see a whole repository.
 // What a call pays, measured with 4,000 commits of 3 objects and the
