@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/osproc"
@@ -77,6 +78,10 @@ type Options struct {
 	// Ready is called once the monitor answers queries.
 	Ready func()
 }
+
+// Supported reports whether this platform has a monitor (Linux); where it
+// has none, every query falls back and spawning one is pointless.
+func Supported() bool { return runtime.GOOS == "linux" }
 
 // SocketName is the abstract socket name of the monitor of stateDir.
 func SocketName(stateDir string) string {

@@ -109,7 +109,7 @@ func WorktreeChanges(ctx context.Context, git *gitstore.Store, base gitstore.Has
 // set; one already running makes the new one exit at once. A monitor that
 // cannot start costs speed only, so its failure is not the caller's.
 func (m *Manager) startMonitor(ctx context.Context, c *Contract) {
-	if len(m.MonitorCommand) == 0 {
+	if len(m.MonitorCommand) == 0 || !fsmonitor.Supported() {
 		return
 	}
 	argv := append(append([]string{}, m.MonitorCommand...), "--worktree", c.Path, "--base", c.Base)
