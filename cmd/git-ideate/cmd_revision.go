@@ -111,6 +111,9 @@ func (c *TaskAttemptCmd) Run(ctx context.Context, env *Env) error {
 		if !a.Created {
 			verb = "is open"
 		}
+		if r := a.Respawn; r != nil {
+			fmt.Fprintf(env.Out, "task %s: %s implicates task %s only, and its findings are fixable: %s is re-spawned (exec %s)\n", r.Judged, r.Verdict, r.Task, r.Task, r.Logged)
+		}
 		fmt.Fprintf(env.Out, "task %s: attempt %d of %d %s (turn %d); init.md at %s\n\n%s", a.Task, a.Attempt, a.Max, verb, a.Turn, a.Path, a.Text)
 	}
 	if a.Escalation != nil {

@@ -51,6 +51,20 @@
 //	                      (out_of_scope, …): a human decides
 //	no-progress, budget   hard stop
 //
+// # Review findings
+//
+// A failed structure or final verdict is a finding on work GREEN passed.
+// Open (on the judged task) places it: each failing reason's path goes to
+// the open task whose worktree diff holds that file (a reason with no
+// path, the judged task). When every reason is fixable by a GREEN worker
+// (orphan, near_copy, duplicate_helper, parallel_impl, matrix, skip,
+// unticked, uncommitted, no_green) and exactly one GREEN task is
+// implicated, that task is re-spawned: its next attempt's init.md turn
+// carries the verdict as feedback, logged once per verdict (Phase
+// "revise", Event "respawn"). Otherwise — a reason no worker can fix, a
+// path no task's diff holds, two tasks implicated — the judged task is
+// escalated at once (cause "findings").
+//
 // Escalations lists them for `git ideate escalations` and the MCP tool;
 // PrimeLines gives the SessionStart priming its lines.
 package revision

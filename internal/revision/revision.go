@@ -79,6 +79,9 @@ type Attempt struct {
 	// Escalation is set when the task's revision was exhausted: nothing
 	// was opened and the task went to the escalation it names.
 	Escalation *Escalation `json:"escalation,omitempty"`
+	// Respawn is set when a structural or final finding on another task
+	// re-opened this one (Task) for this attempt.
+	Respawn *Respawn `json:"respawn,omitempty"`
 }
 
 // Open opens the task's current attempt: when it has no init.md yet, a
@@ -117,6 +120,13 @@ func (d Deps) Open(ctx context.Context, task string) (*Attempt, error) {
 		if !failed {
 			return d.materialize(task, k, max, ct.Role, cur, false)
 		}
+		if reviewPhases[v.Phase] {
+			// A finding on work GREEN passed: re-spawn the GREEN task it
+			// implicates, or escalate when it is not isolated and fixable.
+			if a, done, err := d.review(ctx, ct, k, max, v); err != nil || done {
+				return a, err
+			}
+		}
 		if _, err := d.CaptureOutput(ctx, task); err != nil {
 			return nil, err
 		}
@@ -142,6 +152,15 @@ func (d Deps) Open(ctx context.Context, task string) (*Attempt, error) {
 		}
 		return &Attempt{Task: task, Attempt: k, Max: max, Role: ct.Role, Escalation: esc}, nil
 	}
+	return d.writeTurn(ctx, ct, k, max, nil)
+}
+
+// writeTurn appends attempt k's turn to the task's init.md (the feedback
+// from fb when set, else from attempt k-1's newest failed verdict),
+// writes it as attempts/<k>/init.md and materializes it; when another
+// process wrote that attempt's init.md first, its text is kept.
+func (d Deps) writeTurn(ctx context.Context, ct *worktree.Contract, k, max int, fb *execlog.Entry) (*Attempt, error) {
+	task := ct.Task
 	// The turns so far: the newest earlier attempt's init.md.
 	var prev []byte
 	for j := k - 1; j >= 1; j-- {
@@ -154,7 +173,7 @@ func (d Deps) Open(ctx context.Context, task string) (*Attempt, error) {
 			break
 		}
 	}
-	turn, err := d.compose(ctx, ct, k, max, turns(prev)+1)
+	turn, err := d.compose(ctx, ct, k, max, turns(prev)+1, fb)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +226,7 @@ func header(task string) string {
 func turns(b []byte) int { return bytes.Count(b, []byte("\n## Turn ")) }
 
 // compose writes turn n, for attempt k of the task.
-func (d Deps) compose(ctx context.Context, ct *worktree.Contract, k, max, n int) ([]byte, error) {
+func (d Deps) compose(ctx context.Context, ct *worktree.Contract, k, max, n int, fbv *execlog.Entry) ([]byte, error) {
 	var b strings.Builder
 	role := ct.Role
 	if role == "" {
@@ -258,8 +277,8 @@ func (d Deps) compose(ctx context.Context, ct *worktree.Contract, k, max, n int)
 	for _, m := range mem {
 		b.WriteString("- " + strings.TrimPrefix(textfmt.OneLine(m), "- ") + "\n")
 	}
-	if k > 1 {
-		fb, err := d.feedback(ctx, ct, k-1)
+	if k > 1 || fbv != nil {
+		fb, err := d.feedback(ctx, ct, k-1, fbv)
 		if err != nil {
 			return nil, err
 		}
@@ -342,15 +361,20 @@ func (d Deps) Feedback(ctx context.Context, task string) (*Feedback, error) {
 	} else if !failed {
 		return nil, apperr.New(apperr.NotFound, "attempt %d of task %s has no failed verdict; there is nothing to revise", k, task)
 	}
-	return d.feedback(ctx, ct, k)
+	return d.feedback(ctx, ct, k, nil)
 }
 
-// feedback composes the entry on attempt k.
-func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int) (*Feedback, error) {
+// feedback composes the entry on attempt k: on its newest failed
+// verdict, or on over when set (a finding on another task's work that
+// implicates this one).
+func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *execlog.Entry) (*Feedback, error) {
 	fb := &Feedback{Task: ct.Task, Attempt: k}
 	v, failed, err := d.failed(ctx, ct.Task, k)
 	if err != nil {
 		return nil, err
+	}
+	if over != nil {
+		v, failed = *over, true
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Feedback on attempt %d\n\n", k)
