@@ -171,6 +171,19 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		if len(defined(func(o symbols.Symbol) bool { return o.Key() == s.Key() })) > 0 {
 			return // defined elsewhere already: never touched
 		}
+		// Outside Go a module is its file, so the shim's copy of a symbol
+		// implemented in another module has another key: a declared name
+		// the shim's symbol answers to that is defined outside the shims
+		// is that symbol, and is never stubbed a second time.
+		if s.Lang != symbols.Go {
+			for _, d := range in.Declared {
+				if s.Matches(d) && len(defined(func(o symbols.Symbol) bool {
+					return o.Lang == s.Lang && o.Name == s.Name && o.Receiver == s.Receiver && o.Matches(d)
+				})) > 0 {
+					return
+				}
+			}
+		}
 		if s.Receiver != "" && s.Lang != symbols.Go {
 			res.Undecided = append(res.Undecided, Undecided{s.QName(), "a method inside a class, impl or trait body: the post-planner writes this stub"})
 			return
@@ -182,7 +195,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		}
 		text := sh.text
 		if s.Kind.Callable() && s.HasBody() {
-			text = strings.TrimRight(sh.text[:s.BodyStart-s.Start], " \t\n") + stubBody(s, in.StubMarker)
+			text = strings.TrimRight(sh.text[:s.BodyStart-s.Start], " \t\n") + stubBody(moved(s, file), in.StubMarker)
 		}
 		var imps []string
 		if s.Lang == symbols.Go {
