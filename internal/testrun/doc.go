@@ -94,6 +94,12 @@
 //	            failure" ERROR_SETUP; a failed setup script makes every
 //	            declared test without a result ERROR_SETUP. A compile error
 //	            stops nextest before any report: use Spec.Compile.
+//	cargo-test  libtest's own report (`cargo test -- -Z unstable-options
+//	            --format junit`: a nightly toolchain, or RUSTC_BOOTSTRAP=1
+//	            on a stable one): <failure type="assert"/> for every failed
+//	            test, the panic in <system-out>; read as cargo-nextest
+//	            (the panic message decides); ids are classname::name
+//	            ("integration::name" for a test under tests/).
 //	surefire    Ant's intent: <failure> is an assertion (FAIL_ASSERT),
 //	            <error> an unexpected exception (FAIL_ERROR), a Timeout
 //	            exception type TIMEOUT; a testcase with no name or the

@@ -112,7 +112,10 @@ func parseJUnit(r io.Reader, opts Options) (*parsed, error) {
 	case DialectGotestsum:
 		j.p.scheme = goScheme{}
 		j.gotestsum(cases)
-	case DialectNextest:
+	case DialectNextest, DialectLibtest:
+		// libtest's own report marks every failure type="assert" and keeps
+		// the panic in <system-out>: the panic message decides, as with
+		// nextest.
 		j.p.scheme = plainScheme{}
 		j.nextest(cases)
 	case DialectSurefire:

@@ -75,12 +75,13 @@ const (
 	DialectJestJUnit Dialect = "jest-junit"
 	DialectGotestsum Dialect = "gotestsum"
 	DialectNextest   Dialect = "cargo-nextest"
+	DialectLibtest   Dialect = "cargo-test"
 	DialectSurefire  Dialect = "surefire"
 	DialectJest      Dialect = "jest"
 )
 
 // JUnitDialects are the dialects accepted with JUnitXML.
-var JUnitDialects = []Dialect{DialectPytest, DialectVitest, DialectJestJUnit, DialectGotestsum, DialectNextest, DialectSurefire}
+var JUnitDialects = []Dialect{DialectPytest, DialectVitest, DialectJestJUnit, DialectGotestsum, DialectNextest, DialectLibtest, DialectSurefire}
 
 // DefaultStubMarkers are used when Options.StubMarkers is empty.
 var DefaultStubMarkers = []string{"SUB-AGENT-TODO"}
