@@ -18,8 +18,12 @@
 //
 // The shim gives the signature, the task's Files: the home: a non-test
 // file in the shim's directory and language, preferring one named after
-// the symbol. A symbol defined outside a shim is never touched, with or
-// without a body; a second run finds nothing to do. A declared symbol
+// the symbol. A Go stub carries the shim file's imports its text uses: a
+// new file gets an import block, an existing one gains the imports it
+// lacks (then go/format). A symbol defined outside a shim is never
+// touched, with or without a body (outside Go, where a module is its
+// file, a declared name the shim's symbol answers to that is defined in
+// another module counts); a second run finds nothing to do. A declared symbol
 // with no shim to copy its signature from, or a method inside a class,
 // impl or trait body outside Go, is reported Undecided: the post-planner
 // sub-agent writes it. Every action goes to the execution log (phase

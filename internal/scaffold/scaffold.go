@@ -287,7 +287,16 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		for _, s := range ss {
 			out.WriteString("\n" + s.text + "\n")
 		}
-		if err := writeFile(in.Dir, p, []byte(out.String())); err != nil {
+		data := []byte(out.String())
+		if exists && ss[0].sym.Lang == symbols.Go {
+			// Appended to a Go file: the imports its signatures need.
+			var imps []string
+			for _, s := range ss {
+				imps = append(imps, s.imports...)
+			}
+			data = addGoImports(data, imps)
+		}
+		if err := writeFile(in.Dir, p, data); err != nil {
 			return nil, err
 		}
 		for _, s := range ss {

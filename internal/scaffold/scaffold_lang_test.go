@@ -162,3 +162,55 @@ func TestRun_Rust(t *testing.T) {
 		t.Fatalf("second run changed slug.rs:\n%s", src2)
 	}
 }
+
+// TestRun_GoStubAddsImports: a stub appended to an existing Go file gets
+// the imports its signature needs (context, io) whatever the file's
+// imports look like, and the package builds and vets with the real go
+// command.
+func TestRun_GoStubAddsImports(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	shim := "// agentic:shim\npackage fetch\n\nimport (\n\t\"context\"\n\t\"io\"\n)\n\nfunc Fetch(ctx context.Context, r io.Reader) (int, error) { return 0, nil }\n"
+	for name, existing := range map[string]string{
+		"no imports":   "package fetch\n\n// Size is implemented.\nfunc Size() int { return 1 }\n",
+		"one import":   "package fetch\n\nimport \"strings\"\n\n// Size is implemented.\nfunc Size() int { return len(strings.Repeat(\"a\", 1)) }\n",
+		"import block": "// Package fetch fetches.\npackage fetch\n\nimport (\n\t\"io\" // already here\n\t\"strings\"\n)\n\n// Size is implemented.\nfunc Size() int { _ = io.EOF; return len(strings.Repeat(\"a\", 1)) }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, map[string]string{
+				"go.mod":                   "module example.com/m\n\ngo 1.21\n",
+				"fetch/fetch.go":           existing,
+				"fetch/zz_agentic_shim.go": shim,
+				"fetch/fetch_test.go":      "package fetch\n\nimport (\n\t\"context\"\n\t\"strings\"\n\t\"testing\"\n)\n\nfunc TestFetch(t *testing.T) {\n\tif n, _ := Fetch(context.Background(), strings.NewReader(\"ab\")); n != 2 {\n\t\tt.Fatal(n)\n\t}\n}\n",
+			})
+			in := scaffold.Input{Declared: []string{"fetch.Fetch"}, Files: []string{"fetch/fetch.go", "fetch/fetch_test.go"}}
+			r := run(t, dir, in)
+			if got := ops(r); got != "delete fetch/zz_agentic_shim.go fetch.Fetch; update fetch/fetch.go fetch.Fetch" {
+				t.Fatalf("actions %s", got)
+			}
+			src := read(t, filepath.Join(dir, "fetch/fetch.go"))
+			if !strings.Contains(src, "func Fetch(ctx context.Context, r io.Reader) (int, error) {\n\tpanic(") || !strings.Contains(src, "func Size() int") {
+				t.Fatalf("fetch.go:\n%s", src)
+			}
+			if strings.Count(src, "\"io\"") != 1 || strings.Count(src, "\"context\"") != 1 {
+				t.Fatalf("imports not added once:\n%s", src)
+			}
+			for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}} {
+				cmd := exec.Command("go", args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("go %s: %v\n%s\nfetch.go:\n%s", args[0], err, out, src)
+				}
+			}
+			if again := run(t, dir, in); len(again.Actions) != 0 {
+				t.Fatalf("second run: %s", ops(again))
+			}
+			if src2 := read(t, filepath.Join(dir, "fetch/fetch.go")); src2 != src {
+				t.Fatalf("second run changed fetch.go")
+			}
+		})
+	}
+}
