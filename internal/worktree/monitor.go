@@ -86,10 +86,13 @@ func RunMonitor(ctx context.Context, git *gitstore.Store, dir string, base gitst
 		}},
 		{Dir: r.CommonDir, Names: []string{"config", "info"}, OnChange: reseed},
 	}
-	if fi, err := os.Stat(filepath.Join(r.CommonDir, "info")); err == nil && fi.IsDir() {
-		o.Extras = append(o.Extras, fsmonitor.Extra{Dir: filepath.Join(r.CommonDir, "info"),
-			Names: []string{"exclude", "attributes"}, OnChange: reseed})
+	// info/ is made if missing (as git init makes it), so it can be watched
+	// before an exclude or attributes file appears in it.
+	info := filepath.Join(r.CommonDir, "info")
+	if err := os.MkdirAll(info, 0o777); err != nil {
+		return err
 	}
+	o.Extras = append(o.Extras, fsmonitor.Extra{Dir: info, Names: []string{"exclude", "attributes"}, OnChange: reseed})
 	return fsmonitor.Serve(ctx, o)
 }
 

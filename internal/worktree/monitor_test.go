@@ -507,3 +507,24 @@ func TestWorktreeChanges_Monitor_RandomEditsBothWays(t *testing.T) {
 		f.check(fmt.Sprintf("round %d", round), true)
 	}
 }
+
+// A file ignored through info/exclude when the monitor seeded, then
+// un-ignored by an edit of info/exclude: the monitor seeds again.
+func TestWorktreeChanges_Monitor_InfoExcludeSeedsAgain(t *testing.T) {
+	f := newMonFixture(t, monFiles)
+	exclude := filepath.Join(f.main, ".git", "info", "exclude")
+	if err := os.WriteFile(exclude, []byte("secret.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(-f.mon.Process.Pid, syscall.SIGKILL)
+	f.waitExit("SIGKILL")
+	f.write("secret.txt", "was ignored")
+	f.startMonitor()
+	f.check("ignored through info/exclude", true)
+	if err := os.WriteFile(exclude, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.check("info/exclude emptied", true); !strings.Contains(fmt.Sprint(c.Paths()), "secret.txt") {
+		t.Errorf("secret.txt is not added: %v", c.Paths())
+	}
+}
