@@ -114,3 +114,57 @@ func TestEscalations_CheckWave_NoProgress(t *testing.T) {
 		t.Fatalf("priming: %d %s %s", h.code, h.out, h.err)
 	}
 }
+
+// A real structure gate's finding, revised through the binary: an orphan
+// the green-worker's commit added FAILs `gate structure`; `task attempt`
+// places it in the task's own diff and opens attempt 2 with the finding
+// as feedback. When another open task's diff holds the same file, the
+// finding is not isolated: `task attempt` escalates at once (cause
+// findings) and neither task moves.
+func TestTaskAttempt_StructureFindingRevised(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		name := "own"
+		if shared {
+			name = "shared"
+		}
+		t.Run(name, func(t *testing.T) {
+			tasks := map[string]string{"S1-01/T1": "green-worker"}
+			if shared {
+				tasks["S1-01/T2"] = "green-worker"
+			}
+			dir := uncheckedProject(t, tasks)
+			wt := func(task string) string {
+				return filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+"))
+			}
+			mustOK(t, bin(t, dir, "", "task", "attempt", "S1-01/T1"))
+			commitTo := func(task, body string) {
+				os.WriteFile(filepath.Join(wt(task), "strutil", "reverse.go"), []byte(body), 0o644)
+				runGit(t, wt(task), "add", "-A")
+				runGit(t, wt(task), "commit", "-q", "-m", "green")
+			}
+			commitTo("S1-01/T1", "package strutil\n\nfunc Reverse(s string) string { return s }\n\nfunc leftover(s string) string { return s + s }\n")
+			if shared {
+				commitTo("S1-01/T2", "package strutil\n\nfunc Reverse(s string) string { return s + \"\" }\n")
+			}
+			if r := bin(t, dir, "", "gate", "structure", "--task", "S1-01/T1"); r.code != exitGateFail || !strings.Contains(r.out, "orphan") {
+				t.Fatalf("gate structure: %d %s %s", r.code, r.out, r.err)
+			}
+			r := bin(t, dir, "", "task", "attempt", "S1-01/T1")
+			if !shared {
+				if r.code != 0 || !strings.Contains(r.out, "attempt 2 of 3 opened") || !strings.Contains(r.out, "the structure gate: structure FAIL") ||
+					!strings.Contains(r.out, "- orphan: ") || !strings.Contains(r.out, "strutil/reverse.go:") {
+					t.Fatalf("task attempt: %d %s %s", r.code, r.out, r.err)
+				}
+				return
+			}
+			if r.code != exitFailure || !strings.Contains(r.err, "ESCALATED: task S1-01/T1 is escalated") {
+				t.Fatalf("task attempt: %d %s %s", r.code, r.out, r.err)
+			}
+			var list escalationsOut
+			if err := json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "escalations", "--json")).out), &list); err != nil || len(list.Escalations) != 1 ||
+				list.Escalations[0].Cause != "findings" || list.Escalations[0].Attempt != 1 {
+				t.Fatalf("escalations: %+v %v", list, err)
+			}
+		})
+	}
+}
