@@ -85,7 +85,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		}
 		f.Close()
 	}()
-	cur, err := s.refs.read(name)
+	cur, err := s.refs.readExact(name)
 	if err != nil {
 		return err
 	}

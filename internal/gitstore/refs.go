@@ -99,7 +99,69 @@ func parseHashLine(b []byte) (Hash, bool) {
 }
 
 // read returns the current value of name (ZeroHash when absent).
-func (r *refReader) read(name string) (Hash, error) {
+func (r *refReader) read(name string) (Hash, error) { return r.readVia(name, r.readPacked) }
+
+// readExact is read for a compare-and-swap, made under the ref's lock: a
+// packed value comes from packed-refs as it is on disk now, never from the
+// parsed copy. That copy is keyed by inode, size and mtime, and the key
+// can repeat: pack-refs writes a new file each time, the file system hands
+// the two inodes in turn (seen on ext4: pack-refs after pack-refs
+// alternates between two inode numbers), the size is the same when only a
+// value changed, and two rewrites inside one timestamp tick share the
+// mtime. A stale copy there would let a swap from an old tip succeed and
+// drop the commits made since (TestUpdateRef_StalePackedRefsCacheDoesNotSwap).
+// When the disk disagrees with the copy, the copy is dropped, so the next
+// read parses the file again.
+func (r *refReader) readExact(name string) (Hash, error) {
+	return r.readVia(name, func(name string) (Hash, error) {
+		data, err := os.ReadFile(filepath.Join(r.dir, "packed-refs"))
+		if errors.Is(err, os.ErrNotExist) {
+			data, err = nil, nil
+		}
+		if err != nil {
+			return ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+		}
+		h := findPacked(data, name)
+		r.mu.Lock()
+		refs := r.packed.refs
+		i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
+		cached := ZeroHash
+		if i < len(refs) && refs[i].Name == name {
+			cached = refs[i].Hash
+		}
+		if cached != h {
+			r.packed = packedRefs{}
+		}
+		r.mu.Unlock()
+		return h, nil
+	})
+}
+
+// findPacked returns the value of name in the packed-refs text data
+// (ZeroHash when it is not there) without parsing the other lines.
+func findPacked(data []byte, name string) Hash {
+	needle := []byte(" " + name)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], needle)
+		if i < 0 {
+			return ZeroHash
+		}
+		at := off + i
+		off = at + 1
+		end := at + len(needle)
+		if end < len(data) && data[end] != '\n' && data[end] != '\r' {
+			continue // a longer name
+		}
+		if at < 40 || (at > 40 && data[at-41] != '\n') {
+			continue // not at a line's start
+		}
+		if h, ok := parseHashLine(data[at-40 : at]); ok {
+			return h
+		}
+	}
+}
+
+func (r *refReader) readVia(name string, packed func(string) (Hash, error)) (Hash, error) {
 	b, err := os.ReadFile(filepath.Join(r.dir, name))
 	switch {
 	case err == nil:
@@ -112,7 +174,7 @@ func (r *refReader) read(name string) (Hash, error) {
 		}
 		return h, nil
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
-		return r.readPacked(name)
+		return packed(name)
 	default:
 		return ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
 	}

@@ -175,7 +175,7 @@ func (s *Store) holdGuards(ctx context.Context, ref string, guards []Guard) (fun
 			return nil, err
 		}
 		locks = append(locks, held{f, path})
-		cur, err := s.refs.read(g.Ref)
+		cur, err := s.refs.readExact(g.Ref)
 		if err != nil {
 			release()
 			return nil, err
