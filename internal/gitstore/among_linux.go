@@ -37,8 +37,7 @@ func (w *wtScan) prepareAmong(ctx context.Context, baseTree Hash, cands []string
 	w.filters = w.mayFilter(idx)
 	a := &among{w: w, idx: idx, fileMode: w.cfg.Bool("core", "filemode", true),
 		ig: newIgnorer(w.cfg, w.repo.CommonDir), dirs: map[string]*amongDir{},
-		base: map[string]TreeEntry{}, tracked: map[int]bool{}, done: map[string]bool{}}
-	a.ents, a.srcs = collapseIndex(idx)
+		base: map[string]TreeEntry{}, tracked: map[int]bool{}, trees: map[Hash][]TreeEntry{}, done: map[string]bool{}}
 	queue := normCands(cands)
 	for len(queue) > 0 {
 		c := queue[0]
@@ -58,13 +57,24 @@ func (w *wtScan) prepareAmong(ctx context.Context, baseTree Hash, cands []string
 			return nil, false, err
 		}
 	}
-	var rehash []int
+	// The index entries under the candidates, stages collapsed as the
+	// full scan does.
+	picked := make([]int, 0, len(a.tracked))
 	for i := range a.tracked {
+		picked = append(picked, i)
+	}
+	sort.Ints(picked)
+	sub := &gitIndex{entries: make([]indexEntry, len(picked))}
+	for j, i := range picked {
+		sub.entries[j] = idx.entries[i]
+	}
+	a.ents, a.srcs = collapseIndex(sub)
+	var rehash []int
+	for i := range a.ents {
 		if a.checkTracked(i) {
 			rehash = append(rehash, i)
 		}
 	}
-	sort.Ints(rehash)
 	if err := w.hashEntries(ctx, a.ents, rehash); err != nil {
 		return nil, false, err
 	}
@@ -108,14 +118,15 @@ func normCands(cands []string) []string {
 type among struct {
 	w        *wtScan
 	idx      *gitIndex
-	ents     []wentry
-	srcs     []*indexEntry
+	ents     []wentry      // the index entries under the candidates
+	srcs     []*indexEntry // beside ents, their stat data
 	fileMode bool
 	ig       *ignorer
 
 	dirs      map[string]*amongDir
 	base      map[string]TreeEntry // base's blobs, links and gitlinks under the candidates
-	tracked   map[int]bool         // index entries under the candidates
+	tracked   map[int]bool         // positions in idx.entries under the candidates
+	trees     map[Hash][]TreeEntry // base's trees read so far
 	untracked []wentry
 	done      map[string]bool
 }
@@ -128,7 +139,7 @@ type amongDir struct {
 }
 
 func (a *among) baseSide(baseTree Hash, c string) error {
-	e, ok, err := a.w.store.Lookup(baseTree, strings.Split(c, "/"))
+	e, ok, err := a.lookup(baseTree, c)
 	if err != nil || !ok {
 		return err
 	}
@@ -144,22 +155,58 @@ func (a *among) baseSide(baseTree Hash, c string) error {
 
 // trackedSide notes the index entries at c and under it.
 func (a *among) trackedSide(c string) {
-	if i := searchFrom(a.ents, c); i < len(a.ents) && a.ents[i].path == c {
+	es := a.idx.entries
+	for i := a.search(c); i < len(es) && es[i].path == c; i++ {
 		a.tracked[i] = true
 	}
-	for i := searchFrom(a.ents, c+"/"); i < len(a.ents) && strings.HasPrefix(a.ents[i].path, c+"/"); i++ {
+	for i := a.search(c + "/"); i < len(es) && strings.HasPrefix(es[i].path, c+"/"); i++ {
 		a.tracked[i] = true
 	}
+}
+
+// search is the position of the first index entry whose path is >= key.
+func (a *among) search(key string) int {
+	es := a.idx.entries
+	return sort.Search(len(es), func(i int) bool { return es[i].path >= key })
+}
+
+// lookup finds base's entry at path p, each tree read once per query.
+func (a *among) lookup(root Hash, p string) (TreeEntry, bool, error) {
+	cur := TreeEntry{Mode: ModeDir, Hash: root}
+	for _, name := range strings.Split(p, "/") {
+		if !cur.IsDir() || cur.Hash == ZeroHash {
+			return TreeEntry{}, false, nil
+		}
+		entries, ok := a.trees[cur.Hash]
+		if !ok {
+			var err error
+			if entries, err = a.w.store.ReadTree(cur.Hash); err != nil {
+				return TreeEntry{}, false, err
+			}
+			a.trees[cur.Hash] = entries
+		}
+		found := false
+		for _, te := range entries {
+			if te.Name == name {
+				cur, found = te, true
+				break
+			}
+		}
+		if !found {
+			return TreeEntry{}, false, nil
+		}
+	}
+	return cur, true, nil
 }
 
 func (a *among) isTracked(p string) bool {
-	i := searchFrom(a.ents, p)
-	return i < len(a.ents) && a.ents[i].path == p
+	i := a.search(p)
+	return i < len(a.idx.entries) && a.idx.entries[i].path == p
 }
 
 func (a *among) hasTrackedUnder(p string) bool {
-	i := searchFrom(a.ents, p+"/")
-	return i < len(a.ents) && strings.HasPrefix(a.ents[i].path, p+"/")
+	i := a.search(p + "/")
+	return i < len(a.idx.entries) && strings.HasPrefix(a.idx.entries[i].path, p+"/")
 }
 
 func parentOf(p string) (dir, name string) {
@@ -303,7 +350,7 @@ func (a *among) checkTracked(i int) bool {
 // for the whole tree.
 func (a *among) diff(ctx context.Context, fn func(path, om, nm string, oh, nh Hash)) error {
 	work := map[string]*wentry{}
-	for i := range a.tracked {
+	for i := range a.ents {
 		if !a.ents[i].gone {
 			work[a.ents[i].path] = &a.ents[i]
 		}
