@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"errors"
 	"hash/fnv"
 	"os"
@@ -149,7 +148,7 @@ func tokenID(t string) uint32 {
 // the cache can make the check faster, never change its verdict. Two
 // checks at once each write what they used; the last one stays, and the
 // other's new entries are parsed again next time.
-const factsMagic = "ideate structure facts v2\n"
+const factsMagic = "ideate structure facts v3\n"
 
 // factsCache is the cache file ("" when off).
 type factsCache struct{ file string }
@@ -161,7 +160,7 @@ func defaultFactsCache(g *gitstore.Store) factsCache {
 	if symbols.Weaker() {
 		reader = "fallback"
 	}
-	return factsCache{file: filepath.Join(g.Repo().StateDir(), "cache", "structure", "facts-v2-"+reader)}
+	return factsCache{file: filepath.Join(g.Repo().StateDir(), "cache", "structure", "facts-v3-"+reader)}
 }
 
 // factsEntry is one file's cached facts.
@@ -191,8 +190,8 @@ func (c factsCache) load() map[factsKey]*fileFacts {
 	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
 		return out
 	}
-	var es []factsEntry
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&es); err != nil {
+	es, ok := decodeFacts(body)
+	if !ok {
 		return out
 	}
 	for _, e := range es {
@@ -223,13 +222,10 @@ func (c factsCache) store(m map[factsKey]*fileFacts) {
 		}
 		return es[i].Blob.String() < es[j].Blob.String()
 	})
-	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(es); err != nil {
-		return
-	}
-	sum := sha256.Sum256(body.Bytes())
-	out := make([]byte, 0, len(factsMagic)+len(sum)+body.Len())
-	out = append(append(append(out, factsMagic...), sum[:]...), body.Bytes()...)
+	body := encodeFacts(es)
+	sum := sha256.Sum256(body)
+	out := make([]byte, 0, len(factsMagic)+len(sum)+len(body))
+	out = append(append(append(out, factsMagic...), sum[:]...), body...)
 	_ = atomicfile.Replace(c.file, out, atomicfile.Options{})
 }
 
