@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -63,10 +62,8 @@ func gcRunning(commonDir string) bool {
 	if err != nil || pid <= 0 {
 		return true // half-written: gc writes it whole before it starts work
 	}
-	if me, err := os.Hostname(); err == nil && host == me {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return false
-		}
+	if me, err := os.Hostname(); err == nil && host == me && processGone(pid) {
+		return false
 	}
 	return true
 }
