@@ -114,3 +114,33 @@ func TestCost_Rerun(t *testing.T) {
 		t.Fatalf("empty fingerprints: %s", v)
 	}
 }
+
+// FuzzCostKey: any line gets a key without a panic, and a line asked
+// again on the tree its remembered run saw is denied as a rerun (or
+// passes overridden, saying so) when it has a key and nothing else denies
+// it, and is judged as before when it has none.
+func FuzzCostKey(f *testing.F) {
+	for _, s := range []string{"go test ./a/", "cd a && pytest x_test.py | tail", "bash -c 'make'", "IDEATE_COST_OVERRIDE=x go vet ./a/", "((", "cd $X; go test ."} {
+		f.Add(s)
+	}
+	top := f.TempDir()
+	f.Fuzz(func(t *testing.T, line string) {
+		facts := &gates.CostFacts{Task: "S1-01/T1", Top: top, Cwd: top, Scope: []string{"a/*.go", "c/**"}, Fingerprint: "fp"}
+		key := gates.CostKey(facts, line)
+		plain := gates.CostDecide(facts, line)
+		facts.Earlier = &gates.CostRun{Key: key, Command: line, Fingerprint: "fp", Result: "exit 0"}
+		v := gates.CostDecide(facts, line)
+		if v.Result != gates.PASS && v.Result != gates.FAIL {
+			t.Fatalf("%q: result %s", line, v.Result)
+		}
+		if key == "" && v.Result != plain.Result {
+			t.Fatalf("%q: no key, yet the earlier run changed the verdict: %s", line, v)
+		}
+		denied := v.Result == gates.FAIL && v.Reasons[0].Class == "rerun"
+		overridden := v.Result == gates.PASS && len(v.Reasons) > 0 && v.Reasons[len(v.Reasons)-1].Class == "override" &&
+			strings.Contains(v.Reasons[len(v.Reasons)-1].Detail, "already ran on this unchanged tree")
+		if key != "" && plain.Result == gates.PASS && len(plain.Reasons) == 0 && !denied && !overridden {
+			t.Fatalf("%q (key %q): neither denied as a rerun nor overridden: %s", line, key, v)
+		}
+	})
+}
