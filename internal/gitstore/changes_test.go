@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -114,25 +113,7 @@ func netLines(c *gitstore.Changes) []string {
 // blobs for new files; the test repository does not mind.)
 func (f *wtFixture) stagedOracle() []string {
 	f.t.Helper()
-	gitDir := gt.Git(f.t, f.wt, "rev-parse", "--absolute-git-dir")
-	tmp := filepath.Join(f.t.TempDir(), "index")
-	if b, err := os.ReadFile(filepath.Join(gitDir, "index")); err == nil {
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	run := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = f.wt
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+tmp)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			f.t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	run("add", "-A")
-	out := run("diff-index", "--cached", "--raw", "-z", "--no-renames", f.base)
+	out := gt.StagedAgainst(f.t, f.wt, f.base, "--raw")
 	var lines []string
 	recs := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(recs); i += 2 {

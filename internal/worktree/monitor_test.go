@@ -216,26 +216,8 @@ func nameStatus(c *gitstore.Changes) []string {
 // --cached --name-status --no-renames BASE` lists it.
 func (f *monFixture) gitOracle() []string {
 	f.t.Helper()
-	gd := gt.Git(f.t, f.wt, "rev-parse", "--absolute-git-dir")
-	tmp := filepath.Join(f.t.TempDir(), "index")
-	if b, err := os.ReadFile(filepath.Join(gd, "index")); err == nil {
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	run := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = f.wt
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+tmp)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			f.t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	run("add", "-A")
 	var lines []string
-	recs := strings.Split(run("diff-index", "--cached", "--name-status", "--no-renames", "-z", f.base), "\x00")
+	recs := strings.Split(gt.StagedAgainst(f.t, f.wt, f.base, "--name-status"), "\x00")
 	for i := 0; i+1 < len(recs); i += 2 {
 		lines = append(lines, recs[i]+" "+recs[i+1])
 	}

@@ -73,3 +73,32 @@ func Fsck(t testing.TB, dir string) {
 		}
 	}
 }
+
+// StagedAgainst is what `git add -A` would stage in the worktree wt,
+// compared with base, by git itself: the worktree's index is copied,
+// `git add -A` runs on the copy, and `git diff-index --cached -z
+// --no-renames <flags> base` prints it (the worktree's own index is not
+// touched; git add writes blobs for new files). The oracle of the diff
+// scope's tests.
+func StagedAgainst(t testing.TB, wt, base string, flags ...string) string {
+	t.Helper()
+	gitDir := Git(t, wt, "rev-parse", "--absolute-git-dir")
+	tmp := filepath.Join(t.TempDir(), "index")
+	if b, err := os.ReadFile(filepath.Join(gitDir, "index")); err == nil {
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = wt
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+tmp)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("add", "-A")
+	return run(append(append([]string{"diff-index", "--cached", "-z", "--no-renames"}, flags...), base)...)
+}
