@@ -213,6 +213,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 	if err != nil {
 		return nil
 	}
+	f.WriteString("repack\n") // what holds the lock, for people and tests
 	f.Close()
 	gd := shellQuote(m.store.repo.CommonDir)
 	// The usual repack packs every loose object, listed by name. (`git
@@ -399,6 +400,7 @@ func (m *maintenance) spawnRollUp(names []string) {
 	if err != nil {
 		return
 	}
+	f.WriteString("roll-up\n")
 	f.Close()
 	list := filepath.Join(dir, "rollup.list")
 	if os.WriteFile(list, []byte(strings.Join(names, "\n")+"\n"), 0o666) != nil {
