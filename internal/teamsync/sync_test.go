@@ -19,6 +19,7 @@ import (
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/steering"
@@ -578,10 +579,13 @@ func startDaemon(t *testing.T, root string) string {
 	port := freePort(t)
 	cmd := exec.Command("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port),
 		"--export-all", "--enable=receive-pack", "--base-path="+root, root)
+	// In a group of its own, killed whole: `git daemon` runs git-daemon
+	// as its child, which outlived a kill of git alone.
+	osproc.Group(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Skipf("git daemon cannot start: %v", err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { osproc.KillGroup(cmd.Process); cmd.Wait() })
 	for i := 0; i < 200; i++ {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			c.Close()
