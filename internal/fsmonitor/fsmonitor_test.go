@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,30 @@ func TestServe_ExtraChangeReseeds(t *testing.T) {
 	// (Created, then closed after writing: one seed or two.)
 	if got := s.query(t); len(got) != 1 || got[0] == "seed1" {
 		t.Fatalf("after the reseed: %v, want only a later seed", got)
+	}
+}
+
+// A scan that fails for a moment (a file written while it was read) is
+// tried again: the monitor serves, and a seed that keeps failing still
+// ends it with the error.
+func TestServe_SeedRetriedAfterAPassingFailure(t *testing.T) {
+	tries := 0
+	s := serve(t, fsmonitor.Options{Seed: func(context.Context) ([]string, error) {
+		tries++
+		if tries < 3 {
+			return nil, errors.New("x changed size while being read")
+		}
+		return []string{"seeded"}, nil
+	}})
+	if got := s.query(t); !slices.Equal(got, []string{"seeded"}) || tries != 3 {
+		t.Fatalf("after two failed scans: %v, %d tries", got, tries)
+	}
+
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	o := fsmonitor.Options{Root: root, StateDir: filepath.Join(t.TempDir(), "state"), Key: "K", Skip: []string{".git"},
+		Seed: func(context.Context) ([]string, error) { return nil, errors.New("broken for good") }}
+	if err := fsmonitor.Serve(context.Background(), o); err == nil || !strings.Contains(err.Error(), "broken for good") {
+		t.Fatalf("a seed that always fails: %v", err)
 	}
 }

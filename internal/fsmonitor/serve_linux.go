@@ -173,8 +173,26 @@ func Serve(ctx context.Context, o Options) error {
 
 // seed replaces the candidate set with the caller's full scan. Called
 // with no event being processed, so every later change is an event.
+//
+// A scan that fails is tried again a few times: a file being written
+// while it is read ("changed size while being read") or replaced makes a
+// scan fail for a moment, and the monitor would otherwise exit and leave
+// every query to the full scan. Events of the writes meanwhile queue up
+// and are read after, so a retried seed is as sound as the first.
 func (s *server) seed() error {
-	paths, err := s.o.Seed(s.ctx)
+	var paths []string
+	var err error
+	wait := 10 * time.Millisecond
+	for try := 0; try < 5; try++ {
+		if paths, err = s.o.Seed(s.ctx); err == nil || s.ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-s.ctx.Done():
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
