@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,26 +13,9 @@ import (
 // sub-agent, as a map to change.
 func recordedSub(t *testing.T, event string) map[string]any {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "internal", "hooks", "testdata", "hook-payloads-2.1.328.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var fx struct {
-			Payload map[string]any `json:"payload"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &fx); err != nil {
-			t.Fatal(err)
-		}
-		if fx.Payload["hook_event_name"] == event && fx.Payload["agent_id"] != nil {
-			return fx.Payload
-		}
-	}
-	t.Fatalf("no recorded %s payload inside a sub-agent", event)
-	return nil
+	return recordedWhere(t, event+" (inside a sub-agent)", func(p map[string]any) bool {
+		return p["hook_event_name"] == event && p["agent_id"] != nil
+	})
 }
 
 // The cost gate's same-unchanged-tree rule through the built binary, with

@@ -17,6 +17,19 @@ import (
 // not ""), as a map to change.
 func recorded(t *testing.T, event, tool string) map[string]any {
 	t.Helper()
+	return recordedWhere(t, event+" "+tool, func(p map[string]any) bool {
+		if p["hook_event_name"] != event || tool != "" && p["tool_name"] != tool {
+			return false
+		}
+		_, sub := p["agent_id"]
+		return tool != "Agent" || !sub
+	})
+}
+
+// recordedWhere returns the first recorded payload that keep accepts, as a
+// map to change; what names it in the failure.
+func recordedWhere(t *testing.T, what string, keep func(map[string]any) bool) map[string]any {
+	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "internal", "hooks", "testdata", "hook-payloads-2.1.328.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -31,15 +44,11 @@ func recorded(t *testing.T, event, tool string) map[string]any {
 		if err := json.Unmarshal(sc.Bytes(), &fx); err != nil {
 			t.Fatal(err)
 		}
-		p := fx.Payload
-		if p["hook_event_name"] == event && (tool == "" || p["tool_name"] == tool) {
-			if _, sub := p["agent_id"]; tool == "Agent" && sub {
-				continue
-			}
-			return p
+		if keep(fx.Payload) {
+			return fx.Payload
 		}
 	}
-	t.Fatalf("no recorded %s %s payload", event, tool)
+	t.Fatalf("no recorded %s payload", what)
 	return nil
 }
 
