@@ -19,6 +19,7 @@ const (
 	ClassDuplicateHelper = "duplicate_helper" // a new helper whose name and body exist elsewhere
 	ClassParallelImpl    = "parallel_impl"    // a second definition of a role the plan gave one symbol
 	ClassWeakerCheck     = "weaker_check"     // the fallback reader was used: the check was weaker
+	ClassUnreadable      = "unreadable"       // a changed file its reader could not read whole: not judged
 )
 
 // The severities of a structural finding. Only a high one fails the gate.
@@ -413,6 +414,9 @@ type StructureResult struct {
 	Added    []symbols.Symbol `json:"added"`
 	Files    int              `json:"files"`
 	Weaker   bool             `json:"weaker"`
+	// Unreadable names the changed files the reader could not read whole
+	// ("path: complaint"): what they define was not all seen.
+	Unreadable []string `json:"unreadable,omitempty"`
 }
 
 // CheckStructure indexes the tree at Head, finds the symbols the changed
@@ -483,6 +487,9 @@ func CheckStructure(ctx context.Context, sf StructureFacts) (*StructureResult, e
 		if f == nil {
 			continue
 		}
+		if f.ParseError != "" {
+			res.Unreadable = append(res.Unreadable, p+": "+f.ParseError)
+		}
 		for _, s := range f.Defs {
 			if !old[s.Key()] {
 				res.Added = append(res.Added, s)
@@ -525,8 +532,10 @@ func declaredSymbols(sp *plan.Sprint, task string) []string {
 // qualified identity against the base) are checked for orphans, near
 // copies, duplicated helpers and parallel implementations of a declared
 // role (AnalyzeStructure). A high finding FAILs; a medium one is a reason
-// on a PASS. Pre-existing code never blocks a task. When the fallback
-// reader read an added symbol, a weaker_check reason says so.
+// on a PASS. Pre-existing code never blocks a task. A changed file its
+// reader could not read whole (a syntax error) is an unreadable reason
+// and never a PASS: UNVERIFIABLE unless a finding already FAILs. When the
+// fallback reader read an added symbol, a weaker_check reason says so.
 func Structure(d Deps) Gate {
 	return Func(func(ctx context.Context, in Input) (Verdict, error) {
 		s, stop, err := d.openTask(ctx, "structure", in)
@@ -549,6 +558,16 @@ func Structure(d Deps) Gate {
 			v.Reasons = append(v.Reasons, f.Reason())
 			if f.Severity == SevHigh {
 				v.Result = FAIL
+			}
+		}
+		// A changed file the reader could not read whole was not judged:
+		// never a pass.
+		for _, u := range res.Unreadable {
+			p, why, _ := strings.Cut(u, ": ")
+			v.Reasons = append(v.Reasons, Reason{Class: ClassUnreadable, Severity: SevHigh, Paths: []string{p},
+				Detail: "could not read " + p + " whole (" + why + "), so what it defines was not judged"})
+			if v.Result == PASS {
+				v.Result = UNVERIFIABLE
 			}
 		}
 		if res.Weaker {

@@ -25,6 +25,9 @@ func TestStructure_GoTask(t *testing.T) {
 			"strutil/reverse_test.go": reverseTest}, gates.FAIL, gates.ClassOrphan},
 		{"copy", map[string]string{"strutil/reverse.go": reverseImpl + strings.Replace(strings.Replace(reverseImpl[len("package strutil\n"):], "Reverse", "Backwards", 2), "r := ", "rs := ", 1),
 			"strutil/reverse_test.go": reverseTest + "\nfunc TestBackwards(t *testing.T) { _ = Backwards(\"\") }\n"}, gates.FAIL, gates.ClassNearCopy},
+		// A changed file the parser cannot read whole is not judged.
+		{"unreadable", map[string]string{"strutil/reverse.go": reverseImpl, "strutil/reverse_test.go": reverseTest,
+			"strutil/broken.go": "package strutil\n\nfunc Broken(s string) string {\n\treturn s +\n"}, gates.UNVERIFIABLE, gates.ClassUnreadable},
 	}
 	// The plan gives S1-01/T1 the symbol strutil.Reverse: the parallel
 	// case runs as T1.
