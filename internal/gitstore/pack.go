@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -124,6 +125,14 @@ func (s *Store) flush() (keep string, err error) {
 	}
 	if err != nil {
 		return "", err
+	}
+	if keep != "" {
+		// This process reads its own writes back at once (the board
+		// re-reads what it published): map the new pack now rather
+		// than list objects/pack again on the first miss.
+		if db, derr := s.db(); derr == nil {
+			db.AddPack(strings.TrimSuffix(keep, ".keep"))
+		}
 	}
 	s.pend.objs, s.pend.at = nil, nil
 	return keep, nil

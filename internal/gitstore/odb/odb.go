@@ -37,6 +37,7 @@ const (
 var (
 	ofsDeltaCount atomic.Int64
 	refDeltaCount atomic.Int64
+	scanCount     atomic.Int64 // pack-directory scans
 )
 
 // store is one objects directory: the local one or an alternate.
@@ -62,6 +63,7 @@ type DB struct {
 	mu      sync.RWMutex
 	scanned bool
 	closed  bool
+	added   int // packs AddPack mapped since the last scan; guarded by scanMu
 }
 
 // Open prepares to read the objects directory objectsDir (usually
@@ -426,6 +428,55 @@ func (db *DB) ensureScanned() (fresh bool, err error) {
 	return true, db.scanLocked()
 }
 
+// maxAddedPacks bounds the packs AddPack maps between two scans: past it,
+// AddPack rescans instead, which also drops the packs a roll-up merged and
+// deleted (a long-lived writer would otherwise keep every pack it ever
+// wrote mapped, two mappings each).
+const maxAddedPacks = 64
+
+// AddPack maps the pack base+".pack" with its index base+".idx", both
+// already in place in the local objects directory, ahead of the others:
+// a writer that put it there reads its objects back without listing the
+// pack directory again. Before the first lookup it does nothing (the
+// first scan will find the pack); a pack already mapped is left alone.
+func (db *DB) AddPack(base string) error {
+	db.scanMu.Lock()
+	defer db.scanMu.Unlock()
+	db.mu.RLock()
+	scanned, closed := db.scanned, db.closed
+	s := db.stores[0]
+	have, n := false, len(s.packs)
+	for _, p := range s.packs {
+		if p.base == base {
+			have = true
+			break
+		}
+	}
+	db.mu.RUnlock()
+	if closed {
+		return errClosed
+	}
+	if !scanned || have {
+		return nil
+	}
+	if db.added >= maxAddedPacks || n >= 4*maxAddedPacks {
+		return db.scanLocked()
+	}
+	p, err := openPack(db.nextID.Add(1), base)
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		p.unmap()
+		return errClosed
+	}
+	s.packs = append([]*pack{p}, s.packs...)
+	db.added++
+	return nil
+}
+
 // rescan re-reads every pack directory (see scanLocked).
 func (db *DB) rescan() error {
 	db.scanMu.Lock()
@@ -441,6 +492,7 @@ func (db *DB) scanLocked() error {
 		packs []*pack
 		bad   []error
 	}
+	scanCount.Add(1)
 	results := make([]result, len(db.stores))
 	for i, s := range db.stores {
 		results[i].packs, results[i].bad = db.scanStore(s)
@@ -460,14 +512,19 @@ func (db *DB) scanLocked() error {
 	}
 	var dropped []*pack
 	for i, s := range db.stores {
+		now := make(map[*pack]bool, len(results[i].packs))
+		for _, p := range results[i].packs {
+			now[p] = true
+		}
 		for _, p := range s.packs {
-			if !containsPack(results[i].packs, p) {
+			if !now[p] {
 				dropped = append(dropped, p)
 			}
 		}
 		s.packs, s.bad = results[i].packs, results[i].bad
 	}
 	db.scanned = true
+	db.added = 0
 	// Holding mu exclusively means no reader is inside mapped memory.
 	for _, p := range dropped {
 		p.unmap()
@@ -477,15 +534,6 @@ func (db *DB) scanLocked() error {
 		db.cache.dropPack(p.id)
 	}
 	return nil
-}
-
-func containsPack(list []*pack, p *pack) bool {
-	for _, q := range list {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // scanStore computes the new pack list of s without publishing it. Packs

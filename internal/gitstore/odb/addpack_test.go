@@ -1,0 +1,96 @@
+package odb
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// newPack writes one blob into a pack of its own with git pack-objects and
+// returns the pack's base name and the blob.
+func newPack(t *testing.T, repo, content string) (string, plumbing.Hash) {
+	t.Helper()
+	h := strings.TrimSpace(runGit(t, repo, strings.NewReader(content), "hash-object", "-w", "--stdin"))
+	sum := strings.TrimSpace(runGit(t, repo, strings.NewReader(h+"\n"), "pack-objects", "-q", filepath.Join(objectsDir(repo), "pack", "pack")))
+	os.Remove(filepath.Join(objectsDir(repo), h[:2], h[2:])) // only in the pack now
+	return filepath.Join(objectsDir(repo), "pack", "pack-"+sum), plumbing.NewHash(h)
+}
+
+// TestAddPack: a writer that put a pack in place maps it without listing
+// the pack directory, reads its objects at once, and after maxAddedPacks
+// such packs scans again, which drops the packs deleted meanwhile.
+func TestAddPack(t *testing.T) {
+	repo := initRepo(t, t.TempDir())
+	deepHistory(t, repo, 5, "main")
+	runGit(t, repo, nil, "repack", "-adq")
+	db := openDB(t, objectsDir(repo))
+
+	early, earlyBlob := newPack(t, repo, "before the first lookup\n")
+	if err := db.AddPack(early); err != nil { // nothing scanned yet: a no-op
+		t.Fatal(err)
+	}
+	if mappedPacks(db) != 0 {
+		t.Fatal("AddPack before the first lookup mapped a pack")
+	}
+	if _, data, err := db.Read(earlyBlob); err != nil || string(data) != "before the first lookup\n" {
+		t.Fatalf("Read = %q, %v", data, err)
+	}
+	scans := scanCount.Load()
+	mapped := mappedPacks(db)
+
+	base, blob := newPack(t, repo, "one write\n")
+	if err := db.AddPack(base); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddPack(base); err != nil { // already mapped: left alone
+		t.Fatal(err)
+	}
+	if got := mappedPacks(db); got != mapped+1 {
+		t.Fatalf("mapped %d packs, want %d", got, mapped+1)
+	}
+	if _, data, err := db.Read(blob); err != nil || string(data) != "one write\n" {
+		t.Fatalf("Read = %q, %v", data, err)
+	}
+	if n := scanCount.Load() - scans; n != 0 {
+		t.Fatalf("%d scans of the pack directory after AddPack, want none", n)
+	}
+
+	// A pack deleted on disk stays mapped until a scan; the scan that
+	// AddPack runs past maxAddedPacks drops it.
+	os.Remove(base + ".pack")
+	os.Remove(base + ".idx")
+	for i := 1; i < maxAddedPacks; i++ {
+		b, _ := newPack(t, repo, fmt.Sprintf("write %d\n", i))
+		if err := db.AddPack(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := scanCount.Load() - scans; n != 0 {
+		t.Fatalf("%d scans after %d added packs, want none", n, maxAddedPacks)
+	}
+	last, lastBlob := newPack(t, repo, "one too many\n")
+	if err := db.AddPack(last); err != nil {
+		t.Fatal(err)
+	}
+	if n := scanCount.Load() - scans; n != 1 {
+		t.Fatalf("%d scans after %d added packs, want one", n, maxAddedPacks+1)
+	}
+	if got, want := mappedPacks(db), len(packFiles(t, objectsDir(repo))); got != want {
+		t.Fatalf("mapped %d packs after the scan, want the %d on disk", got, want)
+	}
+	if _, _, err := db.Read(lastBlob); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.Read(blob); err == nil {
+		t.Fatal("a deleted pack's object is still read after the scan")
+	}
+
+	db.Close()
+	if err := db.AddPack(last); err == nil {
+		t.Fatal("AddPack after Close succeeded")
+	}
+}
