@@ -96,7 +96,9 @@ func main() {
 	// 4. One MCP server, a long mixed run.
 	c, pid, stop := start(bin, repo)
 	rssStart := status(pid, "VmRSS")
-	var dApp, dCreate, dClaim, dComplete, dRead []time.Duration
+	var dApp, dCreate, dClaim, dComplete, dRead, dFloor []time.Duration
+	floor := &fileFloor{repo: repo}
+	defer floor.clean()
 	var open []struct {
 		id    string
 		token int64
@@ -106,6 +108,7 @@ func main() {
 		case 0:
 			_, d := c.tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": body, "scope": "bench"})
 			dApp = append(dApp, d)
+			dFloor = append(dFloor, floor.write())
 		case 1:
 			res, d := c.tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
 			dCreate = append(dCreate, d)
@@ -142,7 +145,8 @@ func main() {
 	for _, f := range []struct {
 		name string
 		ds   []time.Duration
-	}{{"record_append", dApp}, {"work_create", dCreate}, {"work_claim", dClaim}, {"work_complete", dComplete}, {"record_read first page", dRead}} {
+	}{{"record_append", dApp}, {"work_create", dCreate}, {"work_claim", dClaim}, {"work_complete", dComplete}, {"record_read first page", dRead},
+		{"floor: an append's 3 new files, no git", dFloor}} {
 		fmt.Printf("  %-42s %10v  p90 %v\n", f.name, benchutil.Median(f.ds).Round(time.Microsecond), p90(f.ds).Round(time.Microsecond))
 	}
 	fmt.Printf("  %-42s start %.1f MiB, end %.1f MiB, peak %.1f MiB\n", "server RSS", mib(rssStart), mib(rssEnd), mib(hwm))
@@ -356,4 +360,49 @@ func start(bin, repo string) (*client, int, func()) {
 	sc.Scan()
 	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	return c, cmd.Process.Pid, func() { in.Close(); cmd.Wait() }
+}
+
+// fileFloor is the part of a write no layout of git's objects avoids on
+// this file system: the three files an append creates (a pack and its
+// index under objects/pack, a lock file in .git), each
+// written and renamed into place, and, as the repository later deletes
+// the merged packs and the replaced ref, three deletions (here: the
+// previous round's files). Timed beside the MCP appends, it shows what
+// file creation costs at that moment: on ext4 without a journal the inode
+// allocator skips every inode deleted in the last minute, so the cost of
+// a create grows with the recent deletions.
+type fileFloor struct {
+	repo string
+	prev []string
+	n    int
+}
+
+func (f *fileFloor) write() time.Duration {
+	data := make([]byte, 1200)
+	t0 := time.Now()
+	var made []string
+	for _, dir := range []string{"objects/pack", "objects/pack", "."} {
+		d := filepath.Join(f.repo, ".git", dir)
+		tmp, err := os.CreateTemp(d, "floor_tmp_")
+		benchutil.Must(err)
+		_, err = tmp.Write(data)
+		benchutil.Must(err)
+		benchutil.Must(tmp.Close())
+		f.n++
+		name := filepath.Join(d, fmt.Sprintf("floor-%d", f.n))
+		benchutil.Must(os.Rename(tmp.Name(), name))
+		made = append(made, name)
+	}
+	for _, p := range f.prev {
+		benchutil.Must(os.Remove(p))
+	}
+	d := time.Since(t0)
+	f.prev = made
+	return d
+}
+
+func (f *fileFloor) clean() {
+	for _, p := range f.prev {
+		os.Remove(p)
+	}
 }

@@ -1,6 +1,7 @@
 package odb
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,5 +93,52 @@ func TestAddPack(t *testing.T) {
 	db.Close()
 	if err := db.AddPack(last); err == nil {
 		t.Fatal("AddPack after Close succeeded")
+	}
+}
+
+// TestPackDataMappedOnFirstRead: a scan maps every index but no .pack; a
+// read maps the one pack it reads from, and a .pack gone from under its
+// index is not found (the read's rescan drops an index without its pack,
+// as git does), never read from a stale mapping.
+func TestPackDataMappedOnFirstRead(t *testing.T) {
+	repo := initRepo(t, t.TempDir())
+	deepHistory(t, repo, 3, "main")
+	runGit(t, repo, nil, "repack", "-adq")
+	var blobs []plumbing.Hash
+	var bases []string
+	for i := 0; i < 3; i++ {
+		b, h := newPack(t, repo, fmt.Sprintf("pack %d\n", i))
+		bases, blobs = append(bases, b), append(blobs, h)
+	}
+	db := openDB(t, objectsDir(repo))
+	mappedData := func() int {
+		db.mu.RLock()
+		defer db.mu.RUnlock()
+		n := 0
+		for _, p := range db.stores[0].packs {
+			if p.data != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if _, data, err := db.Read(blobs[1]); err != nil || string(data) != "pack 1\n" {
+		t.Fatalf("Read = %q, %v", data, err)
+	}
+	if got := mappedPacks(db); got != 4 {
+		t.Fatalf("%d indexes mapped, want 4", got)
+	}
+	if got := mappedData(); got != 1 {
+		t.Fatalf("%d .pack files mapped after one read, want 1", got)
+	}
+	os.Remove(bases[2] + ".pack")
+	if _, _, err := db.Read(blobs[2]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Read of an object whose .pack is gone = %v, want ErrNotFound", err)
+	}
+	if got := mappedPacks(db); got != 3 {
+		t.Fatalf("%d indexes mapped after the rescan, want 3", got)
+	}
+	if db.Has(blobs[2]) {
+		t.Fatal("Has = true for an object whose .pack is gone")
 	}
 }

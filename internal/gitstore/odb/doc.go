@@ -13,7 +13,10 @@
 //     large-offset table; packs must have the "PACK" signature, version 2 or
 //     3, an object count equal to the index's and a trailing checksum equal to
 //     the one recorded in the index. Both files are mmap'd read-only (read
-//     into memory on platforms without mmap). Lookups use the fanout table and
+//     into memory on platforms without mmap): the index when the pack
+//     directory is scanned, the .pack (and its checks) only when an object
+//     in it is first read, so a call that reads a few objects of many packs
+//     opens only those packs. Lookups use the fanout table and
 //     a binary search directly on the mapped index; nothing per object is
 //     decoded or kept in memory.
 //   - Pack entries of type commit, tree, blob and tag, and OFS_DELTA and

@@ -49,7 +49,13 @@ type pack struct {
 	packPath string
 
 	idx  []byte // mapped .idx
-	data []byte // mapped .pack
+	data []byte // mapped .pack, once mapData has succeeded
+
+	// The .pack is mapped on first use (mapData), not at open: a lookup
+	// reads only indexes, and a CLI call that finds its objects in a few
+	// of many packs opens only those.
+	dataMu  sync.Mutex
+	dataErr error // why the .pack could not be mapped (kept: not retried)
 
 	fanout  [256]uint32 // copied out of the idx at open (validated)
 	n       int         // number of objects
@@ -60,9 +66,10 @@ type pack struct {
 	dataEnd int         // len(data) - trailer: entries live in [packHeader, dataEnd)
 }
 
-// openPack maps base+".idx" and base+".pack" and validates both headers.
-// Errors name the offending file; a missing file yields an error matching
-// os.ErrNotExist so that callers can treat it as a concurrent deletion.
+// openPack maps base+".idx" and validates it; the .pack is mapped and
+// checked against it on first use (mapData). Errors name the offending
+// file; a missing file yields an error matching os.ErrNotExist so that
+// callers can treat it as a concurrent deletion.
 func openPack(id uint64, base string) (*pack, error) {
 	p := &pack{id: id, base: base, idxPath: base + ".idx", packPath: base + ".pack"}
 	var err error
@@ -73,18 +80,36 @@ func openPack(id uint64, base string) (*pack, error) {
 		unmapFile(p.idx)
 		return nil, fmt.Errorf("odb: %s: %w", p.idxPath, err)
 	}
-	if p.data, err = mapFile(p.packPath); err != nil {
-		unmapFile(p.idx)
-		return nil, fmt.Errorf("odb: %w", err)
-	}
-	if err := p.checkPack(); err != nil {
-		p.unmap()
-		return nil, fmt.Errorf("odb: %s: %w", p.packPath, err)
-	}
 	return p, nil
 }
 
+// mapData maps the .pack and validates its header and checksum against
+// the index, once; a failure is kept and returned to every later caller
+// (the pack stays unreadable until a rescan drops or replaces it). The
+// caller holds DB.mu for reading, so unmap cannot run meanwhile.
+func (p *pack) mapData() error {
+	p.dataMu.Lock()
+	defer p.dataMu.Unlock()
+	if p.data != nil || p.dataErr != nil {
+		return p.dataErr
+	}
+	d, err := mapFile(p.packPath)
+	if err != nil {
+		p.dataErr = fmt.Errorf("odb: %w", err)
+		return p.dataErr
+	}
+	p.data = d
+	if err := p.checkPack(); err != nil {
+		unmapFile(d)
+		p.data = nil
+		p.dataErr = fmt.Errorf("odb: %s: %w", p.packPath, err)
+	}
+	return p.dataErr
+}
+
 func (p *pack) unmap() error {
+	p.dataMu.Lock()
+	defer p.dataMu.Unlock()
 	err1 := unmapFile(p.idx)
 	err2 := unmapFile(p.data)
 	p.idx, p.data = nil, nil
@@ -178,7 +203,7 @@ func (p *pack) find(h plumbing.Hash) (uint64, bool, error) {
 // contains reports whether the index lists h.
 func (p *pack) contains(h plumbing.Hash) bool {
 	_, ok, _ := p.find(h)
-	return ok
+	return ok && p.mapData() == nil // an object of an unreadable pack is not there
 }
 
 // offsetAt returns the pack offset of the i-th object in index order.
@@ -213,6 +238,9 @@ func (p *pack) corrupt(off uint64, err error) error {
 // header decodes the entry header at off with full bounds checking.
 func (p *pack) header(off uint64) (entryHdr, error) {
 	var h entryHdr
+	if err := p.mapData(); err != nil {
+		return h, err
+	}
 	if off < packHeader || off >= uint64(p.dataEnd) {
 		return h, p.corrupt(off, errors.New("offset outside pack data"))
 	}
