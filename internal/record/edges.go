@@ -6,127 +6,229 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
 )
 
 // Backlinks are derived, never stored in the record: the forward edges of
-// every record are gathered into a cache file under .git/ideate/, keyed by
-// the root tree it was built from. When the tree moves on, only the
-// subtrees that differ are visited (a tree diff that skips equal hashes),
-// so keeping the cache current costs O(new records), and a lost or corrupt
-// cache is rebuilt from the record itself.
+// every record are gathered into an index keyed by the root tree it was
+// built from. When the tree moves on, only the subtrees that differ are
+// visited (a tree diff that skips equal hashes), so keeping the index
+// current costs O(changed records).
+//
+// A Store keeps the index in memory, so a long-lived process (the MCP
+// server) brings it up to date by the diff alone. The file edgesFile under
+// .git/ideate/ carries it to the next process: it is written when this
+// process first brings it up to date, when it was rebuilt from nothing,
+// and otherwise at most once per edgeSaveEvery (creating a file is the
+// costly part of a read on some file systems). A lost, stale or corrupt
+// file is only slower: it is diffed forward or rebuilt from the record.
 const edgesFile = "record-edges.v1"
+
+// edgeSaveEvery bounds how often a long-lived Store rewrites edgesFile.
+const edgeSaveEvery = time.Second
 
 type edge struct{ target, rel, source string }
 
-type edgeCache struct {
-	root  gitstore.Hash
-	edges []edge
+// edgeIndex is the backlinks of one root tree: for each referenced id, its
+// referrers newest first (the order sortRefs gives). It is a multiset: an
+// edge carried by two files is there twice, as when each file's edges are
+// listed.
+type edgeIndex struct {
+	root gitstore.Hash
+	by   map[string][]Reference
+}
+
+func newEdgeIndex(root gitstore.Hash) *edgeIndex {
+	return &edgeIndex{root: root, by: map[string][]Reference{}}
+}
+
+// refLess is sortRefs' order.
+func refLess(a, b Reference) bool {
+	if a.ID != b.ID {
+		return a.ID > b.ID
+	}
+	return a.Rel < b.Rel
+}
+
+func (x *edgeIndex) add(e edge) {
+	refs := x.by[e.target]
+	ref := Reference{Rel: e.rel, ID: e.source}
+	i := sort.Search(len(refs), func(i int) bool { return !refLess(refs[i], ref) })
+	refs = append(refs, Reference{})
+	copy(refs[i+1:], refs[i:])
+	refs[i] = ref
+	x.by[e.target] = refs
+}
+
+// remove takes one instance of e out; it reports whether there was one.
+func (x *edgeIndex) remove(e edge) bool {
+	refs := x.by[e.target]
+	ref := Reference{Rel: e.rel, ID: e.source}
+	i := sort.Search(len(refs), func(i int) bool { return !refLess(refs[i], ref) })
+	if i == len(refs) || refs[i] != ref {
+		return false
+	}
+	if len(refs) == 1 {
+		delete(x.by, e.target)
+		return true
+	}
+	x.by[e.target] = append(refs[:i:i], refs[i+1:]...)
+	return true
+}
+
+// edgeState is a Store's in-memory backlinks. mu guards every field and
+// every use of idx (it is updated in place).
+type edgeState struct {
+	mu    sync.Mutex
+	idx   *edgeIndex    // nil until first needed
+	saved gitstore.Hash // the root this process last wrote to edgesFile
+	at    time.Time     // when it did
 }
 
 // Backlinks returns, for every record some record references, the
 // referring {rel, id} pairs, newest referrer first.
 func (sn *Snapshot) Backlinks() (map[string][]Reference, error) {
-	c, err := sn.edges()
-	if err != nil {
-		return nil, err
-	}
 	out := map[string][]Reference{}
-	for _, e := range c.edges {
-		out[e.target] = append(out[e.target], Reference{Rel: e.rel, ID: e.source})
-	}
-	for _, refs := range out {
-		sortRefs(refs)
-	}
-	return out, nil
+	err := sn.withEdges(func(x *edgeIndex) {
+		for t, refs := range x.by {
+			out[t] = append([]Reference(nil), refs...)
+		}
+	})
+	return out, err
+}
+
+// BacklinksOf is Backlinks for the given ids only (the rows of a page):
+// its cost follows len(ids), not the size of the record.
+func (sn *Snapshot) BacklinksOf(ids []string) (map[string][]Reference, error) {
+	out := make(map[string][]Reference, len(ids))
+	err := sn.withEdges(func(x *edgeIndex) {
+		for _, id := range ids {
+			if refs, ok := x.by[id]; ok {
+				out[id] = append([]Reference(nil), refs...)
+			}
+		}
+	})
+	return out, err
 }
 
 func (sn *Snapshot) edgesPath() string {
 	return filepath.Join(sn.s.git.Repo().StateDir(), edgesFile)
 }
 
-func (sn *Snapshot) edges() (*edgeCache, error) {
-	old := readEdgeCache(sn.edgesPath())
-	if old.root == sn.Root {
-		return old, nil
+// withEdges brings the Store's index to this snapshot's root and calls fn
+// with it, under the index's lock.
+func (sn *Snapshot) withEdges(fn func(*edgeIndex)) error {
+	st := &sn.s.edges
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	x := st.idx
+	st.idx = nil // until it is whole again
+	if x == nil {
+		x = readEdgeCache(sn.edgesPath())
 	}
-	next := &edgeCache{root: sn.Root, edges: old.edges}
-	err := sn.diffTrees(old.root, sn.Root, func(blob gitstore.Hash) error {
-		r, err := sn.load(blob)
-		if err != nil {
-			return nil // unparseable files carry no edges
+	rebuilt := false
+	if x.root != sn.Root {
+		if err := sn.moveEdges(x, sn.Root); err != nil {
+			// The indexed tree may be gone (a different clone's cache, a
+			// rewritten ref), or half applied: rebuild from nothing.
+			if x.root == gitstore.ZeroHash {
+				return err
+			}
+			x = newEdgeIndex(gitstore.ZeroHash)
+			if err := sn.moveEdges(x, sn.Root); err != nil {
+				return err
+			}
+			rebuilt = true
 		}
-		for _, ref := range r.References {
-			next.edges = append(next.edges, edge{target: ref.ID, rel: ref.Rel, source: r.ID})
+	}
+	st.idx = x
+	if x.root != st.saved && (rebuilt || st.at.IsZero() || time.Since(st.at) >= edgeSaveEvery) {
+		writeEdgeCache(sn.edgesPath(), x) // best effort: a read-only .git still reads
+		st.saved, st.at = x.root, time.Now()
+	}
+	fn(x)
+	return nil
+}
+
+// moveEdges changes x from the edges of its root to those of root: a
+// record file added brings its edges, one removed (an older snapshot than
+// the index, a rewritten ref) takes its edges away, one replaced does
+// both. On an error x is half moved and must be dropped.
+func (sn *Snapshot) moveEdges(x *edgeIndex, root gitstore.Hash) error {
+	err := sn.s.git.DiffTrees(x.root, root, func(path string, old, new gitstore.TreeEntry) error {
+		if !strings.HasSuffix(path, ".md") {
+			return nil
 		}
-		return nil
-	})
-	if err != nil {
-		// The cached tree may be gone (a different clone's cache, a
-		// rewritten ref): rebuild from nothing.
-		if old.root == gitstore.ZeroHash {
-			return nil, err
-		}
-		next = &edgeCache{root: sn.Root}
-		if err := sn.diffTrees(gitstore.ZeroHash, sn.Root, func(blob gitstore.Hash) error {
-			r, err := sn.load(blob)
-			if err == nil {
+		if old.Hash != gitstore.ZeroHash && !old.IsDir() {
+			r, err := sn.load(old.Hash)
+			switch {
+			case err == ErrUnparseable: // it carried no edges
+			case err != nil:
+				return err // its edges cannot be taken away: rebuild
+			default:
 				for _, ref := range r.References {
-					next.edges = append(next.edges, edge{target: ref.ID, rel: ref.Rel, source: r.ID})
+					if !x.remove(edge{target: ref.ID, rel: ref.Rel, source: r.ID}) {
+						return fmt.Errorf("edge index of %s lacks an edge of %s", x.root, path)
+					}
 				}
 			}
-			return nil
-		}); err != nil {
-			return nil, err
 		}
-	}
-	writeEdgeCache(sn.edgesPath(), next) // best effort: a read-only .git still reads
-	return next, nil
-}
-
-// diffTrees calls fn for each record file in newT that is not in oldT.
-// Records are immutable, so only added files matter.
-func (sn *Snapshot) diffTrees(oldT, newT gitstore.Hash, fn func(gitstore.Hash) error) error {
-	return sn.s.git.DiffTrees(oldT, newT, func(path string, old, new gitstore.TreeEntry) error {
-		if old.Hash == gitstore.ZeroHash && new.Hash != gitstore.ZeroHash && strings.HasSuffix(path, ".md") {
-			return fn(new.Hash)
+		if new.Hash != gitstore.ZeroHash && !new.IsDir() {
+			r, err := sn.load(new.Hash)
+			if err != nil {
+				return nil // unparseable files carry no edges
+			}
+			for _, ref := range r.References {
+				x.add(edge{target: ref.ID, rel: ref.Rel, source: r.ID})
+			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	x.root = root
+	return nil
 }
 
-func readEdgeCache(path string) *edgeCache {
+func readEdgeCache(path string) *edgeIndex {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return &edgeCache{}
+		return newEdgeIndex(gitstore.ZeroHash)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	if !sc.Scan() {
-		return &edgeCache{}
+		return newEdgeIndex(gitstore.ZeroHash)
 	}
 	var rootHex string
 	if _, err := fmt.Sscanf(sc.Text(), "ideate-record-edges 1 %s", &rootHex); err != nil {
-		return &edgeCache{}
+		return newEdgeIndex(gitstore.ZeroHash)
 	}
 	root, err := gitstore.ParseHash(rootHex)
 	if err != nil {
-		return &edgeCache{}
+		return newEdgeIndex(gitstore.ZeroHash)
 	}
-	c := &edgeCache{root: root}
+	x := newEdgeIndex(root)
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
 		if len(f) != 3 {
-			return &edgeCache{}
+			return newEdgeIndex(gitstore.ZeroHash)
 		}
-		c.edges = append(c.edges, edge{target: f[0], rel: unescapeTab(f[1]), source: f[2]})
+		x.by[f[0]] = append(x.by[f[0]], Reference{Rel: unescapeTab(f[1]), ID: f[2]})
 	}
 	if sc.Err() != nil {
-		return &edgeCache{}
+		return newEdgeIndex(gitstore.ZeroHash)
 	}
-	return c
+	for _, refs := range x.by {
+		sortRefs(refs)
+	}
+	return x
 }
 
 func escapeTab(s string) string {
@@ -137,11 +239,18 @@ func unescapeTab(s string) string {
 	return strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n").Replace(s)
 }
 
-func writeEdgeCache(path string, c *edgeCache) {
+func writeEdgeCache(path string, x *edgeIndex) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "ideate-record-edges 1 %s\n", c.root)
-	for _, e := range c.edges {
-		fmt.Fprintf(&b, "%s\t%s\t%s\n", e.target, escapeTab(e.rel), e.source)
+	fmt.Fprintf(&b, "ideate-record-edges 1 %s\n", x.root)
+	targets := make([]string, 0, len(x.by))
+	for t := range x.by {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		for _, ref := range x.by[t] {
+			fmt.Fprintf(&b, "%s\t%s\t%s\n", t, escapeTab(ref.Rel), ref.ID)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return

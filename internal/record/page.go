@@ -54,7 +54,11 @@ func (s *Store) ReadPage(req PageRequest) (*Page, error) {
 	if len(recs) == 0 {
 		return page, nil
 	}
-	back, err := sn.Backlinks()
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+	}
+	back, err := sn.BacklinksOf(ids)
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,11 @@ func (s *Store) PrimeAgent(agentType string, n, more, within int) (string, error
 // render frames recs (and, when there are any, the extra records under
 // their own heading) as a digest.
 func render(sn *Snapshot, recs, extra []*Record, scopeNote, extraHead string) (string, error) {
-	back, err := sn.Backlinks()
+	ids := make([]string, 0, len(recs)+len(extra))
+	for _, r := range append(append([]*Record(nil), recs...), extra...) {
+		ids = append(ids, r.ID)
+	}
+	back, err := sn.BacklinksOf(ids)
 	if err != nil {
 		return "", err
 	}

@@ -30,9 +30,14 @@ func writerMain(role string) int {
 	s := record.Open(g)
 	n, _ := strconv.Atoi(os.Getenv("RECORD_TEST_N"))
 	tag := os.Getenv("RECORD_TEST_TAG")
+	var refs []record.Reference
+	if id := os.Getenv("RECORD_TEST_REF"); id != "" { // every record references it
+		refs = []record.Reference{{Rel: "relates", ID: id}}
+	}
 	for i := 0; role == "loop" || i < n; i++ {
 		_, err := s.Append(context.Background(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("%s-%d", tag, i),
-			Scope: tag, Source: record.Source{CapturePoint: "test", SessionID: tag}, Content: strings.Repeat("body ", 40)})
+			Scope: tag, Source: record.Source{CapturePoint: "test", SessionID: tag}, Content: strings.Repeat("body ", 40),
+			References: refs})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "append:", err)
 			return 1

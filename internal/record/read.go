@@ -46,12 +46,27 @@ func (sn *Snapshot) Get(id string) (*Record, error) {
 	return sn.load(e.Hash)
 }
 
+// load reads and parses a record file, through the Store's cache of
+// parsed records.
 func (sn *Snapshot) load(blob gitstore.Hash) (*Record, error) {
+	if r, ok := sn.s.recs.get(blob); ok {
+		if r == nil {
+			return nil, ErrUnparseable
+		}
+		return r, nil
+	}
 	data, err := sn.s.git.ReadBlob(blob)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data)
+	r, err := Parse(data)
+	switch {
+	case err == nil:
+		sn.s.recs.put(blob, r)
+	case err == ErrUnparseable:
+		sn.s.recs.put(blob, nil)
+	}
+	return r, err
 }
 
 const depth = 6 // directory levels below the root, see Path

@@ -51,6 +51,9 @@ type Store struct {
 	// Resolve, when set, reports whether an id that is not a record names
 	// something else (a board item); it serves id-lint and references.
 	Resolve func(id string) (bool, error)
+
+	edges edgeState // backlinks of the newest root read (edges.go)
+	recs  recCache  // parsed records by blob (reccache.go)
 }
 
 // Open returns the record store of the repository git opened.
