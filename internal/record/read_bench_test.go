@@ -46,7 +46,7 @@ func BenchmarkReadPage10k(b *testing.B) {
 		}
 	}
 	b.Setenv("GIT_IDEATE_NO_MAINTENANCE", "") // as a user's server runs: roll-ups on
-	b.Cleanup(func() { // a background roll-up still writing into the directory
+	b.Cleanup(func() {                        // a background roll-up still writing into the directory
 		for i := 0; i < 300 && exists(filepath.Join(dir, ".git", "ideate", "maintenance.lock")); i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
