@@ -231,13 +231,15 @@ func readEdgeCache(path string) *edgeIndex {
 	return x
 }
 
-func escapeTab(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`).Replace(s)
-}
+// The edge file escapes a rel's backslash, tab and newline.
+var (
+	tabEscaper   = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`)
+	tabUnescaper = strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n")
+)
 
-func unescapeTab(s string) string {
-	return strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n").Replace(s)
-}
+func escapeTab(s string) string { return tabEscaper.Replace(s) }
+
+func unescapeTab(s string) string { return tabUnescaper.Replace(s) }
 
 func writeEdgeCache(path string, x *edgeIndex) {
 	var b bytes.Buffer
