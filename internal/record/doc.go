@@ -41,16 +41,19 @@
 // A read takes a Snapshot of the current tip and walks the trie from the
 // right, newest first; a page stops at its limit or at the payload budget
 // and hands back a cursor bound to its filter. Backlinks are derived, not
-// stored: a cache under .git/ideate/, keyed by root tree, is brought up to
-// date by a tree diff, so its cost follows the new records, and a lost or
-// corrupt cache is rebuilt from the record.
+// stored: an index keyed by root tree is brought up to date by a tree diff,
+// so its cost follows the new records. A Store keeps it in memory and
+// writes it to a file under .git/ideate/ for the next process (at most once
+// a second); a lost or corrupt file is rebuilt from the record. A Store also
+// keeps a bounded cache of parsed records by blob name.
 //
 // # Concurrency
 //
 // A Store may be used by several goroutines and several processes at once:
 // appends serialize on the ref's compare-and-swap and never lose a record,
 // two appends of one id leave exactly one (the second is DUPLICATE_ID),
-// and a Snapshot is consistent however the ref moves after it was taken.
+// and a Snapshot is consistent however the ref moves after it was taken
+// (its backlinks too: the shared index moves back as well as forward).
 // The Observer is called synchronously and must be cheap.
 //
 // # Errors

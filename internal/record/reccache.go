@@ -28,7 +28,7 @@ type cachedRecord struct {
 }
 
 const (
-	recCacheBytes = 1 << 20 // per generation
+	recCacheBytes = 512 << 10 // per generation
 	recCacheLarge = 64 << 10
 )
 
