@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -269,5 +270,46 @@ func TestRecordCache_CopiesAndOtherWriters(t *testing.T) {
 	if len(page.Rows) != 4 || page.Rows[0].Claim != "other-1" || page.Rows[1].Claim != "other-0" ||
 		page.Rows[0].Content == nil || *page.Rows[0].Content == "" || page.Rows[2].Claim != "B" {
 		t.Fatalf("page after another process appended: %+v", page.Rows)
+	}
+}
+
+// Goroutines reading snapshots of different roots through one Store while
+// it appends: each gets the backlinks of its own root (run with -race).
+func TestBacklinks_ConcurrentSnapshots(t *testing.T) {
+	s, dir := newStore(t)
+	ids := []string{refAppend(t, s, "seed")}
+	var snaps []*record.Snapshot
+	for i := 0; i < 12; i++ {
+		ids = append(ids, refAppend(t, s, "R"+strconv.Itoa(i), record.Reference{Rel: "relates", ID: ids[i/2]}))
+		snaps = append(snaps, mustSnapshot(t, s))
+	}
+	want := make([]map[string][]record.Reference, len(snaps))
+	for i, sn := range snaps {
+		want[i] = walkedBacklinks(t, dir, sn.Root)
+	}
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for k := 0; k < 30; k++ {
+				i := (k*7 + g*5) % len(snaps)
+				got, err := snaps[i].Backlinks()
+				if err == nil && !cmp.Equal(want[i], got) {
+					err = fmt.Errorf("snapshot %d: backlinks %v, want %v", i, got, want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for i := 0; i < 3; i++ { // the tip moves meanwhile
+		refAppend(t, s, "late", record.Reference{Rel: "relates", ID: ids[0]})
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
