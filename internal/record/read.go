@@ -3,7 +3,6 @@ package record
 import (
 	"sort"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
@@ -193,10 +192,12 @@ type Row struct {
 func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {
-		n += utf16.RuneLen(r)
-		if utf16.RuneLen(r) < 0 {
-			n++ // unreachable for valid UTF-8 text; count as one unit
+		// range yields U+FFFD for a byte that is not UTF-8, never a
+		// surrogate, so a rune is one unit or, above the BMP, two.
+		if r > 0xFFFF {
+			n++
 		}
+		n++
 	}
 	return n
 }
