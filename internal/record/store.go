@@ -120,6 +120,7 @@ func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, 
 	data := Marshal(rec)
 	dirs, file := Path(rec.ID)
 	var unresolved []Unresolved
+	var blob gitstore.Hash
 	commit, err := s.git.Transact(ctx, RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		root, err := s.git.RootTree(tip, format)
 		if err != nil {
@@ -129,8 +130,7 @@ func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, 
 			return gitstore.ZeroHash, "", err
 		}
 		unresolved = s.lint(root, rec)
-		blob, err := s.git.WriteBlob(data)
-		if err != nil {
+		if blob, err = s.git.WriteBlob(data); err != nil {
 			return gitstore.ZeroHash, "", err
 		}
 		newRoot, err := s.git.InsertWithRootFile(root, dirs, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: file, Hash: blob}, false, format.File, format.Blob())
@@ -144,6 +144,11 @@ func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	// The next page read shows this record: parse it now, as a read would,
+	// so that read neither inflates it nor opens the pack just written.
+	if r, err := Parse(data); err == nil {
+		s.recs.put(blob, r)
 	}
 	if s.Observer != nil {
 		s.Observer.Captured(rec.Source.CapturePoint, rec.Source.SessionID)
