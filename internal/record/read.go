@@ -191,7 +191,10 @@ type Row struct {
 // content_length.
 func UTF16Len(s string) int {
 	n := 0
-	for _, r := range s {
+	for n < len(s) && s[n] < 0x80 { // ASCII: one unit a byte
+		n++
+	}
+	for _, r := range s[n:] {
 		// range yields U+FFFD for a byte that is not UTF-8, never a
 		// surrogate, so a rune is one unit or, above the BMP, two.
 		if r > 0xFFFF {
