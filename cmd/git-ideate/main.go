@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -58,7 +59,7 @@ func versionString() string {
 	default:
 		c = "commit " + c
 	}
-	return fmt.Sprintf("git-ideate %s (%s; record format %d)", v, c, record.FormatVersion)
+	return "git-ideate " + v + " (" + c + "; record format " + strconv.Itoa(record.FormatVersion) + ")"
 }
 
 // CLI is the command tree.
@@ -94,6 +95,13 @@ type CLI struct {
 type hookPath interface{ alwaysZero() }
 
 func main() {
+	if versionOnly(os.Args[1:]) {
+		// Answered from the binary alone, so it sets up nothing: the signal
+		// handling below starts three threads (os/signal's loop and its
+		// locked thread), a third of this call's CPU (issue 19).
+		os.Stdout.WriteString(versionString() + "\n")
+		os.Exit(exitOK)
+	}
 	// A CLI call lives for milliseconds: collecting garbage costs more than
 	// it frees. The soft limit keeps a long export or the MCP server sane.
 	debug.SetGCPercent(-1)
