@@ -53,13 +53,32 @@ const (
 	CauseBudget     = "budget"
 )
 
-var decisionOf = map[string]string{FoundationPoisoning: DecideHalt, Isolated: DecideContinue, ScopeDefect: DecideHuman,
-	NoProgress: DecideStop, Budget: DecideStop}
+// decisionOf is the decision an escalation class takes. (This and the
+// sets below are switches, not package-level maps, which every process
+// would build at init: issue 19.)
+func decisionOf(class string) string {
+	switch class {
+	case FoundationPoisoning:
+		return DecideHalt
+	case Isolated:
+		return DecideContinue
+	case ScopeDefect:
+		return DecideHuman
+	case NoProgress, Budget:
+		return DecideStop
+	}
+	return ""
+}
 
-// scopeClasses are the reason classes that make a failure a scope or plan
-// defect rather than the worker's.
-var scopeClasses = map[string]bool{"out_of_scope": true, "planning_artifact": true, "no_plan_ready": true,
-	"plan_defect": true, "unknown_task": true, "no_scope": true}
+// scopeClass reports the reason classes that make a failure a scope or
+// plan defect rather than the worker's.
+func scopeClass(c string) bool {
+	switch c {
+	case "out_of_scope", "planning_artifact", "no_plan_ready", "plan_defect", "unknown_task", "no_scope":
+		return true
+	}
+	return false
+}
 
 // Escalation is one escalation as the execution log keeps it.
 type Escalation struct {
@@ -129,14 +148,14 @@ func (d Deps) Escalate(ctx context.Context, task, cause string, v *execlog.Entry
 		esc.Class = NoProgress
 	case cause == CauseBudget:
 		esc.Class = Budget
-	case hasAny(esc.Classes, scopeClasses):
+	case hasAny(esc.Classes, scopeClass):
 		esc.Class = ScopeDefect
 	case len(deps.pending) > 0:
 		esc.Class = FoundationPoisoning
 	default:
 		esc.Class = Isolated
 	}
-	esc.Decision = decisionOf[esc.Class]
+	esc.Decision = decisionOf(esc.Class)
 	esc.Dependents = deps.pending
 	if esc.Class == FoundationPoisoning {
 		for _, t := range deps.pending {
@@ -160,9 +179,9 @@ func (d Deps) Escalate(ctx context.Context, task, cause string, v *execlog.Entry
 	return esc, nil
 }
 
-func hasAny(list []string, set map[string]bool) bool {
+func hasAny(list []string, in func(string) bool) bool {
 	for _, x := range list {
-		if set[x] {
+		if in(x) {
 			return true
 		}
 	}

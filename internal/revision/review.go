@@ -10,18 +10,24 @@ import (
 	"github.com/ideate/git-ideate/internal/worktree"
 )
 
-// The review phases: a failed verdict of one of these is a finding on
-// work GREEN already passed, revised through the GREEN task it implicates.
-var reviewPhases = map[string]bool{"structure": true, "final": true}
+// reviewPhase reports the review phases: a failed verdict of one of these
+// is a finding on work GREEN already passed, revised through the GREEN
+// task it implicates.
+func reviewPhase(p string) bool { return p == "structure" || p == "final" }
 
-// fixableClasses are the failing reason classes of the structure and
+// fixableClass reports the failing reason classes of the structure and
 // final gates that a GREEN worker can fix in its own code: a new symbol
 // nothing reaches, a copy, a second implementation of a declared role, a
 // failing matrix command, a skipped test, an unticked box, uncommitted
 // work. Anything else (a matrix that cannot run, no plan-ready.md, a box
 // ticked by hand, a plan or scope defect) is not the worker's to fix.
-var fixableClasses = map[string]bool{"orphan": true, "near_copy": true, "duplicate_helper": true, "parallel_impl": true,
-	"matrix": true, "skip": true, "unticked": true, "uncommitted": true, "no_green": true}
+func fixableClass(c string) bool {
+	switch c {
+	case "orphan", "near_copy", "duplicate_helper", "parallel_impl", "matrix", "skip", "unticked", "uncommitted", "no_green":
+		return true
+	}
+	return false
+}
 
 // Review phase and event of a re-spawn on the execution log.
 const (
@@ -67,7 +73,7 @@ func (d Deps) review(ctx context.Context, ct *worktree.Contract, k, max int, v e
 	reasons := failingReasons(v)
 	fixable := v.Result == execlog.FAIL && len(reasons) > 0
 	for _, r := range reasons {
-		if !fixableClasses[r.Class] {
+		if !fixableClass(r.Class) {
 			fixable = false
 		}
 	}

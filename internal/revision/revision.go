@@ -120,7 +120,7 @@ func (d Deps) Open(ctx context.Context, task string) (*Attempt, error) {
 		if !failed {
 			return d.materialize(task, k, max, ct.Role, cur, false)
 		}
-		if reviewPhases[v.Phase] {
+		if reviewPhase(v.Phase) {
 			// A finding on work GREEN passed: re-spawn the GREEN task it
 			// implicates, or escalate when it is not isolated and fixable.
 			if a, done, err := d.review(ctx, ct, k, max, v); err != nil || done {
@@ -423,7 +423,7 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 		fb.Fix = append(fb.Fix, "make these tests reach their expected outcome: "+strings.Join(fb.Failing, ", "))
 	}
 	for _, c := range fb.Classes {
-		if s := fixFor[c]; s != "" {
+		if s := fixFor(c); s != "" {
 			fb.Fix = append(fb.Fix, s)
 		}
 	}
@@ -483,19 +483,33 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 	return fb, nil
 }
 
-// fixFor says what to do about a reason class.
-var fixFor = map[string]string{
-	"regression":       "a test that passed at the task's base fails now: find what your change broke and restore it",
-	"build_fail":       "the code does not build: fix the compile errors first",
-	"stub_implemented": "leave the stubs' panic bodies to GREEN; scaffold only",
-	"shim_left":        "remove the shims the tests no longer need",
-	"test_changed":     "put the frozen test files back as RED committed them; change the code, not the tests",
-	"suppression":      "remove the suppression (skip, nolint, weakened assertion); the tests must pass as written",
-	"uncommitted":      "commit your work: the gate judges the committed HEAD only",
-	"not_run":          "the declared tests did not run: check their names and build",
-	"unexpected_pass":  "a RED test passes already: it must fail by assertion until GREEN",
-	"not_test_file":    "RED writes test files and shims only",
-	"timeout":          "a test hangs or runs too long: find the loop or wait",
+// fixFor says what to do about a reason class ("" for none).
+func fixFor(class string) string {
+	switch class {
+	case "regression":
+		return "a test that passed at the task's base fails now: find what your change broke and restore it"
+	case "build_fail":
+		return "the code does not build: fix the compile errors first"
+	case "stub_implemented":
+		return "leave the stubs' panic bodies to GREEN; scaffold only"
+	case "shim_left":
+		return "remove the shims the tests no longer need"
+	case "test_changed":
+		return "put the frozen test files back as RED committed them; change the code, not the tests"
+	case "suppression":
+		return "remove the suppression (skip, nolint, weakened assertion); the tests must pass as written"
+	case "uncommitted":
+		return "commit your work: the gate judges the committed HEAD only"
+	case "not_run":
+		return "the declared tests did not run: check their names and build"
+	case "unexpected_pass":
+		return "a RED test passes already: it must fail by assertion until GREEN"
+	case "not_test_file":
+		return "RED writes test files and shims only"
+	case "timeout":
+		return "a test hangs or runs too long: find the loop or wait"
+	}
+	return ""
 }
 
 // CaptureOutput copies the worker's output.md from the task's worktree

@@ -114,7 +114,7 @@ func braceFallback(lang Lang, src []byte, toks []Token) []def {
 				return ""
 			}
 			isID := func(k int) bool {
-				return i+k < hi && (toks[i+k].ID || lang != Rust && keywords[lang][toks[i+k].Text] && toks[i+k].Text != "function")
+				return i+k < hi && (toks[i+k].ID || lang != Rust && keywords()[lang][toks[i+k].Text] && toks[i+k].Text != "function")
 			}
 			// stmtEnd is the end of a statement with no body of interest.
 			stmtEnd := func(from int) int {

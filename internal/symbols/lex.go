@@ -1,5 +1,7 @@
 package symbols
 
+import "sync"
+
 // lexGeneric splits Python, JavaScript, TypeScript or Rust source into
 // tokens: identifiers and keywords as written, literals as "L",
 // punctuation one character at a time (brackets are what the readers
@@ -136,7 +138,7 @@ func lexGeneric(lang Lang, src []byte) ([]Token, map[string]int) {
 					continue
 				}
 			}
-			kw := keywords[lang][w]
+			kw := keywords()[lang][w]
 			toks = append(toks, Token{Off: i, End: j, Text: w, ID: !kw})
 			if !kw {
 				refs[w]++
@@ -211,20 +213,24 @@ func set(ws ...string) map[string]bool {
 	return m
 }
 
-var keywords = map[Lang]map[string]bool{
-	Python: set("False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-		"def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-		"lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "self"),
-	JavaScript: jsKeywords,
-	TypeScript: jsKeywords,
-	Rust: set("as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
-		"false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
-		"return", "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
-		"while"),
-}
-
-var jsKeywords = set("async", "await", "break", "case", "catch", "class", "const", "continue", "debugger",
-	"default", "delete", "do", "else", "enum", "export", "extends", "false", "finally", "for", "function", "if",
-	"import", "in", "instanceof", "let", "new", "null", "return", "super", "switch", "this", "throw", "true",
-	"try", "typeof", "var", "void", "while", "with", "yield", "interface", "type", "implements", "private",
-	"protected", "public", "static", "readonly", "abstract", "declare", "undefined", "of", "get", "set")
+// keywords are each language's reserved words, built on first use: as
+// package-level maps they cost every git-ideate process 0.1 ms of init
+// (issue 19, GODEBUG=inittrace=1).
+var keywords = sync.OnceValue(func() map[Lang]map[string]bool {
+	jsKeywords := set("async", "await", "break", "case", "catch", "class", "const", "continue", "debugger",
+		"default", "delete", "do", "else", "enum", "export", "extends", "false", "finally", "for", "function", "if",
+		"import", "in", "instanceof", "let", "new", "null", "return", "super", "switch", "this", "throw", "true",
+		"try", "typeof", "var", "void", "while", "with", "yield", "interface", "type", "implements", "private",
+		"protected", "public", "static", "readonly", "abstract", "declare", "undefined", "of", "get", "set")
+	return map[Lang]map[string]bool{
+		Python: set("False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+			"def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+			"lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "self"),
+		JavaScript: jsKeywords,
+		TypeScript: jsKeywords,
+		Rust: set("as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+			"false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
+			"return", "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+			"while"),
+	}
+})
