@@ -5,8 +5,6 @@ import (
 	"io"
 	"sync"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 )
 
 // ValidID reports whether s is a canonical ULID: 26 characters of upper-case
@@ -33,13 +31,84 @@ func isCrockford(c byte) bool {
 	return false
 }
 
-// IDTime returns the instant encoded in a valid ULID.
+// IDTime returns the instant encoded in a valid ULID (either case), the
+// zero time for anything else.
 func IDTime(id string) time.Time {
-	u, err := ulid.ParseStrict(id)
-	if err != nil {
+	if len(id) != 26 || id[0] > '7' {
 		return time.Time{}
 	}
-	return ulid.Time(u.Time())
+	var ms uint64
+	for i := 0; i < len(id); i++ {
+		v := crockfordValue(id[i])
+		if v < 0 {
+			return time.Time{}
+		}
+		if i < 10 { // the first ten characters are the 48-bit timestamp
+			ms = ms<<5 | uint64(v)
+		}
+	}
+	return time.Unix(int64(ms/1000), int64(ms%1000)*int64(time.Millisecond))
+}
+
+// crockford is Crockford's base32 alphabet, as ULIDs are written.
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// crockfordValue is c's value in Crockford's base32 (either case), -1 when
+// c is not one of its digits.
+func crockfordValue(c byte) int {
+	if c >= 'a' && c <= 'z' {
+		c -= 'a' - 'A'
+	}
+	for i := 0; i < len(crockford); i++ {
+		if crockford[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// ulid is a ULID's 16 bytes: a big-endian 48-bit millisecond timestamp,
+// then 80 random bits. Written here rather than imported: the library's
+// package init seeded a math/rand source in every git-ideate process
+// (issue 19, GODEBUG=inittrace=1).
+type ulid [16]byte
+
+const maxULIDTime = 1<<48 - 1
+
+func (u ulid) time() uint64 {
+	var ms uint64
+	for _, b := range u[:6] {
+		ms = ms<<8 | uint64(b)
+	}
+	return ms
+}
+
+// setTime stores ms, false (and nothing changed) past the 48-bit range.
+func (u *ulid) setTime(ms uint64) bool {
+	if ms > maxULIDTime {
+		return false
+	}
+	for i := 5; i >= 0; i-- {
+		u[i] = byte(ms)
+		ms >>= 8
+	}
+	return true
+}
+
+// String is the canonical 26 characters: the 128 bits in 5-bit groups
+// from the top, the first group two bits short.
+func (u ulid) String() string {
+	var hi, lo uint64
+	for i := 0; i < 8; i++ {
+		hi, lo = hi<<8|uint64(u[i]), lo<<8|uint64(u[8+i])
+	}
+	var b [26]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(b[:])
 }
 
 // IDSource mints strictly increasing ULIDs: a new millisecond draws fresh
@@ -48,7 +117,7 @@ func IDTime(id string) time.Time {
 type IDSource struct {
 	mu      sync.Mutex
 	entropy io.Reader
-	last    ulid.ULID
+	last    ulid
 }
 
 // NewIDSource returns a generator with its own entropy.
@@ -58,10 +127,10 @@ func NewIDSource() *IDSource { return &IDSource{entropy: rand.Reader} }
 func (g *IDSource) New(t time.Time) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ms := ulid.Timestamp(t)
-	if ms > g.last.Time() || g.last == (ulid.ULID{}) {
-		var id ulid.ULID
-		if err := id.SetTime(ms); err == nil {
+	ms := uint64(t.Unix())*1000 + uint64(t.Nanosecond()/int(time.Millisecond))
+	if ms > g.last.time() || g.last == (ulid{}) {
+		var id ulid
+		if id.setTime(ms) {
 			if _, err := io.ReadFull(g.entropy, id[6:]); err == nil {
 				g.last = id
 				return id.String()
@@ -76,7 +145,7 @@ func (g *IDSource) New(t time.Time) string {
 			break
 		}
 		if i == 6 { // random part overflowed: move to the next millisecond
-			next.SetTime(g.last.Time() + 1)
+			next.setTime(g.last.time() + 1)
 		}
 	}
 	g.last = next
