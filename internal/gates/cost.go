@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/pathglob"
@@ -629,13 +630,17 @@ func rel(dir, p string) (string, bool) {
 
 // ---- go
 
-var goValueFlags = map[string]bool{"run": true, "bench": true, "count": true, "timeout": true, "tags": true,
-	"coverprofile": true, "o": true, "p": true, "parallel": true, "cpu": true, "benchtime": true, "covermode": true,
-	"coverpkg": true, "exec": true, "ldflags": true, "gcflags": true, "asmflags": true, "mod": true, "modfile": true,
-	"skip": true, "shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true, "list": true,
-	"outputdir": true, "blockprofile": true, "cpuprofile": true, "memprofile": true, "mutexprofile": true,
-	"trace": true, "vet": true, "pkgdir": true, "toolexec": true, "overlay": true, "pgo": true, "C": true,
-	"blockprofilerate": true, "memprofilerate": true, "mutexprofilefraction": true, "benchmem": false, "json": false}
+// goValueFlags are go test's flags that take a value. (This and the
+// gates' other word sets are slices, laid out by the linker, not
+// package-level maps, which every git-ideate process would build at
+// init: issue 19.)
+var goValueFlags = []string{
+	"run", "bench", "count", "timeout", "tags", "coverprofile", "o", "p", "parallel", "cpu", "benchtime",
+	"covermode", "coverpkg", "exec", "ldflags", "gcflags", "asmflags", "mod", "modfile", "skip", "shuffle",
+	"fuzz", "fuzztime", "fuzzminimizetime", "list", "outputdir", "blockprofile", "cpuprofile", "memprofile",
+	"mutexprofile", "trace", "vet", "pkgdir", "toolexec", "overlay", "pgo", "C", "blockprofilerate",
+	"memprofilerate", "mutexprofilefraction",
+}
 
 func (c *costCheck) goCmd(words []string, dir string, known bool) *Reason {
 	i := 1
@@ -668,7 +673,7 @@ func (c *costCheck) goCmd(words []string, dir string, known bool) *Reason {
 			if k := strings.IndexByte(name, '='); k >= 0 {
 				continue
 			}
-			if goValueFlags[name] {
+			if slices.Contains(goValueFlags, name) {
 				j++
 			}
 			continue
@@ -742,14 +747,16 @@ func relBack(dir string) string {
 
 // ---- cargo
 
-var cargoSubs = map[string]bool{"test": true, "build": true, "check": true, "clippy": true, "bench": true, "nextest": true, "b": true, "t": true, "c": true}
+var cargoSubs = []string{
+	"test", "build", "check", "clippy", "bench", "nextest", "b", "t", "c",
+}
 
 func (c *costCheck) cargo(words []string, dir string, known bool) *Reason {
 	i := 1
 	for i < len(words) && strings.HasPrefix(words[i], "+") || i < len(words) && strings.HasPrefix(words[i], "-") {
 		i++
 	}
-	if i >= len(words) || !cargoSubs[words[i]] {
+	if i >= len(words) || !slices.Contains(cargoSubs, words[i]) {
 		return nil
 	}
 	sub := words[i]
@@ -823,17 +830,18 @@ func (c *costCheck) crateOf(dir string) string {
 
 // ---- pytest
 
-var pytestValueFlags = map[string]bool{"-k": true, "-m": true, "-c": true, "-p": true, "-o": true, "-n": true, "-W": true,
-	"--rootdir": true, "--junitxml": true, "--junit-xml": true, "--maxfail": true, "--tb": true, "--basetemp": true,
-	"--durations": true, "--confcutdir": true, "--ignore": true, "--deselect": true, "--log-level": true, "--cov-report": true,
-	"--dist": true, "--numprocesses": true, "--timeout": true, "--override-ini": true, "--import-mode": true, "-r": true}
+var pytestValueFlags = []string{
+	"-k", "-m", "-c", "-p", "-o", "-n", "-W", "--rootdir", "--junitxml", "--junit-xml", "--maxfail", "--tb",
+	"--basetemp", "--durations", "--confcutdir", "--ignore", "--deselect", "--log-level", "--cov-report",
+	"--dist", "--numprocesses", "--timeout", "--override-ini", "--import-mode", "-r",
+}
 
 func (c *costCheck) pytest(words []string, dir string, known bool) *Reason {
 	var targets []string
 	for j := 1; j < len(words); j++ {
 		w := words[j]
 		if strings.HasPrefix(w, "-") {
-			if pytestValueFlags[w] {
+			if slices.Contains(pytestValueFlags, w) {
 				j++
 			}
 			continue
@@ -955,8 +963,10 @@ func (c *costCheck) js(prog string, words []string, dir string, known bool) *Rea
 
 // ---- make
 
-var makeAggregates = map[string]bool{"": true, "all": true, "test": true, "tests": true, "check": true, "ci": true,
-	"build": true, "e2e": true, "integration": true, "test-all": true, "coverage": true, "verify": true, "release": true}
+var makeAggregates = []string{
+	"", "all", "test", "tests", "check", "ci", "build", "e2e", "integration", "test-all", "coverage", "verify",
+	"release",
+}
 
 func (c *costCheck) make(words []string, dir string, known bool) *Reason {
 	var targets []string
@@ -992,7 +1002,7 @@ func (c *costCheck) make(words []string, dir string, known bool) *Reason {
 		targets = []string{""}
 	}
 	for _, t := range targets {
-		if makeAggregates[t] {
+		if slices.Contains(makeAggregates, t) {
 			name := "`make`"
 			if t != "" {
 				name = "`make " + t + "`"

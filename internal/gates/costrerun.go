@@ -2,6 +2,7 @@ package gates
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/shellwords"
@@ -141,7 +142,7 @@ func (c *costCheck) expensive(words []string) bool {
 			if strings.HasPrefix(w, "+") || strings.HasPrefix(w, "-") {
 				continue
 			}
-			return cargoSubs[w]
+			return slices.Contains(cargoSubs, w)
 		}
 	case "pytest", "py.test", "jest", "vitest", "mocha":
 		return true
@@ -174,7 +175,7 @@ func (c *costCheck) expensive(words []string) bool {
 			return true
 		}
 		for _, t := range targets {
-			if makeAggregates[t] {
+			if slices.Contains(makeAggregates, t) {
 				return true
 			}
 		}

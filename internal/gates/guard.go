@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/pathglob"
@@ -444,13 +445,27 @@ func stripHeredocs(line string) (string, string) {
 }
 
 // writers are the programs that write the files they are given.
-var writers = map[string]bool{"rm": true, "unlink": true, "shred": true, "rmdir": true, "touch": true, "truncate": true,
-	"chmod": true, "chown": true, "chgrp": true, "mv": true, "cp": true, "ln": true, "install": true, "tee": true,
-	"sed": true, "gsed": true, "dd": true, "mkdir": true, "git": true, "perl": true}
+var writers = []string{
+	"rm", "unlink", "shred", "rmdir", "touch", "truncate", "chmod", "chown", "chgrp", "mv", "cp", "ln",
+	"install", "tee", "sed", "gsed", "dd", "mkdir", "git", "perl",
+}
 
-var interpreters = map[string]string{
-	"python": "-c", "python2": "-c", "python3": "-c", "node": "-e", "nodejs": "-e", "deno": "eval", "bun": "-e",
-	"ruby": "-e", "perl": "-e", "php": "-r", "lua": "-e", "Rscript": "-e", "osascript": "-e", "awk": "", "gawk": "", "jq": "",
+// interpreters are the programs that run code given on their command
+// line, with the flag that takes it ("" when the first operand is the code).
+func interpreters(prog string) (flag string, ok bool) {
+	switch prog {
+	case "python", "python2", "python3":
+		return "-c", true
+	case "node", "nodejs", "bun", "ruby", "perl", "lua", "Rscript", "osascript":
+		return "-e", true
+	case "deno":
+		return "eval", true
+	case "php":
+		return "-r", true
+	case "awk", "gawk", "jq":
+		return "", true
+	}
+	return "", false
 }
 
 // commandWrites reads one simple command.
@@ -599,7 +614,7 @@ func commandWrites(words []string, depth int) (writes []Write, unknown string) {
 		// The command it runs, with arguments from its input.
 		rest := files(ops)
 		if len(rest) > 0 {
-			if w, u := commandWrites(rest, depth+1); len(w) > 0 || u != "" || writers[path.Base(rest[0])] {
+			if w, u := commandWrites(rest, depth+1); len(w) > 0 || u != "" || slices.Contains(writers, path.Base(rest[0])) {
 				return nil, prog + " runs a writing command on arguments the guard cannot see"
 			}
 		}
@@ -609,13 +624,13 @@ func commandWrites(words []string, depth int) (writes []Write, unknown string) {
 			case "-delete", "-fprint", "-fprintf", "-fls":
 				return nil, "find " + a + " writes files the guard cannot list"
 			case "-exec", "-execdir", "-ok", "-okdir":
-				if w, u := commandWrites(ops[i+1:], depth+1); len(w) > 0 || u != "" || i+1 < len(ops) && writers[path.Base(ops[i+1])] {
+				if w, u := commandWrites(ops[i+1:], depth+1); len(w) > 0 || u != "" || i+1 < len(ops) && slices.Contains(writers, path.Base(ops[i+1])) {
 					return nil, "find " + a + " runs a writing command on files the guard cannot list"
 				}
 			}
 		}
 	default:
-		if flag, ok := interpreters[prog]; ok || strings.HasPrefix(prog, "python") {
+		if flag, ok := interpreters(prog); ok || strings.HasPrefix(prog, "python") {
 			if prog == "awk" || prog == "gawk" {
 				for _, a := range ops {
 					if a == "-i" || strings.HasPrefix(a, "inplace") {

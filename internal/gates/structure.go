@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,10 +79,11 @@ func (f Finding) Reason() Reason {
 
 // implicitNames are Go methods the language or the standard library calls
 // by interface without naming them at a call site.
-var implicitGo = map[string]bool{"String": true, "Error": true, "Format": true, "GoString": true, "Unwrap": true,
-	"Is": true, "As": true, "MarshalJSON": true, "UnmarshalJSON": true, "MarshalText": true, "UnmarshalText": true,
-	"MarshalBinary": true, "UnmarshalBinary": true, "Len": true, "Less": true, "Swap": true, "Read": true,
-	"Write": true, "Close": true, "ServeHTTP": true, "Scan": true, "Value": true}
+var implicitGo = []string{
+	"String", "Error", "Format", "GoString", "Unwrap", "Is", "As", "MarshalJSON", "UnmarshalJSON",
+	"MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary", "Len", "Less", "Swap", "Read", "Write",
+	"Close", "ServeHTTP", "Scan", "Value",
+}
 
 // exempt reports whether a symbol is reached by convention rather than by
 // name: entry points, tests, dunder methods, framework registrations.
@@ -91,7 +93,7 @@ func exempt(s symbols.Symbol) bool {
 	}
 	switch s.Lang {
 	case symbols.Go:
-		return s.Name == "main" || s.Name == "init" || s.Kind == symbols.Method && implicitGo[s.Name]
+		return s.Name == "main" || s.Name == "init" || s.Kind == symbols.Method && slices.Contains(implicitGo, s.Name)
 	case symbols.Python:
 		return strings.HasPrefix(s.Name, "__") && strings.HasSuffix(s.Name, "__")
 	case symbols.Rust:
