@@ -17,11 +17,12 @@ import (
 // switch, not a package-level map. The runtime's own init trace counts
 // each package's init allocations; bytes are exact where times are not.
 //
-// The budget is what the module's inits allocated after symbols' keyword
-// maps (10.6 KB) and revision's maps went lazy, plus room for a few small
-// values; a new table of a few hundred entries does not fit.
+// The budget is what the module's inits allocated (11.2 KB) after symbols'
+// keyword maps (10.6 KB), gates' word sets (7.8 KB) and revision's maps
+// went lazy or static, plus room for a few small values; a new table of a
+// few hundred entries does not fit.
 const (
-	moduleInitBudget     = 24 << 10 // bytes, all of the module's packages
+	moduleInitBudget     = 16 << 10 // bytes, all of the module's packages
 	modulePackageInitMax = 8 << 10  // bytes, any one package
 )
 
