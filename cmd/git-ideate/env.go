@@ -50,6 +50,11 @@ type Env struct {
 	tel     *telemetry.Recorder
 	cfg     *config.Config // .ideate.json too, read on first use
 	session string         // set by the MCP server and hooks: the host's session
+
+	// exiting: the process ends when the command returns (main), so Close
+	// leaves the packs mapped; the kernel drops the mappings at exit, and
+	// unmapping each index and pack first only costs the call time.
+	exiting bool
 }
 
 // nowFunc is the clock of every store the commands open; tests replace it.
@@ -340,7 +345,7 @@ func (e *Env) Telemetry() *telemetry.Recorder {
 
 // Close releases what the commands opened.
 func (e *Env) Close() {
-	if e.git != nil {
+	if e.git != nil && !e.exiting {
 		e.git.Close()
 	}
 }

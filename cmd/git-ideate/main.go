@@ -107,7 +107,7 @@ func main() {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(128 << 20)
 	ctx, stop := signalContext()
-	code := run(ctx, os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	code := run(ctx, os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, exiting: true})
 	stop()
 	os.Exit(code)
 }
