@@ -68,6 +68,16 @@ func gitCLIWriter(dir, ref string, n int) (int, error) {
 				args = append(args, "-p", tip)
 			}
 			c, err := gt.GitErr(dir, args...)
+			if err != nil && strings.Contains(c, "unable to create temporary file") && attempt < 50 {
+				// git against git: commit-tree writes a loose object into
+				// objects/<xx>/, making the directory once when it is
+				// missing, while the git gc of the loop below runs
+				// prune-packed, which removes every objects/<xx>/ it
+				// leaves empty. When that happens between the mkdir and
+				// the create, commit-tree fails with ENOENT (seen in CI);
+				// our writers are not in that race.
+				continue
+			}
 			if err != nil {
 				return landed, fmt.Errorf("commit-tree: %v %s", err, c)
 			}
