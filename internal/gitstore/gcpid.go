@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // A running `git gc` deletes, at its end, every pack index it finds
@@ -62,7 +64,7 @@ func gcRunning(commonDir string) bool {
 	if err != nil || pid <= 0 {
 		return true // half-written: gc writes it whole before it starts work
 	}
-	if me, err := os.Hostname(); err == nil && host == me && processGone(pid) {
+	if me, err := os.Hostname(); err == nil && host == me && osproc.Gone(pid) {
 		return false
 	}
 	return true

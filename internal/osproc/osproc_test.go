@@ -114,3 +114,18 @@ func TestInode(t *testing.T) {
 		t.Fatalf("p %v, p2 %v, q %v", id("p"), id("p2"), id("q"))
 	}
 }
+
+// Gone: this process exists; a child that has exited and been reaped
+// does not.
+func TestGone(t *testing.T) {
+	if osproc.Gone(os.Getpid()) {
+		t.Fatal("Gone(this process) = true")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !osproc.Gone(cmd.Process.Pid) {
+		t.Fatalf("Gone(%d), an exited and reaped child, = false", cmd.Process.Pid)
+	}
+}

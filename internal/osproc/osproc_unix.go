@@ -34,6 +34,9 @@ func KillGroup(p *os.Process) error {
 	return err
 }
 
+// Gone reports whether no process pid exists on this host.
+func Gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
 // Detach makes cmd run in a session of its own: no terminal signal reaches
 // it, and it outlives its caller.
 func Detach(cmd *exec.Cmd) {

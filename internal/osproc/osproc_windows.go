@@ -45,6 +45,9 @@ func KillGroup(p *os.Process) error {
 	return p.Kill()
 }
 
+// Gone cannot tell here: it reports false (the process may exist).
+func Gone(int) bool { return false }
+
 // Detach makes cmd run detached from the caller's console, in a process
 // group of its own.
 func Detach(cmd *exec.Cmd) {
