@@ -3,6 +3,7 @@ package record
 import (
 	"crypto/rand"
 	"io"
+	"strings"
 	"sync"
 	"time"
 )
@@ -59,12 +60,10 @@ func crockfordValue(c byte) int {
 	if c >= 'a' && c <= 'z' {
 		c -= 'a' - 'A'
 	}
-	for i := 0; i < len(crockford); i++ {
-		if crockford[i] == c {
-			return i
-		}
+	if !isCrockford(c) {
+		return -1
 	}
-	return -1
+	return strings.IndexByte(crockford, c)
 }
 
 // ulid is a ULID's 16 bytes: a big-endian 48-bit millisecond timestamp,

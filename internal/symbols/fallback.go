@@ -59,6 +59,7 @@ func match(toks []Token, i int) int {
 
 // braceFallback reads JavaScript, TypeScript and Rust.
 func braceFallback(lang Lang, src []byte, toks []Token) []def {
+	reserved := keywords()[lang]
 	var out []def
 	var walk func(lo, hi int, recv string, inClass bool)
 	walk = func(lo, hi int, recv string, inClass bool) {
@@ -114,7 +115,7 @@ func braceFallback(lang Lang, src []byte, toks []Token) []def {
 				return ""
 			}
 			isID := func(k int) bool {
-				return i+k < hi && (toks[i+k].ID || lang != Rust && keywords()[lang][toks[i+k].Text] && toks[i+k].Text != "function")
+				return i+k < hi && (toks[i+k].ID || lang != Rust && reserved[toks[i+k].Text] && toks[i+k].Text != "function")
 			}
 			// stmtEnd is the end of a statement with no body of interest.
 			stmtEnd := func(from int) int {

@@ -12,6 +12,7 @@ import "sync"
 func lexGeneric(lang Lang, src []byte) ([]Token, map[string]int) {
 	toks := make([]Token, 0, len(src)/4)
 	refs := map[string]int{}
+	reserved := keywords()[lang]
 	wordsIn := lang == Python || lang == JavaScript || lang == TypeScript
 	n := len(src)
 	countWords := func(b []byte) {
@@ -138,7 +139,7 @@ func lexGeneric(lang Lang, src []byte) ([]Token, map[string]int) {
 					continue
 				}
 			}
-			kw := keywords()[lang][w]
+			kw := reserved[w]
 			toks = append(toks, Token{Off: i, End: j, Text: w, ID: !kw})
 			if !kw {
 				refs[w]++
