@@ -17,6 +17,12 @@ import (
 // mcpMemoryLimit is the MCP server's soft memory limit (runtime/debug).
 const mcpMemoryLimit = 24 << 20
 
+// mcpSpares is how many files the server's store makes ahead of its
+// writes: a work_complete takes six (two packs with their indexes, two
+// ref locks), so this covers a short burst of calls; the rest are made
+// between calls (gitstore.Options.Spares).
+const mcpSpares = 16
+
 // McpCmd serves the MCP tools on stdio.
 type McpCmd struct{}
 
@@ -32,6 +38,7 @@ func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	debug.SetMemoryLimit(mcpMemoryLimit)
 	session := mcpSession(os.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now())
 	env.session = session
+	env.spares = mcpSpares
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
 		return env.Backend(session)
 	})

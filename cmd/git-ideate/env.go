@@ -55,6 +55,9 @@ type Env struct {
 	// leaves the packs mapped; the kernel drops the mappings at exit, and
 	// unmapping each index and pack first only costs the call time.
 	exiting bool
+	// spares: the store keeps this many files made ahead of its writes
+	// (gitstore.Options.Spares); the MCP server sets it, a CLI call not.
+	spares int
 }
 
 // nowFunc is the clock of every store the commands open; tests replace it.
@@ -78,6 +81,7 @@ func (e *Env) Git() (*gitstore.Store, error) {
 	}
 	opt := clone.StoreOptions()
 	opt.Config = gc
+	opt.Spares = e.spares
 	e.git, e.clone = gitstore.OpenRepo(r, opt), clone
 	return e.git, nil
 }
@@ -347,6 +351,8 @@ func (e *Env) Telemetry() *telemetry.Recorder {
 func (e *Env) Close() {
 	if e.git != nil && !e.exiting {
 		e.git.Close()
+	} else if e.git != nil {
+		e.git.DropSpares()
 	}
 }
 

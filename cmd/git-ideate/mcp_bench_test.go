@@ -20,13 +20,22 @@ import (
 // iteration, so that a profile shows where a call's time goes (issue 19):
 //
 //	go test ./cmd/git-ideate -run '^$' -bench MCPTools -cpuprofile cpu.out
+//
+// It runs once without spare files and once with the server's
+// (mcpSpares), each in a repository of its own.
 func BenchmarkMCPTools(b *testing.B) {
+	for _, n := range []int{0, mcpSpares} {
+		b.Run(fmt.Sprintf("spares=%d", n), func(b *testing.B) { benchMCPTools(b, n) })
+	}
+}
+
+func benchMCPTools(b *testing.B, spares int) {
 	dir := gt.NewRepo(b)
 	b.Setenv("GIT_IDEATE_NO_MAINTENANCE", "") // as a user's server runs: roll-ups on
-	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, spares: spares}
 	b.Cleanup(env.Close)
-	b.Cleanup(func() { // a background roll-up still writing into the directory
-		for i := 0; i < 300 && lockHeld(filepath.Join(dir, ".git", "ideate", "maintenance.lock")); i++ {
+	b.Cleanup(func() { // a background roll-up or pack-refs still writing into the directory
+		for i := 0; i < 300 && (lockHeld(filepath.Join(dir, ".git", "ideate", "maintenance.lock")) || lockHeld(filepath.Join(dir, ".git", "packed-refs.lock"))); i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})

@@ -74,7 +74,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
 	lockPath := path + ".lock"
-	f, err := acquireLock(ctx, lockPath, pol)
+	f, err := acquireLock(ctx, lockPath, pol, s.spares())
 	if err != nil {
 		return err
 	}
@@ -120,8 +120,12 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 
 // acquireLock creates lockPath exclusively and flocks it, waiting for (and
 // breaking stale) locks per pol. It gives up with ctx.Err() when ctx is
-// done while it waits.
-func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File, error) {
+// done while it waits. With a spare ready (sp may be nil) it renames the
+// spare to lockPath instead of creating a file.
+func acquireLock(ctx context.Context, lockPath string, pol LockPolicy, sp *spares) (*os.File, error) {
+	if f := lockWithSpare(lockPath, sp); f != nil {
+		return f, nil
+	}
 	deadline := time.Now().Add(pol.Timeout)
 	wait := 50 * time.Microsecond
 	for {
@@ -168,6 +172,37 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File
 
 // breakStaleLock removes lockPath when it is unheld and older than
 // staleAfter, and reports whether it did.
+// lockWithSpare takes lockPath by renaming a spare to it without replacing
+// anything: the exclusion git's O_EXCL create gives, without a new inode.
+// The spare is flocked first, so the lock is held from the moment it
+// appears (its mtime is the spare's, older than StaleAfter, and only the
+// flock keeps breakStaleLock away). It returns nil, and the spare goes
+// back, when lockPath exists or its directory cannot be made; the caller
+// then waits and creates as before.
+func lockWithSpare(lockPath string, sp *spares) *os.File {
+	f := sp.take()
+	if f == nil {
+		return nil
+	}
+	if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {
+		sp.giveBack(f)
+		return nil
+	}
+	err := renameNoReplace(f.Name(), lockPath)
+	if errors.Is(err, os.ErrNotExist) && mkdirAll(filepath.Dir(lockPath)) == nil {
+		err = renameNoReplace(f.Name(), lockPath)
+	}
+	if err == nil {
+		return f
+	}
+	osproc.Unlock(f)
+	sp.giveBack(f)
+	if unusable(err) {
+		sp.turnOff()
+	}
+	return nil
+}
+
 func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 	fi, err := os.Stat(lockPath)
 	if err != nil {

@@ -316,6 +316,9 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 // writeTemp writes data to a new read-only temporary file in dir (made
 // when missing) and returns its name.
 func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
+	if f := s.spares().take(); f != nil {
+		return s.fillTemp(f, data)
+	}
 	f, err := os.CreateTemp(dir, prefix)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = mkdirAll(dir); err == nil {
@@ -325,15 +328,21 @@ func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
 	if err != nil {
 		return "", apperr.Wrap(apperr.Write, err, "cannot create a pack file in %s", dir)
 	}
+	return s.fillTemp(f, data)
+}
+
+// fillTemp writes data to f, a new temporary file or a spare, makes it
+// read-only and closes it; it removes f when any of that fails.
+func (s *Store) fillTemp(f *os.File, data []byte) (string, error) {
 	_, werr := f.Write(data)
 	if werr == nil && s.lockPolicy.Fsync {
 		werr = f.Sync()
 	}
+	if werr == nil {
+		werr = f.Chmod(0o444)
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o444)
 	}
 	if werr != nil {
 		os.Remove(f.Name())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,11 +23,14 @@ func TestMain(m *testing.M) { proctest.Main(m, helperMain) }
 func helperMain(role string) int {
 	dir := os.Getenv("GITSTORE_TEST_DIR")
 	n, _ := strconv.Atoi(os.Getenv("GITSTORE_TEST_N"))
-	s, err := gitstore.Open(dir)
+	r, err := gitstore.Discover(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	opt := gitstore.DefaultOptions()
+	opt.Spares, _ = strconv.Atoi(os.Getenv("GITSTORE_TEST_SPARES"))
+	s := gitstore.OpenRepo(r, opt)
 	defer s.Close()
 	switch role {
 	case "counter":
@@ -100,7 +104,9 @@ func gitCLIWriter(dir, ref string, n int) (int, error) {
 
 // Eight worker processes and the git CLI append to one ref while another
 // loop runs `git pack-refs --all` and `git gc --auto`: no update is lost,
-// the ref is never broken, fsck stays clean.
+// the ref is never broken, fsck stays clean. Half the workers write as the
+// MCP server does, through spare files (their locks are renamed into
+// place, not created), so both ways of taking a lock race git's.
 func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process race")
@@ -132,7 +138,8 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	}()
 	var ps []*proctest.Proc
 	for i := 0; i < workers; i++ {
-		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each)))
+		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each),
+			"GITSTORE_TEST_SPARES="+strconv.Itoa(i%2*4)))
 	}
 	cliLanded, cliErr := gitCLIWriter(dir, ref, cliN)
 	for _, p := range ps {
@@ -157,4 +164,7 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 		t.Fatalf("refs after race: %q", out)
 	}
 	gt.Fsck(t, dir)
+	if left, _ := os.ReadDir(filepath.Join(dir, ".git", "ideate", "spare")); len(left) != 0 {
+		t.Fatalf("spare files left after the workers closed their stores: %d", len(left))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,12 @@ type Store struct {
 
 	maint maintenance
 	cache objCache
-	pend  pending
+
+	spareWant int
+	spareOnce sync.Once
+	spareSet  *spares
+
+	pend pending
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -55,6 +61,10 @@ type Options struct {
 	// Config is the repository's git configuration, when the caller has
 	// already read it (LoadConfig); nil reads it.
 	Config *Config
+	// Spares is how many empty files a long-lived Store (the MCP server)
+	// keeps made ahead of its writes (see spares); 0, for a short CLI
+	// call, makes each file when it is needed.
+	Spares int
 }
 
 // DefaultOptions are the settings of a Store opened without a
@@ -88,6 +98,7 @@ func OpenRepo(r *Repo, opt Options) *Store {
 		cfg:        cfg,
 		refs:       &refReader{dir: r.CommonDir},
 		lockPolicy: opt.Lock,
+		spareWant:  opt.Spares,
 		Now:        time.Now,
 	}
 	s.maint = maintenance{
@@ -108,12 +119,32 @@ func (s *Store) Config() *Config { return s.cfg }
 // a shorter wait).
 func (s *Store) SetLockPolicy(p LockPolicy) { s.lockPolicy = p }
 
-// Close releases mapped pack files.
+// Close releases mapped pack files and removes the spares not used.
 func (s *Store) Close() error {
+	s.DropSpares()
 	if s.odb != nil {
 		return s.odb.Close()
 	}
 	return nil
+}
+
+// DropSpares removes the spare files not used (see Options.Spares); the
+// Store's later writes create their files. Close does it too; a process
+// about to exit calls this alone.
+func (s *Store) DropSpares() {
+	s.spareOnce.Do(func() {}) // none start after this
+	s.spareSet.close()
+}
+
+// spares returns the Store's spare files, starting them on the first
+// write (nil when opt.Spares was 0 or they cannot be used here).
+func (s *Store) spares() *spares {
+	s.spareOnce.Do(func() {
+		if s.spareWant > 0 {
+			s.spareSet = startSpares(s.repo.CommonDir, filepath.Join(s.repo.StateDir(), "spare"), s.spareWant)
+		}
+	})
+	return s.spareSet
 }
 
 func (s *Store) db() (*odb.DB, error) {

@@ -169,7 +169,7 @@ func (s *Store) holdGuards(ctx context.Context, ref string, guards []Guard) (fun
 			return nil, apperr.New(apperr.Schema, "%q is not a valid ref name", g.Ref)
 		}
 		path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(g.Ref)) + ".lock"
-		f, err := acquireLock(ctx, path, pol)
+		f, err := acquireLock(ctx, path, pol, s.spares())
 		if err != nil {
 			release()
 			return nil, err

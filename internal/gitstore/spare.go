@@ -1,0 +1,239 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/ideate/git-ideate/internal/osproc"
+)
+
+// spares keeps a few empty files, made ahead of need, for a long-lived
+// Store's writes: a write's pack, its index and its ref lock each take one
+// and rename it into place, so that making a new inode — the dearest part
+// of a small write on a busy ext4 (see docs/ARCHITECTURE.md, "The file
+// system is the floor of a write") — happens between calls, not inside
+// one. The files are ordinary: once renamed, a pack or a lock is what
+// os.CreateTemp would have made, and git sees nothing else.
+//
+// The spares live in <common dir>/ideate/spare, named <pid>-<n>, one
+// process's each; they are opened O_RDWR and kept open. A Store made with
+// Options.Spares == 0 (every CLI call) has none and creates its files as
+// before. When a spare cannot be renamed into the objects or the refs (the
+// directory is on another file system, or renaming without replacing is
+// not available), there are no spares and every write creates its files
+// as before.
+type spares struct {
+	dir  string
+	want int
+
+	mu     sync.Mutex
+	free   []*os.File
+	n      int
+	off    bool
+	closed bool
+	kick   chan struct{}
+	done   chan struct{}
+	wg     sync.WaitGroup
+	// made counts the spares made (tests).
+	made int
+}
+
+// startSpares clears the spares that dead processes left in dir, checks
+// that a spare can be renamed into the objects' pack directory and, without
+// replacing, into the refs, and starts the goroutine that keeps want spares
+// ready. It returns nil when spares cannot be used here.
+func startSpares(common, dir string, want int) *spares {
+	if want <= 0 || !renameNoReplaceSupported {
+		return nil
+	}
+	if err := mkdirAll(dir); err != nil {
+		return nil
+	}
+	clearDeadSpares(dir)
+	if !spareRenamesWork(dir, filepath.Join(common, "objects", "pack"), filepath.Join(common, "refs")) {
+		return nil
+	}
+	sp := &spares{dir: dir, want: want, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	sp.wg.Add(1)
+	go sp.keep()
+	sp.poke()
+	return sp
+}
+
+// spareRenamesWork moves a probe file from dir into pack (as a tmp_ file,
+// which git ignores) and into refs (as a .lock, which git ignores), each
+// time back again. Same device numbers are not enough: a bind mount
+// between them refuses renames all the same (EXDEV).
+func spareRenamesWork(dir, pack, refs string) bool {
+	probe := filepath.Join(dir, fmt.Sprintf("%d-probe", os.Getpid()))
+	f, err := os.OpenFile(probe, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	defer os.Remove(probe)
+	inPack := filepath.Join(pack, fmt.Sprintf("tmp_spare_probe_%d", os.Getpid()))
+	if os.Rename(probe, inPack) != nil {
+		return false
+	}
+	if os.Rename(inPack, probe) != nil {
+		os.Remove(inPack)
+		return false
+	}
+	inRefs := filepath.Join(refs, fmt.Sprintf("ideate-spare-probe-%d.lock", os.Getpid()))
+	if renameNoReplace(probe, inRefs) != nil {
+		return false
+	}
+	if os.Rename(inRefs, probe) != nil {
+		os.Remove(inRefs)
+		return false
+	}
+	return true
+}
+
+// clearDeadSpares removes the spares of processes that are gone.
+func clearDeadSpares(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, _, ok := strings.Cut(e.Name(), "-")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(pid); err == nil && n != os.Getpid() && osproc.Gone(n) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// keep makes spares whenever there are fewer than want.
+func (sp *spares) keep() {
+	defer sp.wg.Done()
+	for {
+		select {
+		case <-sp.done:
+			return
+		case <-sp.kick:
+		}
+		for {
+			sp.mu.Lock()
+			if sp.closed || sp.off || len(sp.free) >= sp.want {
+				sp.mu.Unlock()
+				break
+			}
+			sp.n++
+			name := filepath.Join(sp.dir, fmt.Sprintf("%d-%d", os.Getpid(), sp.n))
+			sp.mu.Unlock()
+			f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+			if errors.Is(err, os.ErrNotExist) && mkdirAll(sp.dir) == nil { // removed by hand
+				f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+			}
+			sp.mu.Lock()
+			if err != nil {
+				// The directory went away, or the disk is full: the
+				// writes make their own files until a later poke works.
+				sp.mu.Unlock()
+				break
+			}
+			if sp.closed {
+				sp.mu.Unlock()
+				f.Close()
+				os.Remove(name)
+				return
+			}
+			sp.free = append(sp.free, f)
+			sp.made++
+			sp.mu.Unlock()
+		}
+	}
+}
+
+func (sp *spares) poke() {
+	select {
+	case sp.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take hands out a spare, open and empty, or nil when none is ready (the
+// caller then creates its file as before).
+func (sp *spares) take() *os.File {
+	if sp == nil {
+		return nil
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for !sp.off && !sp.closed && len(sp.free) > 0 {
+		f := sp.free[len(sp.free)-1]
+		sp.free = sp.free[:len(sp.free)-1]
+		sp.poke()
+		if linked(f) {
+			return f
+		}
+		f.Close() // someone removed it (or the whole directory): skip it
+	}
+	return nil
+}
+
+// giveBack returns a spare that was taken and not used (still at its own
+// name, still empty).
+func (sp *spares) giveBack(f *os.File) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.closed || sp.off {
+		f.Close()
+		os.Remove(f.Name())
+		return
+	}
+	sp.free = append(sp.free, f)
+}
+
+// turnOff stops using spares after a rename that the file system refused
+// for reasons no retry fixes.
+func (sp *spares) turnOff() {
+	sp.mu.Lock()
+	sp.off = true
+	free := sp.free
+	sp.free = nil
+	sp.mu.Unlock()
+	for _, f := range free {
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
+
+// close stops the goroutine and removes the spares not used.
+func (sp *spares) close() {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	if sp.closed {
+		sp.mu.Unlock()
+		return
+	}
+	sp.closed = true
+	free := sp.free
+	sp.free = nil
+	sp.mu.Unlock()
+	close(sp.done)
+	sp.wg.Wait()
+	for _, f := range free {
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
+
+// unusable reports whether a rename of a spare failed for a reason that
+// will not go away (another file system, or no renameat2).
+func unusable(err error) bool {
+	return errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EPERM)
+}
