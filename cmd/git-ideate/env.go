@@ -81,7 +81,9 @@ func (e *Env) Git() (*gitstore.Store, error) {
 	}
 	opt := clone.StoreOptions()
 	opt.Config = gc
-	opt.Spares = e.spares
+	if clone.Spares {
+		opt.Spares = e.spares
+	}
 	e.git, e.clone = gitstore.OpenRepo(r, opt), clone
 	return e.git, nil
 }
