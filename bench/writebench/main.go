@@ -35,6 +35,8 @@ func main() {
 	mixed := flag.Int("mixed", 10000, "MCP calls in the mixed run (append, create, claim, complete, read first page)")
 	calls := flag.Int("calls", 200, "CLI calls per figure")
 	straces := flag.Int("straces", 5, "traced CLI calls per files-created figure")
+	compare := flag.Int("compare", 2000, "MCP calls per comparison run (spares off/on, back to back and paced; 0: none)")
+	gap := flag.Duration("gap", 20*time.Millisecond, "the pause between calls of the paced comparison runs")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "writebench-")
 	benchutil.Must(err)
@@ -93,64 +95,23 @@ func main() {
 	benchutil.Row(*records, "CLI work claim", benchutil.Summarize(claim), b)
 	fmt.Printf("%-44s %d packs, %d loose objects\n", "after the CLI calls", countPacks(repo), countLoose(repo))
 
-	// 4. One MCP server, a long mixed run.
-	c, pid, stop := start(bin, repo)
-	rssStart := status(pid, "VmRSS")
-	var dApp, dCreate, dClaim, dComplete, dRead, dFloor []time.Duration
-	floor := &fileFloor{repo: repo}
-	defer floor.clean()
-	var open []struct {
-		id    string
-		token int64
-	}
-	for i := 0; i < *mixed; i++ {
-		switch i % 5 {
-		case 0:
-			_, d := c.tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": body, "scope": "bench"})
-			dApp = append(dApp, d)
-			dFloor = append(dFloor, floor.write())
-		case 1:
-			res, d := c.tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
-			dCreate = append(dCreate, d)
-			var r struct{ Item struct{ ID string } }
-			json.Unmarshal(res, &r)
-			open = append(open, struct {
-				id    string
-				token int64
-			}{r.Item.ID, 0})
-		case 2:
-			res, d := c.tool("work_claim", map[string]any{"id": open[len(open)-1].id, "actor_human": "bench"})
-			dClaim = append(dClaim, d)
-			var r struct {
-				Item struct {
-					Claim struct {
-						ClaimToken int64 `json:"claim_token"`
-					}
-				}
-			}
-			json.Unmarshal(res, &r)
-			open[len(open)-1].token = r.Item.Claim.ClaimToken
-		case 3:
-			it := open[len(open)-1]
-			_, d := c.tool("work_complete", map[string]any{"id": it.id, "claim_token": it.token, "note": "done"})
-			dComplete = append(dComplete, d)
-		case 4:
-			_, d := c.tool("record_read", map[string]any{})
-			dRead = append(dRead, d)
+	// 4. One MCP server, a long mixed run, as the server runs by default
+	// (spare files on, calls back to back); then shorter runs without
+	// spares and with an agent's pause between calls, for comparison.
+	r := mcpRun(bin, repo, *mixed, true, 0)
+	fmt.Printf("MCP, one server, %d mixed calls over %d+ records, back to back:\n", *mixed, *records)
+	r.print()
+	fmt.Printf("  %-42s start %.1f MiB, end %.1f MiB, peak %.1f MiB\n", "server RSS", mib(r.rssStart), mib(r.rssEnd), mib(r.hwm))
+	fmt.Printf("%-44s %d packs, %d loose objects\n", "after the MCP run", countPacks(repo), countLoose(repo))
+	if *compare > 0 {
+		for _, v := range []struct {
+			spares bool
+			gap    time.Duration
+		}{{false, 0}, {true, 0}, {false, *gap}, {true, *gap}} {
+			fmt.Printf("MCP, %d mixed calls, spares %v, %v between calls:\n", *compare, v.spares, v.gap)
+			mcpRun(bin, repo, *compare, v.spares, v.gap).print()
 		}
 	}
-	rssEnd, hwm := status(pid, "VmRSS"), status(pid, "VmHWM")
-	stop()
-	fmt.Printf("MCP, one server, %d mixed calls over %d+ records:\n", *mixed, *records)
-	for _, f := range []struct {
-		name string
-		ds   []time.Duration
-	}{{"record_append", dApp}, {"work_create", dCreate}, {"work_claim", dClaim}, {"work_complete", dComplete}, {"record_read first page", dRead},
-		{"floor: an append's 3 new files, no git", dFloor}} {
-		fmt.Printf("  %-42s %10v  p90 %v\n", f.name, benchutil.Median(f.ds).Round(time.Microsecond), p90(f.ds).Round(time.Microsecond))
-	}
-	fmt.Printf("  %-42s start %.1f MiB, end %.1f MiB, peak %.1f MiB\n", "server RSS", mib(rssStart), mib(rssEnd), mib(hwm))
-	fmt.Printf("%-44s %d packs, %d loose objects\n", "after the MCP run", countPacks(repo), countLoose(repo))
 
 	// 5. Start-up: --version beside a hello-world Go binary.
 	hello := buildHello(work)
@@ -180,6 +141,83 @@ func main() {
 		fmt.Printf("%-8s %-40s %10v %10v %8.2f\n", "", f.name, f.s.Wall.Round(10*time.Microsecond), f.s.CPU.Round(10*time.Microsecond), float64(f.s.CPU)/float64(h.CPU))
 	}
 	fmt.Printf("default build links: %s\n", linkage(bin))
+}
+
+// mcpFigures are one MCP run's latencies and the server's memory.
+type mcpFigures struct {
+	app, create, claim, complete, read, floor []time.Duration
+	rssStart, rssEnd, hwm                     int64
+}
+
+func (r mcpFigures) print() {
+	for _, f := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"record_append", r.app}, {"work_create", r.create}, {"work_claim", r.claim}, {"work_complete", r.complete},
+		{"record_read first page", r.read}, {"floor: an append's 3 new files, no git", r.floor}} {
+		fmt.Printf("  %-42s %10v  p90 %v\n", f.name, benchutil.Median(f.ds).Round(time.Microsecond), p90(f.ds).Round(time.Microsecond))
+	}
+}
+
+// mcpRun starts one `git-ideate mcp` on repo (with ideate.spares as
+// spares says) and makes n mixed calls, pausing gap after each.
+func mcpRun(bin, repo string, n int, spares bool, gap time.Duration) mcpFigures {
+	benchutil.Must(gitConfig(repo, "ideate.spares", strconv.FormatBool(spares)))
+	c, pid, stop := start(bin, repo)
+	defer stop()
+	r := mcpFigures{rssStart: status(pid, "VmRSS")}
+	floor := &fileFloor{repo: repo}
+	defer floor.clean()
+	var open []struct {
+		id    string
+		token int64
+	}
+	for i := 0; i < n; i++ {
+		if gap > 0 {
+			time.Sleep(gap)
+		}
+		switch i % 5 {
+		case 0:
+			_, d := c.tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": "body", "scope": "bench"})
+			r.app = append(r.app, d)
+			r.floor = append(r.floor, floor.write())
+		case 1:
+			res, d := c.tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
+			r.create = append(r.create, d)
+			var it struct{ Item struct{ ID string } }
+			json.Unmarshal(res, &it)
+			open = append(open, struct {
+				id    string
+				token int64
+			}{it.Item.ID, 0})
+		case 2:
+			res, d := c.tool("work_claim", map[string]any{"id": open[len(open)-1].id, "actor_human": "bench"})
+			r.claim = append(r.claim, d)
+			var it struct {
+				Item struct {
+					Claim struct {
+						ClaimToken int64 `json:"claim_token"`
+					}
+				}
+			}
+			json.Unmarshal(res, &it)
+			open[len(open)-1].token = it.Item.Claim.ClaimToken
+		case 3:
+			it := open[len(open)-1]
+			_, d := c.tool("work_complete", map[string]any{"id": it.id, "claim_token": it.token, "note": "done"})
+			r.complete = append(r.complete, d)
+		case 4:
+			_, d := c.tool("record_read", map[string]any{})
+			r.read = append(r.read, d)
+		}
+	}
+	r.rssEnd, r.hwm = status(pid, "VmRSS"), status(pid, "VmHWM")
+	return r
+}
+
+func gitConfig(repo, key, value string) error {
+	out, err := exec.Command("git", "-C", repo, "config", key, value).CombinedOutput()
+	return errorf(err, out)
 }
 
 func errorf(err error, out []byte) error {

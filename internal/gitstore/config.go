@@ -53,7 +53,103 @@ func LoadConfig(r *Repo) *Config {
 			c.add(filepath.Join(r.GitDir, "config.worktree"))
 		}
 	}
+	c.addEnv()
 	return c
+}
+
+// addEnv adds, after the files so that they win as in git, the settings
+// git hands a subcommand in its environment: GIT_CONFIG_COUNT with
+// GIT_CONFIG_KEY_<n> and GIT_CONFIG_VALUE_<n>, then GIT_CONFIG_PARAMETERS,
+// which `git -c key=value ideate …` sets. An entry git would refuse is
+// skipped.
+func (c *Config) addEnv() {
+	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
+		for i := 0; i < n; i++ {
+			k, ok := os.LookupEnv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+			v, vok := os.LookupEnv("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
+			if ok && vok {
+				c.addKey(k, v)
+			}
+		}
+	}
+	if p := os.Getenv("GIT_CONFIG_PARAMETERS"); p != "" {
+		for _, kv := range parseConfigParameters(p) {
+			c.addKey(kv[0], kv[1])
+		}
+	}
+}
+
+// addKey adds the dotted key "section[.subsection].name" with value.
+func (c *Config) addKey(key, value string) {
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if first <= 0 || last == len(key)-1 {
+		return
+	}
+	sub := ""
+	if first < last {
+		sub = key[first+1 : last]
+	}
+	c.vars = append(c.vars, configVar{key[:first], sub, key[last+1:], value})
+}
+
+// parseConfigParameters reads GIT_CONFIG_PARAMETERS: single-quoted words
+// separated by spaces (a quote inside a word is written as quote,
+// backslash, quote, quote), each either
+// 'key'='value' (git 2.31 and later; 'key'= alone when there is no
+// value) or 'key=value'; a key with no value is true. It returns the pairs it read before anything it cannot.
+func parseConfigParameters(p string) [][2]string {
+	var out [][2]string
+	for {
+		p = strings.TrimLeft(p, " \t\n")
+		if p == "" {
+			return out
+		}
+		word, rest, ok := sqWord(p)
+		if !ok {
+			return out
+		}
+		if strings.HasPrefix(rest, "=") {
+			if !strings.HasPrefix(rest[1:], "'") { // 'key'= alone: no value, true
+				out, p = append(out, [2]string{word, "true"}), rest[1:]
+				continue
+			}
+			value, after, ok := sqWord(rest[1:])
+			if !ok {
+				return out
+			}
+			out, p = append(out, [2]string{word, value}), after
+			continue
+		}
+		if k, v, found := strings.Cut(word, "="); found {
+			out = append(out, [2]string{k, v})
+		} else {
+			out = append(out, [2]string{word, "true"})
+		}
+		p = rest
+	}
+}
+
+// sqWord reads one single-quoted word at the start of p, the way git's
+// sq_quote writes it, and returns it with what follows.
+func sqWord(p string) (string, string, bool) {
+	if !strings.HasPrefix(p, "'") {
+		return "", p, false
+	}
+	var b strings.Builder
+	for i := 1; i < len(p); i++ {
+		if p[i] != '\'' {
+			b.WriteByte(p[i])
+			continue
+		}
+		// '\'' and '\!' put a quote or a ! between two quoted parts.
+		if i+3 < len(p) && p[i+1] == '\\' && (p[i+2] == '\'' || p[i+2] == '!') && p[i+3] == '\'' {
+			b.WriteByte(p[i+2])
+			i += 3
+			continue
+		}
+		return b.String(), p[i+1:], true
+	}
+	return "", p, false
 }
 
 func (c *Config) add(path string) {

@@ -2,6 +2,9 @@ package gitstore_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,5 +40,61 @@ func TestStore_AddLocalConfig(t *testing.T) {
 	}
 	if err := g.AddLocalConfig(context.Background(), "not a key", "v"); apperr.CodeOf(err) != apperr.Write {
 		t.Fatalf("bad key: %v", err)
+	}
+}
+
+// `git -c key=value ideate …` hands the settings to the subcommand in
+// GIT_CONFIG_PARAMETERS, and GIT_CONFIG_COUNT/KEY/VALUE set more; both
+// win over the files. The environment here is the one real git makes for
+// a subcommand, and every value is compared with what git itself reads.
+func TestLoadConfig_CommandLineSettings(t *testing.T) {
+	dir := gt.NewRepo(t)
+	gt.Git(t, dir, "config", "ideate.spares", "true")
+	gt.Git(t, dir, "config", "a.Sub.key", "from the file")
+	bin := t.TempDir()
+	dump := filepath.Join(t.TempDir(), "params")
+	script := "#!/bin/sh\nprintf '%s' \"$GIT_CONFIG_PARAMETERS\" > '" + dump + "'\n"
+	if err := os.WriteFile(filepath.Join(bin, "git-envdump"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-c", "ideate.spares=false", "-c", "a.Sub.key=two  words", "-c", "bare.flag",
+		"-c", "q.v=it's a 'quote' and a !", "-c", "x.y=a=b"}
+	cmd := exec.Command("git", append(args, "envdump")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git envdump: %v %s", err, out)
+	}
+	params, err := os.ReadFile(dump)
+	if err != nil || len(params) == 0 {
+		t.Fatalf("no GIT_CONFIG_PARAMETERS from git: %v", err)
+	}
+	t.Setenv("GIT_CONFIG_PARAMETERS", string(params))
+	t.Setenv("GIT_CONFIG_COUNT", "2")
+	t.Setenv("GIT_CONFIG_KEY_0", "count.first")
+	t.Setenv("GIT_CONFIG_VALUE_0", "one")
+	t.Setenv("GIT_CONFIG_KEY_1", "x.y")
+	t.Setenv("GIT_CONFIG_VALUE_1", "loses to -c")
+	r, err := gitstore.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gitstore.LoadConfig(r)
+	for _, k := range [][3]string{{"ideate", "", "spares"}, {"a", "Sub", "key"}, {"q", "", "v"}, {"x", "", "y"}, {"count", "", "first"}} {
+		name := k[0] + "." + k[2]
+		if k[1] != "" {
+			name = k[0] + "." + k[1] + "." + k[2]
+		}
+		want := gt.Git(t, dir, "config", "--get", name) // git reads the same environment
+		got, ok := c.GetSub(k[0], k[1], k[2])
+		if !ok || got != want {
+			t.Errorf("%s = %q (set %v), git reads %q", name, got, ok, want)
+		}
+	}
+	if !c.Bool("bare", "flag", false) {
+		t.Error("a -c key with no value is not true")
+	}
+	if c.Bool("ideate", "spares", true) {
+		t.Error("-c ideate.spares=false lost to the file's true")
 	}
 }
