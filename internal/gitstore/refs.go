@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -37,6 +39,94 @@ type refReader struct {
 
 	mu     sync.Mutex
 	packed packedRefs
+
+	// loose holds the values of loose ref files a listing read, keyed by
+	// what lstat tells of the file (see looseKey), so that a long-lived
+	// process lists a namespace of many loose refs (board items between
+	// two pack-refs) with one lstat per file instead of an open, a read
+	// and a close.
+	lmu   sync.Mutex
+	loose map[string]looseEntry
+}
+
+// looseKey identifies one version of a loose ref file. Every version is a
+// new inode (git and git ideate both write the lock and rename it over the
+// ref), but an inode number can come back two versions later; the change
+// time cannot, once the clock has moved past it. So a value is cached only
+// when its file's change time lies more than racyLoose in the past when
+// the file is read (git's "racy" rule for its index): any later version
+// then has a later change time, and a key that matches is the same file.
+type looseKey struct {
+	ino, size, mtime, ctime int64
+}
+
+type looseEntry struct {
+	key looseKey
+	h   Hash
+}
+
+// racyLoose is how old a loose ref's change time must be for its value to
+// be cached: far above the coarsest file-time tick (10 ms at HZ=100).
+const racyLoose = 100 * time.Millisecond
+
+// testHookReadLoose, when set, is called for every loose ref a listing
+// reads from its file (tests).
+var testHookReadLoose func(name string)
+
+// maxLooseCached bounds the cache; past it, it starts over.
+const maxLooseCached = 1 << 16
+
+// cachedLoose returns the cached value of the loose ref name whose file
+// lstat described as fi, when the cache holds that very file.
+func (r *refReader) cachedLoose(name string, fi os.FileInfo) (Hash, bool) {
+	k, ok := looseKeyOf(fi)
+	if !ok {
+		return ZeroHash, false
+	}
+	r.lmu.Lock()
+	e, hit := r.loose[name]
+	r.lmu.Unlock()
+	return e.h, hit && e.key == k
+}
+
+// readLoose reads the loose ref file p of name, taking its key from the
+// open file so the two belong to one version, and caches the value when
+// the file is old enough (racyLoose). ok is false when the file is gone
+// or does not hold an object name.
+func (r *refReader) readLoose(p, name string) (Hash, bool, error) {
+	if testHookReadLoose != nil {
+		testHookReadLoose(name)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return ZeroHash, false, nil
+		}
+		return ZeroHash, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	var buf [256]byte
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return ZeroHash, false, err
+	}
+	h, ok := parseHashLine(buf[:n])
+	if !ok {
+		return ZeroHash, false, nil
+	}
+	if k, kok := looseKeyOf(fi); kok && time.Now().UnixNano()-k.ctime > int64(racyLoose) && time.Now().UnixNano()-k.mtime > int64(racyLoose) {
+		r.lmu.Lock()
+		if r.loose == nil || len(r.loose) >= maxLooseCached {
+			r.loose = map[string]looseEntry{}
+		}
+		r.loose[name] = looseEntry{k, h}
+		r.lmu.Unlock()
+	}
+	return h, true, nil
 }
 
 type packedRefs struct {
@@ -302,16 +392,20 @@ func (r *refReader) listOnce(prefix string) ([]Ref, error) {
 		if !strings.HasPrefix(name, prefix) {
 			return nil
 		}
-		b, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			// Pruned by pack-refs after we listed it: the packed value,
-			// which pack-refs wrote first, stands.
-			return nil
+		if fi, err := d.Info(); err == nil {
+			if h, ok := r.cachedLoose(name, fi); ok {
+				loose = append(loose, Ref{Name: name, Hash: h})
+				return nil
+			}
 		}
+		// Gone (pruned by pack-refs after we listed it: the packed value,
+		// which pack-refs wrote first, stands), or not an object name: no
+		// loose value.
+		h, ok, err := r.readLoose(p, name)
 		if err != nil {
 			return err
 		}
-		if h, ok := parseHashLine(b); ok {
+		if ok {
 			loose = append(loose, Ref{Name: name, Hash: h})
 		}
 		return nil

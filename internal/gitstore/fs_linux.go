@@ -56,3 +56,13 @@ func linked(f *os.File) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && st.Nlink > 0
 }
+
+// looseKeyOf is the identity of one version of a loose ref file (see
+// looseKey).
+func looseKeyOf(fi os.FileInfo) (looseKey, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return looseKey{}, false
+	}
+	return looseKey{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
+}
