@@ -21,17 +21,43 @@ import (
 //
 //	go test ./cmd/git-ideate -run '^$' -bench MCPTools -cpuprofile cpu.out
 //
-// It runs once without spare files and once with the server's
-// (mcpSpares), each in a repository of its own.
+// Each iteration runs the cycle twice, on two repositories side by side:
+// one store without spare files, one with the server's (mcpSpares). The
+// two take turns in blocks of 20 cycles, so both see the same file
+// system: on this machine the cost of creating a file varies several
+// times over minutes with what was deleted lately, and two runs one after
+// the other are not comparable. The medians are reported per tool and
+// per store ("-ms" without spares, "-spares-ms" with).
 func BenchmarkMCPTools(b *testing.B) {
-	for _, n := range []int{0, mcpSpares} {
-		b.Run(fmt.Sprintf("spares=%d", n), func(b *testing.B) { benchMCPTools(b, n) })
+	b.Setenv("GIT_IDEATE_NO_MAINTENANCE", "") // as a user's server runs: roll-ups on
+	plain, spared := newMCPBench(b, 0), newMCPBench(b, mcpSpares)
+	for i := 0; i < 300; i++ {
+		plain.append(i)
+		spared.append(i)
 	}
+	plain.reset()
+	spared.reset()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 20 {
+		for _, m := range []*mcpBench{plain, spared} {
+			for j := i; j < i+20 && j < b.N; j++ {
+				m.cycle(j)
+			}
+		}
+	}
+	b.StopTimer()
+	plain.report("")
+	spared.report("-spares")
 }
 
-func benchMCPTools(b *testing.B, spares int) {
+type mcpBench struct {
+	b    *testing.B
+	srv  *mcpserver.Server
+	took map[string][]time.Duration
+}
+
+func newMCPBench(b *testing.B, spares int) *mcpBench {
 	dir := gt.NewRepo(b)
-	b.Setenv("GIT_IDEATE_NO_MAINTENANCE", "") // as a user's server runs: roll-ups on
 	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, spares: spares}
 	b.Cleanup(env.Close)
 	b.Cleanup(func() { // a background roll-up or pack-refs still writing into the directory
@@ -39,43 +65,48 @@ func benchMCPTools(b *testing.B, spares int) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return env.Backend("mcp-test") })
-	took := map[string][]time.Duration{}
-	call := func(name string, args map[string]any) []byte {
-		raw, _ := json.Marshal(args)
-		t0 := time.Now()
-		res := srv.Call(bg, name, raw)
-		took[name] = append(took[name], time.Since(t0))
-		if res.IsError {
-			b.Fatalf("%s: %s", name, res.Content[0].Text)
-		}
-		return []byte(res.Content[0].Text)
+	return &mcpBench{b: b, srv: mcpserver.New("test", func() (*mcpserver.Backend, error) { return env.Backend("mcp-test") }),
+		took: map[string][]time.Duration{}}
+}
+
+func (m *mcpBench) call(name string, args map[string]any) []byte {
+	raw, _ := json.Marshal(args)
+	t0 := time.Now()
+	res := m.srv.Call(bg, name, raw)
+	m.took[name] = append(m.took[name], time.Since(t0))
+	if res.IsError {
+		m.b.Fatalf("%s: %s", name, res.Content[0].Text)
 	}
-	for i := 0; i < 300; i++ {
-		call("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("fill %d", i), "content": "body", "scope": "bench"})
-	}
-	took = map[string][]time.Duration{}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		call("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": "body", "scope": "bench"})
-		var item struct {
-			Item struct {
-				ID    string
-				Claim struct {
-					ClaimToken int64 `json:"claim_token"`
-				}
+	return []byte(res.Content[0].Text)
+}
+
+func (m *mcpBench) append(i int) {
+	m.call("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": "body", "scope": "bench"})
+}
+
+func (m *mcpBench) reset() { m.took = map[string][]time.Duration{} }
+
+func (m *mcpBench) cycle(i int) {
+	m.append(i)
+	var item struct {
+		Item struct {
+			ID    string
+			Claim struct {
+				ClaimToken int64 `json:"claim_token"`
 			}
 		}
-		json.Unmarshal(call("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"}), &item)
-		id := item.Item.ID
-		json.Unmarshal(call("work_claim", map[string]any{"id": id, "actor_human": "bench"}), &item)
-		call("work_complete", map[string]any{"id": id, "claim_token": item.Item.Claim.ClaimToken, "note": "done"})
-		call("record_read", map[string]any{})
 	}
-	b.StopTimer()
-	for name, ds := range took {
+	json.Unmarshal(m.call("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"}), &item)
+	id := item.Item.ID
+	json.Unmarshal(m.call("work_claim", map[string]any{"id": id, "actor_human": "bench"}), &item)
+	m.call("work_complete", map[string]any{"id": id, "claim_token": item.Item.Claim.ClaimToken, "note": "done"})
+	m.call("record_read", map[string]any{})
+}
+
+func (m *mcpBench) report(suffix string) {
+	for name, ds := range m.took {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-ms")
+		m.b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+suffix+"-ms")
 	}
 }
 
