@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -312,4 +313,43 @@ func TestBacklinks_ConcurrentSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// A new process (a CLI read) that finds the edge file a few records
+// behind diffs them and leaves the file alone; once it is edgeSaveAfter
+// (32) records behind, the next process rewrites it. Backlinks are right
+// either way.
+func TestBacklinks_EdgeFileNotRewrittenByEveryProcess(t *testing.T) {
+	s, dir := newStore(t)
+	a := refAppend(t, s, "A")
+	path := filepath.Join(dir, ".git", "ideate", "record-edges.v1")
+	checkBacklinks(t, "first", dir, mustSnapshot(t, s))
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the first read did not write the edge file: %v", err)
+	}
+	process := func(what string) {
+		t.Helper()
+		g, err := gitstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		checkBacklinks(t, what, dir, mustSnapshot(t, record.Open(g)))
+	}
+	for i := 0; i < 5; i++ {
+		refAppend(t, s, "R"+strconv.Itoa(i), record.Reference{Rel: "relates", ID: a})
+		process("a process 1-5 records behind the file")
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, before) {
+			t.Fatalf("a process %d record(s) behind rewrote the edge file", i+1)
+		}
+	}
+	for i := 0; i < 32; i++ {
+		refAppend(t, s, "S"+strconv.Itoa(i), record.Reference{Rel: "relates", ID: a})
+	}
+	process("a process 37 records behind")
+	if now, _ := os.ReadFile(path); bytes.Equal(now, before) {
+		t.Fatal("a process 37 records behind the file left it as it was")
+	}
+	process("a process after the rewrite")
 }

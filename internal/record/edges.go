@@ -22,15 +22,23 @@ import (
 //
 // A Store keeps the index in memory, so a long-lived process (the MCP
 // server) brings it up to date by the diff alone. The file edgesFile under
-// .git/ideate/ carries it to the next process: it is written when this
-// process first brings it up to date, when it was rebuilt from nothing,
-// and otherwise at most once per edgeSaveEvery (creating a file is the
-// costly part of a read on some file systems). A lost, stale or corrupt
-// file is only slower: it is diffed forward or rebuilt from the record.
+// .git/ideate/ carries it to the next process: it is written when it was
+// built from nothing (no usable file), and otherwise once it is
+// edgeSaveAfter records behind, at most once per edgeSaveEvery. A process
+// that finds it a few records behind diffs them and leaves the file as it
+// is: rewriting it on every CLI read made each read create a file, the
+// costly part of a read on some file systems, and replace another (a
+// deletion, which makes the next creates dearer; see docs/ARCHITECTURE.md).
+// A lost, stale or corrupt file is only slower: it is diffed forward or
+// rebuilt from the record.
 const edgesFile = "record-edges.v1"
 
 // edgeSaveEvery bounds how often a long-lived Store rewrites edgesFile.
 const edgeSaveEvery = time.Second
+
+// edgeSaveAfter is how many record files the index must have moved past
+// the file's root before the file is rewritten.
+const edgeSaveAfter = 32
 
 type edge struct{ target, rel, source string }
 
@@ -88,6 +96,9 @@ type edgeState struct {
 	idx   *edgeIndex    // nil until first needed
 	saved gitstore.Hash // the root this process last wrote to edgesFile
 	at    time.Time     // when it did
+	// behind counts the record files the index moved since the root of
+	// edgesFile as this process last read or wrote it.
+	behind int
 }
 
 // Backlinks returns, for every record some record references, the
@@ -130,26 +141,29 @@ func (sn *Snapshot) withEdges(fn func(*edgeIndex)) error {
 	st.idx = nil // until it is whole again
 	if x == nil {
 		x = readEdgeCache(sn.edgesPath())
+		st.behind = 0
 	}
-	rebuilt := false
+	rebuilt := x.root == gitstore.ZeroHash // no usable file: built from nothing
 	if x.root != sn.Root {
-		if err := sn.moveEdges(x, sn.Root); err != nil {
+		moved, err := sn.moveEdges(x, sn.Root)
+		st.behind += moved
+		if err != nil {
 			// The indexed tree may be gone (a different clone's cache, a
 			// rewritten ref), or half applied: rebuild from nothing.
 			if x.root == gitstore.ZeroHash {
 				return err
 			}
 			x = newEdgeIndex(gitstore.ZeroHash)
-			if err := sn.moveEdges(x, sn.Root); err != nil {
+			if _, err := sn.moveEdges(x, sn.Root); err != nil {
 				return err
 			}
 			rebuilt = true
 		}
 	}
 	st.idx = x
-	if x.root != st.saved && (rebuilt || st.at.IsZero() || time.Since(st.at) >= edgeSaveEvery) {
+	if x.root != st.saved && (rebuilt || st.behind >= edgeSaveAfter && (st.at.IsZero() || time.Since(st.at) >= edgeSaveEvery)) {
 		writeEdgeCache(sn.edgesPath(), x) // best effort: a read-only .git still reads
-		st.saved, st.at = x.root, time.Now()
+		st.saved, st.at, st.behind = x.root, time.Now(), 0
 	}
 	fn(x)
 	return nil
@@ -158,12 +172,15 @@ func (sn *Snapshot) withEdges(fn func(*edgeIndex)) error {
 // moveEdges changes x from the edges of its root to those of root: a
 // record file added brings its edges, one removed (an older snapshot than
 // the index, a rewritten ref) takes its edges away, one replaced does
-// both. On an error x is half moved and must be dropped.
-func (sn *Snapshot) moveEdges(x *edgeIndex, root gitstore.Hash) error {
+// both. It returns how many record files it moved past. On an error x is
+// half moved and must be dropped.
+func (sn *Snapshot) moveEdges(x *edgeIndex, root gitstore.Hash) (int, error) {
+	moved := 0
 	err := sn.s.git.DiffTrees(x.root, root, func(path string, old, new gitstore.TreeEntry) error {
 		if !strings.HasSuffix(path, ".md") {
 			return nil
 		}
+		moved++
 		if old.Hash != gitstore.ZeroHash && !old.IsDir() {
 			r, err := sn.load(old.Hash)
 			switch {
@@ -190,10 +207,10 @@ func (sn *Snapshot) moveEdges(x *edgeIndex, root gitstore.Hash) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return moved, err
 	}
 	x.root = root
-	return nil
+	return moved, nil
 }
 
 func readEdgeCache(path string) *edgeIndex {
