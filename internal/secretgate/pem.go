@@ -1,7 +1,6 @@
 package secretgate
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -23,13 +22,13 @@ import (
 // The search is linear: the next "-----BEGIN" and "-----END" are cached as
 // the scan moves forward, and the bodies checked are disjoint.
 type pemFinder struct {
-	header, footer *regexp.Regexp
+	header, footer *lazyRE
 }
 
 func newPEMFinder() *pemFinder {
 	return &pemFinder{
-		header: regexp.MustCompile(`^-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`),
-		footer: regexp.MustCompile(`^-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`),
+		header: lazy(`^-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`),
+		footer: lazy(`^-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`),
 	}
 }
 
@@ -68,7 +67,7 @@ func (p *pemFinder) find(s string, dst []span) []span {
 			break
 		}
 		i += pos
-		hm := p.header.FindStringIndex(s[i:])
+		hm := p.header.get().FindStringIndex(s[i:])
 		if hm == nil {
 			pos = i + 1
 			continue
@@ -81,7 +80,7 @@ func (p *pemFinder) find(s string, dst []span) []span {
 			nextEnd = indexFrom(s, "-----END", body)
 		}
 		if nextEnd >= 0 && (nextBegin < 0 || nextEnd < nextBegin) {
-			if fm := p.footer.FindStringIndex(s[nextEnd:]); fm != nil && pemBody(s[body:nextEnd]) {
+			if fm := p.footer.get().FindStringIndex(s[nextEnd:]); fm != nil && pemBody(s[body:nextEnd]) {
 				dst = append(dst, span{i, nextEnd + fm[1]})
 				pos = nextEnd + fm[1]
 				continue
