@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ideate/git-ideate/internal/osproc"
@@ -21,16 +22,17 @@ import (
 // one. The files are ordinary: once renamed, a pack or a lock is what
 // os.CreateTemp would have made, and git sees nothing else.
 //
-// The spares live in <common dir>/ideate/spare, named <pid>-<n>, one
-// process's each; they are opened O_RDWR and kept open. A Store made with
+// The spares live in <common dir>/ideate/spare, named <pid>-<store>-<n>,
+// one store's each; they are opened O_RDWR and kept open. A Store made with
 // Options.Spares == 0 (every CLI call) has none and creates its files as
 // before. When a spare cannot be renamed into the objects or the refs (the
 // directory is on another file system, or renaming without replacing is
 // not available), there are no spares and every write creates its files
 // as before.
 type spares struct {
-	dir  string
-	want int
+	dir    string
+	want   int
+	prefix string // <pid>-<store>-: two stores of one process never share a name
 
 	mu     sync.Mutex
 	free   []*os.File
@@ -59,7 +61,8 @@ func startSpares(common, dir string, want int) *spares {
 	if !spareRenamesWork(dir, filepath.Join(common, "objects", "pack"), filepath.Join(common, "refs")) {
 		return nil
 	}
-	sp := &spares{dir: dir, want: want, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	sp := &spares{dir: dir, want: want, kick: make(chan struct{}, 1), done: make(chan struct{}),
+		prefix: fmt.Sprintf("%d-%d-", os.Getpid(), spareStores.Add(1))}
 	sp.wg.Add(1)
 	go sp.keep()
 	sp.poke()
@@ -97,6 +100,9 @@ func spareRenamesWork(dir, pack, refs string) bool {
 	return true
 }
 
+// spareStores numbers the spare sets of this process.
+var spareStores atomic.Int64
+
 // clearDeadSpares removes the spares of processes that are gone.
 func clearDeadSpares(dir string) {
 	ents, err := os.ReadDir(dir)
@@ -130,7 +136,7 @@ func (sp *spares) keep() {
 				break
 			}
 			sp.n++
-			name := filepath.Join(sp.dir, fmt.Sprintf("%d-%d", os.Getpid(), sp.n))
+			name := filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))
 			sp.mu.Unlock()
 			f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 			if errors.Is(err, os.ErrNotExist) && mkdirAll(sp.dir) == nil { // removed by hand
@@ -172,8 +178,8 @@ func (sp *spares) take() *os.File {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	for !sp.off && !sp.closed && len(sp.free) > 0 {
-		f := sp.free[len(sp.free)-1]
-		sp.free = sp.free[:len(sp.free)-1]
+		f := sp.free[0] // the oldest first
+		sp.free = sp.free[1:]
 		sp.poke()
 		if linked(f) {
 			return f

@@ -309,3 +309,22 @@ func TestSpares_RemovedByHandWritesGoOn(t *testing.T) {
 		t.Fatalf("%d spares in the directory made again, want 3", len(ents))
 	}
 }
+
+// Two stores of one process on one repository keep spares of their own
+// (their names never collide), and closing one leaves the other's.
+func TestSpares_TwoStoresOfOneProcess(t *testing.T) {
+	dir := gt.NewRepo(t)
+	a, b := openWithSpares(t, dir, 3), openWithSpares(t, dir, 3)
+	readySpares(t, a, 3)
+	readySpares(t, b, 3)
+	spareDir := filepath.Join(a.repo.StateDir(), "spare")
+	if ents, _ := os.ReadDir(spareDir); len(ents) != 6 {
+		t.Fatalf("%d spare files for two stores of 3, want 6", len(ents))
+	}
+	a.Close()
+	if ents, _ := os.ReadDir(spareDir); len(ents) != 3 {
+		t.Fatalf("%d spare files after one store closed, want the other's 3", len(ents))
+	}
+	writeOne(t, b, "refs/ideate/two", "from b")
+	gt.Fsck(t, dir)
+}
