@@ -142,3 +142,34 @@ func TestPackDataMappedOnFirstRead(t *testing.T) {
 		t.Fatal("Has = true for an object whose .pack is gone")
 	}
 }
+
+// TestAddPack_ManyPacksOnDisk: with more packs on disk than roll-ups keep
+// up with (260 here), AddPack still maps a new pack without listing the
+// directory; only the 65th added pack scans.
+func TestAddPack_ManyPacksOnDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 260 packs")
+	}
+	repo := initRepo(t, t.TempDir())
+	var blob plumbing.Hash
+	for i := 0; i < 260; i++ {
+		_, blob = newPack(t, repo, fmt.Sprintf("pack %d\n", i))
+	}
+	db := openDB(t, objectsDir(repo))
+	if _, _, err := db.Read(blob); err != nil {
+		t.Fatal(err)
+	}
+	scans := scanCount.Load()
+	for i := 0; i < 3; i++ {
+		b, h := newPack(t, repo, fmt.Sprintf("new %d\n", i))
+		if err := db.AddPack(b); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.Read(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := scanCount.Load() - scans; n != 0 {
+		t.Fatalf("%d scans of a 260-pack directory for 3 added packs, want none", n)
+	}
+}

@@ -445,7 +445,7 @@ func (db *DB) AddPack(base string) error {
 	db.mu.RLock()
 	scanned, closed := db.scanned, db.closed
 	s := db.stores[0]
-	have, n := false, len(s.packs)
+	have := false
 	for _, p := range s.packs {
 		if p.base == base {
 			have = true
@@ -459,7 +459,11 @@ func (db *DB) AddPack(base string) error {
 	if !scanned || have {
 		return nil
 	}
-	if db.added >= maxAddedPacks || n >= 4*maxAddedPacks {
+	// Only the packs added since the last scan count: with many packs on
+	// disk (a writer faster than its roll-ups) a scan per write would list
+	// them all each time, and the mapped list is bounded anyway by the
+	// packs on disk plus maxAddedPacks.
+	if db.added >= maxAddedPacks {
 		return db.scanLocked()
 	}
 	p, err := openPack(db.nextID.Add(1), base)
