@@ -170,8 +170,6 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy, sp *spare
 	}
 }
 
-// breakStaleLock removes lockPath when it is unheld and older than
-// staleAfter, and reports whether it did.
 // lockWithSpare takes lockPath by renaming a spare to it without replacing
 // anything: the exclusion git's O_EXCL create gives, without a new inode.
 // The spare is flocked first, so the lock is held from the moment it
@@ -203,6 +201,8 @@ func lockWithSpare(lockPath string, sp *spares) *os.File {
 	return nil
 }
 
+// breakStaleLock removes lockPath when it is unheld and older than
+// staleAfter, and reports whether it did.
 func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 	fi, err := os.Stat(lockPath)
 	if err != nil {
