@@ -21,10 +21,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/ideate/git-ideate/bench/internal/benchutil"
 )
 
 func main() {
@@ -104,15 +105,9 @@ func main() {
 			if lo < 0 {
 				lo = 0
 			}
-			fmt.Printf("%8d %14v %14v\n", i+1, median(dc[lo:]).Round(time.Microsecond), median(ds[lo:]).Round(time.Microsecond))
+			fmt.Printf("%8d %14v %14v\n", i+1, benchutil.Median(dc[lo:]).Round(time.Microsecond), benchutil.Median(ds[lo:]).Round(time.Microsecond))
 		}
 	}
-}
-
-func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 // renameNoReplace is renameat2(from, to, RENAME_NOREPLACE).
