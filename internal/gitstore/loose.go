@@ -88,4 +88,16 @@ var (
 		w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
 		return w
 	}}
+	// zStorePool's writers store without compressing: a pack's objects
+	// under storedBelow bytes (the trie's small trees, most commits) gain
+	// a few bytes from deflate and cost it a Huffman table each (7 % of an
+	// in-process MCP run's CPU went to compress/flate, pprof).
+	zStorePool = sync.Pool{New: func() any {
+		w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
+		return w
+	}}
 )
+
+// storedBelow is the size under which a pack's object is stored rather
+// than deflated.
+const storedBelow = 256

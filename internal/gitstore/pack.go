@@ -197,6 +197,8 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 	entries := make([]entry, len(objs))
 	zw := zPool.Get().(*zlib.Writer)
 	defer zPool.Put(zw)
+	zs := zStorePool.Get().(*zlib.Writer)
+	defer zStorePool.Put(zs)
 	for i, o := range objs {
 		off := buf.Len()
 		// Type and size: 3 bits of type, then the size 4 bits first and 7
@@ -210,9 +212,13 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 			size >>= 7
 		}
 		buf.WriteByte(c)
-		zw.Reset(buf)
-		zw.Write(o.data)
-		if err := zw.Close(); err != nil {
+		w := zw
+		if len(o.data) < storedBelow {
+			w = zs
+		}
+		w.Reset(buf)
+		w.Write(o.data)
+		if err := w.Close(); err != nil {
 			return "", err
 		}
 		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
