@@ -4,7 +4,7 @@
 // with no git work: each round creates three files (create, write 1,200
 // bytes, close, rename into place) and deletes the previous round's three,
 // once by creating each file and once by renaming a spare made ahead by a
-// background goroutine (renameat2 RENAME_NOREPLACE, as the MCP server's
+// background goroutine (osproc.RenameNoReplace, as the MCP server's
 // spares; Linux only). The two ways take turns round by round in sibling
 // directories, so both see the same file system at the same moment.
 //
@@ -20,12 +20,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 func main() {
@@ -85,7 +83,7 @@ func main() {
 		for k := 0; k < 3; k++ {
 			p := <-spares
 			lock := filepath.Join(spare, fmt.Sprintf("f%d-%d.lock", i, k))
-			must(renameNoReplace(p, lock))
+			must(osproc.RenameNoReplace(p, lock))
 			f, err := os.OpenFile(lock, os.O_WRONLY, 0)
 			must(err)
 			_, err = f.Write(data)
@@ -108,27 +106,6 @@ func main() {
 			fmt.Printf("%8d %14v %14v\n", i+1, benchutil.Median(dc[lo:]).Round(time.Microsecond), benchutil.Median(ds[lo:]).Round(time.Microsecond))
 		}
 	}
-}
-
-// renameNoReplace is renameat2(from, to, RENAME_NOREPLACE).
-func renameNoReplace(from, to string) error {
-	nr := map[string]uintptr{"amd64": 316, "arm64": 276}[runtime.GOARCH]
-	if runtime.GOOS != "linux" || nr == 0 {
-		return fmt.Errorf("renameat2 is not known on %s/%s", runtime.GOOS, runtime.GOARCH)
-	}
-	f, err := syscall.BytePtrFromString(from)
-	if err != nil {
-		return err
-	}
-	t, err := syscall.BytePtrFromString(to)
-	if err != nil {
-		return err
-	}
-	cwd := -100 // AT_FDCWD
-	if _, _, e := syscall.Syscall6(nr, uintptr(cwd), uintptr(unsafe.Pointer(f)), uintptr(cwd), uintptr(unsafe.Pointer(t)), 1, 0); e != 0 {
-		return e
-	}
-	return nil
 }
 
 func must(err error) {

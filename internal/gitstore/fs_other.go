@@ -2,17 +2,10 @@
 
 package gitstore
 
-import (
-	"errors"
-	"os"
-)
+import "os"
 
-// Spares need renameat2(2)'s RENAME_NOREPLACE; elsewhere every write
-// creates its files.
-const renameNoReplaceSupported = false
-
-func renameNoReplace(from, to string) error { return errors.ErrUnsupported }
-
+// linked: spares are Linux only (osproc.HasRenameNoReplace), so this is
+// never asked here.
 func linked(f *os.File) bool { return true }
 
 // looseKeyOf: no change time here, so loose refs are read every time.

@@ -186,9 +186,9 @@ func lockWithSpare(lockPath string, sp *spares) *os.File {
 		sp.giveBack(f)
 		return nil
 	}
-	err := renameNoReplace(f.Name(), lockPath)
+	err := osproc.RenameNoReplace(f.Name(), lockPath)
 	if errors.Is(err, os.ErrNotExist) && mkdirAll(filepath.Dir(lockPath)) == nil {
-		err = renameNoReplace(f.Name(), lockPath)
+		err = osproc.RenameNoReplace(f.Name(), lockPath)
 	}
 	if err == nil {
 		return f

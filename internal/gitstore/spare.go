@@ -51,7 +51,7 @@ type spares struct {
 // replacing, into the refs, and starts the goroutine that keeps want spares
 // ready. It returns nil when spares cannot be used here.
 func startSpares(common, dir string, want int) *spares {
-	if want <= 0 || !renameNoReplaceSupported {
+	if want <= 0 || !osproc.HasRenameNoReplace {
 		return nil
 	}
 	if err := mkdirAll(dir); err != nil {
@@ -90,7 +90,7 @@ func spareRenamesWork(dir, pack, refs string) bool {
 		return false
 	}
 	inRefs := filepath.Join(refs, fmt.Sprintf("ideate-spare-probe-%d.lock", os.Getpid()))
-	if renameNoReplace(probe, inRefs) != nil {
+	if osproc.RenameNoReplace(probe, inRefs) != nil {
 		return false
 	}
 	if os.Rename(inRefs, probe) != nil {

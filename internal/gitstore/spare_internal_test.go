@@ -166,10 +166,12 @@ func containsName(ents []os.DirEntry, name string) bool {
 // its content and the spare goes back to the pool.
 func TestSpares_ExistingLockIsNotReplaced(t *testing.T) {
 	dir := gt.NewRepo(t)
-	s := openWithSpares(t, dir, 2)
+	s := openWithSpares(t, dir, 4)
 	s.SetLockPolicy(LockPolicy{Timeout: 200 * time.Millisecond, StaleAfter: time.Hour})
 	writeOne(t, s, "refs/ideate/locked", "first")
-	readySpares(t, s, 2)
+	// The write's pack and index take two; two are left for the lock, so
+	// the lock is tried by renaming a spare, not only by creating a file.
+	readySpares(t, s, 4)
 	lock := filepath.Join(s.repo.CommonDir, "refs", "ideate", "locked.lock")
 	if err := os.WriteFile(lock, []byte("git's own\n"), 0o666); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,18 @@ func sortByReferrer(refs []record.Reference) {
 	}
 }
 
+// checkNewStore is checkBacklinks through a Store opened afresh, as the
+// next process opens one: it starts from the edge file alone.
+func checkNewStore(t *testing.T, what, dir string) {
+	t.Helper()
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	checkBacklinks(t, what, dir, mustSnapshot(t, record.Open(g)))
+}
+
 func checkBacklinks(t *testing.T, what, dir string, sn *record.Snapshot) {
 	t.Helper()
 	got, err := sn.Backlinks()
@@ -178,15 +190,6 @@ func TestBacklinks_EdgeFileStaleOrCorrupt(t *testing.T) {
 		t.Fatalf("the first read of a process writes the edge file: %v", err)
 	}
 	refAppend(t, s, "C", record.Reference{Rel: "relates", ID: a})
-	fresh := func(what string) {
-		t.Helper()
-		g, err := gitstore.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer g.Close()
-		checkBacklinks(t, what, dir, mustSnapshot(t, record.Open(g)))
-	}
 	for _, c := range []struct{ what, data string }{
 		{"stale", string(stale)},
 		{"corrupt", "ideate-record-edges 1 zz\nnot\ta line\n"},
@@ -195,7 +198,7 @@ func TestBacklinks_EdgeFileStaleOrCorrupt(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fresh(c.what)
+		checkNewStore(t, c.what, dir)
 	}
 }
 
@@ -225,12 +228,7 @@ func TestBacklinks_EdgeFileWrittenRarely(t *testing.T) {
 	if max := int(time.Since(t0)/time.Second) + 1; writes > max {
 		t.Fatalf("the edge file was rewritten %d times in %v of reads", writes, time.Since(t0))
 	}
-	g, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	checkBacklinks(t, "a new store over the rarely written file", dir, mustSnapshot(t, record.Open(g)))
+	checkNewStore(t, "a new store over the rarely written file", dir)
 }
 
 // Records come from a cache of parsed records by blob: what a caller does
@@ -328,18 +326,9 @@ func TestBacklinks_EdgeFileNotRewrittenByEveryProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the first read did not write the edge file: %v", err)
 	}
-	process := func(what string) {
-		t.Helper()
-		g, err := gitstore.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer g.Close()
-		checkBacklinks(t, what, dir, mustSnapshot(t, record.Open(g)))
-	}
 	for i := 0; i < 5; i++ {
 		refAppend(t, s, "R"+strconv.Itoa(i), record.Reference{Rel: "relates", ID: a})
-		process("a process 1-5 records behind the file")
+		checkNewStore(t, "a process 1-5 records behind the file", dir)
 		if now, _ := os.ReadFile(path); !bytes.Equal(now, before) {
 			t.Fatalf("a process %d record(s) behind rewrote the edge file", i+1)
 		}
@@ -347,9 +336,9 @@ func TestBacklinks_EdgeFileNotRewrittenByEveryProcess(t *testing.T) {
 	for i := 0; i < 32; i++ {
 		refAppend(t, s, "S"+strconv.Itoa(i), record.Reference{Rel: "relates", ID: a})
 	}
-	process("a process 37 records behind")
+	checkNewStore(t, "a process 37 records behind", dir)
 	if now, _ := os.ReadFile(path); bytes.Equal(now, before) {
 		t.Fatal("a process 37 records behind the file left it as it was")
 	}
-	process("a process after the rewrite")
+	checkNewStore(t, "a process after the rewrite", dir)
 }
