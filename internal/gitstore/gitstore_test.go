@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -356,5 +357,58 @@ func TestStore_ReadObject_Missing(t *testing.T) {
 	_, _, err := s.ReadObject(plumbing.NewHash(strings.Repeat("ab", 20)))
 	if !apperr.Is(err, apperr.NotFound) {
 		t.Fatalf("missing object: %v", err)
+	}
+}
+
+// TestStore_RefParts_AgreesWithGit: Refs and RefParts list what git
+// for-each-ref lists, in its order, with packed and loose refs of the same
+// names, a name only loose, and nested names ("t/a/b" sorts after "t/a-c"
+// in git's byte order, though a directory walk meets it first).
+func TestStore_RefParts_AgreesWithGit(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s := open(t, dir)
+	c := commit(t, s, "x", gitstore.ZeroHash)
+	c2 := commit(t, s, "y", c)
+	const p = "refs/ideate/t/"
+	for _, n := range []string{"a-c", "a/b", "b", "d"} {
+		gt.Git(t, dir, "update-ref", p+n, c.String())
+	}
+	gt.Git(t, dir, "pack-refs", "--all")
+	for _, n := range []string{"a/b", "a/a", "a-b", "d", "e/f/g"} {
+		gt.Git(t, dir, "update-ref", p+n, c2.String())
+	}
+	want := gt.Git(t, dir, "for-each-ref", "--format=%(refname) %(objectname)", p)
+	var each, list []string
+	packed, loose, err := s.RefParts(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Loose values replace packed ones of the same name.
+	seen := map[string]string{}
+	for _, part := range [][]gitstore.Ref{packed, loose} {
+		for _, r := range part {
+			seen[r.Name] = r.Hash.String()
+		}
+	}
+	for n, h := range seen {
+		each = append(each, n+" "+h)
+	}
+	sort.Strings(each)
+	if !sort.SliceIsSorted(loose, func(i, j int) bool { return loose[i].Name < loose[j].Name }) ||
+		!sort.SliceIsSorted(packed, func(i, j int) bool { return packed[i].Name < packed[j].Name }) {
+		t.Fatalf("parts not sorted by name: %v %v", packed, loose)
+	}
+	refs, err := s.Refs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		list = append(list, r.Name+" "+r.Hash.String())
+	}
+	if got := strings.Join(each, "\n"); got != want {
+		t.Fatalf("RefParts:\n%s\nwant (git for-each-ref):\n%s", got, want)
+	}
+	if got := strings.Join(list, "\n"); got != want {
+		t.Fatalf("Refs:\n%s\nwant (git for-each-ref):\n%s", got, want)
 	}
 }

@@ -3,7 +3,9 @@ package gitstore
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/binary"
 	"errors"
+	"hash/adler32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,8 +41,8 @@ func (s *Store) writeLoose(h Hash, t plumbing.ObjectType, data []byte) error {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
-	zw := zPool.Get().(*zlib.Writer)
-	defer zPool.Put(zw)
+	zw := zFree.get()
+	defer zFree.put(zw)
 	zw.Reset(buf)
 	hdr := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
 	zw.Write([]byte(hdr))
@@ -84,19 +86,56 @@ func (s *Store) writeLoose(h Hash, t plumbing.ObjectType, data []byte) error {
 
 var (
 	bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	zPool   = sync.Pool{New: func() any {
-		w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-		return w
-	}}
-	// zStorePool's writers store without compressing: a pack's objects
-	// under storedBelow bytes (the trie's small trees, most commits) gain
-	// a few bytes from deflate and cost it a Huffman table each (7 % of an
-	// in-process MCP run's CPU went to compress/flate, pprof).
-	zStorePool = sync.Pool{New: func() any {
-		w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
-		return w
-	}}
+	zFree   writerList
 )
+
+// writerList keeps zlib writers for reuse. Not a sync.Pool: a pool is
+// emptied by garbage collections, and each writer holds about 650 KB of
+// flate state, so a server collecting often (near its memory limit, with a
+// large board) made two new writers per call, whose garbage brought on the
+// next collection: 1.3 collections per MCP call at 9,000 items (issue 19).
+type writerList struct {
+	mu   sync.Mutex
+	free []*zlib.Writer
+}
+
+// maxFreeWriters bounds the writers kept (one per concurrent writer).
+const maxFreeWriters = 4
+
+func (l *writerList) get() *zlib.Writer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		w := l.free[n-1]
+		l.free = l.free[:n-1]
+		return w
+	}
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	return w
+}
+
+func (l *writerList) put(w *zlib.Writer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.free) < maxFreeWriters {
+		l.free = append(l.free, w)
+	}
+}
+
+// appendStored appends data to buf as a zlib stream that stores it
+// uncompressed (one stored deflate block, RFC 1950/1951). A pack's objects
+// under storedBelow bytes (the trie's small trees, most commits) gain a few
+// bytes from deflate and cost it a Huffman table each (7 % of an
+// in-process MCP run's CPU went to compress/flate, pprof); written by hand,
+// they cost no flate state either.
+func appendStored(buf *bytes.Buffer, data []byte) {
+	n := len(data) // < storedBelow, so one block holds it
+	buf.Write([]byte{0x78, 0x01, 0x01, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
+	buf.Write(data)
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler32.Checksum(data))
+	buf.Write(sum[:])
+}
 
 // storedBelow is the size under which a pack's object is stored rather
 // than deflated.

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -195,10 +194,8 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		crc uint32
 	}
 	entries := make([]entry, len(objs))
-	zw := zPool.Get().(*zlib.Writer)
-	defer zPool.Put(zw)
-	zs := zStorePool.Get().(*zlib.Writer)
-	defer zStorePool.Put(zs)
+	zw := zFree.get()
+	defer zFree.put(zw)
 	for i, o := range objs {
 		off := buf.Len()
 		// Type and size: 3 bits of type, then the size 4 bits first and 7
@@ -212,14 +209,14 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 			size >>= 7
 		}
 		buf.WriteByte(c)
-		w := zw
 		if len(o.data) < storedBelow {
-			w = zs
-		}
-		w.Reset(buf)
-		w.Write(o.data)
-		if err := w.Close(); err != nil {
-			return "", err
+			appendStored(buf, o.data)
+		} else {
+			zw.Reset(buf)
+			zw.Write(o.data)
+			if err := zw.Close(); err != nil {
+				return "", err
+			}
 		}
 		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
 	}
