@@ -382,3 +382,83 @@ func TestBoard_ListPagingAndBacklinks(t *testing.T) {
 		t.Fatalf("get backlinks: %+v %v", v, err)
 	}
 }
+
+// TestBoard_ChildrenSeenFromAnotherProcess: a long-lived store (the MCP
+// server's) decides a claim on children that another process created,
+// cancelled or moved since it last built its index, both through the
+// entries it reads beside the index and once they are too many for that.
+func TestBoard_ChildrenSeenFromAnotherProcess(t *testing.T) {
+	a, _, dir, c := newBoard(t)
+	g2, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g2.Close() })
+	b := board.Open(g2, record.Open(g2))
+	b.Now = c.now
+	var p [5]*board.Item
+	for i := range p {
+		p[i] = create(t, a, fmt.Sprintf("parent %d", i))
+	}
+	list := func() { // rebuilds a's index
+		t.Helper()
+		if _, err := a.List(t.Context(), board.ListRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(it *board.Item, want apperr.Code, child string) {
+		t.Helper()
+		_, err := a.Claim(t.Context(), it.ID, actor("a"), nil)
+		if code(err) != want || want != "" && !strings.Contains(err.Error(), child) {
+			t.Fatalf("claim %s: %v, want %q naming %s", it.Title, err, want, child)
+		}
+	}
+	list()
+
+	// A child the index has never seen blocks; cancelled, it does not.
+	c0 := create(t, b, "child 0", func(in *board.CreateInput) { in.ParentID = p[0].ID })
+	claim(p[0], board.NotClaimable, c0.ID)
+	b.Cancel(t.Context(), c0.ID, actor("b"))
+	claim(p[0], "", "")
+
+	// A child the index holds as open, packed, cancelled elsewhere since
+	// (a loose ref over the packed one).
+	c1 := create(t, a, "child 1", func(in *board.CreateInput) { in.ParentID = p[1].ID })
+	list()
+	gt.Git(t, dir, "pack-refs", "--all")
+	claim(p[1], board.NotClaimable, c1.ID)
+	b.Cancel(t.Context(), c1.ID, actor("b"))
+	claim(p[1], "", "")
+
+	// A child the index holds as open, moved elsewhere to the top level,
+	// then packed: only packed-refs tells.
+	c2 := create(t, a, "child 2", func(in *board.CreateInput) { in.ParentID = p[2].ID })
+	list()
+	claim(p[2], board.NotClaimable, c2.ID)
+	if _, err := b.UpdateMeta(t.Context(), c2.ID, board.UpdateInput{ExpectedVersion: 1, ParentID: ptr("")}); err != nil {
+		t.Fatal(err)
+	}
+	gt.Git(t, dir, "pack-refs", "--all")
+	claim(p[2], "", "")
+
+	// An item moved under a parent elsewhere blocks it, loose or packed.
+	c3 := create(t, a, "child 3")
+	list()
+	if _, err := b.UpdateMeta(t.Context(), c3.ID, board.UpdateInput{ExpectedVersion: 1, ParentID: ptr(p[3].ID)}); err != nil {
+		t.Fatal(err)
+	}
+	claim(p[3], board.NotClaimable, c3.ID)
+	gt.Git(t, dir, "pack-refs", "--all")
+	claim(p[3], board.NotClaimable, c3.ID)
+
+	// More moved items than are read beside the index: it is rebuilt.
+	for i := 0; i < 40; i++ {
+		create(t, b, fmt.Sprintf("filler %d", i))
+	}
+	c4 := create(t, b, "child 4", func(in *board.CreateInput) { in.ParentID = p[4].ID })
+	claim(p[4], board.NotClaimable, c4.ID)
+	b.Cancel(t.Context(), c4.ID, actor("b"))
+	claim(p[4], "", "")
+	b.Cancel(t.Context(), c3.ID, actor("b"))
+	claim(p[3], "", "")
+}

@@ -1,14 +1,16 @@
 package board
 
 import (
-	"bytes"
+	"bufio"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
@@ -38,6 +40,9 @@ type entry struct {
 
 type boardIndex struct {
 	byID map[string]*entry
+
+	kidsOnce sync.Once
+	kidsMap  map[string][]*entry // parent id → direct children; see kids
 }
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
@@ -68,13 +73,18 @@ func (s *Store) index() (*boardIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	old := s.cachedIndex()
+	old, over := s.cachedIndex()
 	idx := &boardIndex{byID: make(map[string]*entry, len(refs))}
 	stale := 0
 	for _, r := range refs {
 		id := strings.TrimPrefix(r.Name, ItemsPrefix)
 		if e, ok := old.byID[id]; ok && e.tip == r.Hash {
 			idx.byID[id] = e
+			continue
+		}
+		if e, ok := over[id]; ok && e.tip == r.Hash {
+			idx.byID[id] = e
+			stale++
 			continue
 		}
 		it, err := s.load(r.Hash)
@@ -95,19 +105,29 @@ func (s *Store) index() (*boardIndex, error) {
 	}
 	s.idxMu.Lock()
 	s.idxMem = idx // a long-lived process (the MCP server) starts from here next time
+	s.idxOver = nil
 	s.idxMu.Unlock()
 	return idx, nil
 }
 
-// cachedIndex is the newest index this process built, or the one on disk.
-func (s *Store) cachedIndex() *boardIndex {
+// cachedIndex is the newest index this process built (or the one on disk)
+// with the entries read since then that it does not hold yet (see
+// children). Neither may be modified: both are shared.
+func (s *Store) cachedIndex() (*boardIndex, map[string]*entry) {
 	s.idxMu.Lock()
-	mem := s.idxMem
+	mem, over := s.idxMem, s.idxOver
 	s.idxMu.Unlock()
 	if mem != nil {
-		return mem
+		return mem, over
 	}
-	return readIndex(s.indexPath())
+	mem = readIndex(s.indexPath())
+	s.idxMu.Lock()
+	if s.idxMem == nil {
+		s.idxMem = mem
+	}
+	mem, over = s.idxMem, s.idxOver
+	s.idxMu.Unlock()
+	return mem, over
 }
 
 func readIndex(path string) *boardIndex {
@@ -166,20 +186,11 @@ func unquoteFast(q string) string {
 }
 
 func writeIndex(path string, idx *boardIndex) {
-	var b bytes.Buffer
-	b.WriteString("ideate-board-index 1\n")
 	ids := make([]string, 0, len(idx.byID))
 	for id := range idx.byID {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	for _, id := range ids {
-		e := idx.byID[id]
-		tenant, _ := json.Marshal(e.tenant)
-		b.WriteString(strings.Join([]string{e.id, e.tip.String(), e.status, e.parent, strings.Join(e.deps, ","),
-			e.createdAt, e.lease, string(tenant), e.refs, strconv.Itoa(e.specLen), e.itemJSON}, "\t"))
-		b.WriteByte('\n')
-	}
 	dir := filepath.Dir(path)
 	if os.MkdirAll(dir, 0o777) != nil {
 		return
@@ -188,28 +199,198 @@ func writeIndex(path string, idx *boardIndex) {
 	if err != nil {
 		return
 	}
-	_, werr := tmp.Write(b.Bytes())
+	// Line by line through a small buffer: at 9,000 items the file is
+	// about 4 MB, and a long-lived server writes it every few dozen
+	// claims; built whole in memory, it set off garbage collections.
+	w := bufio.NewWriterSize(tmp, 64<<10)
+	w.WriteString("ideate-board-index 1\n")
+	var line []byte
+	for _, id := range ids {
+		e := idx.byID[id]
+		line = append(line[:0], e.id...)
+		line = append(line, '\t')
+		line = hex.AppendEncode(line, e.tip[:])
+		for _, f := range []string{e.status, e.parent} {
+			line = append(append(line, '\t'), f...)
+		}
+		line = append(line, '\t')
+		for i, d := range e.deps {
+			if i > 0 {
+				line = append(line, ',')
+			}
+			line = append(line, d...)
+		}
+		for _, f := range []string{e.createdAt, e.lease} {
+			line = append(append(line, '\t'), f...)
+		}
+		line = appendJSONString(append(line, '\t'), e.tenant)
+		line = append(append(line, '\t'), e.refs...)
+		line = strconv.AppendInt(append(line, '\t'), int64(e.specLen), 10)
+		line = append(append(line, '\t'), e.itemJSON...)
+		w.Write(append(line, '\n'))
+	}
+	werr := w.Flush()
 	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
 	}
 }
 
+// appendJSONString appends s as encoding/json writes it: as it is between
+// quotes when nothing in it needs escaping (the usual tenant id).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
 type kid struct{ id, status string }
 
-// children lists the direct children of id.
+// maxOver is how many items children may read beyond the cached index
+// before it rebuilds the index instead.
+const maxOver = 32
+
+// children lists the direct children of id, as the refs stand now. Every
+// claim asks (under the item's lock), so it does not rebuild the index as
+// index does, a map of every item per call. It looks at the refs whose tip
+// is not the cached index's: the loose ones, and the packed ones, found by
+// one pass over packed-refs per version of it and of the index (see
+// packedMoved). It reads only the items that moved (kept for the next call
+// beside the index, in idxOver), and answers from the cached children of id
+// and the moved items. Past maxOver moved items it rebuilds the index.
 func (s *Store) children(id string) ([]kid, error) {
-	idx, err := s.index()
+	base, over := s.cachedIndex()
+	packed, loose, err := s.git.RefParts(ItemsPrefix)
 	if err != nil {
 		return nil, err
 	}
+	var moved map[string]*entry // items whose ref is not at base's tip
+	var read []*entry           // of those, the ones read by this call
+	consider := func(r gitstore.Ref) error {
+		iid := r.Name[len(ItemsPrefix):]
+		if e, ok := base.byID[iid]; ok && e.tip == r.Hash {
+			return nil
+		}
+		e, ok := over[iid]
+		if !ok || e.tip != r.Hash {
+			it, err := s.load(r.Hash)
+			if err != nil {
+				if apperr.Is(err, SchemaVersion) {
+					return nil // an item from a newer git ideate: skipped, as listings do
+				}
+				return err
+			}
+			e = entryOf(r.Hash, it)
+			read = append(read, e)
+		}
+		if moved == nil {
+			moved = map[string]*entry{}
+		}
+		moved[iid] = e
+		return nil
+	}
+	for _, r := range s.packedMoved(base, packed) {
+		if _, isLoose := findRef(loose, r.Name); !isLoose { // else the loose value stands
+			if err := consider(r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, r := range loose {
+		if err := consider(r); err != nil {
+			return nil, err
+		}
+	}
+	if len(moved) > maxOver {
+		idx, err := s.index()
+		if err != nil {
+			return nil, err
+		}
+		return kidsIn(idx.kids()[id], nil, nil, id), nil
+	}
+	if len(read) > 0 {
+		s.idxMu.Lock()
+		if s.idxMem == base { // else index ran meanwhile: its index is newer
+			next := make(map[string]*entry, len(s.idxOver)+len(read))
+			for k, v := range s.idxOver {
+				next[k] = v
+			}
+			for _, e := range read {
+				next[e.id] = e
+			}
+			s.idxOver = next
+		}
+		s.idxMu.Unlock()
+	}
+	listed := func(iid string) bool {
+		_, inLoose := findRef(loose, ItemsPrefix+iid)
+		_, inPacked := findRef(packed, ItemsPrefix+iid)
+		return inLoose || inPacked
+	}
+	return kidsIn(base.kids()[id], moved, listed, id), nil
+}
+
+// findRef binary-searches refs, sorted by name, for name.
+func findRef(refs []gitstore.Ref, name string) (int, bool) {
+	i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
+	return i, i < len(refs) && refs[i].Name == name
+}
+
+// movedMemo is the packed refs whose tip is not the index's, for one
+// version of packed-refs (the reader's parsed slice, the same until the
+// file changes) and one index.
+type movedMemo struct {
+	base   *boardIndex
+	packed *gitstore.Ref // &packed[0] of the version compared
+	n      int
+	moved  []gitstore.Ref
+}
+
+// packedMoved returns the refs of packed whose tip is not base's, comparing
+// every one only when packed or base is not the one it last compared.
+func (s *Store) packedMoved(base *boardIndex, packed []gitstore.Ref) []gitstore.Ref {
+	if len(packed) == 0 {
+		return nil
+	}
+	s.idxMu.Lock()
+	m := s.movedMemo
+	s.idxMu.Unlock()
+	if m != nil && m.base == base && m.packed == &packed[0] && m.n == len(packed) {
+		return m.moved
+	}
+	m = &movedMemo{base: base, packed: &packed[0], n: len(packed)}
+	for _, r := range packed {
+		if e, ok := base.byID[r.Name[len(ItemsPrefix):]]; !ok || e.tip != r.Hash {
+			m.moved = append(m.moved, r)
+		}
+	}
+	s.idxMu.Lock()
+	s.movedMemo = m
+	s.idxMu.Unlock()
+	return m.moved
+}
+
+// kidsIn is the children of id: those of cached (the index's) that did not
+// move and are still listed, and the moved items whose parent is id,
+// sorted by id.
+func kidsIn(cached []*entry, moved map[string]*entry, listed func(string) bool, id string) []kid {
 	var out []kid
-	for _, e := range idx.byID {
+	for _, e := range cached {
+		if _, ok := moved[e.id]; ok || listed != nil && !listed(e.id) {
+			continue
+		}
+		out = append(out, kid{e.id, e.status})
+	}
+	for _, e := range moved {
 		if e.parent == id {
 			out = append(out, kid{e.id, e.status})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out, nil
+	return out
 }
 
 func (idx *boardIndex) backlinks() map[string][]Reference {
@@ -265,14 +446,19 @@ func (idx *boardIndex) claimableIn(e *entry, kids map[string][]*entry) bool {
 	return true
 }
 
+// kids maps each parent id to its direct children, built once per index
+// (an index is not modified once built). The map is shared: read only.
 func (idx *boardIndex) kids() map[string][]*entry {
-	m := map[string][]*entry{}
-	for _, e := range idx.byID {
-		if e.parent != "" {
-			m[e.parent] = append(m[e.parent], e)
+	idx.kidsOnce.Do(func() {
+		m := map[string][]*entry{}
+		for _, e := range idx.byID {
+			if e.parent != "" {
+				m[e.parent] = append(m[e.parent], e)
+			}
 		}
-	}
-	return m
+		idx.kidsMap = m
+	})
+	return idx.kidsMap
 }
 
 // Sweep returns every expired claim (of tenant, or of all tenants when

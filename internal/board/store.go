@@ -61,8 +61,10 @@ type Store struct {
 	// not be written); nil discards them.
 	Warn func(msg string)
 
-	idxMu  sync.Mutex
-	idxMem *boardIndex
+	idxMu     sync.Mutex
+	idxMem    *boardIndex
+	idxOver   map[string]*entry // items read since idxMem was built (see children); copied on write
+	movedMemo *movedMemo        // see packedMoved
 
 	afterStep func() // tests: runs between a transition's checks and its swap
 }

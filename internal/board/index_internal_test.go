@@ -1,0 +1,58 @@
+package board
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ideate/git-ideate/internal/gitstore"
+)
+
+// TestWriteIndex_FormatAndRoundTrip: the index file is the documented
+// line format (fields joined by tabs, the tenant as a JSON string, as
+// encoding/json writes it), sorted by id, and reads back to the same
+// entries, tenants that need escaping included.
+func TestWriteIndex_FormatAndRoundTrip(t *testing.T) {
+	tip, err := gitstore.ParseHash("0123456789abcdef0123456789abcdef01234567")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := &boardIndex{byID: map[string]*entry{}}
+	for i, tenant := range []string{"local", `a"b`, "x<y>&z", "é", "tab\there", ""} {
+		e := &entry{id: "01J" + strconv.Itoa(9-i), tip: tip, status: "open", createdAt: "2026-12-01T00:00:00Z", tenant: tenant,
+			refs: "[]", specLen: i * 7, itemJSON: `{"id":"01J` + strconv.Itoa(9-i) + `"}`}
+		if i%2 == 1 {
+			e.parent, e.deps, e.lease = "01JP", []string{"01JA", "01JB"}, "2026-12-01T01:00:00Z"
+		}
+		idx.byID[e.id] = e
+	}
+	path := filepath.Join(t.TempDir(), indexFile)
+	writeIndex(path, idx)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ideate-board-index 1"}
+	for _, id := range []string{"01J4", "01J5", "01J6", "01J7", "01J8", "01J9"} {
+		e := idx.byID[id]
+		tenant, _ := json.Marshal(e.tenant)
+		want = append(want, strings.Join([]string{e.id, e.tip.String(), e.status, e.parent, strings.Join(e.deps, ","),
+			e.createdAt, e.lease, string(tenant), e.refs, strconv.Itoa(e.specLen), e.itemJSON}, "\t"))
+	}
+	if d := cmp.Diff(strings.Join(want, "\n")+"\n", string(data)); d != "" {
+		t.Fatalf("index file (-want +got):\n%s", d)
+	}
+	back := readIndex(path)
+	if len(back.byID) != len(idx.byID) {
+		t.Fatalf("read back %d entries, want %d", len(back.byID), len(idx.byID))
+	}
+	for id, e := range idx.byID {
+		if d := cmp.Diff(e, back.byID[id], cmp.AllowUnexported(entry{})); d != "" {
+			t.Errorf("entry %s read back (-want +got):\n%s", id, d)
+		}
+	}
+}
