@@ -290,3 +290,20 @@ func TestMCP_SpareFiles(t *testing.T) {
 		t.Fatalf("record has %s commits, want 2", got)
 	}
 }
+
+// TestMemoryLimitFor: the server's soft limit is the fixed one while the
+// live heap is small, and stays half as much again above a large live
+// heap, so a big board does not collect after every call.
+func TestMemoryLimitFor(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int64
+	}{{0, mcpMemoryLimit}, {10 << 20, mcpMemoryLimit}, {16 << 20, 32 << 20}, {23 << 20, 23<<20 + 23<<19 + 8<<20}} {
+		if got := memoryLimitFor(c.live); got != c.want {
+			t.Errorf("memoryLimitFor(%d MiB) = %.1f MiB, want %.1f", c.live>>20, float64(got)/(1<<20), float64(c.want)/(1<<20))
+		}
+		if got := memoryLimitFor(c.live); got < int64(c.live+c.live/2) {
+			t.Errorf("memoryLimitFor(%d MiB) = %d: below 1.5 × the live heap", c.live>>20, got)
+		}
+	}
+}
