@@ -6,6 +6,10 @@
 //
 //	go run ./bench/writebench                 # 10k records, 10k mixed MCP calls
 //	go run ./bench/writebench -records 2000 -mixed 2000 -calls 100
+//	TMPDIR=/mnt/other go run ./bench/writebench   # on another file system
+//
+// It prints the file system its repositories are on: creating files costs
+// far more on ext4 without a journal (see docs/ARCHITECTURE.md).
 package main
 
 import (
@@ -45,7 +49,7 @@ func main() {
 	benchutil.Must(err)
 	repo := filepath.Join(work, "repo")
 	benchutil.Must(benchutil.InitRepo(repo))
-	fmt.Printf("writebench: %s\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Printf("writebench: %s, repositories under %s on %s\n", time.Now().UTC().Format(time.RFC3339), work, benchutil.FileSystem(work))
 
 	// 1. Files created per write, counted by strace on CLI calls.
 	ids := createItems(repo, *straces+*calls)
