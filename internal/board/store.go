@@ -311,7 +311,7 @@ func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore
 	if err == nil {
 		// Every transition leaves the item's ref loose; keep the namespace
 		// packed so listing thousands of items reads one file.
-		s.git.PackRefsIfLoose(ctx, ItemsPrefix, 64)
+		s.git.PackRefsIfLoose(ctx, ItemsPrefix, 16)
 	}
 	return last, head, err
 }
