@@ -20,13 +20,14 @@ import (
 const mcpMemoryLimit = 24 << 20
 
 // memoryLimitFor is the soft memory limit for a live heap of live bytes:
-// mcpMemoryLimit, or half as much again as the live heap and 8 MiB more
-// when that is larger. A fixed limit below what a large board keeps alive
+// mcpMemoryLimit, or half as much again as the live heap and 4 MiB more
+// (the runtime's own memory) when that is larger, which happens past
+// about 13 MiB live. A fixed limit below what a large board keeps alive
 // (its index: 23 MiB live at about 18,000 items) made the collector run
 // after every 1 MB allocated, 1.3 collections per MCP call; with the limit
 // above the live heap, a collection comes every few dozen calls.
 func memoryLimitFor(live uint64) int64 {
-	return max(mcpMemoryLimit, int64(live+live/2)+8<<20)
+	return max(mcpMemoryLimit, int64(live+live/2)+4<<20)
 }
 
 // followLiveHeap sets the soft memory limit from the live heap once a

@@ -298,7 +298,7 @@ func TestMemoryLimitFor(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		want int64
-	}{{0, mcpMemoryLimit}, {10 << 20, mcpMemoryLimit}, {16 << 20, 32 << 20}, {23 << 20, 23<<20 + 23<<19 + 8<<20}} {
+	}{{0, mcpMemoryLimit}, {13 << 20, mcpMemoryLimit}, {16 << 20, 28 << 20}, {23 << 20, 23<<20 + 23<<19 + 4<<20}} {
 		if got := memoryLimitFor(c.live); got != c.want {
 			t.Errorf("memoryLimitFor(%d MiB) = %.1f MiB, want %.1f", c.live>>20, float64(got)/(1<<20), float64(c.want)/(1<<20))
 		}
