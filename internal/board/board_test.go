@@ -3,6 +3,7 @@ package board_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -461,4 +462,63 @@ func TestBoard_ChildrenSeenFromAnotherProcess(t *testing.T) {
 	claim(p[4], "", "")
 	b.Cancel(t.Context(), c3.ID, actor("b"))
 	claim(p[3], "", "")
+}
+
+// TestBoard_ChildrenConcurrentInOneProcess: claims, creates and index
+// rebuilds from several goroutines of one store (the MCP server's) share
+// the cached index and the items read beside it; every claim still sees
+// the children that exist (run with -race in CI).
+func TestBoard_ChildrenConcurrentInOneProcess(t *testing.T) {
+	a, _, dir, _ := newBoard(t)
+	mk := func(title, parent string) (*board.Item, error) {
+		out, err := a.Create(t.Context(), board.CreateInput{Title: title, Spec: "s", SpecFormat: "plan/outline", CreatedBy: actor("dan"), ParentID: parent})
+		if err != nil {
+			return nil, err
+		}
+		return out.Item, nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 12; i++ {
+				p, err := mk(fmt.Sprintf("p %d/%d", w, i), "")
+				if err != nil {
+					errs <- err
+					return
+				}
+				kid, err := mk(fmt.Sprintf("kid %d/%d", w, i), p.ID)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := a.Claim(t.Context(), p.ID, actor("w"), nil); code(err) != board.NotClaimable {
+					errs <- fmt.Errorf("parent %d/%d with an open child: %v", w, i, err)
+					return
+				}
+				if _, err := a.Cancel(t.Context(), kid.ID, actor("w")); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := a.Claim(t.Context(), p.ID, actor("w"), nil); err != nil {
+					errs <- fmt.Errorf("parent %d/%d, child cancelled: %v", w, i, err)
+					return
+				}
+				if i%4 == 3 {
+					if _, err := a.List(t.Context(), board.ListRequest{}); err != nil {
+						errs <- err
+						return
+					}
+					gt.GitErr(dir, "pack-refs", "--all") // beside the writes; a ref it could not lock stays loose
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
