@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -111,17 +112,7 @@ func TestPackDataMappedOnFirstRead(t *testing.T) {
 		bases, blobs = append(bases, b), append(blobs, h)
 	}
 	db := openDB(t, objectsDir(repo))
-	mappedData := func() int {
-		db.mu.RLock()
-		defer db.mu.RUnlock()
-		n := 0
-		for _, p := range db.stores[0].packs {
-			if p.data != nil {
-				n++
-			}
-		}
-		return n
-	}
+	mappedData := func() int { return countPacks(db, func(p *pack) bool { return p.data != nil }) }
 	if _, data, err := db.Read(blobs[1]); err != nil || string(data) != "pack 1\n" {
 		t.Fatalf("Read = %q, %v", data, err)
 	}
@@ -172,4 +163,59 @@ func TestAddPack_ManyPacksOnDisk(t *testing.T) {
 	if n := scanCount.Load() - scans; n != 0 {
 		t.Fatalf("%d scans of a 260-pack directory for 3 added packs, want none", n)
 	}
+}
+
+// TestIndexMappedOnFirstLookup: a scan lists the packs without mapping
+// their indexes; a lookup maps them newest first until it finds the
+// object, so a read of new objects leaves the old packs' indexes alone. An
+// index deleted after the listing (a repack) counts as an empty pack, and
+// the read finds its object in the new pack after listing again.
+func TestIndexMappedOnFirstLookup(t *testing.T) {
+	repo := initRepo(t, t.TempDir())
+	deepHistory(t, repo, 3, "main")
+	runGit(t, repo, nil, "repack", "-adq")
+	var blobs []plumbing.Hash
+	for i := 0; i < 3; i++ {
+		b, h := newPack(t, repo, fmt.Sprintf("lazy %d\n", i))
+		when := time.Now().Add(time.Duration(i+1) * time.Minute) // newer than the repacked pack
+		if err := os.Chtimes(b+".pack", when, when); err != nil {
+			t.Fatal(err)
+		}
+		blobs = append(blobs, h)
+	}
+	db := openDB(t, objectsDir(repo))
+	ready := func() int { return countPacks(db, func(p *pack) bool { return p.idxState.Load() == idxReady }) }
+	if _, data, err := db.Read(blobs[2]); err != nil || string(data) != "lazy 2\n" {
+		t.Fatalf("Read = %q, %v", data, err)
+	}
+	if got := ready(); got != 1 {
+		t.Fatalf("%d indexes mapped after reading the newest pack's object, want 1", got)
+	}
+	if _, data, err := db.Read(blobs[0]); err != nil || string(data) != "lazy 0\n" {
+		t.Fatalf("Read = %q, %v", data, err)
+	}
+	if got := ready(); got != 3 {
+		t.Fatalf("%d indexes mapped after reading the third newest pack's object, want 3", got)
+	}
+	head := plumbing.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "main")))
+	runGit(t, repo, nil, "repack", "-Adq") // deletes the packs, the oldest not yet mapped; unreachable blobs go loose
+	if typ, _, err := db.Read(head); err != nil || typ != plumbing.CommitObject {
+		t.Fatalf("Read of a commit whose pack was repacked away = %v, %v", typ, err)
+	}
+	if !db.Has(blobs[1]) {
+		t.Fatal("Has = false for an object of a deleted pack, now loose")
+	}
+}
+
+// countPacks counts the local store's packs for which f holds.
+func countPacks(db *DB, f func(*pack) bool) int {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	n := 0
+	for _, p := range db.stores[0].packs {
+		if f(p) {
+			n++
+		}
+	}
+	return n
 }

@@ -584,6 +584,7 @@ func memDB(idxData, packData []byte) (*DB, error) {
 	if err := p.parseIdx(); err != nil {
 		return nil, err
 	}
+	p.idxState.Store(idxReady)
 	if err := p.checkPack(); err != nil {
 		return nil, err
 	}

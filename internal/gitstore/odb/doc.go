@@ -13,10 +13,13 @@
 //     large-offset table; packs must have the "PACK" signature, version 2 or
 //     3, an object count equal to the index's and a trailing checksum equal to
 //     the one recorded in the index. Both files are mmap'd read-only (read
-//     into memory on platforms without mmap): the index when the pack
-//     directory is scanned, the .pack (and its checks) only when an object
-//     in it is first read, so a call that reads a few objects of many packs
-//     opens only those packs. Lookups use the fanout table and
+//     into memory on platforms without mmap), each on first use: the index
+//     when a lookup first reaches its pack (a scan only lists the packs and
+//     stats each .pack for its age), the .pack (and its checks) when an
+//     object in it is first read, so a call that reads a few objects of the
+//     newest packs opens only those, as git does. An index found deleted
+//     then (a repack since the listing) makes its pack empty; an invalid one
+//     is an error naming the file. Lookups use the fanout table and
 //     a binary search directly on the mapped index; nothing per object is
 //     decoded or kept in memory.
 //   - Pack entries of type commit, tree, blob and tag, and OFS_DELTA and

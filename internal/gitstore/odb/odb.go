@@ -236,6 +236,11 @@ func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	var bad []error
 	for _, s := range db.stores {
 		bad = append(bad, s.bad...)
+		for _, p := range s.packs {
+			if p.idxState.Load() == idxBad {
+				bad = append(bad, p.idxErr)
+			}
+		}
 	}
 	db.mu.RUnlock()
 	if len(bad) > 0 {
@@ -581,18 +586,14 @@ func (db *DB) scanStore(s *store) ([]*pack, []error) {
 			kept = append(kept, p)
 			continue
 		}
-		p, err := openPack(db.nextID.Add(1), base)
+		// Listed only: the index is mapped on the first lookup that
+		// reaches this pack (ensureIdx).
+		p := lazyPack(db.nextID.Add(1), base)
+		fi, err := os.Stat(p.packPath)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) { // deleted meanwhile: ignore
-				bad = append(bad, err)
-			}
-			continue
+			continue // deleted meanwhile
 		}
-		var mtime int64
-		if fi, err := os.Stat(p.packPath); err == nil {
-			mtime = fi.ModTime().UnixNano()
-		}
-		fresh = append(fresh, cand{p, mtime})
+		fresh = append(fresh, cand{p, fi.ModTime().UnixNano()})
 	}
 	// Newest packs first (like git); previously known packs keep their order.
 	sort.SliceStable(fresh, func(i, j int) bool { return fresh[i].mtime > fresh[j].mtime })

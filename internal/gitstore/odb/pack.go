@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -48,8 +50,16 @@ type pack struct {
 	idxPath  string
 	packPath string
 
-	idx  []byte // mapped .idx
+	idx  []byte // mapped .idx, once ensureIdx has succeeded
 	data []byte // mapped .pack, once mapData has succeeded
+
+	// The .idx is mapped on the first lookup that reaches the pack
+	// (ensureIdx), as git does: a CLI call finds the tip and the trie path
+	// it reads in the newest packs, so a scan that only lists them saves an
+	// open, an fstat, an mmap and a close for each of the others (issue 19).
+	idxMu    sync.Mutex
+	idxState atomic.Int32 // idxUnopened, idxReady, idxGone or idxBad
+	idxErr   error        // idxBad: why the index cannot be used
 
 	// The .pack is mapped on first use (mapData), not at open: a lookup
 	// reads only indexes, and a CLI call that finds its objects in a few
@@ -66,21 +76,85 @@ type pack struct {
 	dataEnd int         // len(data) - trailer: entries live in [packHeader, dataEnd)
 }
 
-// openPack maps base+".idx" and validates it; the .pack is mapped and
+// States of a pack's index (pack.idxState).
+const (
+	idxUnopened = iota
+	idxReady
+	idxGone // deleted since the listing: the pack holds nothing
+	idxBad  // unreadable or invalid: see idxErr
+)
+
+// lazyPack is a listed pack whose index is mapped on first use.
+func lazyPack(id uint64, base string) *pack {
+	return &pack{id: id, base: base, idxPath: base + ".idx", packPath: base + ".pack"}
+}
+
+// openPack maps base+".idx" and validates it now; the .pack is mapped and
 // checked against it on first use (mapData). Errors name the offending
 // file; a missing file yields an error matching os.ErrNotExist so that
 // callers can treat it as a concurrent deletion.
 func openPack(id uint64, base string) (*pack, error) {
-	p := &pack{id: id, base: base, idxPath: base + ".idx", packPath: base + ".pack"}
-	var err error
-	if p.idx, err = mapFile(p.idxPath); err != nil {
-		return nil, fmt.Errorf("odb: %w", err)
+	p := lazyPack(id, base)
+	if err := p.loadIdx(); err != nil {
+		return nil, err
 	}
+	p.idxState.Store(idxReady)
+	return p, nil
+}
+
+func (p *pack) loadIdx() error {
+	idx, err := mapFile(p.idxPath)
+	if err != nil {
+		return fmt.Errorf("odb: %w", err)
+	}
+	p.idx = idx
 	if err := p.parseIdx(); err != nil {
 		unmapFile(p.idx)
-		return nil, fmt.Errorf("odb: %s: %w", p.idxPath, err)
+		p.idx = nil
+		return fmt.Errorf("odb: %s: %w", p.idxPath, err)
 	}
-	return p, nil
+	return nil
+}
+
+// idxSettled is what ensureIdx found, once it has run (done).
+func (p *pack) idxSettled() (done, gone bool, err error) {
+	switch p.idxState.Load() {
+	case idxReady:
+		return true, false, nil
+	case idxGone:
+		return true, true, nil
+	case idxBad:
+		return true, false, p.idxErr
+	}
+	return false, false, nil
+}
+
+// ensureIdx maps and validates the index once. gone reports an index
+// deleted since the pack was listed (a roll-up merged it): the pack then
+// holds nothing, and a reader that misses everywhere lists the directory
+// again. The caller holds DB.mu for reading, so unmap cannot run meanwhile.
+func (p *pack) ensureIdx() (gone bool, err error) {
+	if done, gone, err := p.idxSettled(); done {
+		return gone, err
+	}
+	p.idxMu.Lock()
+	defer p.idxMu.Unlock() // also when a fault in the mapped file panics
+	if done, gone, err := p.idxSettled(); done {
+		return gone, err
+	}
+	err = p.loadIdx()
+	switch {
+	case err == nil:
+		p.idxState.Store(idxReady)
+		return false, nil
+	case errors.Is(err, fs.ErrNotExist):
+		p.idxState.Store(idxGone)
+		return true, nil
+	default:
+		p.idxErr = err
+		p.idxState.Store(idxBad)
+		return false, err
+	}
 }
 
 // mapData maps the .pack and validates its header and checksum against
@@ -177,8 +251,11 @@ func (p *pack) checkPack() error {
 	return nil
 }
 
-// find binary-searches the mapped index for h and returns its pack offset.
+// find binary-searches the index for h and returns its pack offset.
 func (p *pack) find(h plumbing.Hash) (uint64, bool, error) {
+	if gone, err := p.ensureIdx(); gone || err != nil {
+		return 0, false, err
+	}
 	lo := 0
 	if h[0] > 0 {
 		lo = int(p.fanout[h[0]-1])
