@@ -249,9 +249,13 @@ func appendJSONString(b []byte, s string) []byte {
 
 type kid struct{ id, status string }
 
-// maxOver is how many items children may read beyond the cached index
-// before it rebuilds the index instead.
-const maxOver = 32
+// maxOver is how many moved items children may hold beside the cached
+// index before it rebuilds the index instead, and maxRead how many it may
+// read in one call.
+const (
+	maxOver = 32
+	maxRead = 16
+)
 
 // children lists the direct children of id, as the refs stand now. Every
 // claim asks (under the item's lock), so it does not rebuild the index as
@@ -304,7 +308,11 @@ func (s *Store) children(id string) ([]kid, error) {
 			return nil, err
 		}
 	}
-	if len(moved) > maxOver {
+	// A long-lived process reads a moved item once; a CLI call starts
+	// from the index file and reads every item moved since it was
+	// written: past maxRead of them, index rewrites the file (it does at
+	// 16 stale), so the next call does not read them all again.
+	if len(moved) > maxOver || len(read) >= maxRead {
 		idx, err := s.index()
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package board
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/record"
 )
 
 // TestWriteIndex_FormatAndRoundTrip: the index file is the documented
@@ -55,4 +58,61 @@ func TestWriteIndex_FormatAndRoundTrip(t *testing.T) {
 			t.Errorf("entry %s read back (-want +got):\n%s", id, d)
 		}
 	}
+}
+
+// TestChildren_IndexFileKeptCurrentByCLICalls: claims made each by a new
+// store (a CLI call each) keep the index file at most 16 items behind the
+// refs, so no call reads more than that many items again.
+func TestChildren_IndexFileKeptCurrentByCLICalls(t *testing.T) {
+	dir := gt.NewRepo(t)
+	open := func() *Store {
+		g, err := gitstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return Open(g, record.Open(g))
+	}
+	var ids []string
+	first := open()
+	for i := 0; i < 40; i++ {
+		out, err := first.Create(t.Context(), CreateInput{Title: fmt.Sprintf("item %d", i), Spec: "s", SpecFormat: "plan/outline", CreatedBy: Actor{Human: "dan"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, out.Item.ID)
+	}
+	if _, err := first.List(t.Context(), ListRequest{}); err != nil { // writes the index file
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		s := open()
+		if _, err := s.Claim(t.Context(), id, Actor{Human: "w"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		file := readIndex(s.indexPath())
+		behind := 0
+		for _, r := range gitRefs(t, dir) {
+			if e, ok := file.byID[strings.TrimPrefix(r.Name, ItemsPrefix)]; !ok || e.tip != r.Hash {
+				behind++
+			}
+		}
+		if behind > maxRead {
+			t.Fatalf("after %d CLI claims the index file is %d items behind, want at most %d", i+1, behind, maxRead)
+		}
+	}
+}
+
+func gitRefs(t *testing.T, dir string) []gitstore.Ref {
+	t.Helper()
+	var out []gitstore.Ref
+	for _, line := range strings.Split(gt.Git(t, dir, "for-each-ref", "--format=%(objectname) %(refname)", ItemsPrefix), "\n") {
+		hash, name, _ := strings.Cut(line, " ")
+		h, err := gitstore.ParseHash(hash)
+		if err != nil {
+			t.Fatalf("for-each-ref line %q: %v", line, err)
+		}
+		out = append(out, gitstore.Ref{Name: name, Hash: h})
+	}
+	return out
 }
