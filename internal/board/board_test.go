@@ -522,3 +522,32 @@ func TestBoard_ChildrenConcurrentInOneProcess(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestBoard_ExpiryWithTheIndexCached: a long-lived store that holds an
+// item's index entry (its own write, or an index it built) still recovers
+// its expired claim, and still leaves a live one alone.
+func TestBoard_ExpiryWithTheIndexCached(t *testing.T) {
+	b, _, _, clk := newBoard(t)
+	it := create(t, b, "leased")
+	other := create(t, b, "other")
+	if _, err := b.List(t.Context(), board.ListRequest{}); err != nil { // an index in memory
+		t.Fatal(err)
+	}
+	if _, err := b.Claim(t.Context(), it.ID, actor("alice"), ptr(int64(1000))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Claim(t.Context(), other.ID, actor("alice"), ptr(int64(60_000))); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(2 * time.Second)
+	if _, err := b.Claim(t.Context(), other.ID, actor("bob"), nil); code(err) != board.NotClaimable {
+		t.Fatalf("claim of an item with a live lease: %v", err)
+	}
+	got, err := b.Claim(t.Context(), it.ID, actor("bob"), nil)
+	if err != nil || got.Claim.Holder.Human != "bob" {
+		t.Fatalf("claim after the lease ran out: %+v %v", got, err)
+	}
+	if tr := transitions(t, b, it.ID); tr != "create,claim,orphan-recovery,claim" {
+		t.Fatalf("events = %s", tr)
+	}
+}

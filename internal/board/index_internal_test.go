@@ -116,3 +116,47 @@ func gitRefs(t *testing.T, dir string) []gitstore.Ref {
 	}
 	return out
 }
+
+// TestRemember_Bounded: the entries a long-lived store keeps of its own
+// writes spare the next child check from reading them back, and stay
+// bounded when no check comes to rebuild the index.
+func TestRemember_Bounded(t *testing.T) {
+	dir := gt.NewRepo(t)
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	s := Open(g, record.Open(g))
+	mk := func(title string) *Item {
+		out, err := s.Create(t.Context(), CreateInput{Title: title, Spec: "s", SpecFormat: "plan/outline", CreatedBy: Actor{Human: "dan"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	first := mk("first")
+	if _, err := s.List(t.Context(), ListRequest{}); err != nil { // an index in memory
+		t.Fatal(err)
+	}
+	it := mk("second")
+	tip, err := g.Ref(RefName(it.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.cachedEntry(it.ID, tip); e == nil || e.status != StatusOpen {
+		t.Fatalf("the entry of an item this store just wrote is not kept: %+v", e)
+	}
+	for i := 0; i < 3*maxOver; i++ {
+		mk(fmt.Sprintf("item %d", i))
+	}
+	s.idxMu.Lock()
+	n := len(s.idxOver)
+	s.idxMu.Unlock()
+	if n > 2*maxOver {
+		t.Fatalf("%d entries kept beside the index after %d creates, want at most %d", n, 3*maxOver, 2*maxOver)
+	}
+	if _, err := s.Claim(t.Context(), first.ID, Actor{Human: "w"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}

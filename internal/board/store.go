@@ -309,6 +309,7 @@ func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore
 		return tree, commitMessage(t), t.guards, nil
 	})
 	if err == nil {
+		s.remember(entryOf(head, last))
 		// Every transition leaves the item's ref loose; keep the namespace
 		// packed so listing thousands of items reads one file.
 		s.git.PackRefsIfLoose(ctx, ItemsPrefix, 16)
@@ -328,6 +329,54 @@ func expired(it *Item, now time.Time) bool {
 	return it != nil && it.Status == StatusInProgress && it.Claim != nil && !parseTime(it.Claim.LeaseExpires).After(now)
 }
 
+// mayHaveExpired is false when the item e was taken from certainly holds no
+// expired claim at now (expired would say false): it is not in progress,
+// or its claim's lease (set only from a claim) ends after now.
+func (e *entry) mayHaveExpired(now time.Time) bool {
+	return e.status == StatusInProgress && (e.lease == "" || !parseTime(e.lease).After(now))
+}
+
+// cachedEntry is the index entry of item id at tip held by this process
+// (in the index it built or read, or beside it), or nil. It does not read
+// the index file.
+func (s *Store) cachedEntry(id string, tip gitstore.Hash) *entry {
+	s.idxMu.Lock()
+	base, over := s.idxMem, s.idxOver
+	s.idxMu.Unlock()
+	if base != nil {
+		if e, ok := base.byID[id]; ok && e.tip == tip {
+			return e
+		}
+	}
+	if e, ok := over[id]; ok && e.tip == tip {
+		return e
+	}
+	return nil
+}
+
+// remember keeps the entry of an item this process has just written
+// beside the index (idxOver, copied on write), so that neither the next
+// claim's child check nor the next verb's expiry check reads it back.
+// A process without an index in memory (a CLI call that read none) keeps
+// nothing, nor does one that holds 2×maxOver entries already (only creates
+// since the last rebuild: the next child check rebuilds the index).
+func (s *Store) remember(e *entry) {
+	s.idxMu.Lock()
+	defer s.idxMu.Unlock()
+	if s.idxMem == nil || len(s.idxOver) >= 2*maxOver {
+		return
+	}
+	if b, ok := s.idxMem.byID[e.id]; ok && b.tip == e.tip {
+		return
+	}
+	next := make(map[string]*entry, len(s.idxOver)+1)
+	for k, v := range s.idxOver {
+		next[k] = v
+	}
+	next[e.id] = e
+	s.idxOver = next
+}
+
 // recovery is the orphan-recovery transition of an expired claim.
 func recovery(it *Item, now time.Time) transition {
 	next := *it
@@ -341,11 +390,21 @@ func recovery(it *Item, now time.Time) transition {
 // Expire turns an expired claim on id back to open with an
 // orphan-recovery event. It reports whether it did.
 func (s *Store) Expire(ctx context.Context, id string) (bool, error) {
-	_, it, err := s.current(id)
-	if err != nil || it == nil {
+	now := s.Now()
+	if !record.ValidID(id) {
+		return false, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
+	}
+	tip, err := s.git.Ref(RefName(id))
+	if err != nil || tip == gitstore.ZeroHash {
 		return false, err
 	}
-	now := s.Now()
+	if e := s.cachedEntry(id, tip); e != nil && !e.mayHaveExpired(now) {
+		return false, nil // decided from the index entry of this very tip
+	}
+	it, err := s.load(tip)
+	if err != nil {
+		return false, err
+	}
 	if !expired(it, now) {
 		return false, nil
 	}
