@@ -320,18 +320,7 @@ func (s *Store) children(id string) ([]kid, error) {
 		return kidsIn(idx.kids()[id], nil, nil, id), nil
 	}
 	if len(read) > 0 {
-		s.idxMu.Lock()
-		if s.idxMem == base { // else index ran meanwhile: its index is newer
-			next := make(map[string]*entry, len(s.idxOver)+len(read))
-			for k, v := range s.idxOver {
-				next[k] = v
-			}
-			for _, e := range read {
-				next[e.id] = e
-			}
-			s.idxOver = next
-		}
-		s.idxMu.Unlock()
+		s.keep(base, read...) // nothing if index ran meanwhile: its index is newer
 	}
 	listed := func(iid string) bool {
 		_, inLoose := findRef(loose, ItemsPrefix+iid)

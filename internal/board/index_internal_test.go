@@ -117,7 +117,7 @@ func gitRefs(t *testing.T, dir string) []gitstore.Ref {
 	return out
 }
 
-// TestRemember_Bounded: the entries a long-lived store keeps of its own
+// TestRemember_Bounded: the entries a long-lived store keeps (keep) of its own
 // writes spare the next child check from reading them back, and stay
 // bounded when no check comes to rebuild the index.
 func TestRemember_Bounded(t *testing.T) {

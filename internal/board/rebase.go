@@ -7,7 +7,6 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/record"
 )
 
 // Dropped is a local transition that did not survive a rebase onto another
@@ -45,8 +44,8 @@ type RebaseResult struct {
 // changes. When onto already contains the local head, the ref just moves
 // forward to it; when the local head contains onto, nothing moves.
 func (s *Store) Rebase(ctx context.Context, id string, onto gitstore.Hash) (*RebaseResult, error) {
-	if !record.ValidID(id) {
-		return nil, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
+	if err := checkID(id); err != nil {
+		return nil, err
 	}
 	if onto == gitstore.ZeroHash {
 		return nil, apperr.New(apperr.Schema, "rebase of item %s needs a head to rebase onto", id)

@@ -138,12 +138,25 @@ func (s *Store) load(tip gitstore.Hash) (*Item, error) {
 	return it, nil
 }
 
+// checkID is SCHEMA unless id is a ULID.
+func checkID(id string) error {
+	if !record.ValidID(id) {
+		return apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
+	}
+	return nil
+}
+
+// tip returns the tip of id's ref, ZeroHash when absent.
+func (s *Store) tip(id string) (gitstore.Hash, error) {
+	if err := checkID(id); err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return s.git.Ref(RefName(id))
+}
+
 // current returns the tip and item of id; tip is ZeroHash when absent.
 func (s *Store) current(id string) (gitstore.Hash, *Item, error) {
-	if !record.ValidID(id) {
-		return gitstore.ZeroHash, nil, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
-	}
-	tip, err := s.git.Ref(RefName(id))
+	tip, err := s.tip(id)
 	if err != nil || tip == gitstore.ZeroHash {
 		return tip, nil, err
 	}
@@ -282,8 +295,8 @@ func (s *Store) related(id string) []string {
 }
 
 func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore.Hash, error) {
-	if !record.ValidID(id) {
-		return nil, gitstore.ZeroHash, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
+	if err := checkID(id); err != nil {
+		return nil, gitstore.ZeroHash, err
 	}
 	var last *Item
 	head, err := s.git.TransactGuarded(ctx, RefName(id), func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
@@ -309,7 +322,7 @@ func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore
 		return tree, commitMessage(t), t.guards, nil
 	})
 	if err == nil {
-		s.remember(entryOf(head, last))
+		s.keep(nil, entryOf(head, last))
 		// Every transition leaves the item's ref loose; keep the namespace
 		// packed so listing thousands of items reads one file.
 		s.git.PackRefsIfLoose(ctx, ItemsPrefix, 16)
@@ -354,26 +367,28 @@ func (s *Store) cachedEntry(id string, tip gitstore.Hash) *entry {
 	return nil
 }
 
-// remember keeps the entry of an item this process has just written
-// beside the index (idxOver, copied on write), so that neither the next
-// claim's child check nor the next verb's expiry check reads it back.
-// A process without an index in memory (a CLI call that read none) keeps
-// nothing, nor does one that holds 2×maxOver entries already (only creates
-// since the last rebuild: the next child check rebuilds the index).
-func (s *Store) remember(e *entry) {
+// keep adds es to the entries kept beside the index (idxOver, copied on
+// write): items this process has just written (applyAt), so that neither
+// the next claim's child check nor the next verb's expiry check reads them
+// back, and items a child check read. It keeps nothing when the index is
+// no longer base (nil: any index), when there is none in memory (a CLI
+// call that read none), or when 2×maxOver entries are kept already (only
+// writes since the last rebuild: the next child check rebuilds it).
+func (s *Store) keep(base *boardIndex, es ...*entry) {
 	s.idxMu.Lock()
 	defer s.idxMu.Unlock()
-	if s.idxMem == nil || len(s.idxOver) >= 2*maxOver {
+	if s.idxMem == nil || base != nil && s.idxMem != base || len(s.idxOver) >= 2*maxOver {
 		return
 	}
-	if b, ok := s.idxMem.byID[e.id]; ok && b.tip == e.tip {
-		return
-	}
-	next := make(map[string]*entry, len(s.idxOver)+1)
+	next := make(map[string]*entry, len(s.idxOver)+len(es))
 	for k, v := range s.idxOver {
 		next[k] = v
 	}
-	next[e.id] = e
+	for _, e := range es {
+		if b, ok := s.idxMem.byID[e.id]; !ok || b.tip != e.tip {
+			next[e.id] = e
+		}
+	}
 	s.idxOver = next
 }
 
@@ -391,10 +406,7 @@ func recovery(it *Item, now time.Time) transition {
 // orphan-recovery event. It reports whether it did.
 func (s *Store) Expire(ctx context.Context, id string) (bool, error) {
 	now := s.Now()
-	if !record.ValidID(id) {
-		return false, apperr.New(apperr.Schema, "id %q is not a ULID", shown(id))
-	}
-	tip, err := s.git.Ref(RefName(id))
+	tip, err := s.tip(id)
 	if err != nil || tip == gitstore.ZeroHash {
 		return false, err
 	}

@@ -239,8 +239,8 @@ func (r *refReader) readExact(name string) (Hash, error) {
 	})
 }
 
-// readFileInto reads the file at path whole into buf's storage, growing
-// it when the file is larger, and returns what it read.
+// readFileInto reads the file at path whole into buf's storage, or new
+// storage when buf has no room, and returns what it read.
 func readFileInto(path string, buf []byte) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -251,23 +251,12 @@ func readFileInto(path string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if need := int(fi.Size()) + 512; cap(buf) < need {
-		buf = make([]byte, 0, need)
+	b := bytes.NewBuffer(buf[:0])
+	b.Grow(int(fi.Size()) + bytes.MinRead) // in buf's storage when it has room
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, err
 	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // grew meanwhile: make room
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return b.Bytes(), nil
 }
 
 // findPacked returns the value of name in the packed-refs text data

@@ -81,23 +81,20 @@ func spareRenamesWork(dir, pack, refs string) bool {
 	}
 	f.Close()
 	defer os.Remove(probe)
-	inPack := filepath.Join(pack, fmt.Sprintf("tmp_spare_probe_%d", os.Getpid()))
-	if os.Rename(probe, inPack) != nil {
-		return false
+	// there moves the probe to "to" the way writes will; it comes back by
+	// a plain rename.
+	roundTrip := func(to string, there func(from, to string) error) bool {
+		if there(probe, to) != nil {
+			return false
+		}
+		if os.Rename(to, probe) != nil {
+			os.Remove(to)
+			return false
+		}
+		return true
 	}
-	if os.Rename(inPack, probe) != nil {
-		os.Remove(inPack)
-		return false
-	}
-	inRefs := filepath.Join(refs, fmt.Sprintf("ideate-spare-probe-%d.lock", os.Getpid()))
-	if osproc.RenameNoReplace(probe, inRefs) != nil {
-		return false
-	}
-	if os.Rename(inRefs, probe) != nil {
-		os.Remove(inRefs)
-		return false
-	}
-	return true
+	return roundTrip(filepath.Join(pack, fmt.Sprintf("tmp_spare_probe_%d", os.Getpid())), os.Rename) &&
+		roundTrip(filepath.Join(refs, fmt.Sprintf("ideate-spare-probe-%d.lock", os.Getpid())), osproc.RenameNoReplace)
 }
 
 // spareStores numbers the spare sets of this process.
