@@ -1,6 +1,7 @@
 package secretgate
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -22,7 +23,7 @@ import (
 // The search is linear: the next "-----BEGIN" and "-----END" are cached as
 // the scan moves forward, and the bodies checked are disjoint.
 type pemFinder struct {
-	header, footer *lazyRE
+	header, footer func() *regexp.Regexp // lazy
 }
 
 func newPEMFinder() *pemFinder {
@@ -67,7 +68,7 @@ func (p *pemFinder) find(s string, dst []span) []span {
 			break
 		}
 		i += pos
-		hm := p.header.get().FindStringIndex(s[i:])
+		hm := p.header().FindStringIndex(s[i:])
 		if hm == nil {
 			pos = i + 1
 			continue
@@ -80,7 +81,7 @@ func (p *pemFinder) find(s string, dst []span) []span {
 			nextEnd = indexFrom(s, "-----END", body)
 		}
 		if nextEnd >= 0 && (nextBegin < 0 || nextEnd < nextBegin) {
-			if fm := p.footer.get().FindStringIndex(s[nextEnd:]); fm != nil && pemBody(s[body:nextEnd]) {
+			if fm := p.footer().FindStringIndex(s[nextEnd:]); fm != nil && pemBody(s[body:nextEnd]) {
 				dst = append(dst, span{i, nextEnd + fm[1]})
 				pos = nextEnd + fm[1]
 				continue

@@ -19,20 +19,11 @@ type rule struct {
 	find func(s string, dst []span) []span
 }
 
-// lazyRE is a regexp compiled on its first use. Most texts hold no trigger
-// of most rules, and compiling the whole table up front cost about 0.4 ms
-// of every CLI write, some 4 % of its CPU (perf, issue 19).
-type lazyRE struct {
-	src  string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func lazy(src string) *lazyRE { return &lazyRE{src: src} }
-
-func (l *lazyRE) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
-	return l.re
+// lazy returns src compiled on its first use. Most texts hold no trigger of
+// most rules, and compiling the whole table up front cost about 0.4 ms of
+// every CLI write, some 4 % of its CPU (perf, issue 19).
+func lazy(src string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
 }
 
 // anchored is the matcher behind the prefixed rules (all but
@@ -49,11 +40,11 @@ func (l *lazyRE) get() *regexp.Regexp {
 // before, and whatever must hold after the match (a token boundary, the
 // shape of the value) by accept.
 type anchored struct {
-	triggers []string    // literal prefixes; lower-case when fold
-	fold     bool        // match triggers ignoring ASCII case
-	trigs    []trigState // initial search state per trigger, set by buildRules
-	re       *lazyRE     // starts with ^ and with the trigger itself
-	group    int         // submatch that holds the secret; 0 = whole match
+	triggers []string              // literal prefixes; lower-case when fold
+	fold     bool                  // match triggers ignoring ASCII case
+	trigs    []trigState           // initial search state per trigger, set by buildRules
+	re       func() *regexp.Regexp // lazy; starts with ^ and with the trigger itself
+	group    int                   // submatch that holds the secret; 0 = whole match
 	// before reports whether a match may start at s[i:] (typically: the byte
 	// before i is not part of a word). Optional.
 	before func(s string, i int) bool
@@ -92,7 +83,7 @@ func (a *anchored) find(s string, dst []span) []span {
 		if a.window > 0 && len(in) > a.window {
 			in = in[:a.window]
 		}
-		m := a.re.get().FindStringSubmatchIndex(in)
+		m := a.re().FindStringSubmatchIndex(in)
 		if m == nil {
 			pos = i + 1
 			if a.run != nil {
@@ -444,7 +435,7 @@ func buildRules() []rule {
 		re:       lazy(`^://[^\s:/?#@\[\]]*:([^\s/?#\[\]]+)@`),
 		group:    1,
 		accept: func(s string, m []int) bool {
-			return !passwordPlaceholder.get().MatchString(s[m[2]:m[3]])
+			return !passwordPlaceholder().MatchString(s[m[2]:m[3]])
 		},
 	})
 

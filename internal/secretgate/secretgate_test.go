@@ -589,7 +589,7 @@ func assertNoMarkerMatched(t *testing.T, s string) {
 					break
 				}
 				i = at + 1
-				m := a.re.get().FindStringSubmatchIndex(s[at:])
+				m := a.re().FindStringSubmatchIndex(s[at:])
 				if m == nil || m[2*a.group] < 0 {
 					continue
 				}
