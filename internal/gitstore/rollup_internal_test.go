@@ -1,0 +1,176 @@
+package gitstore
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// packNames lists the pack files of dir's repository, sorted by size as
+// rollUpSet sorts them (smallest first).
+func packNames(t *testing.T, pdir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(pdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	size := map[string]int64{}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".pack") {
+			fi, _ := e.Info()
+			names = append(names, e.Name())
+			size[e.Name()] = fi.Size()
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return int(size[a] - size[b]) })
+	return names
+}
+
+// objectsOf is `git show-index` of a pack: its object names, sorted.
+func objectsOf(t *testing.T, dir, pdir, pack string) []string {
+	t.Helper()
+	idx, err := os.ReadFile(filepath.Join(pdir, strings.TrimSuffix(pack, ".pack")+".idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(gtStdinInternal(t, dir, string(idx), "show-index")), "\n") {
+		f := strings.Fields(line)
+		out = append(out, f[1])
+	}
+	slices.Sort(out)
+	return out
+}
+
+func gtStdinInternal(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// A roll-up tells git the merged packs' objects by name, read from their
+// indexes (no history walk), or — past rollUpListMax objects — names the
+// packs with the kept ones excluded. Either way the new pack holds every
+// object of the merged packs that no kept pack holds, the merged packs are
+// deleted by the next commit, and the repository stays whole.
+func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		listMax int
+		byName  bool
+	}{{"by name", 8192, true}, {"packs, the kept ones excluded", 10, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, oldPer := rollUpListMax, PerWritePacks
+			rollUpListMax, PerWritePacks = tc.listMax, true
+			t.Cleanup(func() { rollUpListMax, PerWritePacks = old, oldPer })
+			t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "1")
+			dir := gt.NewRepo(t)
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			write := func(i int) {
+				_, err := s.Transact(ctx, "refs/ideate/t", func(tip Hash) (Hash, string, error) {
+					b, err := s.WriteBlob([]byte("value " + strconv.Itoa(i) + "\n"))
+					if err != nil {
+						return ZeroHash, "", err
+					}
+					tree, err := s.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "f" + strconv.Itoa(i%3), Hash: b}})
+					return tree, "write " + strconv.Itoa(i) + "\n", err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 100 {
+				write(i)
+			}
+			gt.Git(t, dir, "repack", "-q", "-a", "-d") // one big pack that stays
+			for i := 100; i < 120; i++ {
+				write(i)
+			}
+			pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+			merged, kept := s.maint.rollUpSet()
+			if len(merged) != 20 || len(kept) != 1 {
+				t.Fatalf("roll-up set: %d merged, %d kept; want 20 and 1", len(merged), len(kept))
+			}
+			in, byName := rollUpInput(pdir, merged, kept)
+			if byName != tc.byName {
+				t.Fatalf("by name: %v, want %v", byName, tc.byName)
+			}
+			var want []string
+			for _, p := range merged {
+				want = append(want, objectsOf(t, dir, pdir, p)...)
+			}
+			slices.Sort(want)
+			want = slices.Compact(want)
+			if byName {
+				got := strings.Fields(string(in))
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("listed %d objects, the merged packs hold %d", len(got), len(want))
+				}
+			} else if !strings.Contains(string(in), "^"+kept[0]+"\n") {
+				t.Fatalf("the kept pack is not excluded:\n%s", in)
+			}
+			s.maint.spawnRollUp(merged, kept)
+			mark := filepath.Join(s.repo.StateDir(), "rolled-up")
+			for i := 0; ; i++ {
+				if _, err := os.Stat(mark); err == nil {
+					break
+				}
+				if i == 500 {
+					t.Fatal("no roll-up mark after 10 s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if _, err := os.Stat(filepath.Join(s.repo.StateDir(), "rollup.input")); err == nil {
+				t.Error("the roll-up's input file was left behind")
+			}
+			s.maint.finishRollUp()
+			now := packNames(t, pdir)
+			if len(now) != 2 || !slices.Contains(now, kept[0]) {
+				t.Fatalf("packs after the roll-up: %v; want the kept one and the new one", now)
+			}
+			var made string
+			for _, p := range now {
+				if p != kept[0] {
+					made = p
+				}
+			}
+			have := map[string]bool{}
+			for _, o := range objectsOf(t, dir, pdir, made) {
+				have[o] = true
+			}
+			for _, o := range objectsOf(t, dir, pdir, kept[0]) {
+				have[o] = true
+			}
+			for _, o := range want {
+				if !have[o] {
+					t.Fatalf("object %s of a merged pack is in no pack now", o)
+				}
+			}
+			if got := gt.Git(t, dir, "rev-list", "--count", "refs/ideate/t"); got != "120" {
+				t.Errorf("rev-list --count: %s", got)
+			}
+			gt.Fsck(t, dir)
+		})
+	}
+}
