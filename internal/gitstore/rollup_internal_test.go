@@ -132,8 +132,11 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 			}
 			s.maint.spawnRollUp(merged, kept)
 			mark := filepath.Join(s.repo.StateDir(), "rolled-up")
+			lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
 			for i := 0; ; i++ {
-				if _, err := os.Stat(mark); err == nil {
+				_, errMark := os.Stat(mark)
+				_, errLock := os.Stat(lock)
+				if errMark == nil && errLock != nil { // done, and its clean-up too
 					break
 				}
 				if i == 500 {
