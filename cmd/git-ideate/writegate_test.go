@@ -280,6 +280,18 @@ func libVerbs() []libVerb {
 				Scope: "scope", Content: "content", Source: record.Source{CapturePoint: "cli", SessionID: "s1", TaskID: "t1"},
 				References: []record.Reference{{Rel: "relates", ID: fx.recordID(t)}}}}
 		}},
+		{"record.Stage", func(t testing.TB, fx *libFixture) (any, []any) {
+			return fx.rec.Stage, []any{record.AppendInput{Kind: "work-completion", Claim: "claim", VerificationAnchor: "anchor",
+				Scope: "scope", Content: "content", Source: record.Source{CapturePoint: "work-completion", SessionID: "s1", TaskID: "t1"},
+				References: []record.Reference{{Rel: "relates", ID: fx.recordID(t)}}}}
+		}},
+		{"record.Publish", func(t testing.TB, fx *libFixture) (any, []any) {
+			st, err := fx.rec.Stage(record.AppendInput{Kind: "work-completion", Claim: "claim", Content: "content"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fx.rec.Publish, []any{ctx, st}
+		}},
 		{"record.Decision", func(t testing.TB, fx *libFixture) (any, []any) {
 			return fx.rec.Decision, []any{ctx, record.DecisionInput{Claim: "claim", Rationale: "why", VerificationAnchor: "anchor",
 				Scope: "scope", Source: record.Source{CapturePoint: "cli", SessionID: "s1", TaskID: "t1"},

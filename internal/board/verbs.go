@@ -589,34 +589,60 @@ func (s *Store) Release(ctx context.Context, id string, token int64, note string
 // to the process record (a failure there never undoes the completion).
 func (s *Store) Complete(ctx context.Context, id string, token int64, note string) (*Outcome, error) {
 	secretgate.Fields(&note)
-	var ev Event
-	var holder Actor
-	it, err := s.fenced(ctx, id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
-		next := *cur
-		holder = cur.Claim.Holder
-		next.Status, next.Claim = StatusDone, nil
-		ev = Event{ItemID: id, Actor: holder, Transition: TComplete, ClaimToken: tokenPtr(token), Note: note, At: ts}
-		return transition{item: &next, event: ev}, nil
+	var it *Item
+	// The work-completion record is built inside the item's transaction
+	// (Stage), so its objects and the item's go to disk as one pack, and
+	// published once the item's ref has moved: four new files, not six.
+	var staged *record.Staged
+	var rin record.AppendInput
+	err := s.git.Together(func() error {
+		var err error
+		it, err = s.fenced(ctx, id, token, func(cur *Item, now time.Time, ts string) (transition, error) {
+			next := *cur
+			holder := cur.Claim.Holder
+			next.Status, next.Claim = StatusDone, nil
+			ev := Event{ItemID: id, Actor: holder, Transition: TComplete, ClaimToken: tokenPtr(token), Note: note, At: ts}
+			if s.rec != nil {
+				rin = completionRecord(&next, id, holder, ev.At, note, s.Session)
+				// A record that cannot be staged is appended afresh below;
+				// the completion does not wait on it.
+				staged, _ = s.rec.Stage(rin)
+			}
+			return transition{item: &next, event: ev}, nil
+		})
+		if err != nil || s.rec == nil {
+			return err
+		}
+		var rerr error
+		if staged != nil {
+			_, rerr = s.rec.Publish(ctx, staged)
+		} else {
+			_, rerr = s.rec.Append(ctx, rin)
+		}
+		if rerr != nil && s.Warn != nil {
+			s.Warn("the work-completion record was not written: " + apperr.Message(rerr))
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if s.rec != nil {
-		claim := it.Title + " — " + note
-		content := note
-		if strings.TrimSpace(note) == "" {
-			claim = fmt.Sprintf("%s — completed by %s at %s", it.Title, holder.Human, ev.At)
-			content = claim
-		}
-		_, rerr := s.rec.Append(ctx, record.AppendInput{Kind: "work-completion", Claim: claim,
-			VerificationAnchor: "board:" + id + "#complete@" + ev.At, Scope: it.TenantID + "/" + id,
-			Source:  record.Source{CapturePoint: "work-completion", SessionID: s.Session, TaskID: id},
-			Content: content})
-		if rerr != nil && s.Warn != nil {
-			s.Warn("the work-completion record was not written: " + apperr.Message(rerr))
-		}
-	}
 	return &Outcome{Item: it, Unresolved: s.lint(note)}, nil
+}
+
+// completionRecord is the work-completion record of item id, completed by
+// holder at at with note.
+func completionRecord(it *Item, id string, holder Actor, at, note, session string) record.AppendInput {
+	claim := it.Title + " — " + note
+	content := note
+	if strings.TrimSpace(note) == "" {
+		claim = fmt.Sprintf("%s — completed by %s at %s", it.Title, holder.Human, at)
+		content = claim
+	}
+	return record.AppendInput{Kind: "work-completion", Claim: claim,
+		VerificationAnchor: "board:" + id + "#complete@" + at, Scope: it.TenantID + "/" + id,
+		Source:  record.Source{CapturePoint: "work-completion", SessionID: session, TaskID: id},
+		Content: content}
 }
 
 // Cancel ends an open or in-progress item (voiding any claim).

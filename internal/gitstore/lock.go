@@ -68,9 +68,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if err != nil {
 		return err
 	}
-	if keep != "" {
-		defer os.Remove(keep)
-	}
+	defer s.dropKeep(keep)
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
 	lockPath := path + ".lock"

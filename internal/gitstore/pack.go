@@ -35,6 +35,10 @@ type pending struct {
 	depth int
 	objs  []pendObj
 	at    map[Hash]int
+	// hold counts the Together calls running; while one runs, the .keep
+	// files of the packs written wait in keeps until the last one returns.
+	hold  int
+	keeps []string
 }
 
 type pendObj struct {
@@ -59,6 +63,53 @@ func (s *Store) end() {
 	s.pend.depth--
 	s.pend.mu.Unlock()
 	s.flushNow()
+}
+
+// Together runs fn with the writes of its transactions held together: an
+// object written inside fn waits for the next pack any of them writes (a
+// transaction writes one before its ref moves), and each pack written
+// keeps its .keep until Together returns, so a later UpdateRef inside fn
+// may name objects that went to disk with an earlier transaction's pack
+// without a `git repack -a -d` dropping them in between. A board
+// completion builds its work-completion record inside the item's
+// transaction and publishes it after: two commits, one pack, four new
+// files instead of six.
+func (s *Store) Together(fn func() error) error {
+	s.begin()
+	s.pend.mu.Lock()
+	s.pend.hold++
+	s.pend.mu.Unlock()
+	defer func() {
+		s.end()
+		s.pend.mu.Lock()
+		s.pend.hold--
+		var keeps []string
+		if s.pend.hold == 0 {
+			keeps, s.pend.keeps = s.pend.keeps, nil
+		}
+		s.pend.mu.Unlock()
+		for _, k := range keeps {
+			os.Remove(k)
+		}
+	}()
+	return fn()
+}
+
+// dropKeep removes a pack's .keep once a ref names its objects, or, inside
+// Together, when Together returns.
+func (s *Store) dropKeep(keep string) {
+	if keep == "" {
+		return
+	}
+	s.pend.mu.Lock()
+	if s.pend.hold > 0 {
+		s.pend.keeps = append(s.pend.keeps, keep)
+		keep = ""
+	}
+	s.pend.mu.Unlock()
+	if keep != "" {
+		os.Remove(keep)
+	}
 }
 
 // PerWritePacks turns the per-transaction packs on (the default). It was
@@ -150,9 +201,7 @@ var testHookPackPlaced func(base string)
 // is about to start): the pack is not kept.
 func (s *Store) flushNow() error {
 	keep, err := s.flush()
-	if keep != "" {
-		os.Remove(keep)
-	}
+	s.dropKeep(keep)
 	return err
 }
 

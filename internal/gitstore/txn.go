@@ -116,9 +116,7 @@ func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build Guarde
 	if err != nil {
 		return ZeroHash, err
 	}
-	if keep != "" {
-		defer os.Remove(keep) // the ref names the objects now, or never will
-	}
+	defer s.dropKeep(keep) // the ref names the objects now, or never will
 	release, err := s.holdGuards(ctx, ref, guards)
 	if err != nil {
 		return ZeroHash, err

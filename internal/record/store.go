@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -102,11 +103,39 @@ func clean(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 // gitstore.Transact); a cancelled Append returns ctx.Err() and writes no
 // record.
 func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, err error) {
-	defer func() {
-		if err != nil && s.Observer != nil {
-			s.Observer.CaptureFailed(in.Source.CapturePoint, in.Source.SessionID, apperr.Message(err))
-		}
-	}()
+	defer s.failed(in, &err)
+	w, err := s.compose(in)
+	if err != nil {
+		return nil, err
+	}
+	commit, err := s.git.Transact(ctx, RefName, w.build)
+	if err != nil {
+		return nil, err
+	}
+	return s.appended(w, commit), nil
+}
+
+// failed tells the observer an append failed.
+func (s *Store) failed(in AppendInput, err *error) {
+	if *err != nil && s.Observer != nil {
+		s.Observer.CaptureFailed(in.Source.CapturePoint, in.Source.SessionID, apperr.Message(*err))
+	}
+}
+
+// write is one record on its way into a commit: validated, through the
+// secret gate, serialized.
+type write struct {
+	s          *Store
+	rec        *Record
+	data       []byte
+	dirs       []string
+	file       string
+	red        []secretgate.Redaction
+	blob       gitstore.Hash
+	unresolved []Unresolved
+}
+
+func (s *Store) compose(in AppendInput) (*write, error) {
 	rec, err := s.prepare(in)
 	if err != nil {
 		return nil, err
@@ -117,47 +146,100 @@ func (s *Store) Append(ctx context.Context, in AppendInput) (res *AppendResult, 
 		red = secretgate.Merge(red, secretgate.Fields(&rec.References[i].Rel, &rec.References[i].ID))
 	}
 	// The gate ran before any object exists; now write.
-	data := Marshal(rec)
 	dirs, file := Path(rec.ID)
-	var unresolved []Unresolved
-	var blob gitstore.Hash
-	commit, err := s.git.Transact(ctx, RefName, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
-		root, err := s.git.RootTree(tip, format)
-		if err != nil {
-			return gitstore.ZeroHash, "", err
-		}
-		if err := s.checkReferences(root, rec); err != nil {
-			return gitstore.ZeroHash, "", err
-		}
-		unresolved = s.lint(root, rec)
-		if blob, err = s.git.WriteBlob(data); err != nil {
-			return gitstore.ZeroHash, "", err
-		}
-		newRoot, err := s.git.InsertWithRootFile(root, dirs, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: file, Hash: blob}, false, format.File, format.Blob())
-		if err != nil {
-			if apperr.Is(err, apperr.Conflict) {
-				return gitstore.ZeroHash, "", apperr.New(Duplicate, "record %s already exists; records are never rewritten", rec.ID)
-			}
-			return gitstore.ZeroHash, "", err
-		}
-		return newRoot, commitMessage(rec), nil
-	})
+	return &write{s: s, rec: rec, data: Marshal(rec), dirs: dirs, file: file, red: red}, nil
+}
+
+// build is the record's tree on tip (a gitstore.BuildFunc).
+func (w *write) build(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	s := w.s
+	root, err := s.git.RootTree(tip, format)
 	if err != nil {
-		return nil, err
+		return gitstore.ZeroHash, "", err
 	}
+	if err := s.checkReferences(root, w.rec); err != nil {
+		return gitstore.ZeroHash, "", err
+	}
+	w.unresolved = s.lint(root, w.rec)
+	if w.blob, err = s.git.WriteBlob(w.data); err != nil {
+		return gitstore.ZeroHash, "", err
+	}
+	newRoot, err := s.git.InsertWithRootFile(root, w.dirs, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: w.file, Hash: w.blob}, false, format.File, format.Blob())
+	if err != nil {
+		if apperr.Is(err, apperr.Conflict) {
+			return gitstore.ZeroHash, "", apperr.New(Duplicate, "record %s already exists; records are never rewritten", w.rec.ID)
+		}
+		return gitstore.ZeroHash, "", err
+	}
+	return newRoot, commitMessage(w.rec), nil
+}
+
+// appended is what a write that landed as commit leaves behind.
+func (s *Store) appended(w *write, commit gitstore.Hash) *AppendResult {
 	// The next page read shows this record: parse it now, as a read would,
 	// so that read neither inflates it nor opens the pack just written.
-	if r, err := Parse(data); err == nil {
-		s.recs.put(blob, r)
+	if r, err := Parse(w.data); err == nil {
+		s.recs.put(w.blob, r)
 	}
+	rec := w.rec
 	if s.Observer != nil {
 		s.Observer.Captured(rec.Source.CapturePoint, rec.Source.SessionID)
-		for _, r := range red {
+		for _, r := range w.red {
 			s.Observer.Redacted(r.Rule, r.Count, rec.Source.SessionID)
 		}
 	}
-	return &AppendResult{Record: rec, Commit: commit, Path: strings.Join(dirs, "/") + "/" + file,
-		Redactions: red, Unresolved: unresolved}, nil
+	return &AppendResult{Record: rec, Commit: commit, Path: strings.Join(w.dirs, "/") + "/" + w.file,
+		Redactions: w.red, Unresolved: w.unresolved}
+}
+
+// Staged is a record built as a commit on the record's tip but not yet
+// published: see Stage.
+type Staged struct {
+	in          AppendInput
+	w           *write
+	tip, commit gitstore.Hash
+}
+
+// Stage builds the record in as a commit on the record's current tip
+// without moving the ref, so its objects can go to disk with another
+// transaction's (inside gitstore.Store.Together, one pack for both); Publish
+// then moves the ref. A board completion stages its work-completion record
+// inside the item's own transaction: two commits, one pack.
+func (s *Store) Stage(in AppendInput) (*Staged, error) {
+	w, err := s.compose(in)
+	if err != nil {
+		return nil, err
+	}
+	tip, err := s.git.Ref(RefName)
+	if err != nil {
+		return nil, err
+	}
+	tree, msg, err := w.build(tip)
+	if err != nil {
+		return nil, err
+	}
+	commit, err := s.git.CommitTree(tree, tip, msg)
+	if err != nil {
+		return nil, err
+	}
+	// An append afresh (see Publish) keeps the record's id and time.
+	in.ID, in.Source.Timestamp = w.rec.ID, w.rec.Source.Timestamp
+	return &Staged{in: in, w: w, tip: tip, commit: commit}, nil
+}
+
+// Publish moves the record ref to st's commit when it still names the tip
+// st was built on; when another append moved it meanwhile, the record is
+// appended afresh (Append, with the same id).
+func (s *Store) Publish(ctx context.Context, st *Staged) (res *AppendResult, err error) {
+	err = s.git.UpdateRef(ctx, RefName, st.commit, st.tip)
+	if errors.Is(err, gitstore.ErrStale) {
+		return s.Append(ctx, st.in)
+	}
+	defer s.failed(st.in, &err)
+	if err != nil {
+		return nil, err
+	}
+	return s.appended(st.w, st.commit), nil
 }
 
 func (s *Store) prepare(in AppendInput) (*Record, error) {
