@@ -53,16 +53,20 @@ func main() {
 
 	// 1. Files created per write, counted by strace on CLI calls.
 	ids := createItems(repo, *straces+*calls)
-	var fa, fc, ba, bc []int
+	var fa, fc, fd, ba, bc, bd []int
 	for i := 0; i < *straces; i++ {
 		own, all := filesCreated(repo, bin, "record", "append", "--kind", "finding", "--claim", fmt.Sprintf("traced %d", i), "--content", "body")
 		fa, ba = append(fa, own), append(ba, all)
 		own, all = filesCreated(repo, bin, "work", "claim", "--id", ids[i], "--human", "bench")
 		fc, bc = append(fc, own), append(bc, all)
+		// A fresh item's first claim holds token 1 (a board without a remote).
+		own, all = filesCreated(repo, bin, "work", "complete", "--id", ids[i], "--token", "1", "--note", "done")
+		fd, bd = append(fd, own), append(bd, all)
 	}
 	ids = ids[*straces:]
 	fmt.Printf("%-44s %v (with the processes it started: %v)\n", "files created per CLI record append", fa, ba)
 	fmt.Printf("%-44s %v (with the processes it started: %v)\n", "files created per CLI work claim", fc, bc)
+	fmt.Printf("%-44s %v (with the processes it started: %v)\n", "files created per CLI work complete", fd, bd)
 
 	// 2. The store at size: records appended in-process (maintenance on).
 	g, err := gitstore.Open(repo)
