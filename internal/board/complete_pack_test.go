@@ -3,7 +3,6 @@ package board_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -64,7 +63,7 @@ func TestComplete_ItemAndRecordInOnePack(t *testing.T) {
 		t.Fatal(err)
 	}
 	inPack := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(gitStdin(t, dir, string(idx), "show-index")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(gt.GitStdin(t, dir, string(idx), "show-index")), "\n") {
 		if f := strings.Fields(line); len(f) >= 2 {
 			inPack[f[1]] = true
 		}
@@ -132,16 +131,4 @@ func TestComplete_RecordRefMovedMeanwhile(t *testing.T) {
 		t.Fatalf("records: %v, want %d work-completion and %d note", kinds, n, 4*n)
 	}
 	gt.Fsck(t, dir)
-}
-
-func gitStdin(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return string(out)
 }

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -43,24 +42,12 @@ func objectsOf(t *testing.T, dir, pdir, pack string) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(gtStdinInternal(t, dir, string(idx), "show-index")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(gt.GitStdin(t, dir, string(idx), "show-index")), "\n") {
 		f := strings.Fields(line)
 		out = append(out, f[1])
 	}
 	slices.Sort(out)
 	return out
-}
-
-func gtStdinInternal(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return string(out)
 }
 
 // A roll-up tells git the merged packs' objects by name, read from their

@@ -52,6 +52,20 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return out
 }
 
+// GitStdin runs git in dir with stdin as its input and returns its
+// stdout as it is; it fails the test on a non-zero exit.
+func GitStdin(t testing.TB, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
 // GitErr runs git in dir and returns its trimmed combined output.
 func GitErr(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
