@@ -91,12 +91,17 @@ func (c *baseCache) put(k cacheKey, typ plumbing.ObjectType, data []byte) bool {
 	return true
 }
 
-// dropPack forgets every entry of the given pack.
-func (c *baseCache) dropPack(id uint64) {
+// dropPacks forgets every entry of the given packs, in one pass over the
+// cache: a rescan drops up to maxAddedPacks packs at once, and a pass per
+// pack was 2 % of an MCP server's CPU in an append run (perf).
+func (c *baseCache) dropPacks(ids map[uint64]bool) {
+	if len(ids) == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, e := range c.items {
-		if k.pack == id {
+		if ids[k.pack] {
 			c.unlink(e)
 			c.used -= len(e.data) + cacheEntryOverhead
 			delete(c.items, k)

@@ -539,9 +539,11 @@ func (db *DB) scanLocked() error {
 		p.unmap()
 	}
 	db.mu.Unlock()
+	ids := make(map[uint64]bool, len(dropped))
 	for _, p := range dropped {
-		db.cache.dropPack(p.id)
+		ids[p.id] = true
 	}
+	db.cache.dropPacks(ids)
 	return nil
 }
 

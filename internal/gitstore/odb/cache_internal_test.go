@@ -1,0 +1,37 @@
+package odb
+
+import (
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// dropPacks forgets exactly the entries of the packs named, keeps the
+// others readable, and gives their bytes back to the budget.
+func TestBaseCache_DropPacks(t *testing.T) {
+	c := newBaseCache(1 << 20)
+	for pack := uint64(1); pack <= 3; pack++ {
+		for off := uint64(0); off < 5; off++ {
+			if !c.put(cacheKey{pack, off}, plumbing.BlobObject, make([]byte, 100)) {
+				t.Fatal("put refused")
+			}
+		}
+	}
+	before := c.used
+	c.dropPacks(map[uint64]bool{1: true, 3: true})
+	for pack := uint64(1); pack <= 3; pack++ {
+		for off := uint64(0); off < 5; off++ {
+			_, _, ok := c.get(cacheKey{pack, off})
+			if want := pack == 2; ok != want {
+				t.Fatalf("pack %d offset %d cached: %v, want %v", pack, off, ok, want)
+			}
+		}
+	}
+	if want := before / 3; c.used != want {
+		t.Fatalf("%d bytes in use after dropping two packs of three, want %d", c.used, want)
+	}
+	c.dropPacks(nil)
+	if _, _, ok := c.get(cacheKey{2, 0}); !ok {
+		t.Fatal("dropping no packs dropped an entry")
+	}
+}
