@@ -164,3 +164,51 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 		})
 	}
 }
+
+// A long-lived store lists objects/pack only when its own packs since the
+// last listing could have brought the count to rollUpAt, not after every
+// commit; roll-ups still keep the packs down.
+func TestRollUp_ListsThePackDirectoryOnlyWhenOneMayBeDue(t *testing.T) {
+	old := PerWritePacks
+	PerWritePacks = true
+	listings := 0
+	testHookListPacks = func() { listings++ }
+	t.Cleanup(func() { PerWritePacks = old; testHookListPacks = nil })
+	dir := gt.NewRepo(t)
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "") // after NewRepo, which turns it off
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const commits = 48
+	for i := range commits {
+		_, err := s.Transact(t.Context(), "refs/ideate/t", func(tip Hash) (Hash, string, error) {
+			b, err := s.WriteBlob([]byte("value " + strconv.Itoa(i) + "\n"))
+			if err != nil {
+				return ZeroHash, "", err
+			}
+			tree, err := s.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "f", Hash: b}})
+			return tree, "write\n", err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(lock); err != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	packs := len(packNames(t, filepath.Join(s.repo.CommonDir, "objects", "pack")))
+	t.Logf("%d commits: %d listings of objects/pack, %d packs now", commits, listings, packs)
+	if listings > commits/3 {
+		t.Errorf("objects/pack listed %d times in %d commits; want at most %d", listings, commits, commits/3)
+	}
+	if listings == 0 || packs > 2*rollUpAt {
+		t.Errorf("%d listings, %d packs: roll-ups no longer keep the packs down", listings, packs)
+	}
+	gt.Fsck(t, dir)
+}

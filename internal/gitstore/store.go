@@ -105,6 +105,7 @@ func OpenRepo(r *Repo, opt Options) *Store {
 		enabled:   opt.Maintenance,
 		threshold: cfg.Int("gc", "auto", 6700),
 		store:     s,
+		listed:    -1,
 	}
 	return s
 }
