@@ -504,25 +504,22 @@ var rollUpListMax = 8192
 // read as version 2, the `--stdin-packs` list: the merged packs, then the
 // kept ones excluded.
 func rollUpInput(pdir string, merged, kept []string) (in []byte, byName bool) {
-	var idxs [][]byte
+	var lists [][]byte // each pack's names, 20 bytes each
 	total := 0
 	for _, name := range merged {
 		idx, err := os.ReadFile(filepath.Join(pdir, strings.TrimSuffix(name, ".pack")+".idx"))
-		n, ok := idxObjects(idx)
-		if err != nil || !ok || total+n > rollUpListMax {
-			idxs = nil
+		names, ok := idxNames(idx)
+		if err != nil || !ok || total+len(names)/20 > rollUpListMax {
+			lists = nil
 			break
 		}
-		idxs, total = append(idxs, idx), total+n
+		lists, total = append(lists, names), total+len(names)/20
 	}
-	if idxs != nil {
+	if lists != nil {
 		in = make([]byte, 0, total*41)
-		for _, idx := range idxs {
-			n, _ := idxObjects(idx)
-			names := idx[8+256*4:]
-			for i := range n {
-				in = hex.AppendEncode(in, names[i*20:i*20+20])
-				in = append(in, '\n')
+		for _, names := range lists {
+			for i := 0; i < len(names); i += 20 {
+				in = append(hex.AppendEncode(in, names[i:i+20]), '\n')
 			}
 		}
 		return in, true
@@ -536,15 +533,18 @@ func rollUpInput(pdir string, merged, kept []string) (in []byte, byName bool) {
 	return in, false
 }
 
-// idxObjects is the object count of a version 2 pack index, and whether
-// idx is one long enough to hold that many names.
-func idxObjects(idx []byte) (int, bool) {
-	const head = 8 + 256*4
-	if len(idx) < head || string(idx[:8]) != "\xfftOc\x00\x00\x00\x02" {
-		return 0, false
+// idxNames is the table of object names (20 bytes each) of a version 2
+// pack index; ok is false when idx is not one, or too short for the
+// count its fan-out gives.
+func idxNames(idx []byte) (names []byte, ok bool) {
+	if len(idx) < idxHead || string(idx[:len(idxV2Header)]) != idxV2Header {
+		return nil, false
 	}
-	n := int(binary.BigEndian.Uint32(idx[head-4:]))
-	return n, len(idx) >= head+n*28+40
+	n := int(binary.BigEndian.Uint32(idx[idxHead-4:]))
+	if len(idx) < idxHead+n*idxPerObject+idxTrailer {
+		return nil, false
+	}
+	return idx[idxHead : idxHead+n*20], true
 }
 
 // finishRollUp deletes the packs a finished roll-up merged, once: the mark

@@ -112,6 +112,17 @@ func (s *Store) dropKeep(keep string) {
 	}
 }
 
+// The layout of a version 2 pack index (what writePack writes and a
+// roll-up reads names from): this header, a fan-out table of 256 counts,
+// then per object its name, CRC and offset (28 bytes), then the two
+// checksums.
+const (
+	idxV2Header  = "\xfftOc\x00\x00\x00\x02"
+	idxHead      = len(idxV2Header) + 256*4
+	idxPerObject = 20 + 4 + 4
+	idxTrailer   = 2 * 20
+)
+
 // PerWritePacks turns the per-transaction packs on (the default). It was
 // off for a while: beside `git gc --auto`, a commit in such a pack went
 // missing ("Could not read" its parent). The cause was git gc's garbage
@@ -274,8 +285,8 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 
 	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
 	var idx bytes.Buffer
-	idx.Grow(8 + 256*4 + len(entries)*28 + 40)
-	idx.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	idx.Grow(idxHead + len(entries)*idxPerObject + idxTrailer)
+	idx.WriteString(idxV2Header)
 	var fan [256]uint32
 	for _, e := range entries {
 		fan[e.h[0]]++
