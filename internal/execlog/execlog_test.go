@@ -262,7 +262,7 @@ func TestLog_NewerFormatIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A newer writer's tree: same layout, format 2.
-	blob := strings.TrimSpace(runIn(t, fx.dir, "ideate-exec 2\n", "hash-object", "-w", "--stdin"))
+	blob := strings.TrimSpace(gt.GitStdin(t, fx.dir, "ideate-exec 2\n", "hash-object", "-w", "--stdin"))
 	tip := gt.Git(t, fx.dir, "rev-parse", execlog.Ref)
 	ls := gt.Git(t, fx.dir, "ls-tree", tip)
 	var lines []string
@@ -272,7 +272,7 @@ func TestLog_NewerFormatIsRefused(t *testing.T) {
 		}
 		lines = append(lines, l)
 	}
-	tree := strings.TrimSpace(runIn(t, fx.dir, strings.Join(lines, "\n")+"\n", "mktree"))
+	tree := strings.TrimSpace(gt.GitStdin(t, fx.dir, strings.Join(lines, "\n")+"\n", "mktree"))
 	c := gt.Git(t, fx.dir, "commit-tree", tree, "-p", tip, "-m", "newer")
 	gt.Git(t, fx.dir, "update-ref", execlog.Ref, c, tip)
 	if _, err := fx.log.List(t.Context(), execlog.Filter{}); !apperr.Is(err, apperr.FormatVersion) {
@@ -284,18 +284,6 @@ func TestLog_NewerFormatIsRefused(t *testing.T) {
 	if got := gt.Git(t, fx.dir, "rev-parse", execlog.Ref); got != c {
 		t.Fatal("Append wrote over a newer format")
 	}
-}
-
-func runIn(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return string(out)
 }
 
 // The playbook's gate-ledger-format check, verbatim, with budget|replan.

@@ -247,20 +247,11 @@ func TestMaintenance_PacksRollUp(t *testing.T) {
 		}
 	}
 	lock := filepath.Join(dir, ".git", "ideate", "maintenance.lock")
-	settle := func() {
-		for i := 0; i < 500; i++ {
-			if _, err := os.Stat(lock); err != nil {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatal("a roll-up is still running after 10 s")
-	}
-	settle()
+	gt.WaitRemoved(t, lock)
 	appendCounter(t, s, ref, 400, nil)
-	settle()
+	gt.WaitRemoved(t, lock)
 	appendCounter(t, s, ref, 401, nil)
-	defer settle()
+	defer gt.WaitRemoved(t, lock)
 	loose, packs := objectFiles(t, dir)
 	n := 0
 	for _, p := range packs {
@@ -290,8 +281,8 @@ func TestTransact_OnAHistoryOfLooseObjects(t *testing.T) {
 	perWritePacks(t)
 	dir := gt.NewRepo(t)
 	const ref = "refs/ideate/counter"
-	blob := strings.TrimSpace(gtStdin(t, dir, "old value\n", "hash-object", "-w", "--stdin"))
-	tree := strings.TrimSpace(gtStdin(t, dir, "100644 blob "+blob+"\told\n", "mktree"))
+	blob := strings.TrimSpace(gt.GitStdin(t, dir, "old value\n", "hash-object", "-w", "--stdin"))
+	tree := strings.TrimSpace(gt.GitStdin(t, dir, "100644 blob "+blob+"\told\n", "mktree"))
 	c := strings.TrimSpace(gt.Git(t, dir, "commit-tree", "-m", "by git", tree))
 	gt.Git(t, dir, "update-ref", ref, c)
 	s, err := gitstore.Open(dir)
@@ -328,17 +319,6 @@ func TestTransact_OnAHistoryOfLooseObjects(t *testing.T) {
 		t.Errorf("rev-list --count: %s", got)
 	}
 	gt.Fsck(t, dir)
-}
-
-func gtStdin(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Stdin = dir, strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v %s", args, err, out)
-	}
-	return string(out)
 }
 
 // perWritePacks makes sure the per-transaction packs are on for one test

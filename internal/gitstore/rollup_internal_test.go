@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,36 +61,16 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 		byName  bool
 	}{{"by name", 8192, true}, {"packs, the kept ones excluded", 10, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			old, oldPer := rollUpListMax, PerWritePacks
-			rollUpListMax, PerWritePacks = tc.listMax, true
-			t.Cleanup(func() { rollUpListMax, PerWritePacks = old, oldPer })
-			t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "1")
-			dir := gt.NewRepo(t)
-			s, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			ctx := context.Background()
-			write := func(i int) {
-				_, err := s.Transact(ctx, "refs/ideate/t", func(tip Hash) (Hash, string, error) {
-					b, err := s.WriteBlob([]byte("value " + strconv.Itoa(i) + "\n"))
-					if err != nil {
-						return ZeroHash, "", err
-					}
-					tree, err := s.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "f" + strconv.Itoa(i%3), Hash: b}})
-					return tree, "write " + strconv.Itoa(i) + "\n", err
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
+			old := rollUpListMax
+			rollUpListMax = tc.listMax
+			t.Cleanup(func() { rollUpListMax = old })
+			s, dir := packStore(t, false)
 			for i := range 100 {
-				write(i)
+				commitValue(t, s, i)
 			}
 			gt.Git(t, dir, "repack", "-q", "-a", "-d") // one big pack that stays
 			for i := 100; i < 120; i++ {
-				write(i)
+				commitValue(t, s, i)
 			}
 			pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 			merged, kept := s.maint.rollUpSet()
@@ -169,54 +148,23 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 // last listing could have brought the count to rollUpAt, not after every
 // commit; roll-ups still keep the packs down.
 func TestRollUp_ListsThePackDirectoryOnlyWhenOneMayBeDue(t *testing.T) {
-	old := PerWritePacks
-	PerWritePacks = true
 	listings := 0
 	testHookListPacks = func() { listings++ }
-	t.Cleanup(func() { PerWritePacks = old; testHookListPacks = nil })
-	dir := gt.NewRepo(t)
-	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "") // after NewRepo, which turns it off
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	t.Cleanup(func() { testHookListPacks = nil })
+	s, dir := packStore(t, true)
 	const commits = 48
-	commit := func(i int) {
-		t.Helper()
-		_, err := s.Transact(t.Context(), "refs/ideate/t", func(tip Hash) (Hash, string, error) {
-			b, err := s.WriteBlob([]byte("value " + strconv.Itoa(i) + "\n"))
-			if err != nil {
-				return ZeroHash, "", err
-			}
-			tree, err := s.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "f", Hash: b}})
-			return tree, "write\n", err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	for i := range commits {
-		commit(i)
+		commitValue(t, s, i)
 	}
 	during := listings
 	lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
-	settle := func() {
-		for i := 0; i < 500; i++ {
-			if _, err := os.Stat(lock); err != nil {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatal("a roll-up is still running after 10 s")
-	}
 	// A roll-up's merged packs go at the commit after it ends; on a slow
 	// machine the burst outruns the roll-ups, so let them catch up.
 	for i := 0; i < 3; i++ {
-		settle()
-		commit(commits + i)
+		gt.WaitRemoved(t, lock)
+		commitValue(t, s, commits+i)
 	}
-	settle()
+	gt.WaitRemoved(t, lock)
 	packs := len(packNames(t, filepath.Join(s.repo.CommonDir, "objects", "pack")))
 	t.Logf("%d commits: %d listings of objects/pack, %d packs after three more", commits, during, packs)
 	if during > commits/3 {
@@ -226,4 +174,39 @@ func TestRollUp_ListsThePackDirectoryOnlyWhenOneMayBeDue(t *testing.T) {
 		t.Errorf("%d listings, %d packs: roll-ups no longer keep the packs down", during, packs)
 	}
 	gt.Fsck(t, dir)
+}
+
+// packStore opens a store over a new repository with per-transaction packs
+// on, and background maintenance on or off.
+func packStore(t *testing.T, maintenance bool) (*Store, string) {
+	t.Helper()
+	old := PerWritePacks
+	PerWritePacks = true
+	t.Cleanup(func() { PerWritePacks = old })
+	dir := gt.NewRepo(t) // which turns maintenance off
+	if maintenance {
+		t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, dir
+}
+
+// commitValue commits "value i" in one of three files on refs/ideate/t.
+func commitValue(t *testing.T, s *Store, i int) {
+	t.Helper()
+	_, err := s.Transact(t.Context(), "refs/ideate/t", func(tip Hash) (Hash, string, error) {
+		b, err := s.WriteBlob([]byte("value " + strconv.Itoa(i) + "\n"))
+		if err != nil {
+			return ZeroHash, "", err
+		}
+		tree, err := s.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "f" + strconv.Itoa(i%3), Hash: b}})
+		return tree, "write " + strconv.Itoa(i) + "\n", err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -14,16 +14,7 @@ import (
 // keeps its .keep until Together returns: the second ref is moved by a
 // plain UpdateRef later, and until then nothing names those objects.
 func TestTogether_OnePackKeptUntilItReturns(t *testing.T) {
-	old := PerWritePacks
-	PerWritePacks = true
-	t.Cleanup(func() { PerWritePacks = old })
-	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "1")
-	dir := gt.NewRepo(t)
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, dir := packStore(t, false)
 	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	list := func(suffix string) []string {
 		ents, _ := os.ReadDir(pdir)
@@ -36,7 +27,7 @@ func TestTogether_OnePackKeptUntilItReturns(t *testing.T) {
 		return out
 	}
 	var second Hash
-	err = s.Together(func() error {
+	err := s.Together(func() error {
 		_, err := s.Transact(t.Context(), "refs/ideate/first", func(tip Hash) (Hash, string, error) {
 			b2, err := s.WriteBlob([]byte("the second ref's\n"))
 			if err != nil {

@@ -301,7 +301,7 @@ func TestStore_NewerFormatIsTypedError(t *testing.T) {
 	// Forge a newer format entry with git itself.
 	tree := gt.Git(t, dir, "rev-parse", record.RefName+"^{tree}")
 	ls := gt.Git(t, dir, "ls-tree", tree)
-	newBlob := strings.TrimSpace(runStdin(t, dir, "ideate-record 99\n", "hash-object", "-w", "--stdin"))
+	newBlob := strings.TrimSpace(gt.GitStdin(t, dir, "ideate-record 99\n", "hash-object", "-w", "--stdin"))
 	var lines []string
 	for _, l := range strings.Split(ls, "\n") {
 		if strings.HasSuffix(l, "\t"+record.FormatFile) {
@@ -309,7 +309,7 @@ func TestStore_NewerFormatIsTypedError(t *testing.T) {
 		}
 		lines = append(lines, l)
 	}
-	newTree := strings.TrimSpace(runStdin(t, dir, strings.Join(lines, "\n")+"\n", "mktree"))
+	newTree := strings.TrimSpace(gt.GitStdin(t, dir, strings.Join(lines, "\n")+"\n", "mktree"))
 	c := gt.Git(t, dir, "commit-tree", newTree, "-p", record.RefName, "-m", "future")
 	gt.Git(t, dir, "update-ref", record.RefName, c)
 	_, err := s.ReadPage(record.PageRequest{})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Isolate makes the test independent of the machine's git configuration:
@@ -61,9 +62,26 @@ func GitStdin(t testing.TB, dir, stdin string, args ...string) string {
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		var stderr []byte
+		if e, ok := err.(*exec.ExitError); ok {
+			stderr = e.Stderr
+		}
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
 	return string(out)
+}
+
+// WaitRemoved waits up to 10 s for path to be gone (a background
+// process's lock file) and fails the test when it is still there.
+func WaitRemoved(t testing.TB, path string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(path); err != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s is still there after 10 s", path)
 }
 
 // GitErr runs git in dir and returns its trimmed combined output.
