@@ -29,8 +29,10 @@ import (
 // the other are not comparable. The medians are reported per tool and
 // per store ("-ms" without spares, "-spares-ms" with).
 func BenchmarkMCPTools(b *testing.B) {
-	b.Setenv("GIT_IDEATE_NO_MAINTENANCE", "") // as a user's server runs: roll-ups on
 	plain, spared := newMCPBench(b, 0), newMCPBench(b, mcpSpares)
+	// As a user's server runs: roll-ups on. After the repositories, whose
+	// set-up (gitstoretest.NewRepo) switches maintenance off.
+	b.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
 	for i := 0; i < 300; i++ {
 		plain.append(i)
 		spared.append(i)
