@@ -10,3 +10,23 @@ func linked(f *os.File) bool { return true }
 
 // looseKeyOf: no change time here, so loose refs are read every time.
 func looseKeyOf(fi os.FileInfo) (looseKey, bool) { return looseKey{}, false }
+
+// openRaw is os.OpenFile here (see the Linux version for why it differs
+// there).
+func openRaw(path string, flag int, perm uint32) (*os.File, error) {
+	return os.OpenFile(path, flag, os.FileMode(perm))
+}
+
+// fileStat: readSmall fills in nothing here.
+type fileStat struct{}
+
+// readSmall reads the file at path whole (see the Linux version).
+func readSmall(path string, buf []byte, st *fileStat) ([]byte, error) {
+	return os.ReadFile(path)
+}
+
+// looseKeyOfStat: no change time here, so loose refs are read every time.
+func looseKeyOfStat(st *fileStat) (looseKey, bool) { return looseKey{}, false }
+
+// createTemp is os.CreateTemp here.
+func createTemp(dir, prefix string) (*os.File, error) { return os.CreateTemp(dir, prefix) }

@@ -382,10 +382,10 @@ func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
 	if f := s.spares().take(); f != nil {
 		return s.fillTemp(f, data)
 	}
-	f, err := os.CreateTemp(dir, prefix)
+	f, err := createTemp(dir, prefix)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = mkdirAll(dir); err == nil {
-			f, err = os.CreateTemp(dir, prefix)
+			f, err = createTemp(dir, prefix)
 		}
 	}
 	if err != nil {

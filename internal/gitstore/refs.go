@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -104,28 +103,20 @@ func (r *refReader) readLoose(p, name string) (Hash, bool, error) {
 	if testHookReadLoose != nil {
 		testHookReadLoose(name)
 	}
-	f, err := os.Open(p)
+	var buf [128]byte
+	var st fileStat
+	b, err := readSmall(p, buf[:0], &st)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return ZeroHash, false, nil
 		}
 		return ZeroHash, false, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ZeroHash, false, err
-	}
-	var buf [256]byte
-	n, err := io.ReadFull(f, buf[:])
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return ZeroHash, false, err
-	}
-	h, ok := parseHashLine(buf[:n])
+	h, ok := parseHashLine(b)
 	if !ok {
 		return ZeroHash, false, nil
 	}
-	if k, kok := looseKeyOf(fi); kok && time.Now().UnixNano()-k.ctime > int64(racyLoose) && time.Now().UnixNano()-k.mtime > int64(racyLoose) {
+	if k, kok := looseKeyOfStat(&st); kok && time.Now().UnixNano()-k.ctime > int64(racyLoose) && time.Now().UnixNano()-k.mtime > int64(racyLoose) {
 		r.lmu.Lock()
 		if r.loose == nil || len(r.loose) >= maxLooseCached {
 			r.loose = map[string]looseEntry{}
@@ -213,7 +204,7 @@ func (r *refReader) readExact(name string) (Hash, error) {
 	return r.readVia(name, func(name string) (Hash, error) {
 		r.exactMu.Lock()
 		defer r.exactMu.Unlock()
-		data, err := readFileInto(filepath.Join(r.dir, "packed-refs"), r.exactBuf)
+		data, err := readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, nil)
 		if errors.Is(err, os.ErrNotExist) {
 			data, err = nil, nil
 		}
@@ -237,26 +228,6 @@ func (r *refReader) readExact(name string) (Hash, error) {
 		r.mu.Unlock()
 		return h, nil
 	})
-}
-
-// readFileInto reads the file at path whole into buf's storage, or new
-// storage when buf has no room, and returns what it read.
-func readFileInto(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	b := bytes.NewBuffer(buf[:0])
-	b.Grow(int(fi.Size()) + bytes.MinRead) // in buf's storage when it has room
-	if _, err := b.ReadFrom(f); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 // findPacked returns the value of name in the packed-refs text data
@@ -284,7 +255,8 @@ func findPacked(data []byte, name string) Hash {
 }
 
 func (r *refReader) readVia(name string, packed func(string) (Hash, error)) (Hash, error) {
-	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	var buf [128]byte
+	b, err := readSmall(filepath.Join(r.dir, name), buf[:0], nil)
 	switch {
 	case err == nil:
 		h, ok := parseHashLine(b)

@@ -135,9 +135,9 @@ func (sp *spares) keep() {
 			sp.n++
 			name := filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))
 			sp.mu.Unlock()
-			f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+			f, err := openRaw(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 			if errors.Is(err, os.ErrNotExist) && mkdirAll(sp.dir) == nil { // removed by hand
-				f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+				f, err = openRaw(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 			}
 			sp.mu.Lock()
 			if err != nil {

@@ -1,0 +1,87 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestReadSmall: whole files of every size come back, in a given
+// buffer's storage when it is large enough, in a new one when not.
+func TestReadSmall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	buf := make([]byte, 0, 2048)
+	for _, n := range []int{0, 1, 2046, 2047, 2048, 2049, 5000, 100} {
+		data := bytes.Repeat([]byte{byte(n)}, n)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readSmall(path, buf, nil)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes: read %d, %v", n, len(got), err)
+		}
+		same := cap(got) > 0 && &got[:1][0] == &buf[:1][0]
+		if fits := n+1 <= cap(buf); same != fits {
+			t.Fatalf("%d bytes: read into the given buffer %v, want %v", n, same, fits)
+		}
+	}
+	if _, err := readSmall(filepath.Join(t.TempDir(), "none"), buf, nil); !os.IsNotExist(err) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestReadSmall_StatAndErrors: the stat is the file's that was read; a
+// directory and a missing file fail as os.ReadFile fails (the ref readers
+// tell them apart with errors.Is).
+func TestReadSmall_StatAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ref")
+	if err := os.WriteFile(path, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st fileStat
+	var buf [128]byte
+	got, err := readSmall(path, buf[:0], &st)
+	want, _ := os.Stat(path)
+	if err != nil || string(got) != "x\n" || st.Ino != want.Sys().(*syscall.Stat_t).Ino || st.Size != 2 {
+		t.Fatalf("read %q, ino %d size %d, %v; want the file's", got, st.Ino, st.Size, err)
+	}
+	if _, err := readSmall(dir, nil, nil); !errors.Is(err, syscall.EISDIR) {
+		t.Fatalf("a directory: %v, want EISDIR", err)
+	}
+	if _, err := readSmall(filepath.Join(dir, "none"), nil, nil); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing file: %v, want not-exist", err)
+	}
+}
+
+// TestCreateTemp: new files as os.CreateTemp makes them (the prefix, mode
+// 0600, never an existing file), and the errors the callers look for.
+func TestCreateTemp(t *testing.T) {
+	dir := t.TempDir()
+	seen := map[string]bool{}
+	for i := 0; i < 50; i++ {
+		f, err := createTemp(dir, "tmp_pack_")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := f.Stat()
+		f.Close()
+		if err != nil || !strings.HasPrefix(fi.Name(), "tmp_pack_") || fi.Mode().Perm() != 0o600 || seen[fi.Name()] {
+			t.Fatalf("made %v (%v)", fi, err)
+		}
+		seen[fi.Name()] = true
+	}
+	if _, err := createTemp(filepath.Join(dir, "gone"), "tmp_"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing directory: %v, want not-exist", err)
+	}
+	for name := range seen {
+		if _, err := openRaw(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666); !errors.Is(err, os.ErrExist) {
+			t.Fatalf("an exclusive open of an existing file: %v, want exists", err)
+		}
+		break
+	}
+}
