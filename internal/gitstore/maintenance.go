@@ -353,10 +353,19 @@ func (m *maintenance) running() bool {
 }
 
 // rollUpSet chooses the packs a roll-up merges, the way git repack
-// --geometric=2 does: sorted by size, the largest packs that each hold at
-// least twice the bytes of all smaller ones together stay, the rest are
-// merged into one. It chooses nothing below rollUpAt packs. Packs with a
-// .keep file are never chosen.
+// --geometric=2 does: sorted by the objects they hold, the largest packs
+// that each hold at least twice the objects of all smaller ones together
+// stay, the rest are merged into one. It chooses nothing below rollUpAt
+// packs. Packs with a .keep file are never chosen.
+//
+// Objects, not bytes (as git counts too): a write's pack stores its trees
+// undeflated and nothing as a delta, so it takes several times the bytes
+// its objects take once merged. Weighed by bytes, a few dozen writes
+// outweighed the pack of thousands that the roll-ups had made, so every
+// roll-up merged that pack again, each past rollUpListMax objects and so
+// with git's history walk; the roll-ups fell behind a burst of MCP
+// appends and the packs piled up (590 after 2,000 appends, tmpfs). A
+// pack's object count is read off its index's size (idxObjects).
 func (m *maintenance) rollUpSet() (merged, kept []string) {
 	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	d, err := os.Open(dir)
@@ -391,7 +400,7 @@ func (m *maintenance) rollUpSet() (merged, kept []string) {
 	}
 	type pk struct {
 		name string
-		size int64
+		size int64 // objects
 	}
 	var packs []pk
 	for _, e := range ents {
@@ -404,8 +413,8 @@ func (m *maintenance) rollUpSet() (merged, kept []string) {
 		if !ok || !names[base+".idx"] || names[base+".keep"] || names[base+".promisor"] {
 			continue
 		}
-		if fi, err := os.Lstat(filepath.Join(dir, e)); err == nil {
-			packs = append(packs, pk{e, fi.Size()})
+		if fi, err := os.Lstat(filepath.Join(dir, base+".idx")); err == nil {
+			packs = append(packs, pk{e, idxObjects(fi.Size())})
 		}
 	}
 	if len(packs) < rollUpAt {
@@ -531,6 +540,13 @@ func rollUpInput(pdir string, merged, kept []string) (in []byte, byName bool) {
 		in = append(append(append(in, '^'), name...), '\n')
 	}
 	return in, false
+}
+
+// idxObjects is the number of objects a version 2 pack index of size
+// bytes lists (a pack past 2 GiB has a few more bytes per large offset,
+// which this counts as a little more), at least 1.
+func idxObjects(size int64) int64 {
+	return max(1, (size-int64(idxHead+idxTrailer))/idxPerObject)
 }
 
 // idxNames is the table of object names (20 bytes each) of a version 2

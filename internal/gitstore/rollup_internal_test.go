@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +13,7 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
-// packNames lists the pack files of dir's repository, sorted by size as
-// rollUpSet sorts them (smallest first).
+// packNames lists the pack files of a pack directory, sorted by name.
 func packNames(t *testing.T, pdir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(pdir)
@@ -21,15 +21,11 @@ func packNames(t *testing.T, pdir string) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	size := map[string]int64{}
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".pack") {
-			fi, _ := e.Info()
 			names = append(names, e.Name())
-			size[e.Name()] = fi.Size()
 		}
 	}
-	slices.SortFunc(names, func(a, b string) int { return int(size[a] - size[b]) })
 	return names
 }
 
@@ -208,5 +204,45 @@ func commitValue(t *testing.T, s *Store, i int) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A roll-up weighs packs by the objects they hold, as git repack
+// --geometric does, not by their bytes: a pack of 300 small objects that
+// git packed into few bytes stays beside 20 writes of a large random blob
+// each (60 objects, many more bytes), which are merged.
+func TestRollUpSet_WeighsObjectsNotBytes(t *testing.T) {
+	s, dir := packStore(t, false)
+	for i := range 100 {
+		commitValue(t, s, i)
+	}
+	gt.Git(t, dir, "repack", "-q", "-a", "-d")
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	big := packNames(t, pdir)
+	if len(big) != 1 {
+		t.Fatalf("packs after git repack: %v", big)
+	}
+	noise := make([]byte, 8192)
+	for i := range 20 {
+		rand.Read(noise)
+		_, err := s.Transact(t.Context(), "refs/ideate/t", func(tip Hash) (Hash, string, error) {
+			b, err := s.WriteBlob(noise)
+			if err != nil {
+				return ZeroHash, "", err
+			}
+			tree, err := s.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "noise", Hash: b}})
+			return tree, "noise " + strconv.Itoa(i) + "\n", err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, _ := os.Stat(filepath.Join(pdir, big[0]))
+	if fi.Size() > 20*8192/2 {
+		t.Fatalf("git's pack is %d bytes: not light enough for this test", fi.Size())
+	}
+	merged, kept := s.maint.rollUpSet()
+	if len(merged) != 20 || !slices.Equal(kept, big) {
+		t.Fatalf("roll-up set: %d merged, kept %v; want the 20 writes merged and git's pack %v kept", len(merged), kept, big)
 	}
 }
