@@ -269,7 +269,7 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 			size >>= 7
 		}
 		buf.WriteByte(c)
-		if len(o.data) < storedBelow {
+		if storeInPack(o.t, len(o.data)) {
 			appendStored(buf, o.data)
 		} else {
 			zw.Reset(buf)
