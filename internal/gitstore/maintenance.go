@@ -152,8 +152,8 @@ func (m *maintenance) committed(ctx context.Context) {
 		mayRollUp := m.listed < 0 || m.listed+m.sinceListed >= rollUpAt
 		m.mu.Unlock()
 		if packs > 0 && mayRollUp && !m.running() {
-			if merged, kept := m.rollUpSet(); len(merged) > 0 {
-				m.spawnRollUp(merged, kept)
+			if merged, _ := m.rollUpSet(); len(merged) > 0 {
+				m.spawnRollUp(merged)
 			}
 		}
 		return
@@ -459,10 +459,12 @@ func (m *maintenance) rollUpSet() (merged, kept []string) {
 // records, and roll-ups took 6.2 s of CPU across 2,000 MCP appends — on a
 // 2-core machine a second process as busy as the server (issue 19). The
 // object names read from the merged packs' indexes need no walk: 12.8 ms,
-// and a pack as small. Past rollUpListMax objects the list would cost the
-// caller more than a walk costs git, so the kept packs are named as
-// excluded ("^pack-….pack"), which stops the walk at their commits.
-func (m *maintenance) spawnRollUp(merged, kept []string) {
+// and a pack as small. The caller reads the indexes of up to
+// rollUpListMax objects; the roll-up's shell has `git show-index` read
+// the rest before pack-objects starts, outside the caller's call. Any
+// failure there ends the roll-up before pack-objects runs: no mark, so
+// nothing is deleted.
+func (m *maintenance) spawnRollUp(merged []string) {
 	dir := m.store.repo.StateDir()
 	lock := filepath.Join(dir, "maintenance.lock")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -477,24 +479,31 @@ func (m *maintenance) spawnRollUp(merged, kept []string) {
 	pdir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	list := filepath.Join(dir, "rollup.list")
 	input := filepath.Join(dir, "rollup.input")
-	in, byName := rollUpInput(pdir, merged, kept)
+	part := filepath.Join(dir, "rollup.part")
+	in, later := rollUpInput(pdir, merged)
 	if os.WriteFile(list, []byte(strings.Join(merged, "\n")+"\n"), 0o666) != nil || os.WriteFile(input, in, 0o666) != nil {
 		os.Remove(list)
 		os.Remove(lock)
 		return
 	}
 	gd := shellQuote(m.store.repo.CommonDir)
-	mode := " --stdin-packs"
-	if byName {
-		mode = ""
+	var b strings.Builder
+	b.WriteString("(set -e; ")
+	if len(later) > 0 {
+		b.WriteString("for i in")
+		for _, idx := range later {
+			b.WriteString(" " + shellQuote(idx))
+		}
+		b.WriteString("; do git --git-dir=" + gd + " show-index < \"$i\" > " + shellQuote(part) +
+			"; cut -d ' ' -f 2 " + shellQuote(part) + " >> " + shellQuote(input) + "; done; ")
 	}
 	// pack-objects prints the new pack's name; the mark carries it as
 	// "+pack-<name>.pack" (see finishRollUp).
-	script := "(n=$(git --git-dir=" + gd + " pack-objects -q" + mode + " --delta-base-offset " +
-		shellQuote(filepath.Join(pdir, "pack")) + " < " + shellQuote(input) +
-		") && [ -n \"$n\" ] && echo \"+pack-$n.pack\" >> " + shellQuote(list) + " && mv " + shellQuote(list) + " " +
-		shellQuote(filepath.Join(dir, "rolled-up")) + "); rm -f " + shellQuote(input) + " " + shellQuote(lock)
-	cmd := detached("sh", "-c", script)
+	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
+		shellQuote(filepath.Join(pdir, "pack")) + " < " + shellQuote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
+		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + "); rm -f " +
+		shellQuote(input) + " " + shellQuote(part) + " " + shellQuote(lock))
+	cmd := detached("sh", "-c", b.String())
 	if err := cmd.Start(); err != nil {
 		os.Remove(input)
 		os.Remove(lock)
@@ -503,43 +512,38 @@ func (m *maintenance) spawnRollUp(merged, kept []string) {
 	go cmd.Wait()
 }
 
-// rollUpListMax is the most objects a roll-up lists by name (about 28
-// bytes of index read and 41 bytes written each, in the caller's call).
+// rollUpListMax is the most objects whose names the caller of a roll-up
+// reads from the merged packs' indexes (about 28 bytes of index read and
+// 41 bytes written each, in the caller's call).
 var rollUpListMax = 8192
 
-// rollUpInput is what a roll-up's pack-objects reads: the object names of
-// the merged packs, one per line, read from their indexes (byName); or,
-// when they hold more than rollUpListMax objects or an index cannot be
-// read as version 2, the `--stdin-packs` list: the merged packs, then the
-// kept ones excluded.
-func rollUpInput(pdir string, merged, kept []string) (in []byte, byName bool) {
-	var lists [][]byte // each pack's names, 20 bytes each
+// rollUpInput is what a roll-up's pack-objects reads, as far as the
+// caller makes it: the object names, one per line, of the merged packs
+// whose indexes it read (up to rollUpListMax objects in all, counted from
+// the indexes' sizes). later holds the indexes of the others — past that
+// count, or not readable here as version 2 — whose names the roll-up's
+// shell adds with `git show-index`.
+func rollUpInput(pdir string, merged []string) (in []byte, later []string) {
 	total := 0
 	for _, name := range merged {
-		idx, err := os.ReadFile(filepath.Join(pdir, strings.TrimSuffix(name, ".pack")+".idx"))
+		path := filepath.Join(pdir, strings.TrimSuffix(name, ".pack")+".idx")
+		fi, err := os.Lstat(path)
+		if err != nil || total+int(idxObjects(fi.Size())) > rollUpListMax {
+			later = append(later, path)
+			continue
+		}
+		idx, err := os.ReadFile(path)
 		names, ok := idxNames(idx)
-		if err != nil || !ok || total+len(names)/20 > rollUpListMax {
-			lists = nil
-			break
+		if err != nil || !ok {
+			later = append(later, path)
+			continue
 		}
-		lists, total = append(lists, names), total+len(names)/20
-	}
-	if lists != nil {
-		in = make([]byte, 0, total*41)
-		for _, names := range lists {
-			for i := 0; i < len(names); i += 20 {
-				in = append(hex.AppendEncode(in, names[i:i+20]), '\n')
-			}
+		total += len(names) / 20
+		for i := 0; i < len(names); i += 20 {
+			in = append(hex.AppendEncode(in, names[i:i+20]), '\n')
 		}
-		return in, true
 	}
-	for _, name := range merged {
-		in = append(append(in, name...), '\n')
-	}
-	for _, name := range kept {
-		in = append(append(append(in, '^'), name...), '\n')
-	}
-	return in, false
+	return in, later
 }
 
 // idxObjects is the number of objects a version 2 pack index of size

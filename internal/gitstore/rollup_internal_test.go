@@ -46,16 +46,18 @@ func objectsOf(t *testing.T, dir, pdir, pack string) []string {
 }
 
 // A roll-up tells git the merged packs' objects by name, read from their
-// indexes (no history walk), or — past rollUpListMax objects — names the
-// packs with the kept ones excluded. Either way the new pack holds every
-// object of the merged packs that no kept pack holds, the merged packs are
-// deleted by the next commit, and the repository stays whole.
-func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
+// indexes (no history walk): by the caller up to rollUpListMax objects,
+// the rest — and any index the caller cannot read as version 2 — by the
+// roll-up's shell (git show-index). Either way the new pack holds every
+// object of the merged packs, the merged packs are deleted by the next
+// commit, and the repository stays whole.
+func TestRollUp_NamesEveryMergedObject(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		listMax int
-		byName  bool
-	}{{"by name", 8192, true}, {"packs, the kept ones excluded", 10, false}} {
+		later   int  // indexes left to the roll-up's shell
+		v1      bool // one merged pack's index rewritten as version 1
+	}{{"by the caller", 8192, 0, false}, {"most by the roll-up", 10, 17, false}, {"an index of version 1", 8192, 1, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := rollUpListMax
 			rollUpListMax = tc.listMax
@@ -73,26 +75,32 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 			if len(merged) != 20 || len(kept) != 1 {
 				t.Fatalf("roll-up set: %d merged, %d kept; want 20 and 1", len(merged), len(kept))
 			}
-			in, byName := rollUpInput(pdir, merged, kept)
-			if byName != tc.byName {
-				t.Fatalf("by name: %v, want %v", byName, tc.byName)
+			if tc.v1 {
+				base := filepath.Join(pdir, strings.TrimSuffix(merged[5], ".pack"))
+				os.Remove(base + ".idx")
+				gt.Git(t, dir, "index-pack", "--index-version=1", "-o", base+".idx", base+".pack")
 			}
-			var want []string
+			in, later := rollUpInput(pdir, merged)
+			if len(later) != tc.later {
+				t.Fatalf("%d indexes left to the roll-up, want %d", len(later), tc.later)
+			}
+			var want, caller []string
 			for _, p := range merged {
-				want = append(want, objectsOf(t, dir, pdir, p)...)
+				objs := objectsOf(t, dir, pdir, p)
+				want = append(want, objs...)
+				if !slices.Contains(later, filepath.Join(pdir, strings.TrimSuffix(p, ".pack")+".idx")) {
+					caller = append(caller, objs...)
+				}
 			}
 			slices.Sort(want)
 			want = slices.Compact(want)
-			if byName {
-				got := strings.Fields(string(in))
-				slices.Sort(got)
-				if !slices.Equal(got, want) {
-					t.Fatalf("listed %d objects, the merged packs hold %d", len(got), len(want))
-				}
-			} else if !strings.Contains(string(in), "^"+kept[0]+"\n") {
-				t.Fatalf("the kept pack is not excluded:\n%s", in)
+			slices.Sort(caller)
+			got := strings.Fields(string(in))
+			slices.Sort(got)
+			if !slices.Equal(got, caller) {
+				t.Fatalf("the caller listed %d objects, its packs hold %d", len(got), len(caller))
 			}
-			s.maint.spawnRollUp(merged, kept)
+			s.maint.spawnRollUp(merged)
 			mark := filepath.Join(s.repo.StateDir(), "rolled-up")
 			lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
 			for i := 0; ; i++ {
@@ -106,8 +114,10 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			if _, err := os.Stat(filepath.Join(s.repo.StateDir(), "rollup.input")); err == nil {
-				t.Error("the roll-up's input file was left behind")
+			for _, f := range []string{"rollup.input", "rollup.part"} {
+				if _, err := os.Stat(filepath.Join(s.repo.StateDir(), f)); err == nil {
+					t.Errorf("the roll-up left %s behind", f)
+				}
 			}
 			s.maint.finishRollUp()
 			now := packNames(t, pdir)
@@ -120,17 +130,8 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 					made = p
 				}
 			}
-			have := map[string]bool{}
-			for _, o := range objectsOf(t, dir, pdir, made) {
-				have[o] = true
-			}
-			for _, o := range objectsOf(t, dir, pdir, kept[0]) {
-				have[o] = true
-			}
-			for _, o := range want {
-				if !have[o] {
-					t.Fatalf("object %s of a merged pack is in no pack now", o)
-				}
+			if got := objectsOf(t, dir, pdir, made); !slices.Equal(got, want) {
+				t.Fatalf("the roll-up's pack holds %d objects, the merged packs held %d", len(got), len(want))
 			}
 			if got := gt.Git(t, dir, "rev-list", "--count", "refs/ideate/t"); got != "120" {
 				t.Errorf("rev-list --count: %s", got)
@@ -138,6 +139,46 @@ func TestRollUp_ListsObjectsOrExcludesKeptPacks(t *testing.T) {
 			gt.Fsck(t, dir)
 		})
 	}
+}
+
+// A roll-up whose shell cannot read an index it was left stops before
+// pack-objects: no mark, its files and lock removed, every pack still
+// there, and the repository whole.
+func TestRollUp_BrokenIndexStopsIt(t *testing.T) {
+	s, dir := packStore(t, false)
+	for i := range 20 {
+		commitValue(t, s, i)
+	}
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	merged, _ := s.maint.rollUpSet()
+	if len(merged) != 20 {
+		t.Fatalf("roll-up set: %d merged, want 20", len(merged))
+	}
+	idx := filepath.Join(pdir, strings.TrimSuffix(merged[3], ".pack")+".idx")
+	good, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(idx, 0o644)
+	if err := os.WriteFile(idx, good[:100], 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, later := rollUpInput(pdir, merged); len(later) != 1 {
+		t.Fatalf("indexes left to the roll-up: %v, want the broken one", later)
+	}
+	s.maint.spawnRollUp(merged)
+	gt.WaitRemoved(t, filepath.Join(s.repo.StateDir(), "maintenance.lock"))
+	for _, f := range []string{"rolled-up", "rollup.input", "rollup.part"} {
+		if _, err := os.Stat(filepath.Join(s.repo.StateDir(), f)); err == nil {
+			t.Errorf("a failed roll-up left %s", f)
+		}
+	}
+	if now := packNames(t, pdir); len(now) != 20 {
+		t.Fatalf("%d packs after a failed roll-up, want the 20", len(now))
+	}
+	os.Chmod(idx, 0o644)
+	os.WriteFile(idx, good, 0o444)
+	gt.Fsck(t, dir)
 }
 
 // A long-lived store lists objects/pack only when its own packs since the
