@@ -21,8 +21,12 @@ func openRaw(path string, flag int, perm uint32) (*os.File, error) {
 type fileStat struct{}
 
 // readSmall reads the file at path whole (see the Linux version).
-func readSmall(path string, buf []byte, st *fileStat) ([]byte, error) {
-	return os.ReadFile(path)
+func readSmall(path string, buf []byte, limit int, st *fileStat) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if limit > 0 && len(b) > limit {
+		b = b[:limit]
+	}
+	return b, err
 }
 
 // looseKeyOfStat: no change time here, so loose refs are read every time.

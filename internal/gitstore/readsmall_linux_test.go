@@ -20,7 +20,7 @@ func TestReadSmall(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := readSmall(path, buf, nil)
+		got, err := readSmall(path, buf, 0, nil)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("%d bytes: read %d, %v", n, len(got), err)
 		}
@@ -29,13 +29,13 @@ func TestReadSmall(t *testing.T) {
 			t.Fatalf("%d bytes: read into the given buffer %v, want %v", n, same, fits)
 		}
 	}
-	if _, err := readSmall(filepath.Join(t.TempDir(), "none"), buf, nil); !os.IsNotExist(err) {
+	if _, err := readSmall(filepath.Join(t.TempDir(), "none"), buf, 0, nil); !os.IsNotExist(err) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
 
 // TestReadSmall_StatAndErrors: the stat is the file's that was read; a
-// directory and a missing file fail as os.ReadFile fails (the ref readers
+// limit reads no more than it; a directory and a missing file fail as os.ReadFile fails (the ref readers
 // tell them apart with errors.Is).
 func TestReadSmall_StatAndErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -45,15 +45,25 @@ func TestReadSmall_StatAndErrors(t *testing.T) {
 	}
 	var st fileStat
 	var buf [128]byte
-	got, err := readSmall(path, buf[:0], &st)
+	got, err := readSmall(path, buf[:0], 0, &st)
 	want, _ := os.Stat(path)
 	if err != nil || string(got) != "x\n" || st.Ino != want.Sys().(*syscall.Stat_t).Ino || st.Size != 2 {
 		t.Fatalf("read %q, ino %d size %d, %v; want the file's", got, st.Ino, st.Size, err)
 	}
-	if _, err := readSmall(dir, nil, nil); !errors.Is(err, syscall.EISDIR) {
+	big := bytes.Repeat([]byte("0123456789"), 1000)
+	if err := os.WriteFile(path, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{1, refFileMax, len(big) - 1, len(big), len(big) + 1} {
+		got, err := readSmall(path, buf[:0], limit, nil)
+		if want := big[:min(limit, len(big))]; err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("limit %d: read %d bytes (%v), want the first %d", limit, len(got), err, len(want))
+		}
+	}
+	if _, err := readSmall(dir, nil, 0, nil); !errors.Is(err, syscall.EISDIR) {
 		t.Fatalf("a directory: %v, want EISDIR", err)
 	}
-	if _, err := readSmall(filepath.Join(dir, "none"), nil, nil); !errors.Is(err, os.ErrNotExist) {
+	if _, err := readSmall(filepath.Join(dir, "none"), nil, 0, nil); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a missing file: %v, want not-exist", err)
 	}
 }

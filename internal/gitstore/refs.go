@@ -103,9 +103,9 @@ func (r *refReader) readLoose(p, name string) (Hash, bool, error) {
 	if testHookReadLoose != nil {
 		testHookReadLoose(name)
 	}
-	var buf [128]byte
+	var buf [refFileMax]byte
 	var st fileStat
-	b, err := readSmall(p, buf[:0], &st)
+	b, err := readSmall(p, buf[:0], refFileMax, &st)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return ZeroHash, false, nil
@@ -204,7 +204,7 @@ func (r *refReader) readExact(name string) (Hash, error) {
 	return r.readVia(name, func(name string) (Hash, error) {
 		r.exactMu.Lock()
 		defer r.exactMu.Unlock()
-		data, err := readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, nil)
+		data, err := readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, nil)
 		if errors.Is(err, os.ErrNotExist) {
 			data, err = nil, nil
 		}
@@ -254,9 +254,14 @@ func findPacked(data []byte, name string) Hash {
 	}
 }
 
+// refFileMax is the most of a loose ref file that is read: a value is 41
+// bytes ("ref: " and a name for a symbolic one), and a larger file where a
+// ref should be is not read whole to be found wanting.
+const refFileMax = 256
+
 func (r *refReader) readVia(name string, packed func(string) (Hash, error)) (Hash, error) {
-	var buf [128]byte
-	b, err := readSmall(filepath.Join(r.dir, name), buf[:0], nil)
+	var buf [refFileMax]byte
+	b, err := readSmall(filepath.Join(r.dir, name), buf[:0], refFileMax, nil)
 	switch {
 	case err == nil:
 		h, ok := parseHashLine(b)
