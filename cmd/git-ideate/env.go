@@ -161,6 +161,7 @@ func (e *Env) Board() (*board.Store, error) {
 			b.Session = cliSession(e, "")
 		}
 		b.Warn = e.warn
+		b.AppendIndex = e.exiting // a process that ends with the command leaves what it learned on disk
 		if t := e.Telemetry(); t != nil {
 			b.Observer = t
 		}

@@ -40,7 +40,8 @@ type entry struct {
 }
 
 type boardIndex struct {
-	byID map[string]*entry
+	byID  map[string]*entry
+	lines int // the lines of the file it was read from (appendIndex adds some)
 
 	kidsOnce sync.Once
 	kidsMap  map[string][]*entry // parent id → direct children; see kids
@@ -122,6 +123,9 @@ func (s *Store) cachedIndex() (*boardIndex, map[string]*entry) {
 		return mem, over
 	}
 	mem = readIndex(s.indexPath())
+	if over := mem.lines - len(mem.byID); over > max(maxAppended, len(mem.byID)/4) {
+		writeIndex(s.indexPath(), mem) // the lines passed over, dropped
+	}
 	s.idxMu.Lock()
 	if s.idxMem == nil {
 		s.idxMem = mem
@@ -146,11 +150,14 @@ func readIndex(path string) *boardIndex {
 		return idx
 	}
 	text := unsafe.String(&data[0], len(data))
-	header, rest, ok := strings.Cut(text, "\n")
-	if !ok || header != "ideate-board-index 1" {
+	if !strings.HasPrefix(text, indexHeader) {
 		return idx
 	}
-	idx.byID = make(map[string]*entry, strings.Count(rest, "\n"))
+	// Only whole lines: a line being appended (appendIndex) may be seen
+	// in part.
+	rest := text[len(indexHeader) : strings.LastIndexByte(text, '\n')+1]
+	idx.lines = strings.Count(rest, "\n")
+	idx.byID = make(map[string]*entry, idx.lines)
 	var f [11]string
 	for len(rest) > 0 {
 		line, next, _ := strings.Cut(rest, "\n")
@@ -210,36 +217,67 @@ func writeIndex(path string, idx *boardIndex) {
 	// about 4 MB, and a long-lived server writes it every few dozen
 	// claims; built whole in memory, it set off garbage collections.
 	w := bufio.NewWriterSize(tmp, 64<<10)
-	w.WriteString("ideate-board-index 1\n")
+	w.WriteString(indexHeader)
 	var line []byte
 	for _, id := range ids {
-		e := idx.byID[id]
-		line = append(line[:0], e.id...)
-		line = append(line, '\t')
-		line = hex.AppendEncode(line, e.tip[:])
-		for _, f := range []string{e.status, e.parent} {
-			line = append(append(line, '\t'), f...)
-		}
-		line = append(line, '\t')
-		for i, d := range e.deps {
-			if i > 0 {
-				line = append(line, ',')
-			}
-			line = append(line, d...)
-		}
-		for _, f := range []string{e.createdAt, e.lease} {
-			line = append(append(line, '\t'), f...)
-		}
-		line = appendJSONString(append(line, '\t'), e.tenant)
-		line = append(append(line, '\t'), e.refs...)
-		line = strconv.AppendInt(append(line, '\t'), int64(e.specLen), 10)
-		line = append(append(line, '\t'), e.itemJSON...)
-		w.Write(append(line, '\n'))
+		line = appendEntry(line[:0], idx.byID[id])
+		w.Write(line)
 	}
 	werr := w.Flush()
 	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// indexHeader is the index file's first line.
+const indexHeader = "ideate-board-index 1\n"
+
+// appendEntry appends e's line of the index file to line.
+func appendEntry(line []byte, e *entry) []byte {
+	line = append(line, e.id...)
+	line = append(line, '\t')
+	line = hex.AppendEncode(line, e.tip[:])
+	for _, f := range []string{e.status, e.parent} {
+		line = append(append(line, '\t'), f...)
+	}
+	line = append(line, '\t')
+	for i, d := range e.deps {
+		if i > 0 {
+			line = append(line, ',')
+		}
+		line = append(line, d...)
+	}
+	for _, f := range []string{e.createdAt, e.lease} {
+		line = append(append(line, '\t'), f...)
+	}
+	line = appendJSONString(append(line, '\t'), e.tenant)
+	line = append(append(line, '\t'), e.refs...)
+	line = strconv.AppendInt(append(line, '\t'), int64(e.specLen), 10)
+	line = append(append(line, '\t'), e.itemJSON...)
+	return append(line, '\n')
+}
+
+// appendIndex adds the lines of es to the end of the index file at path,
+// when there is one, in one write (O_APPEND: lines of processes appending
+// at once do not interleave). A later line of an item stands over an
+// earlier one (readIndex), and every entry is keyed by its tip, so a line
+// for a tip the ref has left is only passed over. A CLI call so leaves
+// what it read or wrote for the next call, instead of every call reading
+// back every item moved since the file was last rewritten.
+func appendIndex(path string, es []*entry) {
+	if len(es) == 0 {
+		return
+	}
+	var b []byte
+	for _, e := range es {
+		b = appendEntry(b, e)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return // none yet: the next listing writes it whole
+	}
+	f.Write(b)
+	f.Close()
 }
 
 // appendJSONString appends s as encoding/json writes it: as it is between
@@ -262,6 +300,10 @@ type kid struct{ id, status string }
 const (
 	maxOver = 32
 	maxRead = 16
+	// maxAppended is the least number of lines passed over (see
+	// appendIndex) that has the next reader rewrite the file; past a
+	// quarter of the items it is rewritten too.
+	maxAppended = 256
 )
 
 // children lists the direct children of id, as the refs stand now. Every
@@ -328,6 +370,9 @@ func (s *Store) children(id string) ([]kid, error) {
 	}
 	if len(read) > 0 {
 		s.keep(base, read...) // nothing if index ran meanwhile: its index is newer
+		if s.AppendIndex {
+			appendIndex(s.indexPath(), read)
+		}
 	}
 	listed := func(iid string) bool {
 		_, inLoose := findRef(loose, ItemsPrefix+iid)

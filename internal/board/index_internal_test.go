@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/record"
@@ -158,5 +159,117 @@ func TestRemember_Bounded(t *testing.T) {
 	}
 	if _, err := s.Claim(t.Context(), first.ID, Actor{Human: "w"}, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAppendIndex_CLICallsLeaveTheirItems: a CLI call (AppendIndex) adds
+// the line of the item it wrote to the index file, so after each of 40
+// claims by a new store the file is current for every item, and reads back
+// as the entries a full rebuild makes.
+func TestAppendIndex_CLICallsLeaveTheirItems(t *testing.T) {
+	dir := gt.NewRepo(t)
+	open := func() *Store {
+		g, err := gitstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		s := Open(g, record.Open(g))
+		s.AppendIndex = true
+		return s
+	}
+	var ids []string
+	first := open()
+	for i := 0; i < 40; i++ {
+		out, err := first.Create(t.Context(), CreateInput{Title: fmt.Sprintf("item %d", i), Spec: "s", SpecFormat: "plan/outline", CreatedBy: Actor{Human: "dan"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, out.Item.ID)
+	}
+	if _, err := first.List(t.Context(), ListRequest{}); err != nil { // writes the index file
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		s := open()
+		if _, err := s.Claim(t.Context(), id, Actor{Human: "w"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		file := readIndex(s.indexPath())
+		for _, r := range gitRefs(t, dir) {
+			if e, ok := file.byID[strings.TrimPrefix(r.Name, ItemsPrefix)]; !ok || e.tip != r.Hash {
+				t.Fatalf("after %d CLI claims the index file is behind on %s", i+1, r.Name)
+			}
+		}
+	}
+	appended := readIndex(first.indexPath())
+	os.Remove(first.indexPath())
+	rebuilt, err := open().index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(appended.byID) != len(rebuilt.byID) {
+		t.Fatalf("the appended file holds %d items, a rebuild %d", len(appended.byID), len(rebuilt.byID))
+	}
+	for id, e := range rebuilt.byID {
+		if d := cmp.Diff(e, appended.byID[id], cmp.AllowUnexported(entry{}), cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("item %s in the appended file (-rebuilt +appended):\n%s", id, d)
+		}
+	}
+}
+
+// TestReadIndex_WholeLinesLaterFirst: a line still being appended (no
+// newline yet) is not read, and a later line of an item stands over an
+// earlier one.
+func TestReadIndex_WholeLinesLaterFirst(t *testing.T) {
+	tip1, _ := gitstore.ParseHash("0123456789abcdef0123456789abcdef01234567")
+	tip2, _ := gitstore.ParseHash("89abcdef0123456789abcdef0123456789abcdef")
+	mk := func(id string, tip gitstore.Hash, status string) *entry {
+		return &entry{id: id, tip: tip, status: status, createdAt: "2026-12-01T00:00:00Z", refs: "[]", itemJSON: `{"id":"` + id + `","status":"` + status + `"}`}
+	}
+	path := filepath.Join(t.TempDir(), indexFile)
+	writeIndex(path, &boardIndex{byID: map[string]*entry{"01JA": mk("01JA", tip1, "open"), "01JB": mk("01JB", tip1, "open")}})
+	appendIndex(path, []*entry{mk("01JA", tip2, "in_progress")})
+	part := appendEntry(nil, mk("01JB", tip2, "done"))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(part[:len(part)-9]) // a line cut inside its item JSON
+	f.Close()
+	idx := readIndex(path)
+	if a, b := idx.byID["01JA"], idx.byID["01JB"]; a == nil || b == nil || a.tip != tip2 || a.status != "in_progress" || b.tip != tip1 || b.itemJSON != `{"id":"01JB","status":"open"}` {
+		t.Fatalf("read %v and %v; want 01JA at its appended line, 01JB at its first", a, b)
+	}
+	if idx.lines != 3 {
+		t.Fatalf("%d whole lines, want 3", idx.lines)
+	}
+}
+
+// TestAppendIndex_Compacted: once the lines passed over outnumber
+// maxAppended (and a quarter of the items), the next reader rewrites the
+// file with one line per item.
+func TestAppendIndex_Compacted(t *testing.T) {
+	dir := gt.NewRepo(t)
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	s := Open(g, record.Open(g))
+	tip, _ := gitstore.ParseHash("0123456789abcdef0123456789abcdef01234567")
+	e := &entry{id: "01JA", tip: tip, status: "open", createdAt: "2026-12-01T00:00:00Z", refs: "[]", itemJSON: `{"id":"01JA"}`}
+	writeIndex(s.indexPath(), &boardIndex{byID: map[string]*entry{"01JA": e}})
+	for i := 0; i < maxAppended; i++ {
+		appendIndex(s.indexPath(), []*entry{e})
+	}
+	if mem, _ := s.cachedIndex(); mem.lines != maxAppended+1 {
+		t.Fatalf("%d lines read, want %d (not yet past the bound)", mem.lines, maxAppended+1)
+	}
+	appendIndex(s.indexPath(), []*entry{e})
+	s2 := Open(g, record.Open(g))
+	s2.cachedIndex()
+	if file := readIndex(s.indexPath()); file.lines != 1 || file.byID["01JA"] == nil {
+		t.Fatalf("after a read past the bound the file has %d lines, want 1", file.lines)
 	}
 }

@@ -60,6 +60,11 @@ type Store struct {
 	// Warn receives non-fatal problems (a completion record that could
 	// not be written); nil discards them.
 	Warn func(msg string)
+	// AppendIndex has the store add the index lines of the items it
+	// writes or reads back to the per-clone index file (appendIndex), for
+	// the next process: a CLI call sets it. A long-lived process keeps
+	// them in memory instead.
+	AppendIndex bool
 
 	idxMu     sync.Mutex
 	idxMem    *boardIndex
@@ -322,7 +327,11 @@ func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore
 		return tree, commitMessage(t), t.guards, nil
 	})
 	if err == nil {
-		s.keep(nil, entryOf(head, last))
+		e := entryOf(head, last)
+		s.keep(nil, e)
+		if s.AppendIndex {
+			appendIndex(s.indexPath(), []*entry{e})
+		}
 		// Every transition leaves the item's ref loose; keep the namespace
 		// packed so listing thousands of items reads one file.
 		s.git.PackRefsIfLoose(ctx, ItemsPrefix, 16)
