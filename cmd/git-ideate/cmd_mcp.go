@@ -79,6 +79,7 @@ func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	session := mcpSession(os.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now())
 	env.session = session
 	env.spares = mcpSpares
+	env.server = true
 	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
 		return env.Backend(session)
 	})

@@ -58,6 +58,9 @@ type Env struct {
 	// spares: the store keeps this many files made ahead of its writes
 	// (gitstore.Options.Spares); the MCP server sets it, a CLI call not.
 	spares int
+	// server: the commands run in one long-lived process (the MCP
+	// server), which keeps what it learns of the board in memory.
+	server bool
 }
 
 // nowFunc is the clock of every store the commands open; tests replace it.
@@ -161,7 +164,7 @@ func (e *Env) Board() (*board.Store, error) {
 			b.Session = cliSession(e, "")
 		}
 		b.Warn = e.warn
-		b.AppendIndex = e.exiting // a process that ends with the command leaves what it learned on disk
+		b.AppendIndex = !e.server // a call's process leaves what it learned of the board on disk
 		if t := e.Telemetry(); t != nil {
 			b.Observer = t
 		}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
@@ -90,5 +93,50 @@ func TestEnv_CloseLeavesPacksMappedOnlyWhenExiting(t *testing.T) {
 		if !exiting && err == nil {
 			t.Fatal("not exiting: a read after Close succeeded: the packs are still mapped")
 		}
+	}
+}
+
+// A CLI call leaves the index line of the item it claimed in the board's
+// index file for the next call; the MCP server keeps it in memory and
+// adds no line.
+func TestEnv_BoardIndexLinesFromCallsNotTheServer(t *testing.T) {
+	dir := gt.NewRepo(t)
+	var ids []string
+	for _, title := range []string{"a", "b"} {
+		r := bin(t, dir, "", "work", "create", "--title", title, "--spec", "s", "--spec-format", "plan/outline", "--human", "dan", "--json")
+		mustOK(t, r)
+		var it struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(r.out), &it); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, it.ID)
+	}
+	mustOK(t, bin(t, dir, "", "work", "list")) // writes the index file
+	path := filepath.Join(dir, ".git", "ideate", "board-index.v1")
+	lines := func() int {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "\n")
+	}
+	before := lines()
+	mustOK(t, bin(t, dir, "", "work", "claim", "--id", ids[0], "--human", "dan"))
+	if got := lines(); got != before+1 {
+		t.Fatalf("index file: %d lines after a CLI claim, want %d", got, before+1)
+	}
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, server: true}
+	t.Cleanup(env.Close)
+	b, err := env.Board()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Claim(t.Context(), ids[1], board.Actor{Human: "dan"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(); got != before+1 {
+		t.Fatalf("index file: %d lines after the server's claim, want %d", got, before+1)
 	}
 }

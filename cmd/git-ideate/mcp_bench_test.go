@@ -60,7 +60,7 @@ type mcpBench struct {
 
 func newMCPBench(b *testing.B, spares int) *mcpBench {
 	dir := gt.NewRepo(b)
-	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, spares: spares}
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, spares: spares, server: true}
 	b.Cleanup(env.Close)
 	b.Cleanup(func() { // a background roll-up or pack-refs still writing into the directory
 		for i := 0; i < 300 && (lockHeld(filepath.Join(dir, ".git", "ideate", "maintenance.lock")) || lockHeld(filepath.Join(dir, ".git", "packed-refs.lock"))); i++ {
