@@ -65,27 +65,7 @@ func TestWriteIndex_FormatAndRoundTrip(t *testing.T) {
 // store (a CLI call each) keep the index file at most 16 items behind the
 // refs, so no call reads more than that many items again.
 func TestChildren_IndexFileKeptCurrentByCLICalls(t *testing.T) {
-	dir := gt.NewRepo(t)
-	open := func() *Store {
-		g, err := gitstore.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { g.Close() })
-		return Open(g, record.Open(g))
-	}
-	var ids []string
-	first := open()
-	for i := 0; i < 40; i++ {
-		out, err := first.Create(t.Context(), CreateInput{Title: fmt.Sprintf("item %d", i), Spec: "s", SpecFormat: "plan/outline", CreatedBy: Actor{Human: "dan"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, out.Item.ID)
-	}
-	if _, err := first.List(t.Context(), ListRequest{}); err != nil { // writes the index file
-		t.Fatal(err)
-	}
+	dir, open, ids := cliBoard(t, false)
 	for i, id := range ids {
 		s := open()
 		if _, err := s.Claim(t.Context(), id, Actor{Human: "w"}, nil); err != nil {
@@ -102,6 +82,42 @@ func TestChildren_IndexFileKeptCurrentByCLICalls(t *testing.T) {
 			t.Fatalf("after %d CLI claims the index file is %d items behind, want at most %d", i+1, behind, maxRead)
 		}
 	}
+}
+
+// cliBoard makes 40 items and the index file in a new repository, and
+// returns a function opening a new store on it each time (a CLI call each),
+// appending index lines as a CLI call does when appendIndex is set.
+func cliBoard(t *testing.T, appendIndex bool) (dir string, open func() *Store, ids []string) {
+	t.Helper()
+	dir = gt.NewRepo(t)
+	open = func() *Store {
+		s := openBoard(t, dir)
+		s.AppendIndex = appendIndex
+		return s
+	}
+	first := open()
+	for i := 0; i < 40; i++ {
+		out, err := first.Create(t.Context(), CreateInput{Title: fmt.Sprintf("item %d", i), Spec: "s", SpecFormat: "plan/outline", CreatedBy: Actor{Human: "dan"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, out.Item.ID)
+	}
+	if _, err := first.List(t.Context(), ListRequest{}); err != nil { // writes the index file
+		t.Fatal(err)
+	}
+	return dir, open, ids
+}
+
+// openBoard opens a store on the repository at dir, closed with the test.
+func openBoard(t *testing.T, dir string) *Store {
+	t.Helper()
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return Open(g, record.Open(g))
 }
 
 func gitRefs(t *testing.T, dir string) []gitstore.Ref {
@@ -122,13 +138,7 @@ func gitRefs(t *testing.T, dir string) []gitstore.Ref {
 // writes spare the next child check from reading them back, and stay
 // bounded when no check comes to rebuild the index.
 func TestRemember_Bounded(t *testing.T) {
-	dir := gt.NewRepo(t)
-	g, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	s := Open(g, record.Open(g))
+	s := openBoard(t, gt.NewRepo(t))
 	mk := func(title string) *Item {
 		out, err := s.Create(t.Context(), CreateInput{Title: title, Spec: "s", SpecFormat: "plan/outline", CreatedBy: Actor{Human: "dan"}})
 		if err != nil {
@@ -141,7 +151,7 @@ func TestRemember_Bounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	it := mk("second")
-	tip, err := g.Ref(RefName(it.ID))
+	tip, err := s.git.Ref(RefName(it.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,29 +177,7 @@ func TestRemember_Bounded(t *testing.T) {
 // claims by a new store the file is current for every item, and reads back
 // as the entries a full rebuild makes.
 func TestAppendIndex_CLICallsLeaveTheirItems(t *testing.T) {
-	dir := gt.NewRepo(t)
-	open := func() *Store {
-		g, err := gitstore.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { g.Close() })
-		s := Open(g, record.Open(g))
-		s.AppendIndex = true
-		return s
-	}
-	var ids []string
-	first := open()
-	for i := 0; i < 40; i++ {
-		out, err := first.Create(t.Context(), CreateInput{Title: fmt.Sprintf("item %d", i), Spec: "s", SpecFormat: "plan/outline", CreatedBy: Actor{Human: "dan"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, out.Item.ID)
-	}
-	if _, err := first.List(t.Context(), ListRequest{}); err != nil { // writes the index file
-		t.Fatal(err)
-	}
+	dir, open, ids := cliBoard(t, true)
 	for i, id := range ids {
 		s := open()
 		if _, err := s.Claim(t.Context(), id, Actor{Human: "w"}, nil); err != nil {
@@ -202,8 +190,9 @@ func TestAppendIndex_CLICallsLeaveTheirItems(t *testing.T) {
 			}
 		}
 	}
-	appended := readIndex(first.indexPath())
-	os.Remove(first.indexPath())
+	path := filepath.Join(dir, ".git", "ideate", indexFile)
+	appended := readIndex(path)
+	os.Remove(path)
 	rebuilt, err := open().index()
 	if err != nil {
 		t.Fatal(err)
@@ -250,13 +239,7 @@ func TestReadIndex_WholeLinesLaterFirst(t *testing.T) {
 // maxAppended (and a quarter of the items), the next reader rewrites the
 // file with one line per item.
 func TestAppendIndex_Compacted(t *testing.T) {
-	dir := gt.NewRepo(t)
-	g, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	s := Open(g, record.Open(g))
+	s := openBoard(t, gt.NewRepo(t))
 	tip, _ := gitstore.ParseHash("0123456789abcdef0123456789abcdef01234567")
 	e := &entry{id: "01JA", tip: tip, status: "open", createdAt: "2026-12-01T00:00:00Z", refs: "[]", itemJSON: `{"id":"01JA"}`}
 	writeIndex(s.indexPath(), &boardIndex{byID: map[string]*entry{"01JA": e}})
@@ -267,8 +250,7 @@ func TestAppendIndex_Compacted(t *testing.T) {
 		t.Fatalf("%d lines read, want %d (not yet past the bound)", mem.lines, maxAppended+1)
 	}
 	appendIndex(s.indexPath(), []*entry{e})
-	s2 := Open(g, record.Open(g))
-	s2.cachedIndex()
+	openBoard(t, s.git.Repo().WorkTree).cachedIndex()
 	if file := readIndex(s.indexPath()); file.lines != 1 || file.byID["01JA"] == nil {
 		t.Fatalf("after a read past the bound the file has %d lines, want 1", file.lines)
 	}
