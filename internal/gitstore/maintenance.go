@@ -152,7 +152,7 @@ func (m *maintenance) committed(ctx context.Context) {
 		mayRollUp := m.listed < 0 || m.listed+m.sinceListed >= rollUpAt
 		m.mu.Unlock()
 		if packs > 0 && mayRollUp && !m.running() {
-			if merged, _ := m.rollUpSet(); len(merged) > 0 {
+			if merged := m.rollUpSet(); len(merged) > 0 {
 				m.spawnRollUp(merged)
 			}
 		}
@@ -368,11 +368,11 @@ func (m *maintenance) running() bool {
 // weighed by objects 39–53 roll-ups, two large, 0.49–0.69 s and 57–232
 // packs. A pack's object count is read off its index's size
 // (idxObjects).
-func (m *maintenance) rollUpSet() (merged, kept []string) {
+func (m *maintenance) rollUpSet() (merged []string) {
 	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	d, err := os.Open(dir)
 	if err != nil {
-		return nil, nil
+		return nil
 	}
 	if testHookListPacks != nil {
 		testHookListPacks()
@@ -380,7 +380,7 @@ func (m *maintenance) rollUpSet() (merged, kept []string) {
 	ents, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		return nil, nil
+		return nil
 	}
 	// Every commit of a store that writes packs asks; most find fewer than
 	// rollUpAt packs, and a listing is then all it costs (no sort, no stat).
@@ -394,7 +394,7 @@ func (m *maintenance) rollUpSet() (merged, kept []string) {
 	m.listed, m.sinceListed = count, 0
 	m.mu.Unlock()
 	if count < rollUpAt {
-		return nil, nil
+		return nil
 	}
 	names := map[string]bool{}
 	for _, e := range ents {
@@ -420,7 +420,7 @@ func (m *maintenance) rollUpSet() (merged, kept []string) {
 		}
 	}
 	if len(packs) < rollUpAt {
-		return nil, nil
+		return nil
 	}
 	sort.Slice(packs, func(i, j int) bool { return packs[i].size < packs[j].size })
 	sums := make([]int64, len(packs)+1)
@@ -435,16 +435,12 @@ func (m *maintenance) rollUpSet() (merged, kept []string) {
 		}
 	}
 	if split < 2 {
-		return nil, nil
+		return nil
 	}
-	for i, p := range packs {
-		if i < split {
-			merged = append(merged, p.name)
-		} else {
-			kept = append(kept, p.name)
-		}
+	for _, p := range packs[:split] {
+		merged = append(merged, p.name)
 	}
-	return merged, kept
+	return merged
 }
 
 // spawnRollUp merges the packs named into one new pack in the background
@@ -534,7 +530,7 @@ func rollUpInput(pdir string, merged []string) (in []byte, later []string) {
 			later = append(later, path)
 			continue
 		}
-		idx, err := os.ReadFile(path)
+		idx, err := readSmall(path, nil, 0, nil)
 		names, ok := idxNames(idx)
 		if err != nil || !ok {
 			later = append(later, path)
