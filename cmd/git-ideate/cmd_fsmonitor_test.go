@@ -19,6 +19,7 @@ import (
 // fsmonitor command of the same binary, detached); task scope sees a
 // write made just before it; abandon ends the monitor.
 func TestTask_CLI_StartRunsTheMonitor(t *testing.T) {
+	t.Setenv("IDEATE_FSMONITOR", "1") // TestMain turns monitors off
 	dir := gt.NewRepo(t)
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
