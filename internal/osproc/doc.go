@@ -4,7 +4,8 @@
 //
 //   - process groups: Group starts a command in a group of its own and makes
 //     its context's cancellation (exec.CommandContext) kill the whole group (on Unix a negative
-//     pid; on Windows the process tree, through taskkill /T);
+//     pid; on Windows the process tree, through taskkill /T), calling first
+//     what SetBeforeGroup installed (the CLI's signal handling);
 //   - detached processes (Detach): a session of its own on Unix, a detached
 //     process in a group of its own on Windows;
 //   - advisory whole-file locks (Lock, Unlock): flock on Unix, LockFileEx on

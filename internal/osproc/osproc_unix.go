@@ -13,7 +13,9 @@ import (
 // reaches only the caller, and the command's children can be killed with
 // it) and, when cmd was made by exec.CommandContext, makes the context's
 // cancellation kill that whole group. It replaces any SysProcAttr cmd had.
+// It first calls what SetBeforeGroup installed.
 func Group(cmd *exec.Cmd) {
+	runBeforeGroup()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if cmd.Cancel != nil { // exec.CommandContext set it: a context is bound
 		cmd.Cancel = func() error { return KillGroup(cmd.Process) }

@@ -28,8 +28,10 @@ const (
 // Group makes cmd start in a process group of its own and, when cmd was
 // made by exec.CommandContext, makes the context's cancellation kill its
 // whole process tree. Windows has no signal to a group, so the tree is
-// killed by taskkill /T /F, then the process itself.
+// killed by taskkill /T /F, then the process itself. It first calls what
+// SetBeforeGroup installed.
 func Group(cmd *exec.Cmd) {
+	runBeforeGroup()
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 	if cmd.Cancel != nil {
 		cmd.Cancel = func() error { return KillGroup(cmd.Process) }

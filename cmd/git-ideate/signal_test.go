@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// A ^C (SIGINT) or SIGTERM to a CLI call that runs git ends the git
+// processes it started, which run in process groups of their own so a
+// terminal's ^C reaches only git-ideate: here a fetch whose transport
+// (an ssh command) hangs. The call exits 130 (CANCELED) soon after, and
+// the transport's process is gone.
+func TestSignal_CLI_EndsTheGitProcessesItStarted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := gt.NewRepo(t)
+			pidFile := filepath.Join(t.TempDir(), "transport.pid")
+			hang := filepath.Join(t.TempDir(), "hang.sh")
+			if err := os.WriteFile(hang, []byte("#!/bin/sh\necho $$ > "+pidFile+"\nexec sleep 60\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			gt.Git(t, dir, "remote", "add", "origin", "ssh://nowhere.invalid/repo.git")
+			// The binary itself: `git ideate` would run it as a child of git.
+			cmd := exec.Command(binPath, "sync")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_SSH_COMMAND="+hang)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := 0
+			for deadline := time.Now().Add(20 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+				if b, err := os.ReadFile(pidFile); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+					pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("the transport never started; stderr:\n%s", stderr.String())
+				}
+			}
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(signalGrace + 5*time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("the call still runs %v after %v", signalGrace+5*time.Second, sig)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit code %d (%v), want %d; stderr:\n%s", code, cmd.ProcessState, exitInterrupted, stderr.String())
+			}
+			for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the transport %d still runs after the call ended on %v", pid, sig)
+				}
+			}
+		})
+	}
+}
+
+// The MCP server watches for signals from its start, though it has run no
+// process yet: SIGTERM ends it cleanly (an exit, not a death by the
+// signal), with its stdin still open.
+func TestSignal_MCPServerEndsOnSIGTERM(t *testing.T) {
+	r := startMCP(t, gt.NewRepo(t))
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for !processGone(r.cmd.Process.Pid) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(signalGrace + 5*time.Second):
+		t.Fatalf("the server still runs %v after SIGTERM", signalGrace+5*time.Second)
+	}
+	r.in.Close()
+	r.cmd.Wait()
+	if !r.cmd.ProcessState.Exited() {
+		t.Errorf("the server died by the signal (%v) instead of ending on it", r.cmd.ProcessState)
+	}
+}
+
+// processGone reports whether pid has exited (a zombie counts: it waits
+// only for its parent's wait).
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+// Only the long-lived commands watch for signals from their start; every
+// other call starts watching with its first process (osproc.Group).
+func TestSignal_EagerOnlyForLongLivedCommands(t *testing.T) {
+	for args, want := range map[string]bool{
+		"mcp": true, "-C /x mcp": true, "fsmonitor --worktree w --base b": true,
+		"record append --kind finding": false, "work claim --id x": false, "hook pre-tool-use": false,
+		"sync": false, "--version": false, "": false,
+	} {
+		if got := eagerSignals(strings.Fields(args)); got != want {
+			t.Errorf("eagerSignals(%q) = %v, want %v", args, got, want)
+		}
+	}
+}
