@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 )
 
 // A ^C (SIGINT) or SIGTERM to a CLI call that runs git ends the git
@@ -61,7 +62,7 @@ func TestSignal_CLI_EndsTheGitProcessesItStarted(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 				t.Errorf("exit code %d (%v), want %d; stderr:\n%s", code, cmd.ProcessState, exitInterrupted, stderr.String())
 			}
-			for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(5 * time.Second); proctest.Alive(pid); time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("the transport %d still runs after the call ended on %v", pid, sig)
 				}
@@ -78,7 +79,7 @@ func TestSignal_MCPServerEndsOnSIGTERM(t *testing.T) {
 	r.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
-		for !processGone(r.cmd.Process.Pid) {
+		for proctest.Alive(r.cmd.Process.Pid) { // ended, not yet waited for
 			time.Sleep(10 * time.Millisecond)
 		}
 		close(done)
@@ -93,17 +94,6 @@ func TestSignal_MCPServerEndsOnSIGTERM(t *testing.T) {
 	if !r.cmd.ProcessState.Exited() {
 		t.Errorf("the server died by the signal (%v) instead of ending on it", r.cmd.ProcessState)
 	}
-}
-
-// processGone reports whether pid has exited (a zombie counts: it waits
-// only for its parent's wait).
-func processGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
 
 // Only the long-lived commands watch for signals from their start; every

@@ -8,32 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/proctest"
 )
-
-// alive reports whether pid names a process that still runs. A zombie —
-// dead, waiting for a parent that may be a container's init that never
-// reaps — counts as gone.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	// "pid (comm) S …": the state follows the last ')'.
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
 
 // waitPID reads a pid a script wrote to path, waiting up to 10s for it.
 func waitPID(t *testing.T, path string) int {
@@ -102,7 +83,7 @@ func TestStore_Remote_CancelKillsProcessGroup(t *testing.T) {
 			go func() { done <- tc.call(ctx, s) }()
 			child := waitPID(t, filepath.Join(pids, "child"))
 			grandchild := waitPID(t, filepath.Join(pids, "grandchild"))
-			if !alive(child) || !alive(grandchild) {
+			if !proctest.Alive(child) || !proctest.Alive(grandchild) {
 				t.Fatalf("the transport (%d) and its child (%d) should run before the cancel", child, grandchild)
 			}
 			select {
@@ -125,10 +106,10 @@ func TestStore_Remote_CancelKillsProcessGroup(t *testing.T) {
 			// SIGKILL is delivered before Wait returns, but a process is
 			// only gone once the kernel has torn it down: allow a moment.
 			deadline := time.Now().Add(5 * time.Second)
-			for alive(child) || alive(grandchild) {
+			for proctest.Alive(child) || proctest.Alive(grandchild) {
 				if time.Now().After(deadline) {
 					t.Fatalf("still running after the cancel: transport %d alive=%v, its child %d alive=%v",
-						child, alive(child), grandchild, alive(grandchild))
+						child, proctest.Alive(child), grandchild, proctest.Alive(grandchild))
 				}
 				time.Sleep(10 * time.Millisecond)
 			}

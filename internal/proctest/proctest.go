@@ -32,10 +32,12 @@ package proctest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -298,4 +300,25 @@ func (b *buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// Alive reports whether process pid still runs. A zombie — a process that
+// has ended and waits for its parent to reap it, perhaps a container's init
+// that never does — counts as ended. Only Linux tells a zombie (its state
+// in /proc); elsewhere a process that exists runs.
+func Alive(pid int) bool {
+	if osproc.Gone(pid) {
+		return false
+	}
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// "pid (comm) S …": the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/proctest"
 )
 
@@ -127,11 +128,11 @@ func TestKill_WholeGroup(t *testing.T) {
 	if _, err := fmt.Sscanf(p.Lines()[0], "grandchild %d", &pid); err != nil {
 		t.Fatalf("%q: %v", p.Output(), err)
 	}
-	if !alive(pid) {
+	if !proctest.Alive(pid) {
 		t.Fatal("the grandchild is not running before the kill")
 	}
 	p.Kill()
-	for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); proctest.Alive(pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatal("the grandchild outlived the kill of its group")
@@ -139,17 +140,27 @@ func TestKill_WholeGroup(t *testing.T) {
 	}
 }
 
-// alive reports whether pid runs and is not a zombie waiting to be reaped.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
+// Alive: this process runs; a child that has exited but was not waited
+// for (a zombie) has ended; so has one that was waited for.
+func TestAlive(t *testing.T) {
+	if !proctest.Alive(os.Getpid()) {
+		t.Fatal("this process is not alive")
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	// The state follows the parenthesised command name.
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); proctest.Alive(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a child that exited (a zombie until waited for) is still alive: %d", pid)
+		}
+	}
+	if osproc.Gone(pid) {
+		t.Fatal("the zombie should still exist for kill(pid, 0) until it is waited for")
+	}
+	cmd.Wait()
+	if proctest.Alive(pid) {
+		t.Fatalf("a child that was waited for is alive: %d", pid)
+	}
 }

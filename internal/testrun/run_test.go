@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/proctest"
 )
 
 func TestCapture_KeepsHeadAndTail(t *testing.T) {
@@ -144,9 +145,7 @@ func assertDead(t *testing.T, pidFile string) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		// A zombie (exited, not yet reaped by init) counts as dead.
-		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err := syscall.Kill(pid, 0); err != nil || bytes.Contains(st, []byte(") Z ")) {
+		if !proctest.Alive(pid) { // a zombie not yet reaped by init counts as ended
 			return
 		}
 		if time.Now().After(deadline) {
