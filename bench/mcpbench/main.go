@@ -6,14 +6,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,100 +19,6 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/record"
 )
-
-type client struct {
-	in  io.Writer
-	out *bufio.Scanner
-	id  int
-}
-
-func (c *client) call(method string, params any) (json.RawMessage, time.Duration) {
-	c.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
-	t0 := time.Now()
-	c.in.Write(append(b, '\n'))
-	for c.out.Scan() {
-		var m struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(c.out.Bytes(), &m) == nil && m.ID == c.id {
-			d := time.Since(t0)
-			if m.Error != nil {
-				benchutil.Must(fmt.Errorf("%s: %s", method, m.Error))
-			}
-			return m.Result, d
-		}
-	}
-	benchutil.Must(fmt.Errorf("server closed"))
-	return nil, 0
-}
-
-// pipeline sends every tool call in calls before reading any answer (as a
-// client that does not wait would), then waits for all of them, and
-// returns the wall time of the whole batch.
-func (c *client) pipeline(calls []map[string]any) time.Duration {
-	var buf []byte
-	want := map[int]bool{}
-	for _, tc := range calls {
-		c.id++
-		want[c.id] = true
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "tools/call", "params": tc})
-		buf = append(append(buf, b...), '\n')
-	}
-	t0 := time.Now()
-	c.in.Write(buf)
-	for len(want) > 0 && c.out.Scan() {
-		var m struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal(c.out.Bytes(), &m) == nil && want[m.ID] {
-			var r toolRes
-			benchutil.Must(json.Unmarshal(m.Result, &r))
-			if r.IsError {
-				benchutil.Must(fmt.Errorf("pipelined call failed: %s", r.StructuredContent))
-			}
-			delete(want, m.ID)
-		}
-	}
-	if len(want) > 0 {
-		benchutil.Must(fmt.Errorf("server closed"))
-	}
-	return time.Since(t0)
-}
-
-type toolRes struct {
-	IsError           bool            `json:"isError"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-}
-
-func (c *client) tool(name string, args map[string]any) (json.RawMessage, time.Duration) {
-	raw, d := c.call("tools/call", map[string]any{"name": name, "arguments": args})
-	var r toolRes
-	benchutil.Must(json.Unmarshal(raw, &r))
-	if r.IsError {
-		benchutil.Must(fmt.Errorf("%s failed: %s", name, r.StructuredContent))
-	}
-	return r.StructuredContent, d
-}
-
-func start(bin, repo string) (*client, func()) {
-	cmd := exec.Command(bin, "mcp")
-	cmd.Dir = repo
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	benchutil.Must(cmd.Start())
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	c := &client{in: in, out: sc}
-	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "mcpbench", "version": "0"}})
-	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	return c, func() { in.Close(); cmd.Wait() }
-}
 
 func main() {
 	n := flag.Int("calls", 1000, "calls per figure")
@@ -128,7 +31,7 @@ func main() {
 	benchutil.Must(err)
 	repo := filepath.Join(work, "repo")
 	benchutil.Must(benchutil.InitRepo(repo))
-	c, stop := start(bin, repo)
+	c, stop := benchutil.StartMCP(bin, repo)
 	defer stop()
 	fmt.Printf("mcpbench: %s, one server process, %d calls per figure\n", time.Now().UTC().Format(time.RFC3339), *n)
 
@@ -153,21 +56,21 @@ func main() {
 	body := strings.Repeat("x", 300)
 	var app []time.Duration
 	for i := 0; i < *n; i++ {
-		_, d := c.tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp claim %d", i), "content": body, "scope": "bench"})
+		_, d := c.Tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp claim %d", i), "content": body, "scope": "bench"})
 		app = append(app, d)
 	}
 	fmt.Printf("%-34s %10v\n", "record_append", benchutil.Median(app).Round(time.Microsecond))
 
 	var ids []string
 	for i := 0; i < *n; i++ {
-		res, _ := c.tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
+		res, _ := c.Tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
 		var r struct{ Item struct{ ID string } }
 		json.Unmarshal(res, &r)
 		ids = append(ids, r.Item.ID)
 	}
 	var claim, complete []time.Duration
 	for _, id := range ids {
-		res, d := c.tool("work_claim", map[string]any{"id": id, "actor_human": "bench"})
+		res, d := c.Tool("work_claim", map[string]any{"id": id, "actor_human": "bench"})
 		claim = append(claim, d)
 		var r struct {
 			Item struct {
@@ -177,7 +80,7 @@ func main() {
 			}
 		}
 		json.Unmarshal(res, &r)
-		_, d = c.tool("work_complete", map[string]any{"id": id, "claim_token": r.Item.Claim.ClaimToken, "note": "done"})
+		_, d = c.Tool("work_complete", map[string]any{"id": id, "claim_token": r.Item.Claim.ClaimToken, "note": "done"})
 		complete = append(complete, d)
 	}
 	fmt.Printf("%-34s %10v\n", "work_claim", benchutil.Median(claim).Round(time.Microsecond))
@@ -193,7 +96,7 @@ func main() {
 			for i := range batch {
 				batch[i] = mk(round*20 + i)
 			}
-			ds = append(ds, c.pipeline(batch)/20)
+			ds = append(ds, c.Pipeline(batch)/20)
 		}
 		return benchutil.Median(ds)
 	}
@@ -234,7 +137,7 @@ func main() {
 			if cursor != "" {
 				args["cursor"] = cursor
 			}
-			res, _ := c.tool("record_read", args)
+			res, _ := c.Tool("record_read", args)
 			var p struct {
 				Records    []json.RawMessage `json:"records"`
 				NextCursor *string           `json:"next_cursor"`

@@ -13,12 +13,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,8 +169,9 @@ func (r mcpFigures) print() {
 // spares says) and makes n mixed calls, pausing gap after each.
 func mcpRun(bin, repo string, n int, spares bool, gap time.Duration) mcpFigures {
 	benchutil.Must(gitConfig(repo, "ideate.spares", strconv.FormatBool(spares)))
-	c, pid, stop := start(bin, repo)
+	c, stop := benchutil.StartMCP(bin, repo)
 	defer stop()
+	pid := c.Pid
 	r := mcpFigures{rssStart: status(pid, "VmRSS")}
 	floor := &fileFloor{repo: repo}
 	defer floor.clean()
@@ -186,11 +185,11 @@ func mcpRun(bin, repo string, n int, spares bool, gap time.Duration) mcpFigures 
 		}
 		switch i % 5 {
 		case 0:
-			_, d := c.tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": "body", "scope": "bench"})
+			_, d := c.Tool("record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("mcp %d", i), "content": "body", "scope": "bench"})
 			r.app = append(r.app, d)
 			r.floor = append(r.floor, floor.write())
 		case 1:
-			res, d := c.tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
+			res, d := c.Tool("work_create", map[string]any{"title": fmt.Sprintf("item %d", i), "spec": "s", "spec_format": "f", "actor_human": "bench"})
 			r.create = append(r.create, d)
 			var it struct{ Item struct{ ID string } }
 			json.Unmarshal(res, &it)
@@ -199,7 +198,7 @@ func mcpRun(bin, repo string, n int, spares bool, gap time.Duration) mcpFigures 
 				token int64
 			}{it.Item.ID, 0})
 		case 2:
-			res, d := c.tool("work_claim", map[string]any{"id": open[len(open)-1].id, "actor_human": "bench"})
+			res, d := c.Tool("work_claim", map[string]any{"id": open[len(open)-1].id, "actor_human": "bench"})
 			r.claim = append(r.claim, d)
 			var it struct {
 				Item struct {
@@ -212,10 +211,10 @@ func mcpRun(bin, repo string, n int, spares bool, gap time.Duration) mcpFigures 
 			open[len(open)-1].token = it.Item.Claim.ClaimToken
 		case 3:
 			it := open[len(open)-1]
-			_, d := c.tool("work_complete", map[string]any{"id": it.id, "claim_token": it.token, "note": "done"})
+			_, d := c.Tool("work_complete", map[string]any{"id": it.id, "claim_token": it.token, "note": "done"})
 			r.complete = append(r.complete, d)
 		case 4:
-			_, d := c.tool("record_read", map[string]any{})
+			_, d := c.Tool("record_read", map[string]any{})
 			r.read = append(r.read, d)
 		}
 	}
@@ -355,61 +354,6 @@ func linkage(bin string) string {
 		}
 	}
 	return strings.TrimSpace(s)
-}
-
-type client struct {
-	in  io.Writer
-	out *bufio.Scanner
-	id  int
-}
-
-func (c *client) tool(name string, args map[string]any) (json.RawMessage, time.Duration) {
-	c.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
-	t0 := time.Now()
-	c.in.Write(append(b, '\n'))
-	for c.out.Scan() {
-		// The call's time ends when its answer's last byte has arrived;
-		// decoding it is this client's cost, not the server's: 0.71–0.83
-		// ms for a first page at 10,000 records (63 KB; go test -bench,
-		// five runs), which every read figure before included.
-		d := time.Since(t0)
-		var m struct {
-			ID     int `json:"id"`
-			Result struct {
-				IsError           bool            `json:"isError"`
-				StructuredContent json.RawMessage `json:"structuredContent"`
-			} `json:"result"`
-			Error json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(c.out.Bytes(), &m) == nil && m.ID == c.id {
-			if m.Error != nil || m.Result.IsError {
-				benchutil.Must(fmt.Errorf("%s: %s %s", name, m.Error, m.Result.StructuredContent))
-			}
-			return m.Result.StructuredContent, d
-		}
-	}
-	benchutil.Must(fmt.Errorf("server closed"))
-	return nil, 0
-}
-
-func start(bin, repo string) (*client, int, func()) {
-	cmd := exec.Command(bin, "mcp")
-	cmd.Dir = repo
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	benchutil.Must(cmd.Start())
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	c := &client{in: in, out: sc}
-	c.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "writebench", "version": "0"}}})
-	in.Write(append(b, '\n'))
-	sc.Scan()
-	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	return c, cmd.Process.Pid, func() { in.Close(); cmd.Wait() }
 }
 
 // fileFloor is the part of a write no layout of git's objects avoids on
