@@ -125,3 +125,6 @@ func createTemp(dir, prefix string) (*os.File, error) {
 		return f, err
 	}
 }
+
+// canRetire: replaced files wait in the retired directory (see retire.go).
+const canRetire = true

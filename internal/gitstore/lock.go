@@ -103,9 +103,16 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
 		}
 	}
+	// The replaced ref file is freed later, not inside the rename (see
+	// retire.go).
+	kept := s.keepReplaced(path)
 	if err := os.Rename(lockPath, path); err != nil {
+		if kept != "" {
+			os.Remove(kept) // a second name of the ref file as it stands
+		}
 		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
 	}
+	s.retired(kept)
 	done = true
 	if pol.Fsync {
 		if d, err := os.Open(filepath.Dir(path)); err == nil {

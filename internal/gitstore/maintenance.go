@@ -249,7 +249,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 		script = "git --git-dir=" + gd + " repack -A -d -q && git --git-dir=" + gd +
 			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
-	script = "(" + script + "); rm -f " + shellQuote(lock)
+	script = "(" + script + "); " + m.store.clearRetiredShell() + "; rm -f " + shellQuote(lock)
 	cmd := detached("sh", "-c", script)
 	if err := cmd.Start(); err != nil {
 		os.Remove(lock)
@@ -499,7 +499,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	// "+pack-<name>.pack" (see finishRollUp).
 	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
 		shellQuote(filepath.Join(pdir, "pack")) + " < " + shellQuote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
-		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + "); rm -f " +
+		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + "); " + m.store.clearRetiredShell() + "; rm -f " +
 		shellQuote(input) + " " + shellQuote(part) + " " + shellQuote(lock))
 	cmd := detached("sh", "-c", b.String())
 	if err := cmd.Start(); err != nil {
@@ -611,10 +611,10 @@ func (m *maintenance) finishRollUp() {
 			continue
 		}
 		p := filepath.Join(pdir, base)
-		if os.Remove(p+".idx") != nil {
+		if !m.store.retireFile(p + ".idx") {
 			continue
 		}
-		os.Remove(p + ".pack")
+		m.store.retireFile(p + ".pack")
 		os.Remove(p + ".rev")
 		os.Remove(p + ".bitmap")
 	}

@@ -44,6 +44,11 @@ type spares struct {
 	wg     sync.WaitGroup
 	// made counts the spares made (tests).
 	made int
+	// reap holds the retired files (see retire.go) the goroutine is to
+	// remove once it has made the spares; reaped counts those removed
+	// (tests).
+	reap   []string
+	reaped int
 }
 
 // startSpares clears the spares that dead processes left in dir, checks
@@ -126,37 +131,73 @@ func (sp *spares) keep() {
 			return
 		case <-sp.kick:
 		}
-		for {
-			sp.mu.Lock()
-			if sp.closed || sp.off || len(sp.free) >= sp.want {
-				sp.mu.Unlock()
-				break
-			}
-			sp.n++
-			name := filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))
-			sp.mu.Unlock()
-			f, err := openRaw(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-			if errors.Is(err, os.ErrNotExist) && mkdirAll(sp.dir) == nil { // removed by hand
-				f, err = openRaw(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-			}
-			sp.mu.Lock()
-			if err != nil {
-				// The directory went away, or the disk is full: the
-				// writes make their own files until a later poke works.
-				sp.mu.Unlock()
-				break
-			}
-			if sp.closed {
-				sp.mu.Unlock()
-				f.Close()
-				os.Remove(name)
-				return
-			}
-			sp.free = append(sp.free, f)
-			sp.made++
-			sp.mu.Unlock()
-		}
+		sp.makeSpares()
+		sp.reapRetired()
 	}
+}
+
+// makeSpares makes spares until there are want.
+func (sp *spares) makeSpares() {
+	for {
+		sp.mu.Lock()
+		if sp.closed || sp.off || len(sp.free) >= sp.want {
+			sp.mu.Unlock()
+			break
+		}
+		sp.n++
+		name := filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))
+		sp.mu.Unlock()
+		f, err := openRaw(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, os.ErrNotExist) && mkdirAll(sp.dir) == nil { // removed by hand
+			f, err = openRaw(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		}
+		sp.mu.Lock()
+		if err != nil {
+			// The directory went away, or the disk is full: the
+			// writes make their own files until a later poke works.
+			sp.mu.Unlock()
+			break
+		}
+		if sp.closed {
+			sp.mu.Unlock()
+			f.Close()
+			os.Remove(name)
+			return
+		}
+		sp.free = append(sp.free, f)
+		sp.made++
+		sp.mu.Unlock()
+	}
+}
+
+// reapLater has the goroutine remove a retired file (see retire.go) after
+// the call that retired it.
+func (sp *spares) reapLater(name string) {
+	sp.mu.Lock()
+	closed := sp.closed
+	if !closed {
+		sp.reap = append(sp.reap, name)
+	}
+	sp.mu.Unlock()
+	if closed {
+		os.Remove(name)
+		return
+	}
+	sp.poke()
+}
+
+// reapRetired removes the retired files handed over so far.
+func (sp *spares) reapRetired() {
+	sp.mu.Lock()
+	names := sp.reap
+	sp.reap = nil
+	sp.mu.Unlock()
+	for _, n := range names {
+		os.Remove(n)
+	}
+	sp.mu.Lock()
+	sp.reaped += len(names)
+	sp.mu.Unlock()
 }
 
 func (sp *spares) poke() {
@@ -213,7 +254,8 @@ func (sp *spares) turnOff() {
 	}
 }
 
-// close stops the goroutine and removes the spares not used.
+// close stops the goroutine, removes the spares not used and frees the
+// retired files handed over.
 func (sp *spares) close() {
 	if sp == nil {
 		return
@@ -229,6 +271,7 @@ func (sp *spares) close() {
 	sp.mu.Unlock()
 	close(sp.done)
 	sp.wg.Wait()
+	sp.reapRetired()
 	for _, f := range free {
 		f.Close()
 		os.Remove(f.Name())
