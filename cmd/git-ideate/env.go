@@ -87,6 +87,7 @@ func (e *Env) Git() (*gitstore.Store, error) {
 	if clone.Spares {
 		opt.Spares = e.spares
 	}
+	opt.WatchRefs = e.server
 	e.git, e.clone = gitstore.OpenRepo(r, opt), clone
 	return e.git, nil
 }

@@ -467,9 +467,11 @@ func TestBoard_ChildrenSeenFromAnotherProcess(t *testing.T) {
 // TestBoard_ChildrenConcurrentInOneProcess: claims, creates and index
 // rebuilds from several goroutines of one store (the MCP server's) share
 // the cached index and the items read beside it; every claim still sees
-// the children that exist (run with -race in CI).
+// the children that exist (run with -race in CI). The store watches the
+// item refs, as the server's does.
 func TestBoard_ChildrenConcurrentInOneProcess(t *testing.T) {
-	a, _, dir, _ := newBoard(t)
+	dir := gt.NewRepo(t)
+	a := watchedBoard(t, dir)
 	mk := func(title, parent string) (*board.Item, error) {
 		out, err := a.Create(t.Context(), board.CreateInput{Title: title, Spec: "s", SpecFormat: "plan/outline", CreatedBy: actor("dan"), ParentID: parent})
 		if err != nil {
@@ -550,4 +552,46 @@ func TestBoard_ExpiryWithTheIndexCached(t *testing.T) {
 	if tr := transitions(t, b, it.ID); tr != "create,claim,orphan-recovery,claim" {
 		t.Fatalf("events = %s", tr)
 	}
+}
+
+// TestBoard_WatchedStoreSeesChildrenMadeElsewhere: the MCP server's store
+// lists the item refs through a watch (gitstore.Options.WatchRefs); a
+// child another store makes, or cancels, is seen by the server's next
+// claim of its parent, also across pack-refs --prune removing the loose
+// refs and their directory.
+func TestBoard_WatchedStoreSeesChildrenMadeElsewhere(t *testing.T) {
+	dir := gt.NewRepo(t)
+	server := watchedBoard(t, dir)
+	other := openBoard(t, dir)
+	for i := range 24 {
+		p := create(t, server, fmt.Sprintf("parent %d", i))
+		kid := create(t, other, fmt.Sprintf("kid %d", i), func(in *board.CreateInput) { in.ParentID = p.ID })
+		if _, err := server.Claim(t.Context(), p.ID, actor("w"), nil); code(err) != board.NotClaimable {
+			t.Fatalf("round %d: claim of a parent whose child another store made: %v", i, err)
+		}
+		if _, err := other.Cancel(t.Context(), kid.ID, actor("w")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.Claim(t.Context(), p.ID, actor("w"), nil); err != nil {
+			t.Fatalf("round %d: claim after another store cancelled the child: %v", i, err)
+		}
+		if i%6 == 5 {
+			gt.Git(t, dir, "pack-refs", "--all", "--prune")
+		}
+	}
+}
+
+// watchedBoard opens the board of dir as the MCP server does: its store
+// lists the item refs through a watch.
+func watchedBoard(t *testing.T, dir string) *board.Store {
+	t.Helper()
+	r, err := gitstore.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := gitstore.DefaultOptions()
+	opt.WatchRefs = true
+	g := gitstore.OpenRepo(r, opt)
+	t.Cleanup(func() { g.Close() })
+	return board.Open(g, record.Open(g))
 }

@@ -53,6 +53,12 @@ type refReader struct {
 	// set off a garbage collection per call (issue 19).
 	exactMu  sync.Mutex
 	exactBuf []byte
+
+	// watchRefs: a long-lived process lists directories of loose refs
+	// through watches (see refWatch), made on first listing.
+	watchRefs bool
+	wmu       sync.Mutex
+	watches   map[string]*refWatch
 }
 
 // looseKey identifies one version of a loose ref file. Every version is a
@@ -413,6 +419,11 @@ func (r *refReader) listOnce(prefix string) (packedPart, loose []Ref, err error)
 		hi++
 	}
 	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	if l, ok, err := r.watchedLoose(prefix, root); err != nil {
+		return nil, nil, fmt.Errorf("list refs %s: %w", prefix, err)
+	} else if ok {
+		return packed[lo:hi:hi], l, nil
+	}
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {

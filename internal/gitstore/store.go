@@ -65,6 +65,10 @@ type Options struct {
 	// keeps made ahead of its writes (see spares); 0, for a short CLI
 	// call, makes each file when it is needed.
 	Spares int
+	// WatchRefs has a long-lived Store (the MCP server) list directories
+	// of loose refs through inotify watches instead of walking them on
+	// every listing (Linux; see refWatch).
+	WatchRefs bool
 }
 
 // DefaultOptions are the settings of a Store opened without a
@@ -96,7 +100,7 @@ func OpenRepo(r *Repo, opt Options) *Store {
 	s := &Store{
 		repo:       r,
 		cfg:        cfg,
-		refs:       &refReader{dir: r.CommonDir},
+		refs:       &refReader{dir: r.CommonDir, watchRefs: opt.WatchRefs},
 		lockPolicy: opt.Lock,
 		spareWant:  opt.Spares,
 		Now:        time.Now,
@@ -120,9 +124,11 @@ func (s *Store) Config() *Config { return s.cfg }
 // a shorter wait).
 func (s *Store) SetLockPolicy(p LockPolicy) { s.lockPolicy = p }
 
-// Close releases mapped pack files and removes the spares not used.
+// Close releases mapped pack files, removes the spares not used and ends
+// the ref watches.
 func (s *Store) Close() error {
 	s.DropSpares()
+	s.refs.closeWatches()
 	if s.odb != nil {
 		return s.odb.Close()
 	}
