@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kong"
 )
 
 // Every git-ideate process runs the package inits of the whole binary
@@ -64,4 +67,37 @@ func TestLeanStart_ModuleInitsAllocateLittle(t *testing.T) {
 		t.Errorf("the module's package inits allocate %d bytes (budget %d); GODEBUG=inittrace=1 %s --version names them", total, moduleInitBudget, binPath)
 	}
 	t.Logf("module package inits: %d bytes", total)
+}
+
+// The hook command line of hooks.json is built without kong (plainHook);
+// what it builds is what kong's parse of the same line fills in, and any
+// other line is left to kong.
+func TestPlainHook_SameAsKong(t *testing.T) {
+	for _, args := range [][]string{{"hook"}, {"hook", "--gate"}} {
+		fast, ok := plainHook(args)
+		if !ok {
+			t.Fatalf("%q: not taken", args)
+		}
+		cli := grammar(args)
+		parser, err := kong.New(cli, kongOptions()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kctx, err := parser.Parse(joinDashValues(parser.Model, args))
+		if err != nil {
+			t.Fatalf("%q: kong: %v", args, err)
+		}
+		if !isHookPath(kctx) || commandPath(kctx) != "hook" {
+			t.Fatalf("%q: kong selected %q", args, commandPath(kctx))
+		}
+		viaKong := reflect.ValueOf(cli).Elem().FieldByName("Hook").Interface().(HookCmd)
+		if !reflect.DeepEqual(*fast, viaKong) {
+			t.Fatalf("%q: built %+v, kong fills in %+v", args, *fast, viaKong)
+		}
+	}
+	for _, args := range [][]string{{"hook", "SessionStart"}, {"hook", "--help"}, {"-C", ".", "hook"}, {"hook", "--gate", "x"}, {"--gate", "hook"}, {"record", "prime"}} {
+		if _, ok := plainHook(args); ok {
+			t.Errorf("%q taken without kong", args)
+		}
+	}
 }
