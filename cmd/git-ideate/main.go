@@ -210,6 +210,22 @@ func run(ctx context.Context, args []string, env *Env) int {
 		}
 		return exitOK // a hook path never fails its caller
 	}
+	if cmd, path, chdir, ok := fastParse(args); ok {
+		if chdir != "" {
+			env.Dir = chdir
+		}
+		if env.Dir == "" {
+			env.Dir = "."
+		}
+		if err := cmd.Run(ctx, env); err != nil {
+			fmt.Fprintf(env.Err, "git ideate %s: %s\n", path, formatError(err))
+			if _, hook := cmd.(hookPath); hook {
+				return exitOK
+			}
+			return exitStatus(err)
+		}
+		return exitOK
+	}
 	cli := grammar(args)
 	exited := -1
 	parser, err := kong.New(cli, append(kongOptions(),

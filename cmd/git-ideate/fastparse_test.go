@@ -1,0 +1,164 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+)
+
+// leafCommands lists the word paths of every command with no
+// subcommands, and its type.
+func leafCommands(t reflect.Type, words []string, out map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd {
+			continue
+		}
+		w := append(append([]string(nil), words...), cmdName(f))
+		if f.Type.Kind() == reflect.Struct && hasCommands(f.Type) {
+			leafCommands(f.Type, w, out)
+			continue
+		}
+		out[strings.Join(w, " ")] = f.Type
+	}
+}
+
+// kongParse parses args as run does with kong and returns the filled-in
+// command, its path and the root -C value; ok is false when kong refuses
+// the line.
+func kongParse(t *testing.T, args []string) (cmd reflect.Value, path, chdir string, ok bool) {
+	t.Helper()
+	cli := grammar(args)
+	parser, err := kong.New(cli, append(kongOptions(), kong.Exit(func(int) { panic("kong exited") }))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx, err := parser.Parse(joinDashValues(parser.Model, args))
+	if err != nil {
+		return reflect.Value{}, "", "", false
+	}
+	v := reflect.ValueOf(cli).Elem()
+	for _, w := range commandWords(args) {
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Type().Field(i); f.Tag.Get("cmd") != "" || hasTag(f, "cmd") {
+				if cmdName(f) == w {
+					v = v.Field(i)
+					break
+				}
+			}
+		}
+	}
+	return v, commandPath(kctx), chdirOf(cli), true
+}
+
+func hasTag(f reflect.StructField, k string) bool { _, ok := f.Tag.Lookup(k); return ok }
+
+// Every line fastParse takes, kong takes too, selecting the same command
+// and filling in the same values, for lines generated over every command:
+// each flag alone and all together, values that look like flags, lists,
+// numbers in other bases, empty values, both spellings, and -C before the
+// command. The lines it must leave to kong are left.
+func TestFastParse_SameAsKong(t *testing.T) {
+	leaves := map[string]reflect.Type{}
+	leafCommands(reflect.TypeOf(CLI{}), nil, leaves)
+	strs := []string{"v", "-x", "--kind", "a b", "", "=", "a,b", "-", "ümlaut", "--", "-h"}
+	ints := []string{"5", "-3", "0x10", "010", "1_000", "x", "", "99999999999999999999"}
+	taken, lines := map[string]bool{}, 0
+	check := func(args []string) {
+		t.Helper()
+		lines++
+		fast, path, chdir, ok := fastParse(args)
+		if !ok {
+			return
+		}
+		taken[path] = true
+		kv, kpath, kchdir, kok := kongParse(t, args)
+		if !kok {
+			t.Fatalf("%q: taken without kong, which refuses it", args)
+		}
+		if path != kpath || chdir != kchdir {
+			t.Fatalf("%q: path %q -C %q; kong %q -C %q", args, path, chdir, kpath, kchdir)
+		}
+		if got := reflect.ValueOf(fast).Elem().Interface(); !reflect.DeepEqual(got, kv.Interface()) {
+			t.Fatalf("%q:\n fast %+v\n kong %+v", args, got, kv.Interface())
+		}
+	}
+	for p, typ := range leaves {
+		words := strings.Fields(p)
+		flags, plain := plainFlags(typ)
+		if !plain {
+			if _, _, _, ok := fastParse(words); ok {
+				t.Errorf("%s: not plain, taken all the same", p)
+			}
+			continue
+		}
+		sample := func(fl plainFlag) []string {
+			switch fl.kind {
+			case reflect.Bool:
+				return []string{""}
+			case reflect.String:
+				return strs
+			}
+			return ints
+		}
+		base := func(skip string) []string {
+			line := append([]string(nil), words...)
+			for name, fl := range flags {
+				if fl.required && name != skip {
+					v := "v"
+					if fl.kind != reflect.String {
+						v = "5"
+					}
+					line = append(line, "--"+name, v)
+				}
+			}
+			return line
+		}
+		check(base(""))
+		for _, pre := range [][]string{{"-C", "/x"}, {"--chdir=/y"}, {"--chdir", "-w"}, {"-C", "-weird"}} {
+			check(append(append([]string(nil), pre...), base("")...))
+		}
+		all := base("")
+		for name, fl := range flags {
+			for _, v := range sample(fl) {
+				if fl.kind == reflect.Bool {
+					check(append(base(name), "--"+name))
+					check(append(base(name), "--"+name+"=true"))
+					continue
+				}
+				check(append(base(name), "--"+name, v))
+				check(append(base(name), "--"+name+"="+v))
+			}
+			if !fl.required {
+				if fl.kind == reflect.Bool {
+					all = append(all, "--"+name)
+				} else {
+					all = append(all, "--"+name, "7")
+				}
+			}
+			// Left to kong: the flag twice, a required one missing.
+			if _, _, _, ok := fastParse(append(base(""), "--"+name, "1", "--"+name, "1")); ok && fl.kind != reflect.Bool {
+				t.Errorf("%s: --%s twice taken", p, name)
+			}
+			if fl.required {
+				if _, _, _, ok := fastParse(base(name)); ok {
+					t.Errorf("%s: missing --%s taken", p, name)
+				}
+			}
+		}
+		check(all)
+		for _, extra := range []string{"--no-such-flag", "-h", "--help", "--", "positional", "-C"} {
+			if _, _, _, ok := fastParse(append(base(""), extra)); ok {
+				t.Errorf("%s: %q taken", p, extra)
+			}
+		}
+	}
+	for _, want := range []string{"record append", "work claim", "work complete", "work list", "record read"} {
+		if !taken[want] {
+			t.Errorf("%s never taken without kong", want)
+		}
+	}
+	t.Logf("%d lines over %d commands; %d commands taken without kong", lines, len(leaves), len(taken))
+}
