@@ -32,13 +32,15 @@ import (
 // A retired file is nothing but a name for an inode nobody else names any
 // more (or, when a rename failed after the link, a second name of the
 // current ref file): anyone may remove any of them at any time, and git
-// never looks there. The directory holds at most retiredSlots names, each
-// a slot chosen at random; when the slots tried are taken the file is
-// freed in the caller's time, as before.
+// never looks there. The directory holds at most retiredSlots names: a
+// file takes the first free slot from a random one on; when the
+// retireTries slots tried are taken the file is freed in the caller's
+// time, as before.
 const retiredSlots = 256
 
-// retireTries is how many random slots a retirement tries.
-const retireTries = 4
+// retireTries is how many slots a retirement tries: from a random one
+// on, in order, so a free slot near it is found even when many are taken.
+const retireTries = 16
 
 // retiredDir is where replaced files wait to be freed.
 func (s *Store) retiredDir() string { return filepath.Join(s.repo.StateDir(), "retired") }
@@ -80,13 +82,14 @@ func (s *Store) retireFile(path string) bool {
 	return os.Remove(path) == nil
 }
 
-// intoSlot runs put with random slots of the retired directory until one
-// is free, making the directory when it is missing.
+// intoSlot runs put with slots of the retired directory, from a random
+// one on, until one is free, making the directory when it is missing.
 func (s *Store) intoSlot(put func(slot string) error) string {
 	dir := s.retiredDir()
 	made := false
+	first := rand.N(retiredSlots)
 	for i := 0; i < retireTries; i++ {
-		slot := filepath.Join(dir, strconv.FormatUint(uint64(rand.N(retiredSlots)), 16))
+		slot := filepath.Join(dir, strconv.FormatUint(uint64((first+i)%retiredSlots), 16))
 		err := put(slot)
 		switch {
 		case err == nil:
