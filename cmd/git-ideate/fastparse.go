@@ -25,9 +25,13 @@ import (
 //     other type (a list, a duration), another tag kong would act on, or
 //     a missing required flag sends the line to kong.
 //
+// It also takes the hook lines of hooks.json (plainHook).
 // TestFastParse_SameAsKong parses generated lines of every command both
 // ways and compares what each fills in.
 func fastParse(args []string) (cmd runner, path, chdir string, ok bool) {
+	if hc, ok := plainHook(args); ok {
+		return hc, "hook", "", true
+	}
 	i := 0
 	for i < len(args) {
 		switch a := args[i]; {

@@ -16,7 +16,11 @@ func leafCommands(t reflect.Type, words []string, out map[string]reflect.Type) {
 		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd {
 			continue
 		}
-		w := append(append([]string(nil), words...), cmdName(f))
+		name := cmdName(f)
+		if name == "" {
+			panic("command field " + f.Name + " has no name narrowing can match: give it a name tag")
+		}
+		w := append(append([]string(nil), words...), name)
 		if f.Type.Kind() == reflect.Struct && hasCommands(f.Type) {
 			leafCommands(f.Type, w, out)
 			continue
@@ -41,19 +45,14 @@ func kongParse(t *testing.T, args []string) (cmd reflect.Value, path, chdir stri
 	}
 	v := reflect.ValueOf(cli).Elem()
 	for _, w := range commandWords(args) {
-		for i := 0; i < v.NumField(); i++ {
-			if f := v.Type().Field(i); f.Tag.Get("cmd") != "" || hasTag(f, "cmd") {
-				if cmdName(f) == w {
-					v = v.Field(i)
-					break
-				}
-			}
+		f, found := commandField(v.Type(), w)
+		if !found {
+			t.Fatalf("%q: no command %q in kong's grammar", args, w)
 		}
+		v = v.FieldByIndex(f.Index)
 	}
 	return v, commandPath(kctx), chdirOf(cli), true
 }
-
-func hasTag(f reflect.StructField, k string) bool { _, ok := f.Tag.Lookup(k); return ok }
 
 // Every line fastParse takes, kong takes too, selecting the same command
 // and filling in the same values, for lines generated over every command:
@@ -90,7 +89,9 @@ func TestFastParse_SameAsKong(t *testing.T) {
 		flags, plain := plainFlags(typ)
 		if !plain {
 			if _, _, _, ok := fastParse(words); ok {
-				t.Errorf("%s: not plain, taken all the same", p)
+				if _, hook := plainHook(words); !hook { // hooks.json's lines: TestPlainHook_SameAsKong
+					t.Errorf("%s: not plain, taken all the same", p)
+				}
 			}
 			continue
 		}

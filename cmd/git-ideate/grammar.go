@@ -88,22 +88,15 @@ func narrow(t reflect.Type, words []string, depth int) reflect.Type {
 	return reflect.StructOf(fields)
 }
 
+// cmdName is kong's name for a command field: its name tag, or the field
+// name in kebab case (kebabName); "" when kong would split the field name
+// its own way, so that nothing matches it and kong gets the whole tree.
 func cmdName(f reflect.StructField) string {
 	if n := f.Tag.Get("name"); n != "" {
 		return n
 	}
-	// kong's default: the field name in kebab case.
-	var b strings.Builder
-	for i, r := range f.Name {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('-')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	n, _ := kebabName(f.Name)
+	return n
 }
 
 func hasCommands(t reflect.Type) bool {

@@ -78,6 +78,11 @@ func TestPlainHook_SameAsKong(t *testing.T) {
 		if !ok {
 			t.Fatalf("%q: not taken", args)
 		}
+		if c, path, chdir, ok := fastParse(args); !ok || path != "hook" || chdir != "" {
+			t.Fatalf("%q: fastParse took it %v as %q -C %q", args, ok, path, chdir)
+		} else if _, hook := c.(hookPath); !hook {
+			t.Fatalf("%q: fastParse's command is not a hook path", args)
+		}
 		cli := grammar(args)
 		parser, err := kong.New(cli, kongOptions()...)
 		if err != nil {

@@ -201,30 +201,9 @@ func run(ctx context.Context, args []string, env *Env) int {
 		fmt.Fprintln(env.Out, versionString())
 		return exitOK
 	}
-	if hc, ok := plainHook(args); ok {
-		if env.Dir == "" {
-			env.Dir = "."
-		}
-		if err := hc.Run(ctx, env); err != nil {
-			fmt.Fprintf(env.Err, "git ideate hook: %s\n", formatError(err))
-		}
-		return exitOK // a hook path never fails its caller
-	}
 	if cmd, path, chdir, ok := fastParse(args); ok {
-		if chdir != "" {
-			env.Dir = chdir
-		}
-		if env.Dir == "" {
-			env.Dir = "."
-		}
-		if err := cmd.Run(ctx, env); err != nil {
-			fmt.Fprintf(env.Err, "git ideate %s: %s\n", path, formatError(err))
-			if _, hook := cmd.(hookPath); hook {
-				return exitOK
-			}
-			return exitStatus(err)
-		}
-		return exitOK
+		_, hook := cmd.(hookPath)
+		return runCommand(env, chdir, path, hook, func() error { return cmd.Run(ctx, env) })
 	}
 	cli := grammar(args)
 	exited := -1
@@ -261,20 +240,7 @@ func run(ctx context.Context, args []string, env *Env) int {
 			}
 			return exitUsage, true
 		}
-		if d := chdirOf(cli); d != "" {
-			env.Dir = d
-		}
-		if env.Dir == "" {
-			env.Dir = "."
-		}
-		if err := kctx.Run(env); err != nil {
-			fmt.Fprintf(env.Err, "git ideate %s: %s\n", commandPath(kctx), formatError(err))
-			if isHookPath(kctx) {
-				return exitOK, true
-			}
-			return exitStatus(err), true
-		}
-		return exitOK, true
+		return runCommand(env, chdirOf(cli), commandPath(kctx), isHookPath(kctx), func() error { return kctx.Run(env) }), true
 	}()
 	if done {
 		return code
@@ -283,6 +249,26 @@ func run(ctx context.Context, args []string, env *Env) int {
 }
 
 type exitPanic struct{}
+
+// runCommand runs a parsed command (its path, for the error line) in the
+// directory -C named, or ".", and returns its exit status: a hook path
+// exits 0 whatever happens.
+func runCommand(env *Env, chdir, path string, hook bool, run func() error) int {
+	if chdir != "" {
+		env.Dir = chdir
+	}
+	if env.Dir == "" {
+		env.Dir = "."
+	}
+	if err := run(); err != nil {
+		fmt.Fprintf(env.Err, "git ideate %s: %s\n", path, formatError(err))
+		if hook {
+			return exitOK
+		}
+		return exitStatus(err)
+	}
+	return exitOK
+}
 
 // joinDashValues lets a flag that takes a value take one starting with
 // "-" (a PEM block in --rationale, a negative number), as getopt does for
@@ -389,10 +375,11 @@ func helpWords(args []string, env *Env) ([]string, bool) {
 }
 
 // plainHook is the hook command as the plugin's hooks.json runs it on
-// every hook event (`hook`, `hook --gate`), built without kong: kong's
-// model and parse were 9 % of a CLI call's samples (perf, 300 record
-// appends), and the host runs this line on every tool call. Any other
-// argument list goes through kong (TestPlainHook_SameAsKong).
+// every hook event (`hook`, `hook --gate`), which fastParse takes without
+// kong: the host runs this line on every tool call, and HookCmd's
+// pass-through argument is not one of the flags fastParse reads in
+// general. Any other hook line goes through kong
+// (TestPlainHook_SameAsKong).
 func plainHook(args []string) (*HookCmd, bool) {
 	switch {
 	case len(args) == 1 && args[0] == "hook":

@@ -68,8 +68,8 @@ func (s *Store) watchOf(prefix string) *refWatch {
 func TestRefWatch_ListsWhatAWalkFinds(t *testing.T) {
 	dir := gt.NewRepo(t)
 	watched, walked := watchedStore(t, dir)
-	head := Hash(plumbingHash(t, gt.Git(t, dir, "rev-parse", "HEAD")))
-	c2 := plumbingHash(t, gt.Git(t, dir, "commit-tree", "-m", "two", gt.Git(t, dir, "rev-parse", "HEAD^{tree}")))
+	head := mustHash(t, gt.Git(t, dir, "rev-parse", "HEAD"))
+	c2 := mustHash(t, gt.Git(t, dir, "commit-tree", "-m", "two", gt.Git(t, dir, "rev-parse", "HEAD^{tree}")))
 	sameListing(t, "no directory yet", watched, walked)
 	for i := range 20 {
 		gt.Git(t, dir, "update-ref", watchPrefix+"r"+strconv.Itoa(i), head.String())
@@ -144,8 +144,8 @@ func TestRefWatch_ListsWhatAWalkFinds(t *testing.T) {
 func TestRefWatch_OverflowReadsEverythingAgain(t *testing.T) {
 	dir := gt.NewRepo(t)
 	watched, walked := watchedStore(t, dir)
-	head := plumbingHash(t, gt.Git(t, dir, "rev-parse", "HEAD"))
-	c2 := plumbingHash(t, gt.Git(t, dir, "commit-tree", "-m", "two", gt.Git(t, dir, "rev-parse", "HEAD^{tree}")))
+	head := mustHash(t, gt.Git(t, dir, "rev-parse", "HEAD"))
+	c2 := mustHash(t, gt.Git(t, dir, "commit-tree", "-m", "two", gt.Git(t, dir, "rev-parse", "HEAD^{tree}")))
 	for i := range 3 {
 		gt.Git(t, dir, "update-ref", watchPrefix+"r"+strconv.Itoa(i), head.String())
 	}
@@ -172,11 +172,11 @@ func TestRefWatch_OverflowReadsEverythingAgain(t *testing.T) {
 	}
 }
 
-func plumbingHash(t *testing.T, s string) Hash {
+func mustHash(t *testing.T, s string) Hash {
 	t.Helper()
-	h, ok := parseHashLine([]byte(s + "\n"))
-	if !ok {
-		t.Fatalf("not an object name: %q", s)
+	h, err := ParseHash(s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return h
 }
