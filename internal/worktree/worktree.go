@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -487,6 +488,10 @@ func nonNil(s []string) []string {
 	return append([]string(nil), s...)
 }
 
+// addAttempts bounds the `git worktree add` runs one start makes when a
+// concurrent `git worktree prune` undoes them.
+const addAttempts = 12
+
 // ensure makes the worktree at c.Path ready: reused as it is when the task
 // was open and its worktree is whole, else (re)created. It reports whether
 // it reused one.
@@ -522,19 +527,32 @@ func (m *Manager) ensure(ctx context.Context, c *Contract, base gitstore.Hash, o
 	if err := m.excludeRoot(); err != nil {
 		return false, err
 	}
-	// `git worktree prune` running beside can delete the administrative
-	// directory `git worktree add` has just made, before git locks it;
-	// the add then fails. Clean up and try again.
-	for attempt := 0; ; attempt++ {
+	// `git worktree prune` running beside can remove .git/worktrees
+	// while it is empty, or the administrative directory `git worktree
+	// add` has just made, before git locks it, or empty it while the add
+	// writes into it: the add or the checkout after it then fails, and may
+	// leave the new directory behind with only a .git file git no longer
+	// knows. Everything at c.Path was made by this add (clearEmpty found
+	// nothing there, and the task's lock keeps other starts out), so
+	// discard it whole and try again after a short random pause, which
+	// lets a prune in progress finish.
+	for attempt := 1; ; attempt++ {
 		if err := m.clearEmpty(c); err != nil {
 			return false, err
 		}
 		err := m.git.AddWorktree(ctx, c.Path, c.Branch, base)
-		if err == nil || attempt == 4 || ctx.Err() != nil || !apperr.Is(err, gitstore.GitFailed) {
+		if err == nil || attempt == addAttempts || ctx.Err() != nil || !apperr.Is(err, gitstore.GitFailed) {
 			return false, err
 		}
-		if err := m.git.RemoveWorktree(ctx, c.Path); err != nil {
+		if err := m.git.DiscardWorktree(ctx, c.Path); err != nil {
 			return false, err
+		}
+		pause := time.NewTimer(time.Duration(rand.Int64N(int64(attempt) * int64(5*time.Millisecond))))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return false, ctx.Err()
+		case <-pause.C:
 		}
 	}
 }
