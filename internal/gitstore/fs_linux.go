@@ -51,6 +51,12 @@ func openRaw(path string, flag int, perm uint32) (*os.File, error) {
 	}
 }
 
+// openSpare opens the spare at path for writing, never through a
+// symbolic link.
+func openSpare(path string) (*os.File, error) {
+	return openRaw(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+}
+
 // readSmall reads the file at path whole into buf's storage (new storage
 // when it has no room for the file and a byte more) without an
 // os.File: open, fstat, read until the end, close. With limit > 0 it

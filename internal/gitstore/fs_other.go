@@ -17,6 +17,10 @@ func openRaw(path string, flag int, perm uint32) (*os.File, error) {
 	return os.OpenFile(path, flag, os.FileMode(perm))
 }
 
+// openSpare opens the spare at path for writing (shared spares are not
+// used here: canPool is false).
+func openSpare(path string) (*os.File, error) { return os.OpenFile(path, os.O_RDWR, 0) }
+
 // fileStat: readSmall fills in nothing here.
 type fileStat struct{}
 

@@ -343,6 +343,12 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 	if err := os.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
+		if unusable(err) && filepath.Dir(tmpPack) != dir {
+			// Spares on another mount than the objects: none from here
+			// on, and the pack is written again in place.
+			s.spares().turnOff()
+			return s.writePack(objs)
+		}
 		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
 	}
 	if testHookPackPlaced != nil {

@@ -52,7 +52,7 @@ func (s *Store) retiring() (sp *spares, ok bool) {
 	if !canRetire {
 		return nil, false
 	}
-	if sp := s.spares(); sp != nil {
+	if sp := s.spares(); sp != nil && !sp.pooled {
 		return sp, true
 	}
 	return nil, s.maint.enabled
@@ -124,7 +124,8 @@ func (s *Store) retired(name string) {
 }
 
 // clearRetiredShell is the shell command a background roll-up or repack
-// ends with: it frees every retired file.
+// ends with: it frees every retired file, then refills the pool of shared
+// spares (poolShell).
 func (s *Store) clearRetiredShell() string {
-	return "rm -f " + shellQuote(s.retiredDir()) + "/*"
+	return "rm -f " + shellQuote(s.retiredDir()) + "/*" + s.poolShell()
 }

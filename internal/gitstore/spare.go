@@ -49,6 +49,9 @@ type spares struct {
 	// (tests).
 	reap   []string
 	reaped int
+	// pooled: a short-lived Store's spares, with no files of its own and
+	// no goroutine; take draws on the clone's pool (see pool.go).
+	pooled bool
 }
 
 // startSpares clears the spares that dead processes left in dir, checks
@@ -224,6 +227,10 @@ func (sp *spares) take() *os.File {
 		}
 		f.Close() // someone removed it (or the whole directory): skip it
 	}
+	if sp.pooled && !sp.off && !sp.closed {
+		sp.n++
+		return takePooled(sp.dir, filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n)))
+	}
 	return nil
 }
 
@@ -232,12 +239,15 @@ func (sp *spares) take() *os.File {
 func (sp *spares) giveBack(f *os.File) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.closed || sp.off {
+	switch {
+	case sp.pooled:
+		returnToPool(sp.dir, f)
+	case sp.closed || sp.off:
 		f.Close()
 		os.Remove(f.Name())
-		return
+	default:
+		sp.free = append(sp.free, f)
 	}
-	sp.free = append(sp.free, f)
 }
 
 // turnOff stops using spares after a rename that the file system refused

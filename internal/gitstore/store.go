@@ -144,11 +144,16 @@ func (s *Store) DropSpares() {
 }
 
 // spares returns the Store's spare files, starting them on the first
-// write (nil when opt.Spares was 0 or they cannot be used here).
+// write: its own (opt.Spares), else with maintenance on the clone's shared
+// ones (see pool.go); nil when neither can be used here.
 func (s *Store) spares() *spares {
 	s.spareOnce.Do(func() {
-		if s.spareWant > 0 {
-			s.spareSet = startSpares(s.repo.CommonDir, filepath.Join(s.repo.StateDir(), "spare"), s.spareWant)
+		dir := filepath.Join(s.repo.StateDir(), "spare")
+		switch {
+		case s.spareWant > 0:
+			s.spareSet = startSpares(s.repo.CommonDir, dir, s.spareWant)
+		case s.maint.enabled && canPool:
+			s.spareSet = pooledSpares(dir)
 		}
 	})
 	return s.spareSet

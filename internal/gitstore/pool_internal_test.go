@@ -1,0 +1,307 @@
+//go:build linux
+
+package gitstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+func spareDir(s *Store) string { return filepath.Join(s.repo.StateDir(), "spare") }
+
+// fillPool runs the shell a roll-up ends with to make the pool's files.
+func fillPool(t *testing.T, s *Store) {
+	t.Helper()
+	script := strings.TrimPrefix(s.poolShell(), "; ")
+	if script == "" {
+		t.Skip("no shared spares here")
+	}
+	if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("pool shell: %v\n%s", err, out)
+	}
+}
+
+// poolInodes lists the pool's slots: inode number to size. Anything else
+// in the spare directory fails the test.
+func poolInodes(t *testing.T, s *Store) map[uint64]int64 {
+	t.Helper()
+	ents, err := os.ReadDir(spareDir(s))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	out := map[uint64]int64{}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "pool-") {
+			t.Fatalf("%s in the spare directory", e.Name())
+		}
+		k, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "pool-"))
+		if err != nil || k < 0 || k >= poolSlots {
+			t.Fatalf("%s in the spare directory", e.Name())
+		}
+		fi, err := os.Lstat(filepath.Join(spareDir(s), e.Name()))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fi.Mode().IsRegular() {
+			t.Fatalf("%s is %v", e.Name(), fi.Mode())
+		}
+		out[fi.Sys().(*syscall.Stat_t).Ino] = fi.Size()
+	}
+	return out
+}
+
+// A short-lived Store with maintenance on (a CLI call) takes its pack, its
+// index and its ref lock from the clone's pool: three slots fewer per
+// write, and the files in objects/pack and the ref are the pool's inodes.
+func TestPool_ShortLivedWriteTakesPooledFiles(t *testing.T) {
+	s, dir := packStore(t, true)
+	fillPool(t, s)
+	pool := poolInodes(t, s)
+	if len(pool) != poolSlots {
+		t.Fatalf("%d files in the pool, want %d", len(pool), poolSlots)
+	}
+	for ino, size := range pool {
+		if size != 0 {
+			t.Fatalf("pool file %d has %d bytes", ino, size)
+		}
+	}
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	ref := filepath.Join(s.repo.CommonDir, "refs", "ideate", "t")
+	for i := 1; i <= 3; i++ {
+		before := packNames(t, pdir)
+		commitValue(t, s, i)
+		left := poolInodes(t, s)
+		if len(left) != poolSlots-3*i {
+			t.Fatalf("write %d: %d files left in the pool, want %d", i, len(left), poolSlots-3*i)
+		}
+		var placed []string
+		for _, p := range packNames(t, pdir) {
+			if !contains(before, p) {
+				placed = append(placed, filepath.Join(pdir, p), filepath.Join(pdir, strings.TrimSuffix(p, ".pack")+".idx"))
+			}
+		}
+		if len(placed) != 2 {
+			t.Fatalf("write %d placed %v", i, placed)
+		}
+		for _, p := range append(placed, ref) {
+			if _, ok := pool[inode(t, p)]; !ok {
+				t.Fatalf("write %d: %s is not one of the pool's files", i, p)
+			}
+		}
+	}
+	if h := gt.Git(t, dir, "log", "-1", "--format=%s", "refs/ideate/t"); h != "write 3" {
+		t.Fatalf("refs/ideate/t names %q", h)
+	}
+	gt.Fsck(t, dir)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Without maintenance nobody refills the pool, and a short-lived Store
+// leaves it alone.
+func TestPool_NotUsedWithoutMaintenance(t *testing.T) {
+	s, _ := packStore(t, false)
+	fillPool(t, s)
+	for i := range 3 {
+		commitValue(t, s, i)
+	}
+	if n := len(poolInodes(t, s)); n != poolSlots {
+		t.Fatalf("%d files in the pool after writes without maintenance, want %d", n, poolSlots)
+	}
+}
+
+// A roll-up's shell makes the missing slots and leaves no probe behind:
+// the pool is whole again, every file empty.
+func TestPool_RollUpRefillsIt(t *testing.T) {
+	s, dir := packStore(t, true)
+	s.maint.enabled = false // this test starts the roll-up itself
+	for i := range 12 {
+		commitValue(t, s, i)
+	}
+	s.maint.enabled = true
+	if n := len(poolInodes(t, s)); n != 0 {
+		t.Fatalf("%d pool files before any roll-up", n)
+	}
+	commitValue(t, s, 12) // takes nothing: the pool is empty
+	s.maint.spawnRollUp(s.maint.rollUpSet())
+	gt.WaitRemoved(t, filepath.Join(s.repo.StateDir(), "maintenance.lock"))
+	pool := poolInodes(t, s)
+	if len(pool) != poolSlots {
+		t.Fatalf("%d files in the pool after a roll-up, want %d", len(pool), poolSlots)
+	}
+	for ino, size := range pool {
+		if size != 0 {
+			t.Fatalf("pool file %d has %d bytes", ino, size)
+		}
+	}
+	for _, d := range []string{filepath.Join(s.repo.CommonDir, "objects", "pack"), filepath.Join(s.repo.CommonDir, "refs")} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), "probe") {
+				t.Fatalf("probe left: %s", filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	// A Store opened now (maintenance on) takes from the refilled pool.
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	commitValue(t, s2, 13)
+	if n := len(poolInodes(t, s)); n != poolSlots-3 {
+		t.Fatalf("%d files in the pool after one more write, want %d", n, poolSlots-3)
+	}
+	gt.Fsck(t, dir)
+}
+
+// Takers racing each other and a refill never get the same file: every
+// file taken is a distinct inode, empty, at the taker's own name.
+func TestPool_TakersNeverShareAFile(t *testing.T) {
+	s, _ := packStore(t, true)
+	fillPool(t, s)
+	const takers, each = 8, 12
+	var mu sync.Mutex
+	seen := map[uint64]string{}
+	var wg sync.WaitGroup
+	refill := strings.TrimPrefix(s.poolShell(), "; ")
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 3 {
+			exec.Command("sh", "-c", refill).Run()
+		}
+	}()
+	for w := range takers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				own := filepath.Join(spareDir(s), strconv.Itoa(os.Getpid())+"-t"+strconv.Itoa(w)+"-"+strconv.Itoa(i))
+				f := takePooled(spareDir(s), own)
+				if f == nil {
+					continue
+				}
+				fi, err := f.Stat()
+				f.Close()
+				if err != nil || fi.Size() != 0 || f.Name() != own {
+					t.Errorf("taker %d: %v %v %s", w, err, fi, f.Name())
+					return
+				}
+				ino := fi.Sys().(*syscall.Stat_t).Ino
+				mu.Lock()
+				if other, ok := seen[ino]; ok {
+					t.Errorf("inode %d taken twice: %s and %s", ino, other, own)
+				}
+				seen[ino] = own
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) < poolSlots/2 {
+		t.Fatalf("only %d files taken by %d takers", len(seen), takers*each)
+	}
+}
+
+// A lock already held: the pooled file goes back into a slot, and the
+// pool has as many files as before.
+func TestPool_HeldLockGivesTheFileBack(t *testing.T) {
+	s, _ := packStore(t, true)
+	fillPool(t, s)
+	lock := filepath.Join(s.repo.CommonDir, "refs", "ideate", "held.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	before := poolInodes(t, s)
+	if f := lockWithSpare(lock, s.spares()); f != nil {
+		t.Fatal("took a lock that is held")
+	}
+	if after := poolInodes(t, s); len(after) != len(before) {
+		t.Fatalf("%d pool files after the refused take, %d before", len(after), len(before))
+	}
+}
+
+// Pool files that are not empty (written to by hand) are removed, never
+// used: the write makes its own files and git sees a whole repository.
+func TestPool_WrittenFilesAreNotUsed(t *testing.T) {
+	s, dir := packStore(t, true)
+	fillPool(t, s)
+	for k := range poolSlots {
+		if err := os.WriteFile(poolSlot(spareDir(s), k), []byte(strings.Repeat("junk", 30000)), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool := poolInodes(t, s)
+	commitValue(t, s, 0)
+	left := poolInodes(t, s)
+	if len(left) >= len(pool) {
+		t.Fatalf("%d pool files after the write, %d before: the written ones tried are not removed", len(left), len(pool))
+	}
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	for _, p := range packNames(t, pdir) {
+		if b, err := os.ReadFile(filepath.Join(pdir, p)); err != nil || strings.Contains(string(b), "junk") {
+			t.Fatalf("pack %s: %v, or a written pool file's bytes in it", p, err)
+		}
+	}
+	gt.Fsck(t, dir)
+}
+
+// A spare directory on another mount than the objects: the refill's probe
+// link fails, so no pool is made; and files put there by hand are tried
+// once, refused by the rename (EXDEV), and the write goes on in place.
+func TestPool_AnotherMountIsNotUsed(t *testing.T) {
+	s, dir := packStore(t, true)
+	shm, err := os.MkdirTemp("/dev/shm", "pool-")
+	if err != nil {
+		t.Skip("no /dev/shm")
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	var a, b syscall.Stat_t
+	if syscall.Stat(shm, &a) != nil || syscall.Stat(dir, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is not another mount here")
+	}
+	if err := os.MkdirAll(s.repo.StateDir(), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shm, spareDir(s)); err != nil {
+		t.Fatal(err)
+	}
+	exec.Command("sh", "-c", strings.TrimPrefix(s.poolShell(), "; ")).Run()
+	if ents, _ := os.ReadDir(shm); len(ents) != 0 {
+		t.Fatalf("the refill made %d files on another mount", len(ents))
+	}
+	for k := range poolSlots {
+		if err := os.WriteFile(poolSlot(shm, k), nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		commitValue(t, s, i)
+	}
+	if h := gt.Git(t, dir, "log", "-1", "--format=%s", "refs/ideate/t"); h != "write 2" {
+		t.Fatalf("refs/ideate/t names %q", h)
+	}
+	gt.Fsck(t, dir)
+}
