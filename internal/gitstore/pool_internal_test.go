@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,12 +62,9 @@ func poolInodes(t *testing.T, s *Store) map[uint64]int64 {
 	return out
 }
 
-// A short-lived Store with maintenance on (a CLI call) takes its pack, its
-// index and its ref lock from the clone's pool: three slots fewer per
-// write, and the files in objects/pack and the ref are the pool's inodes.
-func TestPool_ShortLivedWriteTakesPooledFiles(t *testing.T) {
-	s, dir := packStore(t, true)
-	fillPool(t, s)
+// wholePool checks that every slot holds an empty file and returns them.
+func wholePool(t *testing.T, s *Store) map[uint64]int64 {
+	t.Helper()
 	pool := poolInodes(t, s)
 	if len(pool) != poolSlots {
 		t.Fatalf("%d files in the pool, want %d", len(pool), poolSlots)
@@ -76,6 +74,16 @@ func TestPool_ShortLivedWriteTakesPooledFiles(t *testing.T) {
 			t.Fatalf("pool file %d has %d bytes", ino, size)
 		}
 	}
+	return pool
+}
+
+// A short-lived Store with maintenance on (a CLI call) takes its pack, its
+// index and its ref lock from the clone's pool: three slots fewer per
+// write, and the files in objects/pack and the ref are the pool's inodes.
+func TestPool_ShortLivedWriteTakesPooledFiles(t *testing.T) {
+	s, dir := packStore(t, true)
+	fillPool(t, s)
+	pool := wholePool(t, s)
 	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	ref := filepath.Join(s.repo.CommonDir, "refs", "ideate", "t")
 	for i := 1; i <= 3; i++ {
@@ -87,7 +95,7 @@ func TestPool_ShortLivedWriteTakesPooledFiles(t *testing.T) {
 		}
 		var placed []string
 		for _, p := range packNames(t, pdir) {
-			if !contains(before, p) {
+			if !slices.Contains(before, p) {
 				placed = append(placed, filepath.Join(pdir, p), filepath.Join(pdir, strings.TrimSuffix(p, ".pack")+".idx"))
 			}
 		}
@@ -104,15 +112,6 @@ func TestPool_ShortLivedWriteTakesPooledFiles(t *testing.T) {
 		t.Fatalf("refs/ideate/t names %q", h)
 	}
 	gt.Fsck(t, dir)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Without maintenance nobody refills the pool, and a short-lived Store
@@ -143,15 +142,7 @@ func TestPool_RollUpRefillsIt(t *testing.T) {
 	commitValue(t, s, 12) // takes nothing: the pool is empty
 	s.maint.spawnRollUp(s.maint.rollUpSet())
 	gt.WaitRemoved(t, filepath.Join(s.repo.StateDir(), "maintenance.lock"))
-	pool := poolInodes(t, s)
-	if len(pool) != poolSlots {
-		t.Fatalf("%d files in the pool after a roll-up, want %d", len(pool), poolSlots)
-	}
-	for ino, size := range pool {
-		if size != 0 {
-			t.Fatalf("pool file %d has %d bytes", ino, size)
-		}
-	}
+	wholePool(t, s)
 	for _, d := range []string{filepath.Join(s.repo.CommonDir, "objects", "pack"), filepath.Join(s.repo.CommonDir, "refs")} {
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
