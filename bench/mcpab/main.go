@@ -68,17 +68,9 @@ func main() {
 	seed := flag.Int("seed", 500, "cycles per binary before measuring")
 	gap := flag.Duration("gap", 0, "the pause before each cycle")
 	flag.Parse()
-	if *a == "" {
-		fmt.Fprintln(os.Stderr, "mcpab: -a is required")
-		os.Exit(2)
-	}
-	work, err := os.MkdirTemp("", "mcpab-")
-	benchutil.Must(err)
+	work, bin := benchutil.ABSetup("mcpab", *a, *b)
 	defer os.RemoveAll(work)
-	if *b == "" {
-		*b, err = benchutil.Build(work)
-		benchutil.Must(err)
-	}
+	*b = bin
 	fmt.Printf("mcpab: %s, repositories under %s on %s\n", time.Now().UTC().Format(time.RFC3339), work, benchutil.FileSystem(work))
 	var sides []*side
 	for _, bin := range []struct{ name, path string }{{"A", *a}, {"B", *b}} {

@@ -13,7 +13,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -27,9 +26,6 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
-	"github.com/ideate/git-ideate/internal/board"
-	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/record"
 )
 
 func main() {
@@ -50,7 +46,7 @@ func main() {
 	fmt.Printf("writebench: %s, repositories under %s on %s\n", time.Now().UTC().Format(time.RFC3339), work, benchutil.FileSystem(work))
 
 	// 1. Files created per write, counted by strace on CLI calls.
-	ids := createItems(repo, *straces+*calls)
+	ids := benchutil.CreateItems(repo, *straces+*calls)
 	var fa, fc, fd, ba, bc, bd []int
 	for i := 0; i < *straces; i++ {
 		own, all := filesCreated(repo, bin, "record", "append", "--kind", "finding", "--claim", fmt.Sprintf("traced %d", i), "--content", "body")
@@ -67,17 +63,9 @@ func main() {
 	fmt.Printf("%-44s %v (with the processes it started: %v)\n", "files created per CLI work complete", fd, bd)
 
 	// 2. The store at size: records appended in-process (maintenance on).
-	g, err := gitstore.Open(repo)
-	benchutil.Must(err)
-	rec := record.Open(g)
-	body := strings.Repeat("The lockfile CAS held under contention; ", 8)[:300]
+	body := benchutil.RecordBody
 	t0 := time.Now()
-	for i := 0; i < *records; i++ {
-		_, err := rec.Append(context.Background(), record.AppendInput{Kind: "finding", Claim: fmt.Sprintf("fill %d", i),
-			Scope: fmt.Sprintf("bench/scope-%d", i%7), Source: record.Source{CapturePoint: "bench", SessionID: "bench"}, Content: body})
-		benchutil.Must(err)
-	}
-	g.Close()
+	benchutil.FillRecords(repo, *records)
 	fmt.Printf("%-44s %v (%.0f appends/s in-process), %d packs, %d loose objects\n", "fill", time.Since(t0).Round(time.Millisecond),
 		float64(*records)/time.Since(t0).Seconds(), countPacks(repo), countLoose(repo))
 
@@ -232,21 +220,6 @@ func errorf(err error, out []byte) error {
 		return fmt.Errorf("%v: %s", err, out)
 	}
 	return nil
-}
-
-func createItems(repo string, n int) []string {
-	g, err := gitstore.Open(repo)
-	benchutil.Must(err)
-	defer g.Close()
-	b := board.Open(g, record.Open(g))
-	var ids []string
-	for i := 0; i < n; i++ {
-		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("cli item %d", i), Spec: "spec",
-			SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "bench"}})
-		benchutil.Must(err)
-		ids = append(ids, out.Item.ID)
-	}
-	return ids
 }
 
 var openat = regexp.MustCompile(`^\d+\s+open(?:at)?\((?:AT_FDCWD, )?"([^"]+)", ([A-Z_|]+)(?:, \d+)?\) = (\d+)`)

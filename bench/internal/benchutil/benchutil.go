@@ -104,3 +104,21 @@ func Must(err error) {
 func Row(n int, name string, s, base Stats) {
 	fmt.Printf("%-8d %-40s %10v %10v %8.2f\n", n, name, s.Wall.Round(10*time.Microsecond), s.CPU.Round(10*time.Microsecond), float64(s.Wall)/float64(base.Wall))
 }
+
+// ABSetup starts an A/B comparison named tool: it stops with a usage error
+// when a (the first binary) is empty, makes the scratch directory, and
+// builds the working tree there as B when b is empty. The caller removes
+// work.
+func ABSetup(tool, a, b string) (work, bin string) {
+	if a == "" {
+		fmt.Fprintf(os.Stderr, "%s: -a is required\n", tool)
+		os.Exit(2)
+	}
+	work, err := os.MkdirTemp("", tool+"-")
+	Must(err)
+	if b == "" {
+		b, err = Build(work)
+		Must(err)
+	}
+	return work, b
+}
