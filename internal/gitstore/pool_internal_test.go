@@ -31,7 +31,7 @@ func fillPool(t *testing.T, s *Store) {
 }
 
 // poolInodes lists the pool's slots: inode number to size. Anything else
-// in the spare directory fails the test.
+// in the spare directory but this process's own spares fails the test.
 func poolInodes(t *testing.T, s *Store) map[uint64]int64 {
 	t.Helper()
 	ents, err := os.ReadDir(spareDir(s))
@@ -40,6 +40,9 @@ func poolInodes(t *testing.T, s *Store) map[uint64]int64 {
 	}
 	out := map[uint64]int64{}
 	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), strconv.Itoa(os.Getpid())+"-") {
+			continue // a long-lived store's own spares
+		}
 		if !strings.HasPrefix(e.Name(), "pool-") {
 			t.Fatalf("%s in the spare directory", e.Name())
 		}
@@ -295,4 +298,31 @@ func TestPool_AnotherMountIsNotUsed(t *testing.T) {
 		t.Fatalf("refs/ideate/t names %q", h)
 	}
 	gt.Fsck(t, dir)
+}
+
+// A long-lived Store takes the pool's files before its own spares where
+// poolFirst is set (ext4 without a journal), and only its own elsewhere.
+func TestPool_LongLivedStoreTakesPoolFirstWhereSet(t *testing.T) {
+	for _, first := range []bool{true, false} {
+		dir := gt.NewRepo(t)
+		t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
+		s := openWithSpares(t, dir, 3)
+		own := readySpares(t, s, 3)
+		sp := s.spares()
+		sp.mu.Lock()
+		sp.poolFirst = first
+		sp.mu.Unlock()
+		fillPool(t, s)
+		pool := poolInodes(t, s)
+		writeOne(t, s, "refs/ideate/t", "v")
+		ino := inode(t, filepath.Join(s.repo.CommonDir, "refs", "ideate", "t"))
+		_, fromPool := pool[ino]
+		if fromPool != first || own[ino] == first {
+			t.Fatalf("poolFirst %v: the ref's inode is the pool's: %v, the store's own spare's: %v", first, fromPool, own[ino])
+		}
+		if n := len(poolInodes(t, s)); first && n != poolSlots-3 || !first && n != poolSlots {
+			t.Fatalf("poolFirst %v: %d files left in the pool", first, n)
+		}
+		gt.Fsck(t, dir)
+	}
 }

@@ -52,6 +52,9 @@ type spares struct {
 	// pooled: a short-lived Store's spares, with no files of its own and
 	// no goroutine; take draws on the clone's pool (see pool.go).
 	pooled bool
+	// poolFirst: a long-lived Store's spares on ext4 without a journal
+	// take the clone's pool's files before their own (see pool.go).
+	poolFirst bool
 }
 
 // startSpares clears the spares that dead processes left in dir, checks
@@ -218,6 +221,12 @@ func (sp *spares) take() *os.File {
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
+	if sp.poolFirst && !sp.off && !sp.closed {
+		sp.n++
+		if f := takePooled(sp.dir, filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))); f != nil {
+			return f
+		}
+	}
 	for !sp.off && !sp.closed && len(sp.free) > 0 {
 		f := sp.free[0] // the oldest first
 		sp.free = sp.free[1:]

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore/odb"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Store is the one door to git for everything above it: objects, trees,
@@ -152,6 +153,10 @@ func (s *Store) spares() *spares {
 		switch {
 		case s.spareWant > 0:
 			s.spareSet = startSpares(s.repo.CommonDir, dir, s.spareWant)
+			if s.spareSet != nil && s.maint.enabled && canPool {
+				_, ext4, journal := osproc.FileSystem(dir)
+				s.spareSet.poolFirst = ext4 && !journal
+			}
 		case s.maint.enabled && canPool:
 			s.spareSet = pooledSpares(dir)
 		}
