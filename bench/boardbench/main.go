@@ -7,7 +7,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,24 +19,10 @@ import (
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
 	"github.com/ideate/git-ideate/internal/board"
-	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/record"
 )
 
-func fill(repo string, n int) []string {
-	g, err := gitstore.Open(repo)
-	benchutil.Must(err)
-	defer g.Close()
-	b := board.Open(g, record.Open(g))
-	ids := make([]string, 0, n)
-	for i := 0; i < n; i++ {
-		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("item %d", i), Spec: strings.Repeat("spec ", 40),
-			SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "bench"}})
-		benchutil.Must(err)
-		ids = append(ids, out.Item.ID)
-	}
-	return ids
-}
+// spec is an item's spec on these boards: 200 bytes.
+var spec = strings.Repeat("spec ", 40)
 
 func main() {
 	calls := flag.Int("calls", 200, "CLI calls per figure")
@@ -54,7 +39,7 @@ func main() {
 	// 1. claim / complete per CLI call on a 1k-item board.
 	repo := filepath.Join(work, "small")
 	benchutil.Must(benchutil.InitRepo(repo))
-	ids := fill(repo, 1000)
+	ids := benchutil.CreateItems(repo, 1000, spec)
 	var base, claim, complete []benchutil.Sample
 	for i := 0; i < *calls && i < len(ids); i++ {
 		s, _, err := benchutil.Run(repo, "git", "rev-parse", "HEAD")
@@ -80,13 +65,13 @@ func main() {
 	// 2. 8 processes × the same 100 items, through the CLI.
 	race := filepath.Join(work, "race")
 	benchutil.Must(benchutil.InitRepo(race))
-	rids := fill(race, 100)
+	rids := benchutil.CreateItems(race, 100, spec)
 	var runs []time.Duration
 	for run := 0; run < 3; run++ {
 		if run > 0 {
 			race = filepath.Join(work, fmt.Sprintf("race%d", run))
 			benchutil.Must(benchutil.InitRepo(race))
-			rids = fill(race, 100)
+			rids = benchutil.CreateItems(race, 100, spec)
 		}
 		var wg sync.WaitGroup
 		wins := make([]int, 8)
@@ -120,7 +105,7 @@ func main() {
 	large := filepath.Join(work, "large")
 	benchutil.Must(benchutil.InitRepo(large))
 	t0 := time.Now()
-	lids := fill(large, *big)
+	lids := benchutil.CreateItems(large, *big, spec)
 	fillTime := time.Since(t0)
 	exec.Command("git", "-C", large, "pack-refs", "--all").Run()
 	benchutil.Run(large, bin, "work", "list", "--json") // builds the index once

@@ -36,7 +36,7 @@ func main() {
 	repo := filepath.Join(work, "repo")
 	benchutil.Must(benchutil.InitRepo(repo))
 	fmt.Printf("cliab: %s, repository %s on %s\n", time.Now().UTC().Format(time.RFC3339), repo, benchutil.FileSystem(work))
-	ids := benchutil.CreateItems(repo, 2**calls)
+	ids := benchutil.CreateItems(repo, 2**calls, "spec")
 	benchutil.FillRecords(repo, *records)
 
 	bins := []string{*a, *b}

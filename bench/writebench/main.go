@@ -46,7 +46,7 @@ func main() {
 	fmt.Printf("writebench: %s, repositories under %s on %s\n", time.Now().UTC().Format(time.RFC3339), work, benchutil.FileSystem(work))
 
 	// 1. Files created per write, counted by strace on CLI calls.
-	ids := benchutil.CreateItems(repo, *straces+*calls)
+	ids := benchutil.CreateItems(repo, *straces+*calls, "spec")
 	var fa, fc, fd, ba, bc, bd []int
 	for i := 0; i < *straces; i++ {
 		own, all := filesCreated(repo, bin, "record", "append", "--kind", "finding", "--claim", fmt.Sprintf("traced %d", i), "--content", "body")

@@ -10,16 +10,16 @@ import (
 	"github.com/ideate/git-ideate/internal/record"
 )
 
-// CreateItems creates n open board items in repo in-process and returns
-// their ids.
-func CreateItems(repo string, n int) []string {
+// CreateItems creates n open board items with spec in repo in-process and
+// returns their ids.
+func CreateItems(repo string, n int, spec string) []string {
 	g, err := gitstore.Open(repo)
 	Must(err)
 	defer g.Close()
 	b := board.Open(g, record.Open(g))
 	var ids []string
 	for i := 0; i < n; i++ {
-		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("cli item %d", i), Spec: "spec",
+		out, err := b.Create(context.Background(), board.CreateInput{Title: fmt.Sprintf("item %d", i), Spec: spec,
 			SpecFormat: "plan/outline", CreatedBy: board.Actor{Human: "bench"}})
 		Must(err)
 		ids = append(ids, out.Item.ID)
