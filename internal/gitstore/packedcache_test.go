@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
@@ -74,6 +75,63 @@ func TestUpdateRef_StalePackedRefsCacheDoesNotSwap(t *testing.T) {
 	}
 	if len(tips) != 1 || tips[0] != y {
 		t.Fatalf("the transaction built on %v; want once on %s", tips, y)
+	}
+	gt.Fsck(t, dir)
+}
+
+// A build that refuses because the ref is absent, where only the parsed
+// packed-refs says so (its key repeated after an in-place rewrite), is
+// run again on the value on disk: the refusal is not reported. (The board
+// race test saw a claim answer NOT_FOUND for an item that existed, with
+// pack-refs running beside.)
+func TestTransact_RefusalOnAStalePackedRefsCacheIsRetried(t *testing.T) {
+	dir := gt.NewRepo(t)
+	const old, ref = "refs/ideate/aaaa", "refs/ideate/bbbb"
+	x := gt.Git(t, dir, "rev-parse", "HEAD")
+	gt.Git(t, dir, "update-ref", old, x)
+	gt.Git(t, dir, "pack-refs", "--all")
+	s := open(t, dir)
+	if h, _ := s.Ref(ref); h != gitstore.ZeroHash {
+		t.Fatalf("precondition: %s is %s", ref, h)
+	}
+	path := filepath.Join(dir, ".git", "packed-refs")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(strings.Replace(string(data), " "+old, " "+ref, 1)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	if h, _ := s.Ref(ref); h != gitstore.ZeroHash {
+		t.Fatalf("precondition: the parsed copy was refreshed (%s is %s), the key did not repeat", ref, h)
+	}
+	var tips []string
+	_, err = s.Transact(t.Context(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+		tips = append(tips, tip.String())
+		if tip == gitstore.ZeroHash {
+			return gitstore.ZeroHash, "", apperr.New(apperr.NotFound, "no %s", ref)
+		}
+		c, err := s.ReadCommit(tip)
+		if err != nil {
+			return gitstore.ZeroHash, "", err
+		}
+		return c.Tree, "next\n", nil
+	})
+	if err != nil {
+		t.Fatalf("Transact: %v (built on %v; git says %s is %s)", err, tips, ref, gt.Git(t, dir, "rev-parse", ref))
+	}
+	if len(tips) != 2 || tips[1] != x {
+		t.Fatalf("the transaction built on %v; want the stale zero, then %s", tips, x)
 	}
 	gt.Fsck(t, dir)
 }

@@ -104,6 +104,13 @@ func (s *Store) CommitOn(ctx context.Context, ref string, tip Hash, build BuildF
 func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build GuardedBuildFunc) (Hash, error) {
 	tree, msg, guards, err := build(tip)
 	if err != nil {
+		// A build refuses on what tip holds, and tip may come from a
+		// stale parsed packed-refs (its key can repeat; see readExact):
+		// a refusal stands only when the ref holds tip on disk, else the
+		// attempt lost like a swap would have.
+		if cur, rerr := s.refs.readExact(ref); rerr == nil && cur != tip {
+			return ZeroHash, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while this update was prepared", ref), Err: ErrStale}
+		}
 		return ZeroHash, err
 	}
 	h, err := s.CommitTree(tree, tip, msg)
