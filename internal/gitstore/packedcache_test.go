@@ -32,30 +32,13 @@ func TestUpdateRef_StalePackedRefsCacheDoesNotSwap(t *testing.T) {
 	if h, err := s.Ref(ref); err != nil || h.String() != x {
 		t.Fatalf("Ref = %v, %v; want %s", h, err, x)
 	}
-	path := filepath.Join(dir, ".git", "packed-refs")
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(strings.Replace(string(data), x+" "+ref, y+" "+ref, 1)); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	rewritePackedRefs(t, dir, x+" "+ref, y+" "+ref)
 	if h, _ := s.Ref(ref); h.String() != x {
 		t.Fatalf("precondition: the parsed copy was refreshed (Ref = %s), the key did not repeat", h)
 	}
 	zh, _ := gitstore.ParseHash(z)
 	xh, _ := gitstore.ParseHash(x)
-	err = s.UpdateRef(t.Context(), ref, zh, xh)
+	err := s.UpdateRef(t.Context(), ref, zh, xh)
 	if !errors.Is(err, gitstore.ErrStale) {
 		t.Fatalf("swap from the stale tip: %v; want ErrStale (git says the ref is %s)", err, gt.Git(t, dir, "rev-parse", ref))
 	}
@@ -94,29 +77,12 @@ func TestTransact_RefusalOnAStalePackedRefsCacheIsRetried(t *testing.T) {
 	if h, _ := s.Ref(ref); h != gitstore.ZeroHash {
 		t.Fatalf("precondition: %s is %s", ref, h)
 	}
-	path := filepath.Join(dir, ".git", "packed-refs")
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(strings.Replace(string(data), " "+old, " "+ref, 1)); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	rewritePackedRefs(t, dir, " "+old, " "+ref)
 	if h, _ := s.Ref(ref); h != gitstore.ZeroHash {
 		t.Fatalf("precondition: the parsed copy was refreshed (%s is %s), the key did not repeat", ref, h)
 	}
 	var tips []string
-	_, err = s.Transact(t.Context(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+	_, err := s.Transact(t.Context(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		tips = append(tips, tip.String())
 		if tip == gitstore.ZeroHash {
 			return gitstore.ZeroHash, "", apperr.New(apperr.NotFound, "no %s", ref)
@@ -134,4 +100,29 @@ func TestTransact_RefusalOnAStalePackedRefsCacheIsRetried(t *testing.T) {
 		t.Fatalf("the transaction built on %v; want the stale zero, then %s", tips, x)
 	}
 	gt.Fsck(t, dir)
+}
+
+// rewritePackedRefs replaces from with to (of the same length) in the
+// repository's packed-refs in place, keeping its inode, size and mtime:
+// the key the parsed copy is cached under repeats.
+func rewritePackedRefs(t *testing.T, dir, from, to string) {
+	t.Helper()
+	path := filepath.Join(dir, ".git", "packed-refs")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(strings.Replace(string(data), from, to, 1)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
 }
