@@ -17,6 +17,12 @@ import (
 // the ref no longer holds the expected old value.
 var ErrStale = errors.New("ref changed since it was read")
 
+// errMoved is the apperr.Conflict wrapping ErrStale for ref, which moved
+// while (the rest of the sentence) something was done from its old value.
+func errMoved(ref, while string) error {
+	return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while %s", ref, while), Err: ErrStale}
+}
+
 // LockPolicy governs waiting for and breaking <ref>.lock files.
 //
 // A writer holds <ref>.lock only for the microseconds between creating it
@@ -88,7 +94,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		return err
 	}
 	if cur != oldH {
-		return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while this update was prepared", name), Err: ErrStale}
+		return errMoved(name, "this update was prepared")
 	}
 	if check != nil {
 		if err := check(); err != nil {
@@ -242,7 +248,7 @@ func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 		return err
 	}
 	if cur != oldH {
-		return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while this delete was prepared", name), Err: ErrStale}
+		return errMoved(name, "this delete was prepared")
 	}
 	if oldH == ZeroHash {
 		return nil
@@ -252,7 +258,7 @@ func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 			return ctx.Err()
 		}
 		if c, _ := s.refs.read(name); c != oldH {
-			return &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while it was being deleted", name), Err: ErrStale}
+			return errMoved(name, "it was being deleted")
 		}
 		return apperr.Wrap(apperr.Write, err, "git update-ref -d %s failed: %s", name, trimOut(out))
 	}

@@ -51,7 +51,7 @@ func poolSlot(dir string, k int) string { return filepath.Join(dir, "pool-"+strc
 // pooledSpares are the spares of a short-lived Store: none of its own, no
 // goroutine; take draws on the pool in dir.
 func pooledSpares(dir string) *spares {
-	return &spares{dir: dir, pooled: true, done: make(chan struct{}),
+	return &spares{dir: dir, pooled: true, poolFirst: true, done: make(chan struct{}),
 		prefix: strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(spareStores.Add(1), 10) + "-"}
 }
 

@@ -52,8 +52,9 @@ type spares struct {
 	// pooled: a short-lived Store's spares, with no files of its own and
 	// no goroutine; take draws on the clone's pool (see pool.go).
 	pooled bool
-	// poolFirst: a long-lived Store's spares on ext4 without a journal
-	// take the clone's pool's files before their own (see pool.go).
+	// poolFirst: take the clone's pool's files before any of its own:
+	// always for pooled spares, which have none, and for a long-lived
+	// Store's on ext4 without a journal (see pool.go).
 	poolFirst bool
 }
 
@@ -235,10 +236,6 @@ func (sp *spares) take() *os.File {
 			return f
 		}
 		f.Close() // someone removed it (or the whole directory): skip it
-	}
-	if sp.pooled && !sp.off && !sp.closed {
-		sp.n++
-		return takePooled(sp.dir, filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n)))
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -109,7 +108,7 @@ func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build Guarde
 		// a refusal stands only when the ref holds tip on disk, else the
 		// attempt lost like a swap would have.
 		if cur, rerr := s.refs.readExact(ref); rerr == nil && cur != tip {
-			return ZeroHash, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while this update was prepared", ref), Err: ErrStale}
+			return ZeroHash, errMoved(ref, "this update was prepared")
 		}
 		return ZeroHash, err
 	}
@@ -187,7 +186,7 @@ func (s *Store) holdGuards(ctx context.Context, ref string, guards []Guard) (fun
 		}
 		if cur != g.Want {
 			release()
-			return nil, &apperr.Error{Code: apperr.Conflict, Msg: fmt.Sprintf("ref %s moved while a transaction depended on it", g.Ref), Err: ErrStale}
+			return nil, errMoved(g.Ref, "a transaction depended on it")
 		}
 	}
 	return release, nil
