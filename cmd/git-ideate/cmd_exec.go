@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -67,9 +68,9 @@ func (c *ExecLogCmd) Run(ctx context.Context, env *Env) error {
 		if es == nil {
 			es = []execlog.Entry{}
 		}
-		return writeJSON(env.Out, execLogOut{"exec_log", es}, true)
+		return corecmd.WriteJSON(env.Out, execLogOut{"exec_log", es}, true)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	defer w.Flush()
 	for _, e := range es {
 		fmt.Fprintln(w, execlog.Line(e))
@@ -138,7 +139,7 @@ func (c *ExecExportCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, r, true)
+		return corecmd.WriteJSON(env.Out, r, true)
 	}
 	fmt.Fprintf(env.Out, "wrote %d lines of sprint %d to %s\n", r.Lines, r.Sprint, r.Path)
 	return nil

@@ -206,7 +206,7 @@ func TestGateFinal_CLI_StoresItsVerdict(t *testing.T) {
 		Tests: []execlog.TestResult{{ID: "strutil/reverse_test.go::TestReverse_ASCII", Outcome: "PASS"}}}); err != nil {
 		t.Fatal(err)
 	}
-	reg, _, err := env.Gates(planFlags{})
+	reg, _, err := gatesFor(env, planFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}

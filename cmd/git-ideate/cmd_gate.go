@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -28,7 +29,7 @@ type gateOut struct {
 // Run judges, stores and prints the verdict: exit 0 on PASS, 3 on FAIL,
 // 4 on UNVERIFIABLE.
 func (c *GateCmd) Run(ctx context.Context, env *Env) error {
-	reg, log, err := env.Gates(c.planFlags)
+	reg, log, err := gatesFor(env, c.planFlags)
 	if err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func (c *GateCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		if err := writeJSON(env.Out, gateOut{MessageType: "gate_verdict", Verdict: v}, true); err != nil {
+		if err := corecmd.WriteJSON(env.Out, gateOut{MessageType: "gate_verdict", Verdict: v}, true); err != nil {
 			return err
 		}
 	} else {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"os"
 
@@ -27,7 +28,7 @@ type HookCmd struct {
 	Gate bool `name:"gate" help:"Run the stopping execution agent's gate only (the plugin's anchored SubagentStop entries)."`
 }
 
-func (*HookCmd) alwaysZero() {}
+func (*HookCmd) AlwaysZero() {}
 
 // Run handles the event; every problem is one line on stderr and the exit
 // code is 0.
@@ -57,11 +58,11 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 	d := &hooks.Dispatcher{
 		Dir:      env.Dir,
 		Warn:     warn,
-		Open:     env.HookStores,
+		Open:     func(dir, session string) (*hooks.Stores, error) { return hookStoresFor(env, dir, session) },
 		StateDir: hookStateDir,
 		Gates:    hookGates(env),
 		GateOnly: c.Gate,
-		Now:      nowFunc,
+		Now:      corecmd.Now,
 	}
 	d.Judge = hookJudge(env, d.Gates)
 	d.Run(ctx, env.In, env.Out, event)
@@ -82,7 +83,7 @@ func hookStateDir(dir string) (string, error) {
 // /dev/null (which reads as an empty payload instead).
 func stdinIsTerminal(in io.Reader) bool {
 	f, ok := in.(*os.File)
-	if !ok || !isTerminal(f) {
+	if !ok || !corecmd.IsTerminal(f) {
 		return false
 	}
 	fi, err := f.Stat()
@@ -130,7 +131,7 @@ func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, 
 		if !stop[name] {
 			return reg.Run(ctx, name, in)
 		}
-		full, log, err := env.Gates(planFlags{})
+		full, log, err := gatesFor(env, planFlags{})
 		if err != nil {
 			return gates.Verdict{}, err
 		}
@@ -163,6 +164,6 @@ func logCost(ctx context.Context, env *Env, v gates.Verdict, in gates.Input) {
 	e.Actor = "git-ideate hook"
 	e.Detail = in.Command
 	if _, err := x.Append(ctx, e); err != nil {
-		env.warn("the cost verdict could not be logged: " + apperr.Message(err))
+		env.Warn("the cost verdict could not be logged: " + apperr.Message(err))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,7 +127,7 @@ func (c *InitCmd) Run(ctx context.Context, env *Env) error {
 	sum.Changed = len(sum.Changes) > 0 && !c.DryRun
 
 	if c.JSON {
-		return writeJSON(env.Out, sum, true)
+		return corecmd.WriteJSON(env.Out, sum, true)
 	}
 	for _, n := range sum.Notes {
 		fmt.Fprintf(env.Err, "note: %s\n", n)

@@ -43,7 +43,7 @@ func TestHelpAndVersionWords(t *testing.T) {
 func TestVersionNamesCommit(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "git-ideate")
 	const c = "0123456789abcdef0123456789abcdef01234567"
-	out, err := exec.Command("go", "build", "-ldflags", "-X main.commit="+c, "-o", exe, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-ldflags", "-X github.com/ideate/git-ideate/internal/corecmd.commit="+c, "-o", exe, ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}

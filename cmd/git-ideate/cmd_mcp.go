@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"os"
 	"runtime/debug"
@@ -77,11 +78,11 @@ func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	defer stopLimit()
 	go followLiveHeap(lctx)
 	session := mcpSession(os.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now())
-	env.session = session
-	env.spares = mcpSpares
-	env.server = true
-	srv := mcpserver.New(versionString(), func() (*mcpserver.Backend, error) {
-		return env.Backend(session)
+	env.Session = session
+	env.Spares = mcpSpares
+	env.Server = true
+	srv := mcpserver.New(corecmd.VersionString(), func() (*mcpserver.Backend, error) {
+		return backendFor(env, session)
 	})
 	return srv.ServeStdio(ctx, mcpInput(env.In), env.Out)
 }

@@ -20,7 +20,7 @@ func TestMCP_GateRun(t *testing.T) {
 	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker"})
 	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
 	t.Cleanup(env.Close)
-	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return env.Backend("mcp-test") })
+	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return backendFor(env, "mcp-test") })
 	call := func(args string) map[string]any {
 		t.Helper()
 		res := srv.Call(context.Background(), "gate_run", json.RawMessage(args))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/memory"
@@ -64,12 +65,12 @@ func (c *MemoryAddCmd) Run(ctx context.Context, env *Env) error {
 		return apperr.New(apperr.Schema, "--bound must be 1 or more (0: the default)")
 	}
 	e, err := memory.Add(ctx, top, memory.Entry{Role: c.Role, Text: c.Text, Evidence: c.Evidence, Date: c.Date},
-		memory.Options{Bound: c.Bound, Now: nowFunc})
+		memory.Options{Bound: c.Bound, Now: corecmd.Now})
 	if err != nil {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, memoryAddOut{MessageType: "memory_add", Entry: e}, false)
+		return corecmd.WriteJSON(env.Out, memoryAddOut{MessageType: "memory_add", Entry: e}, false)
 	}
 	fmt.Fprintf(env.Out, "added to %s at line %d (role %s)\n", memory.File, e.Line, e.Role)
 	return nil
@@ -100,15 +101,15 @@ func (c *MemoryListCmd) Run(ctx context.Context, env *Env) error {
 		es = d.For(c.Role)
 	}
 	if len(d.Findings) > 0 {
-		env.warn(fmt.Sprintf("%s has %d finding(s); run git ideate memory check", memory.File, len(d.Findings)))
+		env.Warn(fmt.Sprintf("%s has %d finding(s); run git ideate memory check", memory.File, len(d.Findings)))
 	}
 	if c.JSON {
 		if es == nil {
 			es = []memory.Entry{}
 		}
-		return writeJSON(env.Out, memoryListOut{MessageType: "memory_list", File: memory.File, Exists: ok, Entries: es}, false)
+		return corecmd.WriteJSON(env.Out, memoryListOut{MessageType: "memory_list", File: memory.File, Exists: ok, Entries: es}, false)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	if !ok {
 		fmt.Fprintf(w, "no %s\n", memory.File)
 	}
@@ -144,7 +145,7 @@ func (c *MemoryCheckCmd) Run(ctx context.Context, env *Env) error {
 		if fs == nil {
 			fs = []memory.Finding{}
 		}
-		if err := writeJSON(env.Out, memoryCheckOut{MessageType: "memory_check", File: memory.File, Exists: ok, Entries: len(d.Entries), Findings: fs}, false); err != nil {
+		if err := corecmd.WriteJSON(env.Out, memoryCheckOut{MessageType: "memory_check", File: memory.File, Exists: ok, Entries: len(d.Entries), Findings: fs}, false); err != nil {
 			return err
 		}
 	} else {

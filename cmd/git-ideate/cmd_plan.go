@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"os"
 	"path/filepath"
@@ -145,11 +146,11 @@ func (c *PlanCheckCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		if err := writeJSON(env.Out, r, true); err != nil {
+		if err := corecmd.WriteJSON(env.Out, r, true); err != nil {
 			return err
 		}
 	} else {
-		w := newBufWriter(env.Out)
+		w := corecmd.NewBufWriter(env.Out)
 		writeCheckText(w, r)
 		if err := w.Flush(); err != nil {
 			return err
@@ -205,9 +206,9 @@ func (c *PlanShowCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, planShowResult{MessageType: "plan_show", Summary: s.Summary(), Plan: s}, true)
+		return corecmd.WriteJSON(env.Out, planShowResult{MessageType: "plan_show", Summary: s.Summary(), Plan: s}, true)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	writeShowText(w, s)
 	return w.Flush()
 }

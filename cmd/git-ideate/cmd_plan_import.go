@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/board"
@@ -45,9 +46,9 @@ func (c *PlanImportCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, planImportOut{MessageType: "plan_import", ImportResult: res}, true)
+		return corecmd.WriteJSON(env.Out, planImportOut{MessageType: "plan_import", ImportResult: res}, true)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	fmt.Fprintf(w, "sprint %d (tree %s): %d created, %d updated, %d cancelled, %d unchanged\n",
 		res.Sprint, shortID(res.Tree), res.Created, res.Updated, res.Cancelled, res.Unchanged)
 	for _, it := range res.Items {

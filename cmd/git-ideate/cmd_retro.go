@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"sort"
 	"strings"
@@ -45,9 +46,9 @@ func (c *RetroCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, retroOut{MessageType: "retro", Report: rep}, false)
+		return corecmd.WriteJSON(env.Out, retroOut{MessageType: "retro", Report: rep}, false)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	writeRetro(w, rep, c.All)
 	return w.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"strings"
 	"sync"
@@ -39,11 +40,11 @@ type EscalationsCmd struct {
 	planFlags
 }
 
-// Revision builds the revision loop over this repository: the task
+// revisionFor builds the revision loop over this repository: the task
 // contracts, the execution log, the board (its dependency graph), the
 // sprint's plan in the main working tree (read once per call), the
 // attempt bound of .ideate.json, the role-scoped memory for init.md.
-func (e *Env) Revision(pf planFlags) (revision.Deps, error) {
+func revisionFor(e *Env, pf planFlags) (revision.Deps, error) {
 	m, err := openTasks(e)
 	if err != nil {
 		return revision.Deps{}, err
@@ -78,7 +79,7 @@ func (e *Env) Revision(pf planFlags) (revision.Deps, error) {
 	// The role's lessons from docs/agents/memory.md in the main working
 	// tree (where the archivist and the human keep them).
 	mem := func(ctx context.Context, role string) ([]string, error) { return memory.ForRole(ctx, fsRoot, role) }
-	return revision.Deps{Tasks: m, Exec: x, Board: b, Plan: load, MaxAttempts: c.MaxAttempts, Memory: mem, Now: nowFunc}, nil
+	return revision.Deps{Tasks: m, Exec: x, Board: b, Plan: load, MaxAttempts: c.MaxAttempts, Memory: mem, Now: corecmd.Now}, nil
 }
 
 type attemptOut struct {
@@ -92,7 +93,7 @@ func (c *TaskAttemptCmd) Run(ctx context.Context, env *Env) error {
 	if err := worktree.CheckTaskID(c.Task); err != nil {
 		return err
 	}
-	d, err := env.Revision(c.planFlags)
+	d, err := revisionFor(env, c.planFlags)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (c *TaskAttemptCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		if err := writeJSON(env.Out, attemptOut{MessageType: "task_attempt", Attempt: a}, true); err != nil {
+		if err := corecmd.WriteJSON(env.Out, attemptOut{MessageType: "task_attempt", Attempt: a}, true); err != nil {
 			return err
 		}
 	} else if a.Escalation != nil {
@@ -132,7 +133,7 @@ func (c *TaskFeedbackCmd) Run(ctx context.Context, env *Env) error {
 	if err := worktree.CheckTaskID(c.Task); err != nil {
 		return err
 	}
-	d, err := env.Revision(c.planFlags)
+	d, err := revisionFor(env, c.planFlags)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (c *TaskFeedbackCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, feedbackOut{MessageType: "task_feedback", Feedback: fb}, true)
+		return corecmd.WriteJSON(env.Out, feedbackOut{MessageType: "task_feedback", Feedback: fb}, true)
 	}
 	_, err = fmt.Fprint(env.Out, fb.Text)
 	return err
@@ -161,7 +162,7 @@ func (c *TaskShowCmd) Run(ctx context.Context, env *Env) error {
 	if err := worktree.CheckTaskID(c.Task); err != nil {
 		return err
 	}
-	d, err := env.Revision(c.planFlags)
+	d, err := revisionFor(env, c.planFlags)
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func (c *TaskShowCmd) Run(ctx context.Context, env *Env) error {
 		if as == nil {
 			as = []revision.AttemptFiles{}
 		}
-		return writeJSON(env.Out, showOut{MessageType: "task_attempts", Task: c.Task, Attempts: as}, true)
+		return corecmd.WriteJSON(env.Out, showOut{MessageType: "task_attempts", Task: c.Task, Attempts: as}, true)
 	}
 	if len(as) == 0 {
 		fmt.Fprintf(env.Out, "task %s has no attempt files yet (git ideate task attempt %s opens one)\n", c.Task, c.Task)
@@ -209,7 +210,7 @@ func (c *EscalationsCmd) Run(ctx context.Context, env *Env) error {
 	if c.Limit < 0 {
 		return apperr.New(apperr.Schema, "--limit must be 0 (all) or more")
 	}
-	d, err := env.Revision(c.planFlags)
+	d, err := revisionFor(env, c.planFlags)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func (c *EscalationsCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		if err := writeJSON(env.Out, escalationsOut{MessageType: "escalations", Progress: p, Escalations: es}, true); err != nil {
+		if err := corecmd.WriteJSON(env.Out, escalationsOut{MessageType: "escalations", Progress: p, Escalations: es}, true); err != nil {
 			return err
 		}
 	} else {

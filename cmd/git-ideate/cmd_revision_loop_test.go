@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func TestEscalations_CheckWave_NoProgress(t *testing.T) {
 	// Wave 2 passes its gate and ticks nothing new: a stall.
 	green := passGreenCLI(t, dir, "S1-02/T1")
 	r, out = check("2")
-	if r.code != exitFailure || !strings.Contains(r.err, "ESCALATED: wave 2 stalled") || !out.Progress.Stalled || out.Progress.Baseline != 1 || out.Progress.Ticked != 1 {
+	if r.code != corecmd.ExitFailure || !strings.Contains(r.err, "ESCALATED: wave 2 stalled") || !out.Progress.Stalled || out.Progress.Baseline != 1 || out.Progress.Ticked != 1 {
 		t.Fatalf("wave 2: %d %q %+v", r.code, r.err, out.Progress)
 	}
 	if len(out.Escalations) != 1 {
@@ -104,7 +105,7 @@ func TestEscalations_CheckWave_NoProgress(t *testing.T) {
 	if !strings.Contains(text, "no-progress hard-stop — wave 2: no-progress") || !strings.Contains(text, "evidence: S1-02/T1: green PASS") {
 		t.Fatalf("escalations:\n%s", text)
 	}
-	if r, again := check("2"); r.code != exitFailure || len(again.Escalations) != 1 || again.Progress.Escalation == nil || again.Progress.Escalation.ID != e.ID {
+	if r, again := check("2"); r.code != corecmd.ExitFailure || len(again.Escalations) != 1 || again.Progress.Escalation == nil || again.Progress.Escalation.ID != e.ID {
 		t.Fatalf("wave 2 again: %d %+v", r.code, again)
 	}
 	// The next session is told.
@@ -146,7 +147,7 @@ func TestTaskAttempt_StructureFindingRevised(t *testing.T) {
 			if shared {
 				commitTo("S1-01/T2", "package strutil\n\nfunc Reverse(s string) string { return s + \"\" }\n")
 			}
-			if r := bin(t, dir, "", "gate", "structure", "--task", "S1-01/T1"); r.code != exitGateFail || !strings.Contains(r.out, "orphan") {
+			if r := bin(t, dir, "", "gate", "structure", "--task", "S1-01/T1"); r.code != corecmd.ExitGateFail || !strings.Contains(r.out, "orphan") {
 				t.Fatalf("gate structure: %d %s %s", r.code, r.out, r.err)
 			}
 			r := bin(t, dir, "", "task", "attempt", "S1-01/T1")
@@ -157,7 +158,7 @@ func TestTaskAttempt_StructureFindingRevised(t *testing.T) {
 				}
 				return
 			}
-			if r.code != exitFailure || !strings.Contains(r.err, "ESCALATED: task S1-01/T1 is escalated") {
+			if r.code != corecmd.ExitFailure || !strings.Contains(r.err, "ESCALATED: task S1-01/T1 is escalated") {
 				t.Fatalf("task attempt: %d %s %s", r.code, r.out, r.err)
 			}
 			var list escalationsOut

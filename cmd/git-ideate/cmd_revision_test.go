@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestTaskAttempt_ThreeFailuresEscalateAndPrime(t *testing.T) {
 		t.Fatalf("feedback:\n%s", fb.out)
 	}
 	r := bin(t, dir, "", "task", "attempt", task)
-	if r.code != exitFailure || !strings.Contains(r.err, "ESCALATED: task S1-01/T1 is escalated (foundation-poisoning, halt-chain)") {
+	if r.code != corecmd.ExitFailure || !strings.Contains(r.err, "ESCALATED: task S1-01/T1 is escalated (foundation-poisoning, halt-chain)") {
 		t.Fatalf("fourth attempt: %d %q %q", r.code, r.out, r.err)
 	}
 	var list escalationsOut

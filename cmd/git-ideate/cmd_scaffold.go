@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 
 	"github.com/ideate/git-ideate/internal/plan"
@@ -49,7 +50,7 @@ func (c *ScaffoldCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, scaffoldOut{MessageType: "scaffold", TaskResult: r}, true)
+		return corecmd.WriteJSON(env.Out, scaffoldOut{MessageType: "scaffold", TaskResult: r}, true)
 	}
 	for _, a := range r.Actions {
 		fmt.Fprintf(env.Out, "%s %s %s\n", a.Op, a.Path, a.Symbol)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"path/filepath"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -81,7 +82,7 @@ func (c *SymbolsDefsCmd) Run(ctx context.Context, env *Env) error {
 
 func printSymbols(env *Env, l *scaffold.Lookup, asJSON bool) error {
 	if asJSON {
-		return writeJSON(env.Out, symbolsOut{MessageType: "symbols", Lookup: l}, true)
+		return corecmd.WriteJSON(env.Out, symbolsOut{MessageType: "symbols", Lookup: l}, true)
 	}
 	for _, s := range l.Symbols {
 		fmt.Fprintf(env.Out, "%s %s %s:%d [%d,%d)\n", s.Kind, s.QName(), s.File, s.Line, s.Start, s.End)

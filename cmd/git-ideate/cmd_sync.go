@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/teamsync"
@@ -33,7 +34,7 @@ func (c *SyncCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	y := &teamsync.Syncer{Git: g, Record: rec, Board: b, Remote: name}
-	if !c.JSON && isTerminal(env.Err) {
+	if !c.JSON && corecmd.IsTerminal(env.Err) {
 		y.Progress = env.Err
 	}
 	sum, err := y.Sync(ctx)
@@ -41,7 +42,7 @@ func (c *SyncCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, sum, false)
+		return corecmd.WriteJSON(env.Out, sum, false)
 	}
 	fmt.Fprintf(env.Out, "synced with %s", sum.Remote)
 	if sum.Rounds > 1 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func openTasks(env *Env) (*worktree.Manager, error) {
 		return nil, err
 	}
 	m := worktree.Open(g)
-	m.Now = nowFunc
+	m.Now = corecmd.Now
 	m.MonitorCommand = monitorCommand()
 	return m, nil
 }
@@ -144,13 +145,13 @@ func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		if claimed {
 			if _, rerr := b.Release(ctx, c.Item, in.Token, "task start failed: "+apperr.Message(err)); rerr != nil {
-				env.warn("the claim on " + c.Item + " could not be released: " + apperr.Message(rerr))
+				env.Warn("the claim on " + c.Item + " could not be released: " + apperr.Message(rerr))
 			}
 		}
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
+		return corecmd.WriteJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
 	}
 	verb := "created"
 	if t.Reused {
@@ -199,7 +200,7 @@ func (c boardClaims) ClaimHeld(item string, token int64) (bool, string, error) {
 	case v.Claim.ClaimToken != token:
 		return false, fmt.Sprintf("claimed again by %s (token %d)", v.Claim.Holder, v.Claim.ClaimToken), nil
 	}
-	if exp, err := time.Parse(time.RFC3339Nano, v.Claim.LeaseExpires); err == nil && !exp.After(nowFunc()) {
+	if exp, err := time.Parse(time.RFC3339Nano, v.Claim.LeaseExpires); err == nil && !exp.After(corecmd.Now()) {
 		return false, "the lease expired at " + v.Claim.LeaseExpires, nil
 	}
 	return true, "", nil
@@ -229,12 +230,12 @@ func (c *TaskListCmd) Run(ctx context.Context, env *Env) error {
 		if tasks == nil {
 			tasks = []worktree.Task{}
 		}
-		return writeJSON(env.Out, struct {
+		return corecmd.WriteJSON(env.Out, struct {
 			MessageType string          `json:"message_type"`
 			Tasks       []worktree.Task `json:"tasks"`
 		}{"task_list", tasks}, true)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	defer w.Flush()
 	if len(tasks) == 0 {
 		fmt.Fprintln(w, "(no tasks)")
@@ -273,14 +274,14 @@ func (c *TaskScopeCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, struct {
+		return corecmd.WriteJSON(env.Out, struct {
 			MessageType string `json:"message_type"`
 			*worktree.ScopeReport
 			Changes any  `json:"changes"`
 			InScope bool `json:"in_scope"`
 		}{"task_scope", rep, ch.List, rep.InScope()}, true)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	defer w.Flush()
 	outside := map[string]bool{}
 	for _, p := range rep.Outside {
@@ -366,7 +367,7 @@ func (c *taskClose) close(ctx context.Context, env *Env, status string, force bo
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
+		return corecmd.WriteJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
 	}
 	fmt.Fprintf(env.Out, "task %s %s; worktree %s removed, branch %s kept\n", c.Task, status, t.Path, t.Branch)
 	for _, n := range notes {

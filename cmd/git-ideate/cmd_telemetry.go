@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"path/filepath"
 
@@ -30,7 +31,7 @@ func (c *TelemetryCmd) Run(ctx context.Context, env *Env) error {
 		fmt.Fprintf(env.Err, "note: skipped %d unparseable line(s) in %s\n", s.BadLines, s.File)
 	}
 	if c.JSON {
-		return writeJSON(env.Out, s, true)
+		return corecmd.WriteJSON(env.Out, s, true)
 	}
 	return s.WriteText(env.Out)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"github.com/ideate/git-ideate/internal/testrun"
 )
 
@@ -32,7 +33,7 @@ func (c *TestClassifyCmd) Run(env *Env) error {
 		Root:        c.Root,
 		TimedOut:    c.TimedOut,
 	})
-	if werr := writeJSON(env.Out, rep, true); werr != nil {
+	if werr := corecmd.WriteJSON(env.Out, rep, true); werr != nil {
 		return werr
 	}
 	return err

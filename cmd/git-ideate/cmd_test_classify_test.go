@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"strings"
 	"testing"
@@ -74,7 +75,7 @@ func TestTestClassify_StubMarker(t *testing.T) {
 }
 
 // An output that cannot be read in the declared format, or no declared
-// format, is UNVERIFIABLE with its own exit status (exitUnverifiable),
+// format, is UNVERIFIABLE with its own exit status (corecmd.ExitUnverifiable),
 // never a pass.
 func TestTestClassify_Unverifiable(t *testing.T) {
 	junit := testrunFixture(t, "evidence-pytest-junit.xml")
@@ -86,7 +87,7 @@ func TestTestClassify_Unverifiable(t *testing.T) {
 		{"test", "classify", "--format", "go-test-json"},
 	} {
 		r := cli(t, t.TempDir(), junit, args...)
-		if r.code != exitUnverifiable || !strings.Contains(r.err, "UNVERIFIABLE: ") {
+		if r.code != corecmd.ExitUnverifiable || !strings.Contains(r.err, "UNVERIFIABLE: ") {
 			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
 		}
 		var out classifyOut

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gates"
@@ -26,7 +27,7 @@ type testRunOut struct {
 // files, runs them in the task's worktree and prints the report (see
 // gates.TestRun: a run of committed work is recorded for the gates).
 func (c *TestRunCmd) Run(ctx context.Context, env *Env) error {
-	d, _, err := env.gateDeps(c.planFlags)
+	d, _, err := gateDepsFor(env, c.planFlags)
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (c *TestRunCmd) Run(ctx context.Context, env *Env) error {
 	if res == nil {
 		return runErr
 	}
-	if werr := writeJSON(env.Out, testRunOut{MessageType: "test_run", TestRunResult: res}, true); werr != nil {
+	if werr := corecmd.WriteJSON(env.Out, testRunOut{MessageType: "test_run", TestRunResult: res}, true); werr != nil {
 		return werr
 	}
 	return runErr

@@ -91,7 +91,7 @@ func TestMCP_TestRun(t *testing.T) {
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--test", "strutil/reverse_test.go::TestReverse_ASCII", "--scope", "strutil/**"))
 	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
 	t.Cleanup(env.Close)
-	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return env.Backend("mcp-test") })
+	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return backendFor(env, "mcp-test") })
 	type result struct {
 		OK       bool   `json:"ok"`
 		Recorded bool   `json:"recorded"`

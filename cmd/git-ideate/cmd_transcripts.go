@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ func transcriptStore(env *Env) (*transcripts.Store, error) {
 		return nil, err
 	}
 	s := transcripts.Open(g.Repo().StateDir())
-	s.Now = nowFunc
+	s.Now = corecmd.Now
 	return s, nil
 }
 
@@ -58,9 +59,9 @@ func (c *TranscriptsDuCmd) Run(ctx context.Context, env *Env) error {
 		if u.Areas == nil {
 			u.Areas = []transcripts.Area{}
 		}
-		return writeJSON(env.Out, transcriptsDuOut{MessageType: "transcripts_du", Usage: u}, false)
+		return corecmd.WriteJSON(env.Out, transcriptsDuOut{MessageType: "transcripts_du", Usage: u}, false)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	for _, a := range u.Areas {
 		fmt.Fprintf(w, "%10s  %5d files  %s\n", humanBytes(a.Bytes), a.Files, a.Name)
 	}
@@ -106,7 +107,7 @@ type transcriptsPruneOut struct {
 func (c *TranscriptsPruneCmd) Run(ctx context.Context, env *Env) error {
 	var o transcripts.PruneOptions
 	if c.Before != "" {
-		t, err := parseWhen(c.Before, nowFunc())
+		t, err := parseWhen(c.Before, corecmd.Now())
 		if err != nil {
 			return err
 		}
@@ -128,9 +129,9 @@ func (c *TranscriptsPruneCmd) Run(ctx context.Context, env *Env) error {
 		if res.Files == nil {
 			res.Files = []string{}
 		}
-		return writeJSON(env.Out, transcriptsPruneOut{MessageType: "transcripts_prune", PruneResult: res}, false)
+		return corecmd.WriteJSON(env.Out, transcriptsPruneOut{MessageType: "transcripts_prune", PruneResult: res}, false)
 	}
-	w := newBufWriter(env.Out)
+	w := corecmd.NewBufWriter(env.Out)
 	verb := "removed"
 	if c.DryRun {
 		verb = "would remove"

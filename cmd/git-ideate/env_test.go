@@ -77,7 +77,7 @@ func TestEnv_CloseLeavesPacksMappedOnlyWhenExiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, exiting := range []bool{true, false} {
-		env := &Env{Dir: dir, exiting: exiting}
+		env := &Env{Dir: dir, Exiting: exiting}
 		g, err := env.Git()
 		if err != nil {
 			t.Fatal(err)
@@ -127,7 +127,7 @@ func TestEnv_BoardIndexLinesFromCallsNotTheServer(t *testing.T) {
 	if got := lines(); got != before+1 {
 		t.Fatalf("index file: %d lines after a CLI claim, want %d", got, before+1)
 	}
-	env := &Env{Dir: dir, In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, server: true}
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Server: true}
 	t.Cleanup(env.Close)
 	b, err := env.Board()
 	if err != nil {

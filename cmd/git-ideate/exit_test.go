@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"strings"
 	"testing"
@@ -28,18 +29,18 @@ func TestExitStatus_OneStatusPerClass(t *testing.T) {
 		{fmt.Errorf("push: %w", context.Canceled), 130},
 	}
 	for _, c := range cases {
-		if got := exitStatus(c.err); got != c.want {
+		if got := corecmd.ExitStatus(c.err); got != c.want {
 			t.Errorf("exitStatus(%v) = %d, want %d", c.err, got, c.want)
 		}
 	}
 	seen := map[int]string{}
-	for _, e := range exitStatuses {
-		if prev, dup := seen[e.status]; dup {
-			t.Errorf("status %d means both %q and %q", e.status, prev, e.meaning)
+	for _, e := range corecmd.ExitStatuses {
+		if prev, dup := seen[e.Status]; dup {
+			t.Errorf("status %d means both %q and %q", e.Status, prev, e.Meaning)
 		}
-		seen[e.status] = e.meaning
+		seen[e.Status] = e.Meaning
 	}
-	for _, s := range []int{exitOK, exitFailure, exitUsage, exitGateFail, exitUnverifiable, exitInternal, exitInterrupted} {
+	for _, s := range []int{corecmd.ExitOK, corecmd.ExitFailure, corecmd.ExitUsage, corecmd.ExitGateFail, corecmd.ExitUnverifiable, corecmd.ExitInternal, corecmd.ExitInterrupted} {
 		if _, ok := seen[s]; !ok {
 			t.Errorf("status %d is not in the --help table", s)
 		}
@@ -54,11 +55,11 @@ func TestExitStatus_ListedInHelpAndReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range exitStatuses {
-		if line := fmt.Sprintf("%d  %s", e.status, e.meaning); !strings.Contains(r.out, line) {
+	for _, e := range corecmd.ExitStatuses {
+		if line := fmt.Sprintf("%d  %s", e.Status, e.Meaning); !strings.Contains(r.out, line) {
 			t.Errorf("--help lacks %q:\n%s", line, r.out)
 		}
-		if row := fmt.Sprintf("| %d | %s |", e.status, e.meaning); !strings.Contains(string(readme), row) {
+		if row := fmt.Sprintf("| %d | %s |", e.Status, e.Meaning); !strings.Contains(string(readme), row) {
 			t.Errorf("README.md lacks the row %q", row)
 		}
 	}
@@ -68,13 +69,13 @@ func TestExitStatus_ListedInHelpAndReadme(t *testing.T) {
 // exits 1 (the reference contract's status), a hook path exits 0.
 func TestExitStatus_ThroughTheBinary(t *testing.T) {
 	dir := t.TempDir()
-	if r := bin(t, dir, "", "record", "read"); r.code != exitFailure || !strings.Contains(r.err, "NOT_A_REPOSITORY") {
+	if r := bin(t, dir, "", "record", "read"); r.code != corecmd.ExitFailure || !strings.Contains(r.err, "NOT_A_REPOSITORY") {
 		t.Errorf("record read outside a repository: exit %d, stderr %q", r.code, r.err)
 	}
-	if r := bin(t, dir, "", "record", "read", "--no-such-flag"); r.code != exitUsage || !strings.Contains(r.err, "SCHEMA") {
+	if r := bin(t, dir, "", "record", "read", "--no-such-flag"); r.code != corecmd.ExitUsage || !strings.Contains(r.err, "SCHEMA") {
 		t.Errorf("unknown flag: exit %d, stderr %q", r.code, r.err)
 	}
-	if r := bin(t, dir, "", "hook", "--no-such-flag"); r.code != exitOK {
+	if r := bin(t, dir, "", "hook", "--no-such-flag"); r.code != corecmd.ExitOK {
 		t.Errorf("hook with a bad flag: exit %d, stderr %q", r.code, r.err)
 	}
 }

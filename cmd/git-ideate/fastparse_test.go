@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,12 +17,12 @@ func leafCommands(t reflect.Type, words []string, out map[string]reflect.Type) {
 		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd {
 			continue
 		}
-		name := cmdName(f)
+		name := corecmd.CmdName(f)
 		if name == "" {
 			panic("command field " + f.Name + " has no name narrowing can match: give it a name tag")
 		}
 		w := append(append([]string(nil), words...), name)
-		if f.Type.Kind() == reflect.Struct && hasCommands(f.Type) {
+		if f.Type.Kind() == reflect.Struct && corecmd.HasCommands(f.Type) {
 			leafCommands(f.Type, w, out)
 			continue
 		}
@@ -44,8 +45,8 @@ func kongParse(t *testing.T, args []string) (cmd reflect.Value, path, chdir stri
 		return reflect.Value{}, "", "", false
 	}
 	v := reflect.ValueOf(cli).Elem()
-	for _, w := range commandWords(args) {
-		f, found := commandField(v.Type(), w)
+	for _, w := range corecmd.CommandWords(args) {
+		f, found := corecmd.CommandField(v.Type(), w)
 		if !found {
 			t.Fatalf("%q: no command %q in kong's grammar", args, w)
 		}
@@ -86,7 +87,7 @@ func TestFastParse_SameAsKong(t *testing.T) {
 	}
 	for p, typ := range leaves {
 		words := strings.Fields(p)
-		flags, plain := plainFlags(typ)
+		flags, plain := corecmd.PlainFlags(typ)
 		if !plain {
 			if _, _, _, ok := fastParse(words); ok {
 				if _, hook := plainHook(words); !hook { // hooks.json's lines: TestPlainHook_SameAsKong
@@ -95,8 +96,8 @@ func TestFastParse_SameAsKong(t *testing.T) {
 			}
 			continue
 		}
-		sample := func(fl plainFlag) []string {
-			switch fl.kind {
+		sample := func(fl corecmd.PlainFlag) []string {
+			switch fl.Kind {
 			case reflect.Bool:
 				return []string{""}
 			case reflect.String:
@@ -107,9 +108,9 @@ func TestFastParse_SameAsKong(t *testing.T) {
 		base := func(skip string) []string {
 			line := append([]string(nil), words...)
 			for name, fl := range flags {
-				if fl.required && name != skip {
+				if fl.Required && name != skip {
 					v := "v"
-					if fl.kind != reflect.String {
+					if fl.Kind != reflect.String {
 						v = "5"
 					}
 					line = append(line, "--"+name, v)
@@ -124,7 +125,7 @@ func TestFastParse_SameAsKong(t *testing.T) {
 		all := base("")
 		for name, fl := range flags {
 			for _, v := range sample(fl) {
-				if fl.kind == reflect.Bool {
+				if fl.Kind == reflect.Bool {
 					check(append(base(name), "--"+name))
 					check(append(base(name), "--"+name+"=true"))
 					continue
@@ -132,18 +133,18 @@ func TestFastParse_SameAsKong(t *testing.T) {
 				check(append(base(name), "--"+name, v))
 				check(append(base(name), "--"+name+"="+v))
 			}
-			if !fl.required {
-				if fl.kind == reflect.Bool {
+			if !fl.Required {
+				if fl.Kind == reflect.Bool {
 					all = append(all, "--"+name)
 				} else {
 					all = append(all, "--"+name, "7")
 				}
 			}
 			// Left to kong: the flag twice, a required one missing.
-			if _, _, _, ok := fastParse(append(base(""), "--"+name, "1", "--"+name, "1")); ok && fl.kind != reflect.Bool {
+			if _, _, _, ok := fastParse(append(base(""), "--"+name, "1", "--"+name, "1")); ok && fl.Kind != reflect.Bool {
 				t.Errorf("%s: --%s twice taken", p, name)
 			}
-			if fl.required {
+			if fl.Required {
 				if _, _, _, ok := fastParse(base(name)); ok {
 					t.Errorf("%s: missing --%s taken", p, name)
 				}

@@ -56,7 +56,7 @@ func newFsckRig(t testing.TB) *fsckRig {
 	gt.Git(t, bare, "config", "receive.fsckObjects", "true")
 	gt.Git(t, fx.dir, "remote", "add", "origin", bare)
 	rig := &fsckRig{fx: fx, bare: bare, verbs: libVerbs()}
-	rig.srv = mcpserver.New("test", func() (*mcpserver.Backend, error) { return fx.env.Backend("mcp-test") })
+	rig.srv = mcpserver.New("test", func() (*mcpserver.Backend, error) { return backendFor(fx.env, "mcp-test") })
 	for _, tool := range listTools(t, rig.srv) {
 		if !tool.Annotations.ReadOnlyHint {
 			rig.tools = append(rig.tools, tool)

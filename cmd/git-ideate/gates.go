@@ -9,13 +9,13 @@ import (
 	"github.com/ideate/git-ideate/internal/plan"
 )
 
-// Gates builds the gate registry every face asks (the gate command; the
+// gatesFor builds the gate registry every face asks (the gate command; the
 // hooks' stop gates): the task gates red, scaffold, green and structure and the final
 // gate over gateDeps, with the per-task lock Judge holds and the plan-ready
 // ticks after a GREEN PASS. It also returns the log the verdicts are
 // stored in.
-func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
-	d, pd, err := e.gateDeps(pf)
+func gatesFor(e *Env, pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
+	d, pd, err := gateDepsFor(e, pf)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -39,11 +39,11 @@ func (e *Env) Gates(pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
 	return reg, d.Log, nil
 }
 
-// gateDeps is what the task gates and the plan's gates read: this
+// gateDepsFor is what the task gates and the plan's gates read: this
 // repository's tasks, the sprint plan pf names and the execution log.
 // Without --dir the plan is read from the main working tree (where the
 // ticks are kept), also when called from inside a task's worktree.
-func (e *Env) gateDeps(pf planFlags) (gates.Deps, gates.PlanDeps, error) {
+func gateDepsFor(e *Env, pf planFlags) (gates.Deps, gates.PlanDeps, error) {
 	g, err := e.Git()
 	if err != nil {
 		return gates.Deps{}, gates.PlanDeps{}, err

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"reflect"
-	"strings"
 )
 
 // grammar returns the command tree kong is built from for args. Building
@@ -14,49 +14,9 @@ import (
 // for the named path are unchanged; anything else (no command, an unknown
 // one, a group with --help) gets the whole tree.
 func grammar(args []string) any {
-	words := commandWords(args)
+	words := corecmd.CommandWords(args)
 	t := narrow(reflect.TypeOf(CLI{}), words, 2)
 	return reflect.New(t).Interface()
-}
-
-// commandWords returns the leading non-flag arguments, skipping the values
-// of the root's flags that take one (-C DIR, --chdir DIR).
-func commandWords(args []string) []string {
-	var words []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-C" || a == "--chdir":
-			i++
-		case strings.HasPrefix(a, "-"):
-			if len(words) == 0 {
-				continue
-			}
-			return words
-		default:
-			words = append(words, a)
-		}
-	}
-	return words
-}
-
-// versionOnly reports whether args are the version flag and root flags
-// that take a value (-C DIR), nothing else: run answers those without
-// kong, whose model even of the root alone was about half of that call's
-// CPU (perf; issue 19's start-up figure).
-func versionOnly(args []string) bool {
-	seen := false
-	for i := 0; i < len(args); i++ {
-		switch args[i] {
-		case "--version":
-			seen = true
-		case "-C", "--chdir":
-			i++
-		default:
-			return false
-		}
-	}
-	return seen
 }
 
 // narrow keeps, of t's command fields, only the one named words[0]
@@ -73,11 +33,11 @@ func narrow(t reflect.Type, words []string, depth int) reflect.Type {
 			fields = append(fields, f)
 			continue
 		}
-		if cmdName(f) != words[0] {
+		if corecmd.CmdName(f) != words[0] {
 			continue
 		}
 		found = true
-		if f.Type.Kind() == reflect.Struct && hasCommands(f.Type) {
+		if f.Type.Kind() == reflect.Struct && corecmd.HasCommands(f.Type) {
 			f.Type = narrow(f.Type, words[1:], depth-1)
 		}
 		fields = append(fields, f)
@@ -88,26 +48,6 @@ func narrow(t reflect.Type, words []string, depth int) reflect.Type {
 	return reflect.StructOf(fields)
 }
 
-// cmdName is kong's name for a command field: its name tag, or the field
-// name in kebab case (kebabName); "" when kong would split the field name
-// its own way, so that nothing matches it and kong gets the whole tree.
-func cmdName(f reflect.StructField) string {
-	if n := f.Tag.Get("name"); n != "" {
-		return n
-	}
-	n, _ := kebabName(f.Name)
-	return n
-}
-
-func hasCommands(t reflect.Type) bool {
-	for i := 0; i < t.NumField(); i++ {
-		if _, ok := t.Field(i).Tag.Lookup("cmd"); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // chdirOf reads the root -C flag from a (possibly narrowed) grammar.
 func chdirOf(cli any) string {
 	v := reflect.ValueOf(cli).Elem()
@@ -115,4 +55,14 @@ func chdirOf(cli any) string {
 		return f.String()
 	}
 	return ""
+}
+
+// fastParse fills in the command a plain argument list names without
+// kong (fastParse over the whole tree), and the hook lines of
+// hooks.json (plainHook).
+func fastParse(args []string) (cmd corecmd.Runner, path, chdir string, ok bool) {
+	if hc, ok := plainHook(args); ok {
+		return hc, "hook", "", true
+	}
+	return corecmd.FastParse(reflect.TypeOf(CLI{}), args)
 }

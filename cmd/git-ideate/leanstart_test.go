@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"os/exec"
 	"reflect"
@@ -80,7 +81,7 @@ func TestPlainHook_SameAsKong(t *testing.T) {
 		}
 		if c, path, chdir, ok := fastParse(args); !ok || path != "hook" || chdir != "" {
 			t.Fatalf("%q: fastParse took it %v as %q -C %q", args, ok, path, chdir)
-		} else if _, hook := c.(hookPath); !hook {
+		} else if _, hook := c.(corecmd.HookPath); !hook {
 			t.Fatalf("%q: fastParse's command is not a hook path", args)
 		}
 		cli := grammar(args)

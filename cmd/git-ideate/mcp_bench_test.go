@@ -60,14 +60,14 @@ type mcpBench struct {
 
 func newMCPBench(b *testing.B, spares int) *mcpBench {
 	dir := gt.NewRepo(b)
-	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, spares: spares, server: true}
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Spares: spares, Server: true}
 	b.Cleanup(env.Close)
 	b.Cleanup(func() { // a background roll-up or pack-refs still writing into the directory
 		for i := 0; i < 300 && (lockHeld(filepath.Join(dir, ".git", "ideate", "maintenance.lock")) || lockHeld(filepath.Join(dir, ".git", "packed-refs.lock"))); i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	return &mcpBench{b: b, srv: mcpserver.New("test", func() (*mcpserver.Backend, error) { return env.Backend("mcp-test") }),
+	return &mcpBench{b: b, srv: mcpserver.New("test", func() (*mcpserver.Backend, error) { return backendFor(env, "mcp-test") }),
 		took: map[string][]time.Duration{}}
 }
 

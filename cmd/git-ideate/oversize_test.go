@@ -68,7 +68,7 @@ func TestStdinText_OverItsBound_RefusedWholeNothingWritten(t *testing.T) {
 // through the library for update-meta.
 func TestMCPSpec_OverItsBound_Refused(t *testing.T) {
 	fx := newLibFixture(t)
-	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return fx.env.Backend("mcp-test") })
+	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return backendFor(fx.env, "mcp-test") })
 	before := refsState(t, fx.dir)
 	raw, _ := json.Marshal(map[string]any{"title": "t", "spec": strings.Repeat("a", board.MaxSpec+1), "spec_format": "text", "actor_human": "a"})
 	res := srv.Call(bg, "work_create", raw)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,12 +56,12 @@ func TestSignal_CLI_EndsTheGitProcessesItStarted(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			select {
 			case <-done:
-			case <-time.After(signalGrace + 5*time.Second):
+			case <-time.After(corecmd.SignalGrace + 5*time.Second):
 				cmd.Process.Kill()
-				t.Fatalf("the call still runs %v after %v", signalGrace+5*time.Second, sig)
+				t.Fatalf("the call still runs %v after %v", corecmd.SignalGrace+5*time.Second, sig)
 			}
-			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-				t.Errorf("exit code %d (%v), want %d; stderr:\n%s", code, cmd.ProcessState, exitInterrupted, stderr.String())
+			if code := cmd.ProcessState.ExitCode(); code != corecmd.ExitInterrupted {
+				t.Errorf("exit code %d (%v), want %d; stderr:\n%s", code, cmd.ProcessState, corecmd.ExitInterrupted, stderr.String())
 			}
 			for deadline := time.Now().Add(5 * time.Second); proctest.Alive(pid); time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
@@ -86,8 +87,8 @@ func TestSignal_MCPServerEndsOnSIGTERM(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(signalGrace + 5*time.Second):
-		t.Fatalf("the server still runs %v after SIGTERM", signalGrace+5*time.Second)
+	case <-time.After(corecmd.SignalGrace + 5*time.Second):
+		t.Fatalf("the server still runs %v after SIGTERM", corecmd.SignalGrace+5*time.Second)
 	}
 	r.in.Close()
 	r.cmd.Wait()

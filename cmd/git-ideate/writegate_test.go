@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -352,7 +353,11 @@ func libVerbs() []libVerb {
 		{"board.Rebase", func(t testing.TB, fx *libFixture) (any, []any) {
 			id := fx.item(t)
 			head := gt.Git(t, fx.dir, "rev-parse", board.RefName(id))
-			h, err := fx.env.git.ResolveCommit(bg, head)
+			g, err := fx.env.Git()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := g.ResolveCommit(bg, head)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -592,7 +597,7 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 // property of every tool that is not read-only.
 func TestMCPWrites_SecretInEveryArgument_NeverReachesAnObject(t *testing.T) {
 	fx := newLibFixture(t)
-	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return fx.env.Backend("mcp-test") })
+	srv := mcpserver.New("test", func() (*mcpserver.Backend, error) { return backendFor(fx.env, "mcp-test") })
 	writes := mcpWrites(t, fx)
 	var sec secrets
 	n := 0
@@ -767,33 +772,33 @@ func stringFlags(t reflect.Type) []string {
 func TestCLIWrites_SecretInEveryFlag_NeverReachesAnObject(t *testing.T) {
 	fx := newLibFixture(t)
 	cmds := []cliWrite{
-		{[]string{"record", "append"}, RecordAppendCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"record", "append"}, corecmd.RecordAppendCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"kind": "finding", "claim": "c", "content": "x"}
 		}},
-		{[]string{"record", "decision"}, RecordDecisionCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"record", "decision"}, corecmd.RecordDecisionCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"claim": "c", "rationale": "why"}
 		}},
-		{[]string{"work", "create"}, WorkCreateCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"work", "create"}, corecmd.WorkCreateCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"title": "t", "spec": "s", "spec-format": "text", "human": "alice"}
 		}},
-		{[]string{"work", "update-meta"}, WorkUpdateMetaCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"work", "update-meta"}, corecmd.WorkUpdateMetaCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"id": fx.item(t), "expected-version": "1", "title": "t2"}
 		}},
-		{[]string{"work", "claim"}, WorkClaimCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"work", "claim"}, corecmd.WorkClaimCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"id": fx.item(t), "human": "alice"}
 		}},
-		{[]string{"work", "release"}, WorkReleaseCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"work", "release"}, corecmd.WorkReleaseCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			id, tok := fx.claimed(t)
 			return map[string]string{"id": id, "token": fmt.Sprint(tok), "note": "n"}
 		}},
-		{[]string{"work", "complete"}, WorkCompleteCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"work", "complete"}, corecmd.WorkCompleteCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			id, tok := fx.claimed(t)
 			return map[string]string{"id": id, "token": fmt.Sprint(tok), "note": "n"}
 		}},
-		{[]string{"work", "cancel"}, WorkCancelCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"work", "cancel"}, corecmd.WorkCancelCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"id": fx.item(t), "human": "alice"}
 		}},
-		{[]string{"work", "reopen"}, WorkReopenCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"work", "reopen"}, corecmd.WorkReopenCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"id": fx.done(t), "human": "alice"}
 		}},
 		{[]string{"steering", "put"}, SteeringPutCmd{}, func(t *testing.T, fx *libFixture) map[string]string {

@@ -19,11 +19,11 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/osproc"
+	"github.com/ideate/git-ideate/internal/version"
 )
 
-// Version is this source tree's version: the plugin's, the module's
-// release tag without its "v", and what a release binary prints.
-const Version = "0.1.0"
+// Version is this source tree's version (package version).
+const Version = version.Version
 
 // Project is the binary's and the archives' name.
 const Project = "git-ideate"
@@ -36,7 +36,7 @@ var BuildFlags = []string{"-trimpath", "-buildvcs=false"}
 // builds[].ldflags, with its templates filled in); static adds the
 // external static link a cgo build needs to run on any Linux.
 func LDFlags(version, commit string, static bool) string {
-	f := fmt.Sprintf("-s -w -buildid= -X main.version=%s -X main.commit=%s", version, commit)
+	f := fmt.Sprintf("-s -w -buildid= -X github.com/ideate/git-ideate/internal/corecmd.version=%s -X github.com/ideate/git-ideate/internal/corecmd.commit=%s", version, commit)
 	if static {
 		f += ` -linkmode external -extldflags "-static"`
 	}

@@ -1,35 +1,34 @@
-package main
+package corecmd
 
 import (
 	"fmt"
-	"io"
-
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/paging"
+	"io"
 )
 
-// checkLimit refuses a --limit outside 1..MaxLimit: the library clamps
+// CheckLimit refuses a --limit outside 1..MaxLimit: the library clamps
 // (the MCP contract asks it to), but a user who typed 0 or 100000 gets
 // told rather than served something else.
-func checkLimit(l *int) error {
+func CheckLimit(l *int) error {
 	if l != nil && (*l < 1 || *l > paging.MaxLimit) {
 		return apperr.New(apperr.Schema, "--limit %d is outside 1..%d", *l, paging.MaxLimit)
 	}
 	return nil
 }
 
-// listHuman prints a human listing. Unpaged (no --limit or --cursor given)
+// ListHuman prints a human listing. Unpaged (no --limit or --cursor given)
 // it fetches every page at the largest page size; paged, it prints one page
 // and a resume hint when more remain. fetch serves one page from a limit
 // and a cursor, printing its rows to w and returning how many it printed
 // and the next cursor.
-func listHuman(out io.Writer, limit *int, cursor string, fetch func(w io.Writer, limit *int, cursor string) (int, *string, error)) error {
+func ListHuman(out io.Writer, limit *int, cursor string, fetch func(w io.Writer, limit *int, cursor string) (int, *string, error)) error {
 	paged := limit != nil || cursor != ""
 	if !paged {
 		max := paging.MaxLimit
 		limit = &max
 	}
-	w := newBufWriter(out)
+	w := NewBufWriter(out)
 	defer w.Flush()
 	n := 0
 	for {

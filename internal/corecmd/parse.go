@@ -1,4 +1,4 @@
-package main
+package corecmd
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 // Building kong's model and parsing with it were 9 % of a CLI record
 // append's samples (perf, 300 calls) even on the narrowed tree (grammar).
-// fastParse fills in the command an argument list names without kong when
+// FastParse fills in the command an argument list names without kong when
 // the list is plain, and leaves everything else to kong, which then
 // parses, validates and reports errors as before:
 //
@@ -25,13 +25,10 @@ import (
 //     other type (a list, a duration), another tag kong would act on, or
 //     a missing required flag sends the line to kong.
 //
-// It also takes the hook lines of hooks.json (plainHook).
-// TestFastParse_SameAsKong parses generated lines of every command both
-// ways and compares what each fills in.
-func fastParse(args []string) (cmd runner, path, chdir string, ok bool) {
-	if hc, ok := plainHook(args); ok {
-		return hc, "hook", "", true
-	}
+// root is the command tree's type (the full CLI, or the lean binary's
+// part of it). TestFastParse_SameAsKong parses generated lines of every
+// command both ways and compares what each fills in.
+func FastParse(root reflect.Type, args []string) (cmd Runner, path, chdir string, ok bool) {
 	i := 0
 	for i < len(args) {
 		switch a := args[i]; {
@@ -49,10 +46,10 @@ func fastParse(args []string) (cmd runner, path, chdir string, ok bool) {
 		}
 		break
 	}
-	t := reflect.TypeOf(CLI{})
+	t := root
 	var words []string
 	for i < len(args) && !strings.HasPrefix(args[i], "-") {
-		f, found := commandField(t, args[i])
+		f, found := CommandField(t, args[i])
 		if !found || len(words) > 0 && groupFlags(t) {
 			return nil, "", "", false
 		}
@@ -60,10 +57,10 @@ func fastParse(args []string) (cmd runner, path, chdir string, ok bool) {
 		t = f.Type
 		i++
 	}
-	if len(words) == 0 || t.Kind() != reflect.Struct || hasCommands(t) {
+	if len(words) == 0 || t.Kind() != reflect.Struct || HasCommands(t) {
 		return nil, "", "", false
 	}
-	flags, plain := plainFlags(t)
+	flags, plain := PlainFlags(t)
 	if !plain {
 		return nil, "", "", false
 	}
@@ -80,7 +77,7 @@ func fastParse(args []string) (cmd runner, path, chdir string, ok bool) {
 			return nil, "", "", false
 		}
 		seen[name] = true
-		if fl.kind == reflect.Bool {
+		if fl.Kind == reflect.Bool {
 			if hasValue {
 				return nil, "", "", false
 			}
@@ -100,58 +97,58 @@ func fastParse(args []string) (cmd runner, path, chdir string, ok bool) {
 		if seen[name] {
 			continue
 		}
-		if fl.required {
+		if fl.Required {
 			return nil, "", "", false
 		}
-		if fl.def != "" && !fl.set(v.Elem(), fl.def) {
+		if fl.Def != "" && !fl.set(v.Elem(), fl.Def) {
 			return nil, "", "", false
 		}
 	}
-	r, isRunner := v.Interface().(runner)
+	r, isRunner := v.Interface().(Runner)
 	if !isRunner {
 		return nil, "", "", false
 	}
 	return r, strings.Join(words, " "), chdir, true
 }
 
-// runner is a command's Run method as kong would call it with run's
+// Runner is a command's Run method as kong would call it with run's
 // bindings.
-type runner interface {
+type Runner interface {
 	Run(ctx context.Context, env *Env) error
 }
 
-// commandField is t's command field named word.
-func commandField(t reflect.Type, word string) (reflect.StructField, bool) {
+// CommandField is t's command field named word.
+func CommandField(t reflect.Type, word string) (reflect.StructField, bool) {
 	if t.Kind() != reflect.Struct {
 		return reflect.StructField{}, false
 	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if _, isCmd := f.Tag.Lookup("cmd"); isCmd && cmdName(f) == word {
+		if _, isCmd := f.Tag.Lookup("cmd"); isCmd && CmdName(f) == word {
 			return f, true
 		}
 	}
 	return reflect.StructField{}, false
 }
 
-// plainFlag is one flag fastParse can fill in.
-type plainFlag struct {
-	index    []int // the field, through embedded structs
-	kind     reflect.Kind
-	ptr      bool
-	required bool
-	def      string
+// PlainFlag is one flag FastParse can fill in.
+type PlainFlag struct {
+	Index    []int // the field, through embedded structs
+	Kind     reflect.Kind
+	Ptr      bool
+	Required bool
+	Def      string
 }
 
 // set parses value into the flag's field of cmd as kong's mappers do
 // (ints through strconv.ParseInt with base 0).
-func (f plainFlag) set(cmd reflect.Value, value string) bool {
-	fv := cmd.FieldByIndex(f.index)
+func (f PlainFlag) set(cmd reflect.Value, value string) bool {
+	fv := cmd.FieldByIndex(f.Index)
 	target := fv
-	if f.ptr {
+	if f.Ptr {
 		target = reflect.New(fv.Type().Elem()).Elem()
 	}
-	switch f.kind {
+	switch f.Kind {
 	case reflect.String:
 		target.SetString(value)
 	case reflect.Bool:
@@ -165,7 +162,7 @@ func (f plainFlag) set(cmd reflect.Value, value string) bool {
 	default:
 		return false
 	}
-	if f.ptr {
+	if f.Ptr {
 		fv.Set(target.Addr())
 	}
 	return true
@@ -175,10 +172,10 @@ func (f plainFlag) set(cmd reflect.Value, value string) bool {
 // name, requiredness and default; a command using one goes to kong.
 var kongActs = []string{"arg", "cmd", "enum", "sep", "mapsep", "env", "type", "xor", "and", "short", "aliases", "negatable", "kong", "embed", "prefix", "passthrough", "hidden"}
 
-// plainFlags lists the flags of command type t by name; plain is false
-// when t has anything fastParse does not fill in as kong does.
-func plainFlags(t reflect.Type) (map[string]plainFlag, bool) {
-	flags := map[string]plainFlag{}
+// PlainFlags lists the flags of command type t by name; plain is false
+// when t has anything FastParse does not fill in as kong does.
+func PlainFlags(t reflect.Type) (map[string]PlainFlag, bool) {
+	flags := map[string]PlainFlag{}
 	var walk func(t reflect.Type, index []int) bool
 	walk = func(t reflect.Type, index []int) bool {
 		for i := 0; i < t.NumField(); i++ {
@@ -212,7 +209,7 @@ func plainFlags(t reflect.Type) (map[string]plainFlag, bool) {
 			}
 			name := f.Tag.Get("name")
 			if name == "" {
-				n, ok := kebabName(f.Name)
+				n, ok := KebabName(f.Name)
 				if !ok {
 					return false // kong splits the words its own way
 				}
@@ -226,18 +223,18 @@ func plainFlags(t reflect.Type) (map[string]plainFlag, bool) {
 			if _, dup := flags[name]; dup {
 				return false
 			}
-			flags[name] = plainFlag{index: idx, kind: ft.Kind(), ptr: ptr, required: required, def: def}
+			flags[name] = PlainFlag{Index: idx, Kind: ft.Kind(), Ptr: ptr, Required: required, Def: def}
 		}
 		return true
 	}
 	return flags, walk(t, nil)
 }
 
-// kebabName is kong's name for a flag whose field name is words of one
+// KebabName is kong's name for a flag whose field name is words of one
 // capital letter and then lower-case letters (IncludeContent:
 // include-content); ok is false for any other field name (acronyms,
 // digits), which kong splits its own way.
-func kebabName(s string) (string, bool) {
+func KebabName(s string) (string, bool) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -265,6 +262,66 @@ func groupFlags(t reflect.Type) bool {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd && (f.IsExported() || f.Anonymous) {
+			return true
+		}
+	}
+	return false
+}
+
+// CommandWords returns the leading non-flag arguments, skipping the values
+// of the root's flags that take one (-C DIR, --chdir DIR).
+func CommandWords(args []string) []string {
+	var words []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-C" || a == "--chdir":
+			i++
+		case strings.HasPrefix(a, "-"):
+			if len(words) == 0 {
+				continue
+			}
+			return words
+		default:
+			words = append(words, a)
+		}
+	}
+	return words
+}
+
+// VersionOnly reports whether args are the version flag and root flags
+// that take a value (-C DIR), nothing else: run answers those without
+// kong, whose model even of the root alone was about half of that call's
+// CPU (perf; issue 19's start-up figure).
+func VersionOnly(args []string) bool {
+	seen := false
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--version":
+			seen = true
+		case "-C", "--chdir":
+			i++
+		default:
+			return false
+		}
+	}
+	return seen
+}
+
+// CmdName is kong's name for a command field: its name tag, or the field
+// name in kebab case (KebabName); "" when kong would split the field name
+// its own way, so that nothing matches it and kong gets the whole tree.
+func CmdName(f reflect.StructField) string {
+	if n := f.Tag.Get("name"); n != "" {
+		return n
+	}
+	n, _ := KebabName(f.Name)
+	return n
+}
+
+func HasCommands(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if _, ok := t.Field(i).Tag.Lookup("cmd"); ok {
 			return true
 		}
 	}

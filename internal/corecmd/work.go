@@ -1,17 +1,16 @@
-package main
+package corecmd
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
-
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/teamsync"
 	"github.com/ideate/git-ideate/internal/textfmt"
+	"io"
+	"strings"
 )
 
 // WorkCmd groups the board subcommands.
@@ -36,7 +35,7 @@ type RemoteFlag struct {
 	Remote string `placeholder:"REMOTE" help:"Succeed only once this remote has accepted the transition (default: git config ideate.remote; unset: local only)."`
 }
 
-func printItem(env *Env, v any, pretty bool) error { return writeJSON(env.Out, v, pretty) }
+func printItem(env *Env, v any, pretty bool) error { return WriteJSON(env.Out, v, pretty) }
 
 // PrettyFlag is --json on the verbs whose answer is already one line of
 // JSON: every verb takes --json, and here it asks for the indented form.
@@ -51,7 +50,7 @@ func warnUnresolved(env *Env, us []record.Unresolved) {
 }
 
 func parseBoardRefs(s string) ([]board.Reference, error) {
-	refs, err := parseReferences(s)
+	refs, err := ParseReferences(s)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +78,7 @@ type WorkCreateCmd struct {
 
 // Run creates the item and prints it as one line of JSON.
 func (c *WorkCreateCmd) Run(ctx context.Context, env *Env) error {
-	spec, err := readContent(env, c.Spec, "spec", board.MaxSpec)
+	spec, err := ReadContent(env, c.Spec, "spec", board.MaxSpec)
 	if err != nil {
 		return err
 	}
@@ -160,7 +159,7 @@ func (c *WorkListCmd) Run(ctx context.Context, env *Env) error {
 	if c.IncludeSpec && !c.JSON {
 		return apperr.New(apperr.Schema, "--include-spec requires --json")
 	}
-	if err := checkLimit(c.Limit); err != nil {
+	if err := CheckLimit(c.Limit); err != nil {
 		return err
 	}
 	f, err := c.filter()
@@ -178,9 +177,9 @@ func (c *WorkListCmd) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(env.Out, page, true)
+		return WriteJSON(env.Out, page, true)
 	}
-	return listHuman(env.Out, c.Limit, c.Cursor, func(w io.Writer, limit *int, cursor string) (int, *string, error) {
+	return ListHuman(env.Out, c.Limit, c.Cursor, func(w io.Writer, limit *int, cursor string) (int, *string, error) {
 		req.Limit, req.Cursor = limit, cursor
 		page, err := b.List(ctx, req)
 		if err != nil {
@@ -278,7 +277,7 @@ func (c *WorkReadyCmd) Run(ctx context.Context, env *Env) error {
 		if view != nil {
 			out["stale"], out["remote"], out["as_of"] = true, view.remote, view.asOf
 		}
-		return writeJSON(env.Out, out, true)
+		return WriteJSON(env.Out, out, true)
 	}
 	for _, r := range rows {
 		fmt.Fprintf(env.Out, "%s %s\n", r.ID, r.Title)
@@ -343,7 +342,7 @@ func (c *WorkUpdateMetaCmd) Run(ctx context.Context, env *Env) error {
 	in := board.UpdateInput{ExpectedVersion: c.ExpectedVersion, Title: c.Title, SpecFormat: c.SpecFormat,
 		Supersedes: c.Supersedes, Actor: board.Actor{Human: c.Human, Agent: c.Agent}}
 	if c.Spec != nil {
-		spec, err := readContent(env, *c.Spec, "spec", board.MaxSpec)
+		spec, err := ReadContent(env, *c.Spec, "spec", board.MaxSpec)
 		if err != nil {
 			return err
 		}
@@ -539,7 +538,7 @@ func (c *WorkEventsCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(env.Out, evs, true)
+		return WriteJSON(env.Out, evs, true)
 	}
 	printEvents(env.Out, evs)
 	return nil
@@ -567,7 +566,7 @@ type WorkSweepCmd struct {
 	JSON   bool   `name:"json" help:"Print {\"reclaimed\": N} on stdout."`
 }
 
-func (*WorkSweepCmd) alwaysZero() {}
+func (*WorkSweepCmd) AlwaysZero() {}
 
 // Run sweeps; it never fails its caller.
 func (c *WorkSweepCmd) Run(ctx context.Context, env *Env) error {
@@ -577,7 +576,7 @@ func (c *WorkSweepCmd) Run(ctx context.Context, env *Env) error {
 	}
 	n, err := b.Sweep(ctx, c.Tenant)
 	if c.JSON && err == nil {
-		return writeJSON(env.Out, map[string]int{"reclaimed": n}, true)
+		return WriteJSON(env.Out, map[string]int{"reclaimed": n}, true)
 	}
 	if n > 0 {
 		fmt.Fprintf(env.Err, "reclaimed %d expired claim(s)\n", n)
