@@ -79,6 +79,7 @@ func main() {
 	defer os.RemoveAll(tmp)
 	bin, err := benchutil.Build(tmp)
 	benchutil.Must(err)
+	bin = benchutil.Full(bin) // the plugin runs hooks and the MCP server in the full binary
 	dir := filepath.Join(tmp, "repo")
 	benchutil.Must(benchutil.InitRepo(dir))
 	benchutil.Must(plantest.CopyExample(dir))

@@ -105,6 +105,7 @@ func main() {
 	}
 	bin, err := benchutil.Build(work)
 	benchutil.Must(err)
+	bin = benchutil.Full(bin) // the plugin runs hooks and the MCP server in the full binary
 	repo := filepath.Join(work, "repo")
 	benchutil.Must(benchutil.InitRepo(repo))
 	fmt.Printf("hookbench: %s, %d records, %d items, %d calls per figure, scratch in %s\n",

@@ -29,6 +29,7 @@ func main() {
 	defer os.RemoveAll(work)
 	bin, err := benchutil.Build(work)
 	benchutil.Must(err)
+	bin = benchutil.Full(bin) // the plugin runs hooks and the MCP server in the full binary
 	repo := filepath.Join(work, "repo")
 	benchutil.Must(benchutil.InitRepo(repo))
 	c, stop := benchutil.StartMCP(bin, repo)

@@ -204,7 +204,7 @@ func main() {
 		var times []time.Duration
 		for i := 0; i < 3; i++ {
 			os.Remove(out)
-			cmd := exec.Command("go", "build", "-o", out, "./cmd/git-ideate")
+			cmd := exec.Command("go", "build", "-o", out, "./cmd/git-ideate-full")
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
 			t0 := time.Now()

@@ -92,7 +92,7 @@ func main() {
 	// 4. One MCP server, a long mixed run, as the server runs by default
 	// (spare files on, calls back to back); then shorter runs without
 	// spares and with an agent's pause between calls, for comparison.
-	r := mcpRun(bin, repo, *mixed, true, 0)
+	r := mcpRun(benchutil.Full(bin), repo, *mixed, true, 0)
 	fmt.Printf("MCP, one server, %d mixed calls over %d+ records, back to back:\n", *mixed, *records)
 	r.print()
 	fmt.Printf("  %-42s start %.1f MiB, end %.1f MiB, peak %.1f MiB\n", "server RSS", mib(r.rssStart), mib(r.rssEnd), mib(r.hwm))
@@ -103,18 +103,19 @@ func main() {
 			gap    time.Duration
 		}{{false, 0}, {true, 0}, {false, *gap}, {true, *gap}} {
 			fmt.Printf("MCP, %d mixed calls, spares %v, %v between calls:\n", *compare, v.spares, v.gap)
-			mcpRun(bin, repo, *compare, v.spares, v.gap).print()
+			mcpRun(benchutil.Full(bin), repo, *compare, v.spares, v.gap).print()
 		}
 	}
 
 	// 5. Start-up: --version beside a hello-world Go binary.
 	hello := buildHello(work)
-	nocgo := filepath.Join(work, "git-ideate-nocgo")
-	cmd := exec.Command("go", "build", "-o", nocgo, "./cmd/git-ideate")
+	full := benchutil.Full(bin)
+	nocgo := filepath.Join(work, "git-ideate-full-nocgo")
+	cmd := exec.Command("go", "build", "-o", nocgo, "./cmd/git-ideate-full")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	benchutil.Must(errorf(err, out))
-	var hs, vs, ns []benchutil.Sample
+	var hs, vs, fs, ns []benchutil.Sample
 	for i := 0; i < *calls; i++ {
 		s, _, err := benchutil.Run(repo, hello)
 		benchutil.Must(err)
@@ -122,6 +123,9 @@ func main() {
 		s, _, err = benchutil.Run(repo, bin, "--version")
 		benchutil.Must(err)
 		vs = append(vs, s)
+		s, _, err = benchutil.Run(repo, full, "--version")
+		benchutil.Must(err)
+		fs = append(fs, s)
 		s, _, err = benchutil.Run(repo, nocgo, "--version")
 		benchutil.Must(err)
 		ns = append(ns, s)
@@ -131,10 +135,11 @@ func main() {
 	for _, f := range []struct {
 		name string
 		s    benchutil.Stats
-	}{{"hello-world Go binary", h}, {"git-ideate --version (default build)", benchutil.Summarize(vs)}, {"git-ideate --version (CGO_ENABLED=0)", benchutil.Summarize(ns)}} {
+	}{{"hello-world Go binary", h}, {"git-ideate --version", benchutil.Summarize(vs)},
+		{"git-ideate-full --version", benchutil.Summarize(fs)}, {"git-ideate-full --version (CGO_ENABLED=0)", benchutil.Summarize(ns)}} {
 		fmt.Printf("%-8s %-40s %10v %10v %8.2f\n", "", f.name, f.s.Wall.Round(10*time.Microsecond), f.s.CPU.Round(10*time.Microsecond), float64(f.s.CPU)/float64(h.CPU))
 	}
-	fmt.Printf("default build links: %s\n", linkage(bin))
+	fmt.Printf("git-ideate links: %s; git-ideate-full: %s\n", linkage(bin), linkage(full))
 }
 
 // mcpFigures are one MCP run's latencies and the server's memory.

@@ -21,7 +21,7 @@ import (
 // version and commit are set with -ldflags "-X <this package>.version=… -X
 // <this package>.commit=…"; otherwise they come from the build info: the module
 // version and the vcs.revision go build stamps when it builds from a git
-// checkout (go install ./cmd/git-ideate does).
+// checkout (go install ./cmd/... does).
 var version, commit = "", ""
 
 func VersionString() string {
@@ -219,4 +219,15 @@ func ExitStatusHelp() string {
 	}
 	b.WriteString("\nhook, record prime, record session-end and work sweep always exit 0.")
 	return b.String()
+}
+
+// HookLine reports whether args name a command hosts run as a hook (the
+// HookPath commands): it exits 0 whatever happens, even on a line kong
+// cannot parse or when git-ideate-full is missing.
+func HookLine(args []string) bool {
+	switch strings.Join(CommandWords(args), " ") {
+	case "record prime", "record session-end", "work sweep", "hook":
+		return true
+	}
+	return false
 }

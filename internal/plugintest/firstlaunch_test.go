@@ -500,7 +500,8 @@ func TestLauncher_FirstLaunchMCP_NothingToGet(t *testing.T) {
 }
 
 // Under Git for Windows' bash (uname -s says MINGW64_NT-…), the launcher
-// fetches the windows zip, checks it and installs git-ideate.exe. The
+// fetches the windows zip, checks it and installs its git-ideate-full.exe
+// (as the data directory's git-ideate.exe). The
 // test serves this machine's binary under the windows names, with a
 // uname that answers as MSYS2 does.
 func TestLauncher_WindowsDownload(t *testing.T) {
@@ -512,7 +513,7 @@ func TestLauncher_WindowsDownload(t *testing.T) {
 	bin := binaryFromTarGz(t, host)
 	var zb bytes.Buffer
 	zw := zip.NewWriter(&zb)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: "git-ideate.exe", Method: zip.Deflate, ExternalAttrs: 0o755 << 16, CreatorVersion: 3 << 8})
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "git-ideate-full.exe", Method: zip.Deflate, ExternalAttrs: 0o755 << 16, CreatorVersion: 3 << 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,9 +571,9 @@ func binaryFromTarGz(t *testing.T, p string) []byte {
 	for {
 		h, err := tr.Next()
 		if err != nil {
-			t.Fatalf("no git-ideate in %s: %v", p, err)
+			t.Fatalf("no git-ideate-full in %s: %v", p, err)
 		}
-		if h.Name == "git-ideate" {
+		if h.Name == "git-ideate-full" {
 			b, err := io.ReadAll(tr)
 			if err != nil {
 				t.Fatal(err)

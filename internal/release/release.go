@@ -25,8 +25,23 @@ import (
 // Version is this source tree's version (package version).
 const Version = version.Version
 
-// Project is the binary's and the archives' name.
+// Project is the archives' name and the lean binary's.
 const Project = "git-ideate"
+
+// Main is one binary of a release archive.
+type Main struct {
+	Binary  string // its file name, without .exe
+	Package string // what go build compiles
+	CGO     bool   // built with cgo on the CGOTargets
+}
+
+// Mains are the two binaries every archive holds, side by side: the lean
+// git-ideate (no cgo anywhere: it links no cgo package) and
+// git-ideate-full, which the lean one hands every other command to.
+var Mains = []Main{
+	{Binary: Project, Package: "./cmd/git-ideate"},
+	{Binary: Project + "-full", Package: "./cmd/git-ideate-full", CGO: true},
+}
 
 // BuildFlags are the go build flags of a release binary (.goreleaser.yaml
 // builds[].flags).
@@ -104,7 +119,7 @@ type Artifact struct {
 	Target string `json:"target,omitempty"`
 }
 
-// Build compiles cmd/git-ideate for each target, archives it with the
+// Build compiles Mains for each target, archives them with the
 // licence and README, and writes the checksums file last. It returns the
 // archives and the checksums file, in that order.
 func Build(ctx context.Context, o Options) ([]Artifact, error) {
@@ -169,35 +184,19 @@ func buildOne(ctx context.Context, o Options, t Target, extra map[string][]byte)
 		return Artifact{}, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
 	}
 	defer os.RemoveAll(tmp)
-	exe := Project
-	if t.OS == "windows" {
-		exe += ".exe"
-	}
-	bin := filepath.Join(tmp, exe)
-	cgo := o.CGO[t.String()]
-	args := append([]string{"build"}, BuildFlags...)
-	if cgo {
-		args = append(args, "-tags", CGOTags)
-	}
-	args = append(args, "-ldflags", LDFlags(o.Version, o.Commit, cgo), "-o", bin, "./cmd/git-ideate")
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = o.Root
-	cmd.Env = append(os.Environ(), "GOOS="+t.OS, "GOARCH="+t.Arch, "CGO_ENABLED=0", "GOFLAGS=")
-	if cgo {
-		cmd.Env = append(cmd.Env, "CGO_ENABLED=1")
-		if cc := CGOTargets[t.String()]; cc != "" {
-			cmd.Env = append(cmd.Env, "CC="+cc)
+	var files []archFile
+	for _, m := range Mains {
+		exe := m.Binary
+		if t.OS == "windows" {
+			exe += ".exe"
 		}
+		b, err := goBuild(ctx, o, t, m, filepath.Join(tmp, exe))
+		if err != nil {
+			return Artifact{}, err
+		}
+		files = append(files, archFile{exe, b, 0o755})
 	}
-	osproc.Group(cmd)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return Artifact{}, apperr.Wrap(apperr.Internal, err, "go build for %s failed: %s", t, strings.TrimSpace(string(out)))
-	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		return Artifact{}, apperr.Wrap(apperr.Internal, err, "cannot read the %s binary", t)
-	}
-	files := []archFile{{exe, b, 0o755}, {"LICENSE", extra["LICENSE"], 0o644}, {"README.md", extra["README.md"], 0o644}}
+	files = append(files, archFile{"LICENSE", extra["LICENSE"], 0o644}, archFile{"README.md", extra["README.md"], 0o644})
 	mtime := time.Unix(o.Date, 0).UTC()
 	var arc []byte
 	if t.OS == "windows" {
@@ -215,6 +214,36 @@ func buildOne(ctx context.Context, o Options, t Target, extra map[string][]byte)
 	}
 	h := sha256.Sum256(arc)
 	return Artifact{Name: name, Path: p, SHA256: hex.EncodeToString(h[:]), Target: t.String()}, nil
+}
+
+// goBuild compiles one of Mains for t into bin and returns its bytes: the
+// full binary with cgo where CGOTargets names t, the lean one always
+// without (it links no cgo package).
+func goBuild(ctx context.Context, o Options, t Target, m Main, bin string) ([]byte, error) {
+	cgo := o.CGO[t.String()] && m.CGO
+	args := append([]string{"build"}, BuildFlags...)
+	if cgo {
+		args = append(args, "-tags", CGOTags)
+	}
+	args = append(args, "-ldflags", LDFlags(o.Version, o.Commit, cgo), "-o", bin, m.Package)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = o.Root
+	cmd.Env = append(os.Environ(), "GOOS="+t.OS, "GOARCH="+t.Arch, "CGO_ENABLED=0", "GOFLAGS=")
+	if cgo {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=1")
+		if cc := CGOTargets[t.String()]; cc != "" {
+			cmd.Env = append(cmd.Env, "CC="+cc)
+		}
+	}
+	osproc.Group(cmd)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "go build of %s for %s failed: %s", m.Package, t, strings.TrimSpace(string(out)))
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "cannot read the %s binary for %s", m.Binary, t)
+	}
+	return b, nil
 }
 
 type archFile struct {

@@ -72,14 +72,21 @@ func Summarize(ss []Sample) Stats {
 	return Stats{Median(w), Median(c)}
 }
 
-// Build compiles cmd/git-ideate into dir.
+// Build compiles cmd/git-ideate and cmd/git-ideate-full into dir, side
+// by side as go install puts them, and returns the lean git-ideate: what
+// `git ideate …` runs. Full gives the other.
 func Build(dir string) (string, error) {
-	bin := filepath.Join(dir, "git-ideate")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/git-ideate").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build: %v\n%s", err, out)
+	for _, name := range []string{"git-ideate", "git-ideate-full"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build %s: %v\n%s", name, err, out)
+		}
 	}
-	return bin, nil
+	return filepath.Join(dir, "git-ideate"), nil
 }
+
+// Full is the git-ideate-full beside the lean bin Build returned: what
+// the plugin's hooks and MCP server run directly.
+func Full(bin string) string { return filepath.Join(filepath.Dir(bin), "git-ideate-full") }
 
 // InitRepo makes a scratch repository with one commit.
 func InitRepo(dir string) error {

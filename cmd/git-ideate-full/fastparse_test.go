@@ -65,11 +65,25 @@ func TestFastParse_SameAsKong(t *testing.T) {
 	leafCommands(reflect.TypeOf(CLI{}), nil, leaves)
 	strs := []string{"v", "-x", "--kind", "a b", "", "=", "a,b", "-", "ümlaut", "--", "-h"}
 	ints := []string{"5", "-3", "0x10", "010", "1_000", "x", "", "99999999999999999999"}
-	taken, lines := map[string]bool{}, 0
+	leanLeaves := map[string]reflect.Type{}
+	leafCommands(reflect.TypeOf(corecmd.Lean{}), nil, leanLeaves)
+	taken, leanTaken, lines := map[string]bool{}, 0, 0
 	check := func(args []string) {
 		t.Helper()
 		lines++
 		fast, path, chdir, ok := fastParse(args)
+		// The lean binary takes a line exactly when this one takes it
+		// without kong at a path of corecmd.Lean, and fills in the same.
+		lean, lpath, lchdir, lok := corecmd.FastParse(reflect.TypeOf(corecmd.Lean{}), args)
+		if _, inLean := leanLeaves[path]; lok != (ok && inLean) {
+			t.Fatalf("%q: the lean binary takes it %v (%q), the full one %v (%q)", args, lok, lpath, ok, path)
+		}
+		if lok {
+			leanTaken++
+			if lpath != path || lchdir != chdir || !reflect.DeepEqual(reflect.ValueOf(lean).Elem().Interface(), reflect.ValueOf(fast).Elem().Interface()) {
+				t.Fatalf("%q: lean %q -C %q %+v; full %q -C %q %+v", args, lpath, lchdir, lean, path, chdir, fast)
+			}
+		}
 		if !ok {
 			return
 		}
@@ -162,5 +176,29 @@ func TestFastParse_SameAsKong(t *testing.T) {
 			t.Errorf("%s never taken without kong", want)
 		}
 	}
-	t.Logf("%d lines over %d commands; %d commands taken without kong", lines, len(leaves), len(taken))
+	if leanTaken == 0 {
+		t.Error("the lean binary took no line")
+	}
+	t.Logf("%d lines over %d commands; %d commands taken without kong; %d lines taken by the lean binary", lines, len(leaves), len(taken), leanTaken)
+}
+
+// Every command of the lean binary's tree is the full tree's command at
+// the same path, of the same type: a line means the same in both.
+func TestLean_SameLeavesAsFull(t *testing.T) {
+	full, lean := map[string]reflect.Type{}, map[string]reflect.Type{}
+	leafCommands(reflect.TypeOf(CLI{}), nil, full)
+	leafCommands(reflect.TypeOf(corecmd.Lean{}), nil, lean)
+	if len(lean) < 10 {
+		t.Fatalf("the lean tree has %d commands", len(lean))
+	}
+	for p, typ := range lean {
+		if full[p] != typ {
+			t.Errorf("lean %q is %v; the full tree has %v there", p, typ, full[p])
+		}
+	}
+	for _, want := range []string{"record append", "work claim", "work complete", "work create", "record read"} {
+		if lean[want] == nil {
+			t.Errorf("the lean binary does not run %q", want)
+		}
+	}
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// binPath is the git-ideate binary built once for the process tests.
+var binPath string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// A task started through the built binary would run its worktree's
+	// monitor, detached, for half an hour: it writes in the worktree's git
+	// directory while the test's temporary directory is being removed
+	// ("directory not empty"). The monitor's own test turns it back on.
+	os.Setenv("IDEATE_FSMONITOR", "0")
+	dir, err := os.MkdirTemp("", "git-ideate-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "git-ideate")
+	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build git-ideate: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code     int
+	out, err string
+}
+
+// cli runs the command in-process in dir with stdin.
+func cli(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &Env{Dir: dir, In: strings.NewReader(stdin), Out: &out, Err: &errb}
+	code := run(t.Context(), args, env)
+	return result{code, out.String(), errb.String()}
+}
+
+// bin runs the built binary as `git ideate …` through git itself.
+func bin(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"ideate"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binPath)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return runProcess(t, cmd, stdin)
+}
+
+// runProcess runs cmd with stdin and returns its exit code and output.
+func runProcess(t *testing.T, cmd *exec.Cmd, stdin string) result {
+	t.Helper()
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+var (
+	ulidRe   = regexp.MustCompile(`\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b`)
+	tsRe     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
+	cursorRe = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{20,}`)
+	hashRe   = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+	tmpRe    = regexp.MustCompile(`/tmp/[^\s"]+`)
+)
+
+// normalize replaces ids, times, cursors and hashes with stable
+// placeholders, numbering ids in order of first appearance.
+func normalize(s string) string {
+	ids := map[string]string{}
+	s = ulidRe.ReplaceAllStringFunc(s, func(id string) string {
+		if _, ok := ids[id]; !ok {
+			ids[id] = fmt.Sprintf("<ID%d>", len(ids)+1)
+		}
+		return ids[id]
+	})
+	s = tsRe.ReplaceAllString(s, "<TIME>")
+	s = cursorRe.ReplaceAllString(s, "<CURSOR>")
+	s = hashRe.ReplaceAllString(s, "<HASH>")
+	return tmpRe.ReplaceAllString(s, "<TMP>")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	got = normalize(got)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Fatalf("%s differs from golden file:\n--- want\n%s\n--- got\n%s", name, want, got)
+	}
+}
