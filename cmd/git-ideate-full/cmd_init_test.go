@@ -85,8 +85,8 @@ func TestInit_FreshRepo(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
 	want := []string{
-		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted (git ideate hook); permissions.allow mcp__ideate",
-		"created .mcp.json: mcpServers.ideate (git ideate mcp)",
+		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted (git-ideate-full hook); permissions.allow mcp__ideate",
+		"created .mcp.json: mcpServers.ideate (git-ideate-full mcp)",
 		"added remote.origin.fetch: +refs/ideate/*:refs/ideate-remotes/origin/ideate/*",
 		"added remote.origin.fetch: +refs/notes/ideate*:refs/ideate-remotes/origin/notes/ideate*",
 		"created .ideate.json: the default configuration",
@@ -98,7 +98,7 @@ func TestInit_FreshRepo(t *testing.T) {
 	cmds := hookCommands(t, readJSON(t, filepath.Join(dir, ".claude/settings.json")))
 	want2 := map[string][]string{}
 	for _, h := range hooks.Hooks() {
-		want2[h.Event] = append(want2[h.Event], h.Command("git ideate hook"))
+		want2[h.Event] = append(want2[h.Event], h.Command("git-ideate-full hook"))
 	}
 	if diff := cmp.Diff(want2, cmds); diff != "" {
 		t.Errorf("hook commands (-want +got): %s", diff)
@@ -111,14 +111,14 @@ func TestInit_FreshRepo(t *testing.T) {
 		t.Errorf("no note on untrusted workspaces:\n%s", r.err)
 	}
 	mcp := readJSON(t, filepath.Join(dir, ".mcp.json"))
-	if diff := cmp.Diff(map[string]any{"mcpServers": map[string]any{"ideate": map[string]any{"command": "git", "args": []any{"ideate", "mcp"}}}}, mcp); diff != "" {
+	if diff := cmp.Diff(map[string]any{"mcpServers": map[string]any{"ideate": map[string]any{"command": "git-ideate-full", "args": []any{"mcp"}}}}, mcp); diff != "" {
 		t.Fatalf(".mcp.json: %s", diff)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "{\n  \"mcpServers\": {\n    \"ideate\": {\n      \"command\": \"git\",\n      \"args\": [\n        \"ideate\",\n        \"mcp\"\n      ]\n    }\n  }\n}\n"; string(b) != want {
+	if want := "{\n  \"mcpServers\": {\n    \"ideate\": {\n      \"command\": \"git-ideate-full\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"; string(b) != want {
 		t.Fatalf(".mcp.json text:\n%s", b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".ideate.json")); err != nil {
@@ -292,10 +292,10 @@ func TestInit_MergesIntoExistingSettings(t *testing.T) {
 		t.Fatalf("mode not kept: %v %v", fi.Mode(), err)
 	}
 	cmds := hookCommands(t, readJSON(t, path))
-	if diff := cmp.Diff([]string{"echo <hello> & bye", "git ideate hook"}, cmds["SessionStart"]); diff != "" {
+	if diff := cmp.Diff([]string{"echo <hello> & bye", "git-ideate-full hook"}, cmds["SessionStart"]); diff != "" {
 		t.Fatalf("SessionStart: %s", diff)
 	}
-	if diff := cmp.Diff([]string{"./check.sh", "git ideate hook"}, cmds["Stop"]); diff != "" {
+	if diff := cmp.Diff([]string{"./check.sh", "git-ideate-full hook"}, cmds["Stop"]); diff != "" {
 		t.Fatalf("Stop: %s", diff)
 	}
 	v := readJSON(t, path)

@@ -65,6 +65,7 @@ func TestFastParse_SameAsKong(t *testing.T) {
 	leafCommands(reflect.TypeOf(CLI{}), nil, leaves)
 	strs := []string{"v", "-x", "--kind", "a b", "", "=", "a,b", "-", "ümlaut", "--", "-h"}
 	ints := []string{"5", "-3", "0x10", "010", "1_000", "x", "", "99999999999999999999"}
+	lists := []string{"a", "a,b", `a\,b`, "a,,b", ",", ",,", "a,", ",a", `\`, `a\`, `x\y`, `\\,`, "", "-x", "ü,ß"}
 	leanLeaves := map[string]reflect.Type{}
 	leafCommands(reflect.TypeOf(corecmd.Lean{}), nil, leanLeaves)
 	taken, leanTaken, lines := map[string]bool{}, 0, 0
@@ -116,6 +117,8 @@ func TestFastParse_SameAsKong(t *testing.T) {
 				return []string{""}
 			case reflect.String:
 				return strs
+			case reflect.Slice:
+				return lists
 			}
 			return ints
 		}
@@ -171,7 +174,7 @@ func TestFastParse_SameAsKong(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"record append", "work claim", "work complete", "work list", "record read"} {
+	for _, want := range []string{"record append", "work claim", "work complete", "work list", "record read", "work create"} {
 		if !taken[want] {
 			t.Errorf("%s never taken without kong", want)
 		}

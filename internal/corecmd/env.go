@@ -5,6 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/config"
 	"github.com/ideate/git-ideate/internal/execlog"
@@ -13,10 +18,6 @@ import (
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/teamsync"
 	"github.com/ideate/git-ideate/internal/telemetry"
-	"io"
-	"os"
-	"sync"
-	"time"
 )
 
 // Env is what every command runs against: where it was started, its

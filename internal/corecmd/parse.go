@@ -138,6 +138,7 @@ type PlainFlag struct {
 	Ptr      bool
 	Required bool
 	Def      string
+	Sep      rune // a []string flag: kong splits its value on Sep
 }
 
 // set parses value into the flag's field of cmd as kong's mappers do
@@ -159,6 +160,12 @@ func (f PlainFlag) set(cmd reflect.Value, value string) bool {
 			return false
 		}
 		target.SetInt(n)
+	case reflect.Slice:
+		parts := splitEscaped(value, f.Sep)
+		if parts == nil {
+			parts = []string{} // given, even empty: kong's list is not nil
+		}
+		target.Set(reflect.ValueOf(parts))
 	default:
 		return false
 	}
@@ -190,10 +197,17 @@ func PlainFlags(t reflect.Type) (map[string]PlainFlag, bool) {
 			if !f.IsExported() {
 				continue
 			}
+			var sep rune
 			for _, k := range kongActs {
-				if _, has := f.Tag.Lookup(k); has {
-					return false
+				v, has := f.Tag.Lookup(k)
+				if !has {
+					continue
 				}
+				if r := []rune(v); k == "sep" && f.Type == stringsType && len(r) == 1 && r[0] != '\\' {
+					sep = r[0] // a list of strings split on one character: splitEscaped
+					continue
+				}
+				return false
 			}
 			ft, ptr := f.Type, false
 			if ft.Kind() == reflect.Pointer {
@@ -204,6 +218,10 @@ func PlainFlags(t reflect.Type) (map[string]PlainFlag, bool) {
 			}
 			switch ft.Kind() {
 			case reflect.String, reflect.Bool, reflect.Int, reflect.Int64:
+			case reflect.Slice:
+				if sep == 0 {
+					return false
+				}
 			default:
 				return false
 			}
@@ -216,18 +234,52 @@ func PlainFlags(t reflect.Type) (map[string]PlainFlag, bool) {
 				name = n
 			}
 			def := f.Tag.Get("default")
-			if strings.Contains(def, "${") || (def != "" && ft.Kind() == reflect.Bool) {
+			_, required := f.Tag.Lookup("required")
+			if strings.Contains(def, "${") || (def != "" && ft.Kind() == reflect.Bool) || (sep != 0 && (def != "" || required)) {
 				return false
 			}
-			_, required := f.Tag.Lookup("required")
 			if _, dup := flags[name]; dup {
 				return false
 			}
-			flags[name] = PlainFlag{Index: idx, Kind: ft.Kind(), Ptr: ptr, Required: required, Def: def}
+			flags[name] = PlainFlag{Index: idx, Kind: ft.Kind(), Ptr: ptr, Required: required, Def: def, Sep: sep}
 		}
 		return true
 	}
 	return flags, walk(t, nil)
+}
+
+var stringsType = reflect.TypeFor[[]string]()
+
+// splitEscaped splits a list flag's value as kong does: on sep, where a
+// backslash before sep makes it part of the element (a backslash before
+// anything else stays, as does one at the very end); an empty element
+// between two separators is kept, a trailing empty one is not, and an
+// empty value has no elements.
+func splitEscaped(s string, sep rune) []string {
+	var out []string
+	var elem strings.Builder
+	escaped := false
+	for i, r := range s {
+		switch {
+		case escaped:
+			if r != sep {
+				elem.WriteByte('\\')
+			}
+			elem.WriteRune(r)
+			escaped = false
+		case r == '\\' && i < len(s)-1:
+			escaped = true
+		case r == sep:
+			out = append(out, elem.String())
+			elem.Reset()
+		default:
+			elem.WriteRune(r)
+		}
+	}
+	if elem.Len() > 0 {
+		out = append(out, elem.String())
+	}
+	return out
 }
 
 // KebabName is kong's name for a flag whose field name is words of one
@@ -319,6 +371,7 @@ func CmdName(f reflect.StructField) string {
 	return n
 }
 
+// HasCommands reports whether struct type t has command fields.
 func HasCommands(t reflect.Type) bool {
 	for i := 0; i < t.NumField(); i++ {
 		if _, ok := t.Field(i).Tag.Lookup("cmd"); ok {

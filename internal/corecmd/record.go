@@ -3,11 +3,12 @@ package corecmd
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
+
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/record"
-	"io"
-	"strings"
 )
 
 // appendResult is the JSON shape of a successful append (the MCP payload).
@@ -42,6 +43,7 @@ func ReadContent(env *Env, v, what string, max int) (string, error) {
 	return string(b), nil
 }
 
+// ParseReferences reads a --references flag (record.ParseReferences).
 func ParseReferences(s string) ([]record.Reference, error) { return record.ParseReferences(s) }
 
 func reportAppend(env *Env, res *record.AppendResult, asJSON bool) error {
@@ -80,6 +82,8 @@ type RecordAppendCmd struct {
 	JSON       bool   `name:"json" help:"Print the result as JSON."`
 }
 
+// CLISession is the session a CLI write names: the one given, else a
+// fresh cli-<ULID> (every CLI call is a session of its own).
 func CLISession(env *Env, given string) string {
 	if given != "" {
 		return given

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/record"
-	"github.com/ideate/git-ideate/internal/secretgate"
-	tree "github.com/ideate/git-ideate/internal/version"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -16,6 +12,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/secretgate"
+	tree "github.com/ideate/git-ideate/internal/version"
 )
 
 // version and commit are set with -ldflags "-X <this package>.version=… -X
@@ -24,6 +25,8 @@ import (
 // checkout (go install ./cmd/... does).
 var version, commit = "", ""
 
+// VersionString is what --version prints: the version, the commit it was
+// built from, and the record format it writes.
 func VersionString() string {
 	v, c, dirty := version, commit, false
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -211,6 +214,7 @@ var ExitStatuses = []struct {
 	{ExitInterrupted, "interrupted by SIGINT or SIGTERM (CANCELED)"},
 }
 
+// ExitStatusHelp is the exit-status table --help prints.
 func ExitStatusHelp() string {
 	var b strings.Builder
 	b.WriteString("Exit status:")

@@ -2,9 +2,10 @@ package corecmd
 
 import (
 	"fmt"
+	"io"
+
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/paging"
-	"io"
 )
 
 // CheckLimit refuses a --limit outside 1..MaxLimit: the library clamps

@@ -3,14 +3,15 @@ package corecmd
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
+
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/paging"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/teamsync"
 	"github.com/ideate/git-ideate/internal/textfmt"
-	"io"
-	"strings"
 )
 
 // WorkCmd groups the board subcommands.
