@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,19 +137,36 @@ func (s *Store) cachedIndex() (*boardIndex, map[string]*entry) {
 }
 
 func readIndex(path string) *boardIndex {
-	idx := &boardIndex{byID: map[string]*entry{}}
-	data, err := os.ReadFile(path)
+	data, err := mapFile(path)
 	if err != nil {
-		return idx
+		return &boardIndex{byID: map[string]*entry{}}
 	}
-	// One string for the whole file: every field below is a substring of
-	// it, so 10k lines cost 10k entries, not 110k small strings. The bytes
-	// are the string's own (nothing else holds data), so they are not
-	// copied: at 5,000 items the file is 2 MB, and in a CLI call (no
-	// garbage collection) every copied page is a page fault.
+	return parseIndex(data)
+}
+
+// parseIndex reads the index file's bytes. They are mapped (mapFile), and
+// the mapping is never undone: every field below is a substring of them,
+// so 10k lines cost 10k entries, not 110k small strings, and nothing is
+// copied (read into the heap, the 2 MB of 5,000 items were a page fault
+// per page in a CLI call, which collects no garbage). The file is only
+// ever replaced by a rename or appended to, never cut short, so the
+// mapped bytes stay; if it were cut short under the mapping, the fault
+// that reading past its end raises is turned into a panic here and the
+// index is empty, as for any unreadable file (it is only a cache).
+func parseIndex(data []byte) (idx *boardIndex) {
+	idx = &boardIndex{byID: map[string]*entry{}}
 	if len(data) == 0 {
 		return idx
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			idx = &boardIndex{byID: map[string]*entry{}}
+		}
+	}()
 	text := unsafe.String(&data[0], len(data))
 	if !strings.HasPrefix(text, indexHeader) {
 		return idx
@@ -158,6 +176,7 @@ func readIndex(path string) *boardIndex {
 	rest := text[len(indexHeader) : strings.LastIndexByte(text, '\n')+1]
 	idx.lines = strings.Count(rest, "\n")
 	idx.byID = make(map[string]*entry, idx.lines)
+	slab := make([]entry, idx.lines) // one allocation for every entry
 	var f [11]string
 	for len(rest) > 0 {
 		line, next, _ := strings.Cut(rest, "\n")
@@ -180,7 +199,9 @@ func readIndex(path string) *boardIndex {
 			return &boardIndex{byID: map[string]*entry{}}
 		}
 		n2, _ := strconv.Atoi(f[9])
-		e := &entry{id: f[0], tip: tip, status: f[2], parent: f[3], createdAt: f[5], lease: f[6],
+		e := &slab[0]
+		slab = slab[1:]
+		*e = entry{id: f[0], tip: tip, status: f[2], parent: f[3], createdAt: f[5], lease: f[6],
 			refs: f[8], specLen: n2, itemJSON: f[10], tenant: unquoteFast(f[7])}
 		if f[4] != "" {
 			e.deps = strings.Split(f[4], ",")

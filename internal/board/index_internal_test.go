@@ -255,3 +255,32 @@ func TestAppendIndex_Compacted(t *testing.T) {
 		t.Fatalf("after a read past the bound the file has %d lines, want 1", file.lines)
 	}
 }
+
+// The index file is mapped, not read: cut short under the mapping (which
+// git ideate never does: it renames or appends), reading past its new end
+// faults, and the fault makes an empty index, not a crash; a file that
+// is not cut short is read whole from its mapping.
+func TestParseIndex_FileCutShortUnderItsMappingIsAnEmptyIndex(t *testing.T) {
+	tip, _ := gitstore.ParseHash("0123456789abcdef0123456789abcdef01234567")
+	byID := map[string]*entry{}
+	for i := 0; i < 3000; i++ { // about 300 KB: many pages past the first
+		id := fmt.Sprintf("01JA%06d", i)
+		byID[id] = &entry{id: id, tip: tip, status: "open", createdAt: "2026-12-01T00:00:00Z", refs: "[]",
+			itemJSON: `{"id":"` + id + `","title":"` + strings.Repeat("x", 40) + `"}`}
+	}
+	path := filepath.Join(t.TempDir(), indexFile)
+	writeIndex(path, &boardIndex{byID: byID})
+	data, err := mapFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx := parseIndex(data); len(idx.byID) != 3000 {
+		t.Fatalf("read %d entries from the mapping, want 3000", len(idx.byID))
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	if idx := parseIndex(data); len(idx.byID) != 0 {
+		t.Fatalf("read %d entries past the file's end", len(idx.byID))
+	}
+}
