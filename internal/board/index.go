@@ -16,6 +16,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/gitstore/odb"
 	"github.com/ideate/git-ideate/internal/paging"
 )
 
@@ -137,14 +138,14 @@ func (s *Store) cachedIndex() (*boardIndex, map[string]*entry) {
 }
 
 func readIndex(path string) *boardIndex {
-	data, err := mapFile(path)
+	data, err := odb.MapFile(path)
 	if err != nil {
 		return &boardIndex{byID: map[string]*entry{}}
 	}
 	return parseIndex(data)
 }
 
-// parseIndex reads the index file's bytes. They are mapped (mapFile), and
+// parseIndex reads the index file's bytes. They are mapped (odb.MapFile), and
 // the mapping is never undone: every field below is a substring of them,
 // so 10k lines cost 10k entries, not 110k small strings, and nothing is
 // copied (read into the heap, the 2 MB of 5,000 items were a page fault

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/gitstore/odb"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
@@ -270,7 +271,7 @@ func TestParseIndex_FileCutShortUnderItsMappingIsAnEmptyIndex(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), indexFile)
 	writeIndex(path, &boardIndex{byID: byID})
-	data, err := mapFile(path)
+	data, err := odb.MapFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,9 @@ package odb
 
 import "os"
 
-// mapFile reads the whole file into memory on platforms without a syscall
+// MapFile reads the whole file into memory on platforms without a syscall
 // mmap wrapper. The contents then behave like a private, immutable mapping.
-func mapFile(path string) ([]byte, error) {
+func MapFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -17,5 +17,5 @@ func mapFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// unmapFile is a no-op: the garbage collector reclaims the copy.
-func unmapFile(data []byte) error { return nil }
+// UnmapFile is a no-op: the garbage collector reclaims the copy.
+func UnmapFile(data []byte) error { return nil }

@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// mapFile maps the whole file at path read-only. The returned slice must be
-// released with unmapFile. An empty file yields a nil slice.
-func mapFile(path string) ([]byte, error) {
+// MapFile maps the whole file at path read-only. The returned slice must be
+// released with UnmapFile. An empty file yields a nil slice.
+func MapFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -34,8 +34,8 @@ func mapFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// unmapFile releases a slice obtained from mapFile.
-func unmapFile(data []byte) error {
+// UnmapFile releases a slice obtained from MapFile.
+func UnmapFile(data []byte) error {
 	if data == nil {
 		return nil
 	}

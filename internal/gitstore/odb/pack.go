@@ -103,13 +103,13 @@ func openPack(id uint64, base string) (*pack, error) {
 }
 
 func (p *pack) loadIdx() error {
-	idx, err := mapFile(p.idxPath)
+	idx, err := MapFile(p.idxPath)
 	if err != nil {
 		return fmt.Errorf("odb: %w", err)
 	}
 	p.idx = idx
 	if err := p.parseIdx(); err != nil {
-		unmapFile(p.idx)
+		UnmapFile(p.idx)
 		p.idx = nil
 		return fmt.Errorf("odb: %s: %w", p.idxPath, err)
 	}
@@ -167,14 +167,14 @@ func (p *pack) mapData() error {
 	if p.data != nil || p.dataErr != nil {
 		return p.dataErr
 	}
-	d, err := mapFile(p.packPath)
+	d, err := MapFile(p.packPath)
 	if err != nil {
 		p.dataErr = fmt.Errorf("odb: %w", err)
 		return p.dataErr
 	}
 	p.data = d
 	if err := p.checkPack(); err != nil {
-		unmapFile(d)
+		UnmapFile(d)
 		p.data = nil
 		p.dataErr = fmt.Errorf("odb: %s: %w", p.packPath, err)
 	}
@@ -184,8 +184,8 @@ func (p *pack) mapData() error {
 func (p *pack) unmap() error {
 	p.dataMu.Lock()
 	defer p.dataMu.Unlock()
-	err1 := unmapFile(p.idx)
-	err2 := unmapFile(p.data)
+	err1 := UnmapFile(p.idx)
+	err2 := UnmapFile(p.data)
 	p.idx, p.data = nil, nil
 	return errors.Join(err1, err2)
 }
