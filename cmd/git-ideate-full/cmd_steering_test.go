@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"strings"
 	"testing"
 
@@ -37,10 +38,10 @@ func TestSteering_Gated(t *testing.T) {
 	cmds := []interface {
 		Run(context.Context, *Env) error
 	}{
-		&SteeringPutCmd{ID: "GP-1", Kind: "policy", Statement: "valid"},
-		&SteeringPutCmd{ID: "../bad", Status: "bogus", Statement: "-", References: "not json"},
-		&SteeringReadCmd{},
-		&SteeringReadCmd{Status: "bogus", Cursor: "garbage", JSON: true},
+		&corecmd.SteeringPutCmd{ID: "GP-1", Kind: "policy", Statement: "valid"},
+		&corecmd.SteeringPutCmd{ID: "../bad", Status: "bogus", Statement: "-", References: "not json"},
+		&corecmd.SteeringReadCmd{},
+		&corecmd.SteeringReadCmd{Status: "bogus", Cursor: "garbage", JSON: true},
 	}
 	for i, c := range cmds {
 		out, err := runSteering(t, dir, "stdin that must not be read", c)
@@ -52,7 +53,7 @@ func TestSteering_Gated(t *testing.T) {
 		}
 	}
 	gt.Git(t, dir, "config", "ideate.steering", "false")
-	if _, err := runSteering(t, dir, "", &SteeringReadCmd{}); !apperr.Is(err, steering.Gated) {
+	if _, err := runSteering(t, dir, "", &corecmd.SteeringReadCmd{}); !apperr.Is(err, steering.Gated) {
 		t.Fatalf("ideate.steering=false: %v", err)
 	}
 	if after := gt.Git(t, dir, "for-each-ref", "refs/ideate/") + gt.Git(t, dir, "count-objects", "-v"); after != before {
@@ -64,22 +65,22 @@ func TestSteering_PutRead(t *testing.T) {
 	dir := gt.NewRepo(t)
 	gt.Git(t, dir, "config", "ideate.steering", "true")
 
-	out, err := runSteering(t, dir, "Keep state in git.\n\nNo server.", &SteeringPutCmd{ID: "GP-1", Kind: "guiding-principle", Statement: "-", Domain: steeringPtr("Storage")})
+	out, err := runSteering(t, dir, "Keep state in git.\n\nNo server.", &corecmd.SteeringPutCmd{ID: "GP-1", Kind: "guiding-principle", Statement: "-", Domain: steeringPtr("Storage")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out != `{"ok":true,"id":"GP-1","status":"active","amended":false}`+"\n" {
 		t.Fatalf("put printed %q", out)
 	}
-	if _, err := runSteering(t, dir, "", &SteeringPutCmd{ID: "POL-1", Kind: "policy", Statement: "Use the lockfile CAS.",
+	if _, err := runSteering(t, dir, "", &corecmd.SteeringPutCmd{ID: "POL-1", Kind: "policy", Statement: "Use the lockfile CAS.",
 		References: `[{"rel":"clarifies","id":"GP-1"}]`, Actor: "dan"}); err != nil {
 		t.Fatal(err)
 	}
-	out, err = runSteering(t, dir, "", &SteeringPutCmd{ID: "GP-1", Kind: "guiding-principle", Statement: "Keep state in refs.", Status: "deprecated"})
+	out, err = runSteering(t, dir, "", &corecmd.SteeringPutCmd{ID: "GP-1", Kind: "guiding-principle", Statement: "Keep state in refs.", Status: "deprecated"})
 	if err != nil || out != `{"ok":true,"id":"GP-1","status":"deprecated","amended":true}`+"\n" {
 		t.Fatalf("amend printed %q, %v", out, err)
 	}
-	for _, bad := range []*SteeringPutCmd{
+	for _, bad := range []*corecmd.SteeringPutCmd{
 		{ID: "GP-2", Kind: "k", Statement: "s", References: `{"rel":"x"}`},
 		{ID: "GP-2", Kind: "k", Statement: "s", Status: "gone"},
 		{ID: "bad id", Kind: "k", Statement: "s"},
@@ -88,12 +89,12 @@ func TestSteering_PutRead(t *testing.T) {
 			t.Fatalf("%+v: %v, want SCHEMA", bad, err)
 		}
 	}
-	if _, err := runSteering(t, dir, "", &SteeringPutCmd{ID: "GP-2", Kind: "k", Statement: "s", Supersedes: "GP-9"}); !apperr.Is(err, apperr.DanglingSupersedes) {
+	if _, err := runSteering(t, dir, "", &corecmd.SteeringPutCmd{ID: "GP-2", Kind: "k", Statement: "s", Supersedes: "GP-9"}); !apperr.Is(err, apperr.DanglingSupersedes) {
 		t.Fatalf("dangling: %v", err)
 	}
 
 	// --json: the bounded page.
-	out, err = runSteering(t, dir, "", &SteeringReadCmd{JSON: true, IncludeHistory: true})
+	out, err = runSteering(t, dir, "", &corecmd.SteeringReadCmd{JSON: true, IncludeHistory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,23 +127,23 @@ func TestSteering_PutRead(t *testing.T) {
 	}
 
 	// Paged JSON with a cursor bound to its filter.
-	out, err = runSteering(t, dir, "", &SteeringReadCmd{JSON: true, Limit: steeringPtr(1)})
+	out, err = runSteering(t, dir, "", &corecmd.SteeringReadCmd{JSON: true, Limit: steeringPtr(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal([]byte(out), &page); err != nil || page.NextCursor == nil || len(page.Items) != 1 {
 		t.Fatalf("limit 1 page: %v\n%s", err, out)
 	}
-	if _, err := runSteering(t, dir, "", &SteeringReadCmd{JSON: true, Limit: steeringPtr(1), Cursor: *page.NextCursor, Kind: "policy"}); !apperr.Is(err, apperr.CursorMismatch) {
+	if _, err := runSteering(t, dir, "", &corecmd.SteeringReadCmd{JSON: true, Limit: steeringPtr(1), Cursor: *page.NextCursor, Kind: "policy"}); !apperr.Is(err, apperr.CursorMismatch) {
 		t.Fatalf("cursor under another filter: %v", err)
 	}
-	out, err = runSteering(t, dir, "", &SteeringReadCmd{JSON: true, Limit: steeringPtr(1), Cursor: *page.NextCursor})
+	out, err = runSteering(t, dir, "", &corecmd.SteeringReadCmd{JSON: true, Limit: steeringPtr(1), Cursor: *page.NextCursor})
 	if err != nil || !strings.Contains(out, `"id": "POL-1"`) || !strings.Contains(out, `"next_cursor": null`) {
 		t.Fatalf("second page: %v\n%s", err, out)
 	}
 
 	// The human listing.
-	out, err = runSteering(t, dir, "", &SteeringReadCmd{})
+	out, err = runSteering(t, dir, "", &corecmd.SteeringReadCmd{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,32 +154,32 @@ func TestSteering_PutRead(t *testing.T) {
 	if out != want {
 		t.Fatalf("listing:\n%s\nwant\n%s", out, want)
 	}
-	out, err = runSteering(t, dir, "", &SteeringReadCmd{Limit: steeringPtr(1)})
+	out, err = runSteering(t, dir, "", &corecmd.SteeringReadCmd{Limit: steeringPtr(1)})
 	if err != nil || !strings.HasPrefix(out, "GP-1 [deprecated]") || !strings.Contains(out, "(more items — resume with --cursor ") {
 		t.Fatalf("paged listing: %v\n%s", err, out)
 	}
-	out, err = runSteering(t, dir, "", &SteeringReadCmd{Status: "superseded"})
+	out, err = runSteering(t, dir, "", &corecmd.SteeringReadCmd{Status: "superseded"})
 	if err != nil || out != "(no items)\n" {
 		t.Fatalf("empty listing: %v %q", err, out)
 	}
-	if _, err := runSteering(t, dir, "", &SteeringReadCmd{Status: "gone"}); !apperr.Is(err, apperr.Schema) {
+	if _, err := runSteering(t, dir, "", &corecmd.SteeringReadCmd{Status: "gone"}); !apperr.Is(err, apperr.Schema) {
 		t.Fatalf("bad status filter: %v", err)
 	}
-	if _, err := runSteering(t, dir, "", &SteeringReadCmd{Limit: steeringPtr(-1)}); !apperr.Is(err, apperr.Schema) {
+	if _, err := runSteering(t, dir, "", &corecmd.SteeringReadCmd{Limit: steeringPtr(-1)}); !apperr.Is(err, apperr.Schema) {
 		t.Fatalf("negative limit: %v", err)
 	}
 	gt.Fsck(t, dir)
 }
 
 // The kong tags parse: the commands run through a parser built on a
-// stand-in root, since SteeringCmd is not wired into CLI here.
+// stand-in root, since corecmd.SteeringCmd is not wired into CLI here.
 func TestSteering_KongGrammar(t *testing.T) {
 	dir := gt.NewRepo(t)
 	gt.Git(t, dir, "config", "ideate.steering", "true")
 	parse := func(stdin string, args ...string) (string, error) {
 		t.Helper()
 		var root struct {
-			Steering SteeringCmd `cmd:""`
+			Steering corecmd.SteeringCmd `cmd:""`
 		}
 		var buf bytes.Buffer
 		env := steeringEnv(dir, stdin, &buf)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,7 +18,7 @@ import (
 	"github.com/ideate/git-ideate/internal/telemetry"
 )
 
-func runTelemetry(t *testing.T, dir string, c TelemetryCmd) (string, string, error) {
+func runTelemetry(t *testing.T, dir string, c corecmd.TelemetryCmd) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := &Env{Dir: dir, Out: &out, Err: &errb}
@@ -70,7 +71,7 @@ func TestTelemetry_ReportFromStores(t *testing.T) {
 		t.Fatalf("the events are not in .git/ideate: %v", err)
 	}
 
-	out, stderr, err := runTelemetry(t, dir, TelemetryCmd{})
+	out, stderr, err := runTelemetry(t, dir, corecmd.TelemetryCmd{})
 	if err != nil || stderr != "" {
 		t.Fatalf("%v %s", err, stderr)
 	}
@@ -85,7 +86,7 @@ func TestTelemetry_ReportFromStores(t *testing.T) {
 		}
 	}
 
-	out, _, err = runTelemetry(t, filepath.Join(dir), TelemetryCmd{JSON: true})
+	out, _, err = runTelemetry(t, filepath.Join(dir), corecmd.TelemetryCmd{JSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestTelemetry_Empty(t *testing.T) {
 	dir := gt.NewRepo(t)
 	sub := filepath.Join(dir, "a", "b")
 	os.MkdirAll(sub, 0o755)
-	out, stderr, err := runTelemetry(t, sub, TelemetryCmd{})
+	out, stderr, err := runTelemetry(t, sub, corecmd.TelemetryCmd{})
 	if err != nil || stderr != "" {
 		t.Fatalf("%v %s", err, stderr)
 	}
@@ -127,7 +128,7 @@ func TestTelemetry_Dir(t *testing.T) {
 	f.WriteString("torn {\n")
 	f.Close()
 
-	out, stderr, err := runTelemetry(t, dir, TelemetryCmd{Dir: "elsewhere"}) // relative to Env.Dir
+	out, stderr, err := runTelemetry(t, dir, corecmd.TelemetryCmd{Dir: "elsewhere"}) // relative to Env.Dir
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,13 +142,13 @@ func TestTelemetry_Dir(t *testing.T) {
 	// --dir works outside a repository, too.
 	gt.Isolate(t)
 	outside := t.TempDir()
-	if _, _, err := runTelemetry(t, outside, TelemetryCmd{Dir: state}); err != nil {
+	if _, _, err := runTelemetry(t, outside, corecmd.TelemetryCmd{Dir: state}); err != nil {
 		t.Fatal(err)
 	}
 
 	// Bad arguments are typed errors (exit 1 in the CLI).
 	for _, d := range []string{filepath.Join(dir, "missing"), r.Path()} {
-		if _, _, err := runTelemetry(t, dir, TelemetryCmd{Dir: d}); apperr.CodeOf(err) != apperr.Schema || !strings.Contains(err.Error(), "--dir") {
+		if _, _, err := runTelemetry(t, dir, corecmd.TelemetryCmd{Dir: d}); apperr.CodeOf(err) != apperr.Schema || !strings.Contains(err.Error(), "--dir") {
 			t.Fatalf("--dir %s: %v", d, err)
 		}
 	}
@@ -156,7 +157,7 @@ func TestTelemetry_Dir(t *testing.T) {
 func TestTelemetry_NotARepository(t *testing.T) {
 	gt.Isolate(t)
 	outside := t.TempDir()
-	if _, _, err := runTelemetry(t, outside, TelemetryCmd{}); apperr.CodeOf(err) != apperr.NotARepo {
+	if _, _, err := runTelemetry(t, outside, corecmd.TelemetryCmd{}); apperr.CodeOf(err) != apperr.NotARepo {
 		t.Fatalf("got %v", err)
 	}
 	env := &Env{Dir: outside, Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
@@ -184,7 +185,7 @@ func TestTelemetry_WriteFailureWarnsOnce(t *testing.T) {
 // The command's flags parse with kong the way the CLI will declare it.
 func TestTelemetry_Flags(t *testing.T) {
 	var cli struct {
-		Telemetry TelemetryCmd `cmd:""`
+		Telemetry corecmd.TelemetryCmd `cmd:""`
 	}
 	parser, err := kong.New(&cli, kong.Name("git ideate"), kong.Exit(func(int) { t.Fatal("exit") }))
 	if err != nil {

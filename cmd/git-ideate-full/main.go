@@ -25,27 +25,27 @@ type CLI struct {
 	Version kong.VersionFlag `help:"Print the version and exit."`
 	Chdir   string           `short:"C" name:"chdir" placeholder:"DIR" help:"Run as if started in DIR."`
 
-	Record      RecordCmd       `cmd:"" help:"The append-only process record on refs/ideate/record."`
-	Work        corecmd.WorkCmd `cmd:"" help:"The delegation board: work items with leased claims on refs/ideate/board/items/*."`
-	Steering    SteeringCmd     `cmd:"" help:"Steering items (project principles) on refs/ideate/steering; gated off unless enabled."`
-	Telemetry   TelemetryCmd    `cmd:"" help:"Print this clone's telemetry counters."`
-	Mcp         McpCmd          `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
-	Hook        HookCmd         `cmd:"" help:"Handle one Claude Code hook event: its JSON payload on stdin (always exits 0)."`
-	Sync        SyncCmd         `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
-	Test        TestCmd         `cmd:"" help:"Classify test runner output into one outcome per test (PASS, FAIL_ASSERT, FAIL_STUB, BUILD_FAIL, …)."`
-	Init        InitCmd         `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
-	Man         ManCmd          `cmd:"" help:"Print the git-ideate(1) manual page, or install it where man (and so git ideate --help) finds it."`
-	Plan        PlanCmd         `cmd:"" help:"The playbook's planning artifacts under docs/agents/sprint<N>/: check them (the planning→execution gate) or show them."`
-	Task        TaskCmd         `cmd:"" help:"Tasks' worktrees: start (claim + a linked worktree at the task's base), list, scope, complete, release, abandon."`
-	Exec        ExecCmd         `cmd:"" help:"The execution log on refs/ideate/exec: print it as the playbook's execution.log, or export the file."`
-	Escalations EscalationsCmd  `cmd:"" help:"List the escalations on the execution log (halted chains, collected failures, scope defects, stalls), newest first; --check-wave N runs the no-progress guard first."`
-	Scaffold    ScaffoldCmd     `cmd:"" help:"The post-RED scaffold step for a task's worktree: delete the RED shims, write one stub per symbol they or the plan declare (the body fails with SUB-AGENT-TODO), never touch a symbol with a body; each action on the execution log; commits nothing."`
-	Symbols     SymbolsCmd      `cmd:"" help:"Symbol look-ups by qualified identity over the working tree (Go, Python, JavaScript, TypeScript, Rust): find a name, list a file's definitions."`
-	Gate        GateCmd         `cmd:"" help:"Judge a task's committed worktree with a gate (red, scaffold, green, structure, final), store the verdict in the execution log and print it; exit 0 PASS, 3 FAIL, 4 UNVERIFIABLE."`
-	Memory      MemoryCmd       `cmd:"" help:"The team's retrospective memory in docs/agents/memory.md: role-scoped lessons (add, list, check); never one that relaxes an invariant."`
-	Transcripts TranscriptsCmd  `cmd:"" help:"The clone's capture of prompts, tool calls and transcripts under .git/ideate/transcripts: its size (du) and the manual cut (prune)."`
-	Retro       RetroCmd        `cmd:"" help:"The retrospective's input: failed verdicts by reason class, escalations, feedback and sync conflicts since the last planning, grouped into patterns with counts and evidence, recurring ones first."`
-	Fsmonitor   FsmonitorCmd    `cmd:"" hidden:"" help:"Serve a task worktree's file-system monitor (task start runs it, detached)."`
+	Record      RecordCmd            `cmd:"" help:"The append-only process record on refs/ideate/record."`
+	Work        corecmd.WorkCmd      `cmd:"" help:"The delegation board: work items with leased claims on refs/ideate/board/items/*."`
+	Steering    corecmd.SteeringCmd  `cmd:"" help:"Steering items (project principles) on refs/ideate/steering; gated off unless enabled."`
+	Telemetry   corecmd.TelemetryCmd `cmd:"" help:"Print this clone's telemetry counters."`
+	Mcp         McpCmd               `cmd:"" name:"mcp" help:"Serve the record, board and steering tools over MCP on stdio."`
+	Hook        HookCmd              `cmd:"" help:"Handle one Claude Code hook event: its JSON payload on stdin (always exits 0)."`
+	Sync        SyncCmd              `cmd:"" help:"Share the record, board, steering and notes through a git remote (fetch, merge, push with leases)."`
+	Test        TestCmd              `cmd:"" help:"Classify test runner output into one outcome per test (PASS, FAIL_ASSERT, FAIL_STUB, BUILD_FAIL, …)."`
+	Init        InitCmd              `cmd:"" help:"Wire this repository for git ideate without the plugin: Claude Code hooks and MCP server in .claude/settings.json and .mcp.json, fetch refspecs, .ideate.json."`
+	Man         ManCmd               `cmd:"" help:"Print the git-ideate(1) manual page, or install it where man (and so git ideate --help) finds it."`
+	Plan        PlanCmd              `cmd:"" help:"The playbook's planning artifacts under docs/agents/sprint<N>/: check them (the planning→execution gate) or show them."`
+	Task        TaskCmd              `cmd:"" help:"Tasks' worktrees: start (claim + a linked worktree at the task's base), list, scope, complete, release, abandon."`
+	Exec        ExecCmd              `cmd:"" help:"The execution log on refs/ideate/exec: print it as the playbook's execution.log, or export the file."`
+	Escalations EscalationsCmd       `cmd:"" help:"List the escalations on the execution log (halted chains, collected failures, scope defects, stalls), newest first; --check-wave N runs the no-progress guard first."`
+	Scaffold    ScaffoldCmd          `cmd:"" help:"The post-RED scaffold step for a task's worktree: delete the RED shims, write one stub per symbol they or the plan declare (the body fails with SUB-AGENT-TODO), never touch a symbol with a body; each action on the execution log; commits nothing."`
+	Symbols     SymbolsCmd           `cmd:"" help:"Symbol look-ups by qualified identity over the working tree (Go, Python, JavaScript, TypeScript, Rust): find a name, list a file's definitions."`
+	Gate        GateCmd              `cmd:"" help:"Judge a task's committed worktree with a gate (red, scaffold, green, structure, final), store the verdict in the execution log and print it; exit 0 PASS, 3 FAIL, 4 UNVERIFIABLE."`
+	Memory      MemoryCmd            `cmd:"" help:"The team's retrospective memory in docs/agents/memory.md: role-scoped lessons (add, list, check); never one that relaxes an invariant."`
+	Transcripts TranscriptsCmd       `cmd:"" help:"The clone's capture of prompts, tool calls and transcripts under .git/ideate/transcripts: its size (du) and the manual cut (prune)."`
+	Retro       RetroCmd             `cmd:"" help:"The retrospective's input: failed verdicts by reason class, escalations, feedback and sync conflicts since the last planning, grouped into patterns with counts and evidence, recurring ones first."`
+	Fsmonitor   FsmonitorCmd         `cmd:"" hidden:"" help:"Serve a task worktree's file-system monitor (task start runs it, detached)."`
 }
 
 func main() {

@@ -801,7 +801,7 @@ func TestCLIWrites_SecretInEveryFlag_NeverReachesAnObject(t *testing.T) {
 		{[]string{"work", "reopen"}, corecmd.WorkReopenCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"id": fx.done(t), "human": "alice"}
 		}},
-		{[]string{"steering", "put"}, SteeringPutCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
+		{[]string{"steering", "put"}, corecmd.SteeringPutCmd{}, func(t *testing.T, fx *libFixture) map[string]string {
 			return map[string]string{"id": "GP-3", "kind": "principle", "statement": "s"}
 		}},
 	}

@@ -3,10 +3,10 @@
 // of the repository. Installed on PATH as git-ideate, it runs as
 // `git ideate …`.
 //
-// This binary is the lean front: it answers --version and runs the record
-// and board command lines it can parse without kong (corecmd.Lean); it
-// replaces itself with git-ideate-full, installed beside it, for every
-// other line. Its package list is small and has no cgo, so a call starts
+// This binary is the lean front: it answers --version and runs the
+// record, board, steering and telemetry command lines it can parse
+// without kong (corecmd.Lean); it replaces itself with git-ideate-full,
+// installed beside it, for every other line. Its package list is small and has no cgo, so a call starts
 // in about the time a hello-world Go program does (issue 19).
 package main
 

@@ -137,7 +137,8 @@ func TestLean_HandsEveryOtherLineToTheFullBinary(t *testing.T) {
 		{"", []string{"record", "append", "--kind", "finding"}},
 		{"", []string{"record", "read", "--no-such-flag"}},
 		{"", []string{"record", "export"}},
-		{"", []string{"telemetry", "--json"}},
+		{"", []string{"exec", "log"}},
+		{"", []string{"task", "list"}},
 		{"", []string{"plan", "check"}},
 		{"", []string{"no-such-command"}},
 		{payload, []string{"hook"}},
@@ -183,6 +184,7 @@ func TestLean_FindsTheFullBinaryOrSaysItIsMissing(t *testing.T) {
 		{"work", "get", "--id", item.ID},
 		{"work", "list"},
 		{"record", "read"},
+		{"telemetry"},
 	} {
 		if r := runIn(t, exe, dir, "", "", args...); r.code != 0 || r.err != "" {
 			t.Errorf("%q without the full binary: %+v", args, r)

@@ -12,7 +12,7 @@ import (
 
 // Lean is the part of the command tree that the git-ideate binary runs
 // itself: the record and board commands agents and scripts call many
-// times a session. Every other command line, and every line FastParse does
+// times a session, and steering and telemetry, which need nothing more. Every other command line, and every line FastParse does
 // not take (help, a bad flag, a positional argument), goes to the full
 // binary, git-ideate-full, which the lean one replaces itself with
 // (ExecFull). The lean binary links neither kong nor the gates, so it
@@ -20,8 +20,10 @@ import (
 // third of a CLI claim). Each leaf here is the full tree's own type at the
 // same path (TestLean_SameLeavesAsFull), so a line means the same in both.
 type Lean struct {
-	Record LeanRecord `cmd:""`
-	Work   WorkCmd    `cmd:""`
+	Record    LeanRecord   `cmd:""`
+	Work      WorkCmd      `cmd:""`
+	Steering  SteeringCmd  `cmd:""`
+	Telemetry TelemetryCmd `cmd:""`
 }
 
 // LeanRecord is the record group of Lean: every record command but

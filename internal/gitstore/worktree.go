@@ -3,9 +3,11 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
@@ -27,9 +29,47 @@ type Worktree struct {
 	Prunable bool
 }
 
+// WorktreeAttempts bounds the runs of a `git worktree` command that fails
+// beside another one in the same repository: git reads every worktree's
+// administrative files and dies on one that a concurrent `git worktree
+// add` is still writing ("failed to read …/worktrees/base/commondir"), and
+// `git worktree prune` may remove an administrative directory an add has
+// just made. The same command a few milliseconds later succeeds.
+const WorktreeAttempts = 12
+
+// RetryWorktree runs op until it succeeds, fails with anything but
+// GIT_FAILED, ctx ends, or WorktreeAttempts runs have failed. Before each
+// new run it calls undo (when not nil), which must leave nothing of the
+// failed one, and pauses a random 0–5·attempt ms so that the command it
+// collided with can finish.
+func RetryWorktree(ctx context.Context, op, undo func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := op()
+		if err == nil || attempt == WorktreeAttempts || ctx.Err() != nil || !apperr.Is(err, GitFailed) {
+			return err
+		}
+		if undo != nil {
+			if err := undo(); err != nil {
+				return err
+			}
+		}
+		pause := time.NewTimer(time.Duration(rand.Int64N(int64(attempt) * int64(5*time.Millisecond))))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return ctx.Err()
+		case <-pause.C:
+		}
+	}
+}
+
 // Worktrees lists the repository's working trees, the main one first.
 func (s *Store) Worktrees(ctx context.Context) ([]Worktree, error) {
-	out, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "list", "--porcelain", "-z")
+	var out []byte
+	err := RetryWorktree(ctx, func() (err error) {
+		out, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "list", "--porcelain", "-z")
+		return err
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -104,16 +144,20 @@ func canonicalPath(p string) string {
 // in the new tree, so a process killed during the (long) checkout leaves an
 // unlocked worktree that CompleteCheckout or RemoveWorktree finish. An
 // empty branch makes a detached worktree at base (a throwaway checkout, as
-// a gate's run at a task's base commit).
+// a gate's run at a task's base commit); path is the caller's alone, so an
+// add that fails beside another `git worktree` command is discarded and
+// run again (RetryWorktree).
 func (s *Store) AddWorktree(ctx context.Context, path, branch string, base Hash) error {
 	if branch == "" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 			return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(path))
 		}
-		if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout", "--detach", path, base.String()); err != nil {
-			return err
-		}
-		return s.CompleteCheckout(ctx, path, false)
+		return RetryWorktree(ctx, func() error {
+			if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout", "--detach", path, base.String()); err != nil {
+				return err
+			}
+			return s.CompleteCheckout(ctx, path, false)
+		}, func() error { return s.DiscardWorktree(ctx, path) })
 	}
 	if !ValidRefName("refs/heads/" + branch) {
 		return apperr.New(apperr.Schema, "%q is not a valid branch name", branch)
@@ -205,8 +249,10 @@ func (s *Store) DiscardWorktree(ctx context.Context, path string) error {
 // PruneWorktrees drops the administrative files of working trees whose
 // directory is gone (`git worktree prune`).
 func (s *Store) PruneWorktrees(ctx context.Context) error {
-	_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "prune")
-	return err
+	return RetryWorktree(ctx, func() error {
+		_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "prune")
+		return err
+	}, nil)
 }
 
 // WorktreeGitDir is the administrative directory of the linked worktree

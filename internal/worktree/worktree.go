@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -488,10 +487,6 @@ func nonNil(s []string) []string {
 	return append([]string(nil), s...)
 }
 
-// addAttempts bounds the `git worktree add` runs one start makes when a
-// concurrent `git worktree prune` undoes them.
-const addAttempts = 12
-
 // ensure makes the worktree at c.Path ready: reused as it is when the task
 // was open and its worktree is whole, else (re)created. It reports whether
 // it reused one.
@@ -536,25 +531,13 @@ func (m *Manager) ensure(ctx context.Context, c *Contract, base gitstore.Hash, o
 	// nothing there, and the task's lock keeps other starts out), so
 	// discard it whole and try again after a short random pause, which
 	// lets a prune in progress finish.
-	for attempt := 1; ; attempt++ {
+	err = gitstore.RetryWorktree(ctx, func() error {
 		if err := m.clearEmpty(c); err != nil {
-			return false, err
+			return err
 		}
-		err := m.git.AddWorktree(ctx, c.Path, c.Branch, base)
-		if err == nil || attempt == addAttempts || ctx.Err() != nil || !apperr.Is(err, gitstore.GitFailed) {
-			return false, err
-		}
-		if err := m.git.DiscardWorktree(ctx, c.Path); err != nil {
-			return false, err
-		}
-		pause := time.NewTimer(time.Duration(rand.Int64N(int64(attempt) * int64(5*time.Millisecond))))
-		select {
-		case <-ctx.Done():
-			pause.Stop()
-			return false, ctx.Err()
-		case <-pause.C:
-		}
-	}
+		return m.git.AddWorktree(ctx, c.Path, c.Branch, base)
+	}, func() error { return m.git.DiscardWorktree(ctx, c.Path) })
+	return false, err
 }
 
 // clearEmpty removes an empty directory where the worktree goes: a `git

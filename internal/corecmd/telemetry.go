@@ -1,9 +1,8 @@
-package main
+package corecmd
 
 import (
 	"context"
 	"fmt"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"path/filepath"
 
@@ -31,7 +30,7 @@ func (c *TelemetryCmd) Run(ctx context.Context, env *Env) error {
 		fmt.Fprintf(env.Err, "note: skipped %d unparseable line(s) in %s\n", s.BadLines, s.File)
 	}
 	if c.JSON {
-		return corecmd.WriteJSON(env.Out, s, true)
+		return WriteJSON(env.Out, s, true)
 	}
 	return s.WriteText(env.Out)
 }

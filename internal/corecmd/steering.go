@@ -1,9 +1,8 @@
-package main
+package corecmd
 
 import (
 	"context"
 	"fmt"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"strings"
 
@@ -28,7 +27,7 @@ type SteeringPutCmd struct {
 	Supersedes string  `placeholder:"ID" help:"The item this one replaces (a supersedes edge)."`
 	References string  `placeholder:"JSON" help:"Typed edges as JSON: [{\"rel\":\"clarifies\",\"id\":\"GP-1\"}]. With --supersedes or this flag the edge list is replaced; without both it is kept."`
 	Actor      string  `help:"Who writes it (recorded as a commit trailer)."`
-	corecmd.PrettyFlag
+	PrettyFlag
 }
 
 // steeringPutResult is the one line put prints.
@@ -54,14 +53,14 @@ func (c *SteeringPutCmd) Run(ctx context.Context, env *Env) error {
 	statement := ""
 	if c.Statement != "" {
 		var err error
-		if statement, err = corecmd.ReadContent(env, c.Statement, "statement", steering.MaxStatement); err != nil {
+		if statement, err = ReadContent(env, c.Statement, "statement", steering.MaxStatement); err != nil {
 			return err
 		}
 	}
 	in := steering.PutInput{ID: c.ID, Kind: c.Kind, Statement: statement, Domain: c.Domain, Status: c.Status,
 		Supersedes: c.Supersedes, Actor: c.Actor, KeepPrior: true}
 	if strings.TrimSpace(c.References) != "" {
-		refs, err := corecmd.ParseReferences(c.References)
+		refs, err := ParseReferences(c.References)
 		if err != nil {
 			return err
 		}
@@ -74,7 +73,7 @@ func (c *SteeringPutCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return corecmd.WriteJSON(env.Out, steeringPutResult{OK: true, ID: res.ID, Status: res.Status, Amended: res.Amended}, c.JSON)
+	return WriteJSON(env.Out, steeringPutResult{OK: true, ID: res.ID, Status: res.Status, Amended: res.Amended}, c.JSON)
 }
 
 // SteeringReadCmd selects items.
@@ -100,7 +99,7 @@ func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 		_, err := s.Read(steering.ReadRequest{})
 		return err
 	}
-	if err := corecmd.CheckLimit(c.Limit); err != nil {
+	if err := CheckLimit(c.Limit); err != nil {
 		return err
 	}
 	req := steering.ReadRequest{ID: c.ID, Domain: c.Domain, Status: c.Status, Kind: c.Kind,
@@ -111,9 +110,9 @@ func (c *SteeringReadCmd) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
-		return corecmd.WriteJSON(env.Out, page, true)
+		return WriteJSON(env.Out, page, true)
 	}
-	return corecmd.ListHuman(env.Out, c.Limit, c.Cursor, func(w io.Writer, limit *int, cursor string) (int, *string, error) {
+	return ListHuman(env.Out, c.Limit, c.Cursor, func(w io.Writer, limit *int, cursor string) (int, *string, error) {
 		req.Limit, req.Cursor = limit, cursor
 		page, err := s.Read(req)
 		if err != nil {
