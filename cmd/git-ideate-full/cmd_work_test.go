@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
@@ -31,8 +32,13 @@ func TestWork_Golden(t *testing.T) {
 		all.WriteString("\n")
 		return r
 	}
-	parent := itemID(t, step("work create parent", cli(t, dir, "", "work", "create", "--title", "Ship the board", "--spec", "outline", "--spec-format", "plan/outline", "--human", "dan")).out)
-	dep := itemID(t, step("work create dep", cli(t, dir, "", "work", "create", "--title", "Design refs", "--spec", "refs", "--spec-format", "plan/outline", "--human", "dan", "--parent", parent)).out)
+	// The golden order (newest first, and which open child a refusal
+	// names) follows the items' ULIDs. Two creates within one millisecond
+	// get ids in random order (each call mints from a source of its own),
+	// so the creates are a few milliseconds apart.
+	apart := func(id string) string { time.Sleep(3 * time.Millisecond); return id }
+	parent := apart(itemID(t, step("work create parent", cli(t, dir, "", "work", "create", "--title", "Ship the board", "--spec", "outline", "--spec-format", "plan/outline", "--human", "dan")).out))
+	dep := apart(itemID(t, step("work create dep", cli(t, dir, "", "work", "create", "--title", "Design refs", "--spec", "refs", "--spec-format", "plan/outline", "--human", "dan", "--parent", parent)).out))
 	child := itemID(t, step("work create child", cli(t, dir, "spec from stdin", "work", "create", "--title", "Write claims", "--spec", "-", "--spec-format", "plan/outline", "--human", "dan", "--parent", parent, "--depends-on", dep, "--tenant", "local")).out)
 	step("work list", cli(t, dir, "", "work", "list"))
 	step("work ready", cli(t, dir, "", "work", "ready"))

@@ -11,12 +11,10 @@ import (
 	"fmt"
 	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/secretgate"
 )
 
@@ -54,15 +52,10 @@ func main() {
 		os.Stdout.WriteString(corecmd.VersionString() + "\n")
 		os.Exit(corecmd.ExitOK)
 	}
-	// A CLI call lives for milliseconds: collecting garbage costs more than
-	// it frees. The soft limit keeps a long export or the MCP server sane.
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(128 << 20)
-	ctx, sig := corecmd.NewSignals()
+	ctx, sig := corecmd.StartProcess()
 	if eagerSignals(os.Args[1:]) {
 		sig.Watch()
 	}
-	osproc.SetBeforeGroup(sig.Watch)
 	code := run(ctx, os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Exiting: true})
 	sig.Close()
 	os.Exit(code)
@@ -90,8 +83,7 @@ func run(ctx context.Context, args []string, env *Env) int {
 		return corecmd.ExitOK
 	}
 	if cmd, path, chdir, ok := fastParse(args); ok {
-		_, hook := cmd.(corecmd.HookPath)
-		return corecmd.RunCommand(env, chdir, path, hook, func() error { return cmd.Run(ctx, env) })
+		return corecmd.RunParsed(ctx, env, cmd, path, chdir)
 	}
 	cli := grammar(args)
 	exited := -1

@@ -13,10 +13,8 @@ package main
 import (
 	"os"
 	"reflect"
-	"runtime/debug"
 
 	"github.com/ideate/git-ideate/internal/corecmd"
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 func main() {
@@ -29,15 +27,9 @@ func main() {
 	if !ok {
 		os.Exit(runFull(args))
 	}
-	// As in the full binary: a CLI call lives for milliseconds, so no
-	// collection, with a soft limit for a long export.
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(128 << 20)
-	ctx, sig := corecmd.NewSignals()
-	osproc.SetBeforeGroup(sig.Watch)
+	ctx, sig := corecmd.StartProcess()
 	env := &corecmd.Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Exiting: true}
-	_, hook := cmd.(corecmd.HookPath)
-	code := corecmd.RunCommand(env, chdir, path, hook, func() error { return cmd.Run(ctx, env) })
+	code := corecmd.RunParsed(ctx, env, cmd, path, chdir)
 	env.Close()
 	sig.Close()
 	os.Exit(code)

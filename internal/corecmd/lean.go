@@ -57,7 +57,9 @@ func FullBinary() (string, error) {
 			exe = real
 		}
 		p := filepath.Join(filepath.Dir(exe), name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		// Windows has no execute bits (os.Stat reports none): there the
+		// .exe name is what makes the file runnable.
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && (fi.Mode()&0o111 != 0 || runtime.GOOS == "windows") {
 			return p, nil
 		}
 	}

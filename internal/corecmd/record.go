@@ -43,8 +43,21 @@ func ReadContent(env *Env, v, what string, max int) (string, error) {
 	return string(b), nil
 }
 
-// ParseReferences reads a --references flag (record.ParseReferences).
-func ParseReferences(s string) ([]record.Reference, error) { return record.ParseReferences(s) }
+// appendInputs is what record append and record decision read before
+// they write: the body (the flag's value, or stdin for -), the
+// --references edges, and the record store.
+func appendInputs(env *Env, body, what, references string) (string, []record.Reference, *record.Store, error) {
+	text, err := ReadContent(env, body, what, record.MaxContent)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	refs, err := record.ParseReferences(references)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	st, err := env.Record()
+	return text, refs, st, err
+}
 
 func reportAppend(env *Env, res *record.AppendResult, asJSON bool) error {
 	for _, r := range res.Redactions {
@@ -93,15 +106,7 @@ func CLISession(env *Env, given string) string {
 
 // Run appends the record.
 func (c *RecordAppendCmd) Run(ctx context.Context, env *Env) error {
-	content, err := ReadContent(env, c.Content, "content", record.MaxContent)
-	if err != nil {
-		return err
-	}
-	refs, err := ParseReferences(c.References)
-	if err != nil {
-		return err
-	}
-	st, err := env.Record()
+	content, refs, st, err := appendInputs(env, c.Content, "content", c.References)
 	if err != nil {
 		return err
 	}
@@ -135,15 +140,7 @@ type RecordDecisionCmd struct {
 
 // Run appends the decision.
 func (c *RecordDecisionCmd) Run(ctx context.Context, env *Env) error {
-	rationale, err := ReadContent(env, c.Rationale, "rationale", record.MaxContent)
-	if err != nil {
-		return err
-	}
-	refs, err := ParseReferences(c.References)
-	if err != nil {
-		return err
-	}
-	st, err := env.Record()
+	rationale, refs, st, err := appendInputs(env, c.Rationale, "rationale", c.References)
 	if err != nil {
 		return err
 	}

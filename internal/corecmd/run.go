@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	tree "github.com/ideate/git-ideate/internal/version"
@@ -127,6 +128,26 @@ func (s *Signals) Close() {
 
 // SignalGrace is how long a signalled command has to return on its own.
 const SignalGrace = 3 * time.Second
+
+// StartProcess sets up a git-ideate process, either binary: no garbage
+// collection (a CLI call lives for milliseconds: collecting costs more
+// than it frees), a soft memory limit that keeps a long export or the MCP
+// server sane, and the root context, whose signal handling starts
+// watching with the first process the call starts in a group of its own
+// (or at once, when the caller calls Watch).
+func StartProcess() (context.Context, *Signals) {
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(128 << 20)
+	ctx, sig := NewSignals()
+	osproc.SetBeforeGroup(sig.Watch)
+	return ctx, sig
+}
+
+// RunParsed runs a command FastParse filled in, as RunCommand does.
+func RunParsed(ctx context.Context, env *Env, cmd Runner, path, chdir string) int {
+	_, hook := cmd.(HookPath)
+	return RunCommand(env, chdir, path, hook, func() error { return cmd.Run(ctx, env) })
+}
 
 // RunCommand runs a parsed command (its path, for the error line) in the
 // directory -C named, or ".", and returns its exit status: a hook path

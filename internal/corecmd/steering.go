@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/paging"
+	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/steering"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -60,7 +61,7 @@ func (c *SteeringPutCmd) Run(ctx context.Context, env *Env) error {
 	in := steering.PutInput{ID: c.ID, Kind: c.Kind, Statement: statement, Domain: c.Domain, Status: c.Status,
 		Supersedes: c.Supersedes, Actor: c.Actor, KeepPrior: true}
 	if strings.TrimSpace(c.References) != "" {
-		refs, err := ParseReferences(c.References)
+		refs, err := record.ParseReferences(c.References)
 		if err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func warnUnresolved(env *Env, us []record.Unresolved) {
 }
 
 func parseBoardRefs(s string) ([]board.Reference, error) {
-	refs, err := ParseReferences(s)
+	refs, err := record.ParseReferences(s)
 	if err != nil {
 		return nil, err
 	}
