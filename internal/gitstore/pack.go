@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -254,8 +255,12 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		crc uint32
 	}
 	entries := make([]entry, len(objs))
-	zw := zFree.get()
-	defer zFree.put(zw)
+	var zw *zlib.Writer // only for a large object (see deflateBelow)
+	defer func() {
+		if zw != nil {
+			zFree.put(zw)
+		}
+	}()
 	for i, o := range objs {
 		off := buf.Len()
 		// Type and size: 3 bits of type, then the size 4 bits first and 7
@@ -269,9 +274,15 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 			size >>= 7
 		}
 		buf.WriteByte(c)
-		if storeInPack(o.t, len(o.data)) {
+		switch {
+		case storeInPack(o.t, len(o.data)):
 			appendStored(buf, o.data)
-		} else {
+		case len(o.data) < deflateBelow:
+			appendDeflated(buf, o.data)
+		default:
+			if zw == nil {
+				zw = zFree.get()
+			}
 			zw.Reset(buf)
 			zw.Write(o.data)
 			if err := zw.Close(); err != nil {
