@@ -156,7 +156,7 @@ func planSettings(top string) (*initChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, added, err := hooks.MergeSettings(doc, initHookCommand)
+	data, added, replaced, err := hooks.MergeSettings(doc, initHookCommand, hooks.OlderHookCommands)
 	if err != nil {
 		return nil, shapeError(path, apperr.Message(err))
 	}
@@ -169,20 +169,26 @@ func planSettings(top string) (*initChange, error) {
 	if err != nil {
 		return nil, shapeError(path, apperr.Message(err))
 	}
-	if len(added) == 0 && len(allowed) == 0 {
+	if len(added) == 0 && len(replaced) == 0 && len(allowed) == 0 {
 		return nil, nil
 	}
 	if withPerm != nil {
 		data = withPerm
 	}
-	var what []string
+	var what, parts []string
 	if len(added) > 0 {
 		what = append(what, fmt.Sprintf("hooks %s (%s)", strings.Join(added, ", "), initHookCommand))
 	}
 	if len(allowed) > 0 {
 		what = append(what, fmt.Sprintf("permissions.allow %s", strings.Join(allowed, ", ")))
 	}
-	ch := &initChange{Action: "update", Target: filepath.ToSlash(settingsFile), Detail: "added " + strings.Join(what, "; ")}
+	if len(what) > 0 {
+		parts = append(parts, "added "+strings.Join(what, "; "))
+	}
+	if len(replaced) > 0 {
+		parts = append(parts, fmt.Sprintf("hooks %s now run %s", strings.Join(replaced, ", "), initHookCommand))
+	}
+	ch := &initChange{Action: "update", Target: filepath.ToSlash(settingsFile), Detail: strings.Join(parts, "; ")}
 	if !existed {
 		ch.Action = "create"
 		ch.Detail = strings.Join(what, "; ")
@@ -214,7 +220,7 @@ func planMCP(top string) (*initChange, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	data, differs, err := hooks.MergeMCPServer(doc, initMCPServer, initMCPCommand, initMCPArgs)
+	data, replaced, differs, err := hooks.MergeMCPServer(doc, initMCPServer, initMCPCommand, initMCPArgs, hooks.OlderMCPServers)
 	switch {
 	case err != nil:
 		return nil, "", shapeError(path, apperr.Message(err))
@@ -224,6 +230,9 @@ func planMCP(top string) (*initChange, string, error) {
 		return nil, "", nil
 	}
 	ch := &initChange{Action: "update", Target: mcpFile, Detail: "added mcpServers.ideate (git-ideate-full mcp)"}
+	if replaced {
+		ch.Detail = "mcpServers.ideate now runs git-ideate-full mcp"
+	}
 	if !existed {
 		ch.Action = "create"
 		ch.Detail = "mcpServers.ideate (git-ideate-full mcp)"

@@ -307,21 +307,28 @@ func TestInit_MergesIntoExistingSettings(t *testing.T) {
 		t.Fatalf("servers %v", servers)
 	}
 
-	// A hook of ours already there (even edited) is not added again, and a
-	// differing ideate server is left alone with a note.
+	// A hook of ours already there (even edited) is not added again, one of
+	// an older command runs ours in its place (the user's timeout kept),
+	// and a differing ideate server is left alone with a note.
 	dir2, _ := initRepo(t)
 	os.MkdirAll(filepath.Join(dir2, ".claude"), 0o755)
-	os.WriteFile(filepath.Join(dir2, ".claude/settings.json"), []byte(`{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"git  ideate hook","timeout":9}]}]}}`), 0o644)
+	os.WriteFile(filepath.Join(dir2, ".claude/settings.json"), []byte(`{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"git-ideate-full  hook","timeout":9}]}],`+
+		`"Stop":[{"hooks":[{"type":"command","command":"git  ideate hook","timeout":7}]}]}}`), 0o644)
 	os.WriteFile(filepath.Join(dir2, ".mcp.json"), []byte(`{"mcpServers":{"ideate":{"command":"/opt/git-ideate","args":["mcp"]}}}`), 0o644)
 	r = cli(t, dir2, "", "init")
 	if r.code != 0 {
 		t.Fatal(r.err)
 	}
-	if strings.Contains(r.out, "SessionEnd") || strings.Contains(r.out, ".mcp.json") || !strings.Contains(r.err, "mcpServers.ideate differently; left as is") {
+	if strings.Contains(r.out, "SessionEnd") || !strings.Contains(r.out, "; hooks Stop now run git-ideate-full hook") || strings.Contains(r.out, ".mcp.json") ||
+		!strings.Contains(r.err, "mcpServers.ideate differently; left as is") {
 		t.Fatalf("out:\n%s\nerr:\n%s", r.out, r.err)
 	}
-	if got := hookCommands(t, readJSON(t, filepath.Join(dir2, ".claude/settings.json")))["SessionEnd"]; len(got) != 1 {
-		t.Fatalf("SessionEnd duplicated: %v", got)
+	got := hookCommands(t, readJSON(t, filepath.Join(dir2, ".claude/settings.json")))
+	if diff := cmp.Diff(map[string][]string{"SessionEnd": {"git-ideate-full  hook"}, "Stop": {"git-ideate-full hook"}}, map[string][]string{"SessionEnd": got["SessionEnd"], "Stop": got["Stop"]}); diff != "" {
+		t.Fatalf("SessionEnd and Stop: %s", diff)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir2, ".claude/settings.json")); !strings.Contains(string(b), `"timeout": 7`) {
+		t.Fatalf("the replaced entry's timeout:\n%s", b)
 	}
 }
 
@@ -459,5 +466,59 @@ func TestInit_FromSubdirectory(t *testing.T) {
 	}
 	if r := bin(t, t.TempDir(), "", "-C", sub, "init"); r.code != 0 || !strings.HasPrefix(r.out, "nothing to change: ") {
 		t.Fatalf("-C run: %d %q %q", r.code, r.out, r.err)
+	}
+}
+
+// TestInit_OlderSetUpNowRunsTheFullBinary: a repository an older init set
+// up (hooks through `git ideate hook`, the server through `git ideate
+// mcp`) comes out of init running git-ideate-full directly, each entry
+// changed in place and said so, and a second run changes nothing.
+func TestInit_OlderSetUpNowRunsTheFullBinary(t *testing.T) {
+	dir, _ := initRepo(t)
+	old, _, _, err := hooks.MergeSettings(nil, "git ideate hook", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _, err = hooks.MergePermissions(old, []string{hooks.MCPPermission})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude/settings.json"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers":{"ideate":{"command":"git","args":["ideate","mcp"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cli(t, dir, "", "init")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	for _, want := range []string{
+		"updated .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted now run git-ideate-full hook\n",
+		"updated .mcp.json: mcpServers.ideate now runs git-ideate-full mcp\n",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, r.out)
+		}
+	}
+	for ev, cmds := range hookCommands(t, readJSON(t, filepath.Join(dir, ".claude/settings.json"))) {
+		for _, c := range cmds {
+			if !strings.HasPrefix(c, "git-ideate-full hook") {
+				t.Fatalf("%s still runs %q", ev, c)
+			}
+		}
+	}
+	if srv := readJSON(t, filepath.Join(dir, ".mcp.json"))["mcpServers"].(map[string]any)["ideate"].(map[string]any); srv["command"] != "git-ideate-full" {
+		t.Fatalf(".mcp.json server: %v", srv)
+	}
+	first := takeSnapshot(t, dir)
+	if r := cli(t, dir, "", "init"); r.code != 0 || !strings.HasPrefix(r.out, "nothing to change") {
+		t.Fatalf("second run: %+v", r)
+	}
+	if diff := cmp.Diff(first, takeSnapshot(t, dir)); diff != "" {
+		t.Fatalf("second run changed something:\n%s", diff)
 	}
 }

@@ -17,48 +17,64 @@ const (
 	MCPFile      = ".mcp.json"             // the project's MCP servers
 )
 
+// OlderHookCommands are the hook commands git ideate init wrote before it
+// ran git-ideate-full directly: through git and the lean binary, or the
+// lean binary alone, each hook paid one or two more process starts.
+var OlderHookCommands = []string{"git ideate hook", "git-ideate hook"}
+
 // MergeSettings merges the hook table (Hooks) into doc, the text of a
 // .claude/settings.json that holds one JSON object (nil or blank: an empty
-// one). Each missing event gets a matcher group running command. An event
-// that already runs command, `git ideate hook` or `git-ideate hook` in any
-// group is left as is, whatever its matcher or timeout: a user's edit of
-// our entry is kept, not duplicated. Every other key and its text stay as
-// they were, in their order. It returns the new text (2-space indent, final
-// newline) and the events added, or nil and none when nothing was missing.
-// A "hooks" value that is not an object, or an event's that is not an
-// array, is apperr.Schema naming it, and nothing is returned.
-func MergeSettings(doc []byte, command string) (merged []byte, added []string, err error) {
+// one). An event that already runs command in any group is left as is,
+// whatever its matcher or timeout: a user's edit of our entry is kept, not
+// duplicated. An event whose handler runs one of older instead (the same
+// words, blanks aside; for a gate entry, in a group with h's matcher) has
+// that handler's command replaced, and nothing else of it: it is among
+// replaced. Every other missing event gets a matcher group running
+// command: it is among added. Every other key and its text stay as they
+// were, in their order. It returns the new text (2-space indent, final
+// newline), or nil when nothing changed. A "hooks" value that is not an
+// object, or an event's that is not an array, is apperr.Schema naming it,
+// and nothing is returned.
+func MergeSettings(doc []byte, command string, older []string) (merged []byte, added, replaced []string, err error) {
 	o, err := parseDoc(doc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	hooks := newObject()
 	if raw, ok := o.get("hooks"); ok {
 		if hooks, err = parseObject(raw); err != nil {
-			return nil, nil, apperr.New(apperr.Schema, `"hooks" is not a JSON object`)
+			return nil, nil, nil, apperr.New(apperr.Schema, `"hooks" is not a JSON object`)
 		}
+	}
+	note := func(list []string, event string) []string {
+		if len(list) == 0 || list[len(list)-1] != event {
+			list = append(list, event)
+		}
+		return list
 	}
 	for _, h := range Hooks() {
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(h.Event); ok {
 			if err := json.Unmarshal(raw, &groups); err != nil {
-				return nil, nil, apperr.New(apperr.Schema, `"hooks.%s" is not a JSON array`, h.Event)
+				return nil, nil, nil, apperr.New(apperr.Schema, `"hooks.%s" is not a JSON array`, h.Event)
 			}
 		}
-		if runsCommand(groups, h, command) {
+		if runsCommand(groups, h, []string{command}) {
 			continue
 		}
-		groups = append(groups, marshalNoEscape(hookGroup(h, command)))
-		hooks.set(h.Event, marshalNoEscape(groups))
-		if len(added) == 0 || added[len(added)-1] != h.Event {
-			added = append(added, h.Event)
+		if replaceCommand(groups, h, older, command) {
+			replaced = note(replaced, h.Event)
+		} else {
+			groups = append(groups, marshalNoEscape(hookGroup(h, command)))
+			added = note(added, h.Event)
 		}
+		hooks.set(h.Event, marshalNoEscape(groups))
 	}
-	if len(added) == 0 {
-		return nil, nil, nil
+	if len(added) == 0 && len(replaced) == 0 {
+		return nil, nil, nil, nil
 	}
 	o.set("hooks", hooks.raw())
-	return indentDoc(o.raw()), added, nil
+	return indentDoc(o.raw()), added, replaced, nil
 }
 
 // hookGroup is the settings entry of h: a matcher group holding one
@@ -77,16 +93,22 @@ func hookGroup(h Hook, command string) any {
 	return group{Matcher: h.Matcher, Hooks: []handler{{Type: "command", Command: h.Command(command), If: h.If, Timeout: h.Timeout}}}
 }
 
-// runsCommand reports whether one of the matcher groups already runs the
-// entry h: command, `git ideate hook` or `git-ideate hook` (blanks aside)
-// in any group, or for a gate entry the same followed by GateFlag in a
-// group with h's matcher.
-func runsCommand(groups []json.RawMessage, h Hook, command string) bool {
+// runsCommand reports whether one of the matcher groups runs the entry h
+// of one of commands (blanks aside): in any group, or for a gate entry
+// (the command followed by GateFlag) in a group with h's matcher.
+func runsCommand(groups []json.RawMessage, h Hook, commands []string) bool {
+	gi, _ := findHandler(groups, h, commands)
+	return gi >= 0
+}
+
+// findHandler is the group and handler indexes of the first handler
+// running h's entry of one of commands, or -1, -1.
+func findHandler(groups []json.RawMessage, h Hook, commands []string) (int, int) {
 	want := map[string]bool{}
-	for _, c := range []string{command, "git ideate hook", "git-ideate hook"} {
+	for _, c := range commands {
 		want[strings.Join(strings.Fields(h.Command(c)), " ")] = true
 	}
-	for _, g := range groups {
+	for gi, g := range groups {
 		var grp struct {
 			Matcher string `json:"matcher"`
 			Hooks   []struct {
@@ -96,44 +118,89 @@ func runsCommand(groups []json.RawMessage, h Hook, command string) bool {
 		if json.Unmarshal(g, &grp) != nil || h.Gate && grp.Matcher != h.Matcher {
 			continue
 		}
-		for _, x := range grp.Hooks {
+		for hi, x := range grp.Hooks {
 			if want[strings.Join(strings.Fields(x.Command), " ")] {
-				return true
+				return gi, hi
 			}
 		}
 	}
-	return false
+	return -1, -1
 }
+
+// replaceCommand finds a handler of h's entry running one of older and
+// puts h's entry of command in its "command", keeping the rest of the
+// group's text. It reports whether it did.
+func replaceCommand(groups []json.RawMessage, h Hook, older []string, command string) bool {
+	gi, hi := findHandler(groups, h, older)
+	if gi < 0 {
+		return false
+	}
+	grp, err := parseObject(groups[gi])
+	if err != nil {
+		return false
+	}
+	raw, _ := grp.get("hooks")
+	var handlers []json.RawMessage
+	if json.Unmarshal(raw, &handlers) != nil || hi >= len(handlers) {
+		return false
+	}
+	hd, err := parseObject(handlers[hi])
+	if err != nil {
+		return false
+	}
+	hd.set("command", marshalNoEscape(h.Command(command)))
+	handlers[hi] = hd.raw()
+	grp.set("hooks", marshalNoEscape(handlers))
+	groups[gi] = grp.raw()
+	return true
+}
+
+// OlderMCPServers are the server entries (command, then arguments) git
+// ideate init wrote before it ran git-ideate-full directly.
+var OlderMCPServers = [][]string{{"git", "ideate", "mcp"}, {"git-ideate", "mcp"}}
 
 // MergeMCPServer adds mcpServers.<name> = {"command": command, "args":
 // args} to doc, the text of a .mcp.json holding one JSON object (nil or
 // blank: an empty one), keeping everything else as it was. A server of
-// that name already there is left alone: merged is then nil, and differs
+// that name that is exactly one of older (its command and arguments, and
+// no other key) is replaced by ours, and replaced is true. Any other
+// server of that name is left alone: merged is then nil, and differs
 // tells whether it is not the one asked for. An "mcpServers" value that is
 // not an object is apperr.Schema.
-func MergeMCPServer(doc []byte, name, command string, args []string) (merged []byte, differs bool, err error) {
+func MergeMCPServer(doc []byte, name, command string, args []string, older [][]string) (merged []byte, replaced, differs bool, err error) {
 	o, err := parseDoc(doc)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	servers := newObject()
 	if raw, ok := o.get("mcpServers"); ok {
 		if servers, err = parseObject(raw); err != nil {
-			return nil, false, apperr.New(apperr.Schema, `"mcpServers" is not a JSON object`)
+			return nil, false, false, apperr.New(apperr.Schema, `"mcpServers" is not a JSON object`)
 		}
 	}
-	entry := struct {
+	type server struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
-	}{command, args}
-	if raw, ok := servers.get(name); ok {
+	}
+	same := func(raw json.RawMessage, e server) bool {
 		var have, want any
-		json.Unmarshal(marshalNoEscape(entry), &want)
-		return nil, json.Unmarshal(raw, &have) != nil || !reflect.DeepEqual(have, want), nil
+		json.Unmarshal(marshalNoEscape(e), &want)
+		return json.Unmarshal(raw, &have) == nil && reflect.DeepEqual(have, want)
+	}
+	entry := server{command, args}
+	if raw, ok := servers.get(name); ok {
+		for _, old := range older {
+			if len(old) > 0 && same(raw, server{old[0], append([]string{}, old[1:]...)}) {
+				replaced = true
+			}
+		}
+		if !replaced {
+			return nil, false, !same(raw, entry), nil
+		}
 	}
 	servers.set(name, marshalNoEscape(entry))
 	o.set("mcpServers", servers.raw())
-	return indentDoc(o.raw()), false, nil
+	return indentDoc(o.raw()), replaced, false, nil
 }
 
 // parseDoc reads a settings document: blank is an empty object.
