@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // maintenance keeps the repository healthy without user action: many small
@@ -176,7 +179,7 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 	if _, err := os.Stat(mark); err != nil {
 		return
 	}
-	if _, err := os.Stat(filepath.Join(dir, "maintenance.lock")); err == nil {
+	if m.running() {
 		return // its repack is finishing, or another one runs
 	}
 	if gcRunning(m.store.repo.CommonDir) {
@@ -217,11 +220,8 @@ func (m *maintenance) LooseEstimate() int64 {
 func (m *maintenance) spawn() <-chan struct{} {
 	dir := m.store.repo.StateDir()
 	lock := filepath.Join(dir, "maintenance.lock")
-	if fi, err := os.Stat(lock); err == nil {
-		if time.Since(fi.ModTime()) < 30*time.Minute {
-			return nil // a repack is running (or died less than 30 min ago)
-		}
-		os.Remove(lock)
+	if !breakStaleMaintenance(lock) {
+		return nil // a roll-up or repack is running
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil
@@ -255,6 +255,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 		os.Remove(lock)
 		return nil
 	}
+	lockStarted(lock, cmd.Process.Pid)
 	done := make(chan struct{})
 	go func() { // reap it, also when the caller stopped waiting
 		cmd.Wait()
@@ -348,8 +349,93 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 
 // running reports whether a maintenance process holds the lock.
 func (m *maintenance) running() bool {
-	fi, err := os.Stat(filepath.Join(m.store.repo.StateDir(), "maintenance.lock"))
-	return err == nil && time.Since(fi.ModTime()) < 30*time.Minute
+	path := filepath.Join(m.store.repo.StateDir(), "maintenance.lock")
+	fi, err := os.Stat(path)
+	return err == nil && !lockStale(path, fi)
+}
+
+// The maintenance lock (.git/ideate/maintenance.lock) says a background
+// roll-up or repack runs: its first line names which, and once the
+// process has started a second line, "pid <N> <host>", names the shell
+// that removes the lock as its last step. A shell killed before that
+// step (kill -9, the OOM killer, a machine put to sleep and restarted)
+// leaves the lock behind. Judged by its age alone, such a lock stopped
+// every roll-up for 30 minutes while each write added a pack: 5,000 packs
+// in six minutes of MCP calls, every read searching them all and the
+// server collecting garbage without pause (issue 19). So a lock whose
+// shell is gone on this host is stale at once.
+const (
+	lockMaxAge   = 30 * time.Minute // past it, any lock is stale
+	lockNoPidAge = time.Minute      // past it, a lock that never got its pid line is stale
+)
+
+// lockStale reports whether the maintenance lock at path, of file info
+// fi, no longer stands for a running process: it is older than
+// lockMaxAge; or its pid line names a process of this host that is gone;
+// or it has no pid line and is older than lockNoPidAge (its spawner died
+// between making it and starting the shell). A lock of another host, or
+// one it cannot read, is taken as held.
+func lockStale(path string, fi os.FileInfo) bool {
+	age := time.Since(fi.ModTime())
+	if age >= lockMaxAge {
+		return true
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, "pid ")
+		if !ok {
+			continue
+		}
+		pidText, host, _ := strings.Cut(rest, " ")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 {
+			return false
+		}
+		me, err := os.Hostname()
+		return err == nil && host == me && osproc.Gone(pid)
+	}
+	return age >= lockNoPidAge
+}
+
+// breakStaleMaintenance removes the maintenance lock at path when it is stale,
+// and reports whether there is none now. It moves the file aside first,
+// so that of two callers only one removes it; when what it moved proves
+// to be a live lock (another caller's, made in between), it is put back
+// unless a newer one is there already.
+func breakStaleMaintenance(path string) bool {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	if err != nil || !lockStale(path, fi) {
+		return false
+	}
+	aside := path + ".stale-" + strconv.FormatUint(rand.Uint64(), 36)
+	if os.Rename(path, aside) != nil {
+		return false
+	}
+	defer os.Remove(aside)
+	if fi, err := os.Stat(aside); err == nil && !lockStale(aside, fi) {
+		os.Link(aside, path)
+		return false
+	}
+	return true
+}
+
+// lockStarted adds the pid line of the shell that now holds the
+// maintenance lock at path. A shell that ended at once has removed the
+// lock already, and nothing is written.
+func lockStarted(path string, pid int) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	host, _ := os.Hostname()
+	f.WriteString("pid " + strconv.Itoa(pid) + " " + host + "\n")
+	f.Close()
 }
 
 // rollUpSet chooses the packs a roll-up merges, the way git repack
@@ -465,7 +551,7 @@ func (m *maintenance) rollUpSet() (merged []string) {
 func (m *maintenance) spawnRollUp(merged []string) {
 	dir := m.store.repo.StateDir()
 	lock := filepath.Join(dir, "maintenance.lock")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil || !breakStaleMaintenance(lock) {
 		return
 	}
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
@@ -507,6 +593,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 		os.Remove(lock)
 		return
 	}
+	lockStarted(lock, cmd.Process.Pid)
 	go cmd.Wait()
 }
 
