@@ -30,6 +30,18 @@ func inflate(t *testing.T, stream []byte) []byte {
 	return got
 }
 
+// randomBytes returns a maker of n random bytes, seeded with seed.
+func randomBytes(seed uint64) func(n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	return func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+}
+
 func deflated(data []byte) []byte {
 	var buf bytes.Buffer
 	appendDeflated(&buf, data)
@@ -40,14 +52,7 @@ func deflated(data []byte) []byte {
 // whole through compress/zlib's reader, which checks the Adler-32 trailer;
 // text shrinks, and what does not shrink is stored instead.
 func TestAppendDeflated_InflatesToItsInput(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	random := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(rng.Uint32())
-		}
-		return b
-	}
+	random := randomBytes(1)
 	item := []byte(`{"schema":1,"id":"01JD8Y3K6Q2V7T9XW4M5N0PQRS","title":"Wire the gate's verdict into the execution log",` +
 		`"status":"in_progress","claim":{"holder":{"human":"bench","agent":"claude"},"claim_token":3,` +
 		`"acquired_at":"2026-12-02T04:21:00.000Z","lease_expires":"2026-12-02T04:51:00.000Z"},"depends_on":[]}`)
@@ -95,14 +100,7 @@ func TestAppendDeflated_InflatesToItsInput(t *testing.T) {
 // from 4 to 258, and of each distance code's least and greatest distance,
 // inflates to its input (a wrong code or extra-bit count would not).
 func TestAppendDeflated_EveryLengthAndDistanceCode(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	random := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(rng.Uint32())
-		}
-		return b
-	}
+	random := randomBytes(3)
 	check := func(what string, data []byte) {
 		t.Helper()
 		if got := inflate(t, deflated(data)); !bytes.Equal(got, data) {

@@ -249,7 +249,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 		script = "git --git-dir=" + gd + " repack -A -d -q && git --git-dir=" + gd +
 			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
-	script = "(" + script + "); " + m.store.clearRetiredShell() + "; rm -f " + shellQuote(lock)
+	script = "(" + script + ")" + m.store.finishShell(lock)
 	cmd := detached("sh", "-c", script)
 	if err := cmd.Start(); err != nil {
 		os.Remove(lock)
@@ -585,8 +585,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	// "+pack-<name>.pack" (see finishRollUp).
 	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
 		shellQuote(filepath.Join(pdir, "pack")) + " < " + shellQuote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
-		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + "); " + m.store.clearRetiredShell() + "; rm -f " +
-		shellQuote(input) + " " + shellQuote(part) + " " + shellQuote(lock))
+		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + ")" + m.store.finishShell(input, part, lock))
 	cmd := detached("sh", "-c", b.String())
 	if err := cmd.Start(); err != nil {
 		os.Remove(input)

@@ -91,6 +91,10 @@ func TestRollUp_KilledRollUpDoesNotStopTheNext(t *testing.T) {
 	state := s.repo.StateDir()
 	lock := filepath.Join(state, "maintenance.lock")
 	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	t.Cleanup(func() { // the last commit's roll-up or pack-refs, still writing
+		gt.WaitRemoved(t, lock)
+		gt.WaitRemoved(t, filepath.Join(s.repo.CommonDir, "packed-refs.lock"))
+	})
 	// A git whose pack-objects hangs: the roll-up waits in it until killed.
 	bin := t.TempDir()
 	script := "#!/bin/sh\ncase \" $* \" in *\" pack-objects \"*) sleep 120 ;; esac\nexec " + realGit + " \"$@\"\n"

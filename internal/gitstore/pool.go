@@ -96,16 +96,24 @@ func returnToPool(dir string, f *os.File) {
 	os.Remove(f.Name())
 }
 
-// poolShell is the shell command a background roll-up or repack ends with
-// (after clearRetiredShell): it makes the pool's missing files. `: >>`
-// creates an empty file and never truncates one: a slot taken between the
-// test and the open is made anew, and a file opened just before a take
-// moves it is left as it was.
+// poolShell is the shell a background roll-up or repack ends with (see
+// finishShell): it makes the pool's missing files. `: >>` creates an
+// empty file and never truncates one: a slot taken between the test and
+// the open is made anew, and a file opened just before a take moves it is
+// left as it was. Only builtins run, but for the first refill of a clone:
+// a file of the spare directory must be able to move into the pack
+// directory and the refs, and a hard link fails across mounts exactly as
+// a rename does (EXDEV), so one probe link to each decides, and its
+// success is marked (spare.probed beside the spare directory) so that the
+// next refills start no process for it. Every process a roll-up starts
+// cost about a millisecond of CPU here (the dynamic loader, libselinux,
+// the locale files), beside a server that has two cores to share.
 func (s *Store) poolShell() string {
 	if !canPool {
 		return ""
 	}
 	dir := shellQuote(filepath.Join(s.repo.StateDir(), "spare"))
+	mark := shellQuote(filepath.Join(s.repo.StateDir(), "spare.probed"))
 	probe := shellQuote(filepath.Join(s.repo.StateDir(), "spare", "probe-")) + "$$"
 	pack := shellQuote(filepath.Join(s.repo.CommonDir, "objects", "pack", "tmp_pool_probe_")) + "$$"
 	lock := shellQuote(filepath.Join(s.repo.CommonDir, "refs", "ideate-pool-probe-")) + "$$.lock"
@@ -113,10 +121,8 @@ func (s *Store) poolShell() string {
 	for k := range ks {
 		ks[k] = strconv.Itoa(k)
 	}
-	// A file of the spare directory must be able to move into the pack
-	// directory and the refs: a hard link fails across mounts exactly as
-	// a rename does (EXDEV), so one probe link to each decides.
-	return "; mkdir -p " + dir + " && : >> " + probe + " && ln " + probe + " " + pack + " && rm -f " + pack +
-		" && ln " + probe + " " + lock + " && rm -f " + lock + " && for k in " + strings.Join(ks, " ") +
-		"; do [ -e " + dir + "/pool-$k ] || : >> " + dir + "/pool-$k; done; rm -f " + probe + " " + pack + " " + lock
+	return "; { [ -d " + dir + " ] || mkdir -p " + dir + "; } && { [ -e " + mark + " ] || { : >> " + probe +
+		" && ln " + probe + " " + pack + " && ln " + probe + " " + lock + "; r=$?; rm -f " + probe + " " + pack + " " + lock +
+		"; [ $r = 0 ] && : > " + mark + "; }; } && for k in " + strings.Join(ks, " ") +
+		"; do [ -e " + dir + "/pool-$k ] || : >> " + dir + "/pool-$k; done"
 }

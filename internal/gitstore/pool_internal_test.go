@@ -167,6 +167,42 @@ func TestPool_RollUpRefillsIt(t *testing.T) {
 	gt.Fsck(t, dir)
 }
 
+// TestPool_RefillProbesOnce: the first refill of a clone probes that a
+// spare can move into objects/pack and refs/ (two links) and marks it;
+// later refills start no process at all (every command they run is a
+// shell builtin), and each leaves the pool whole.
+func TestPool_RefillProbesOnce(t *testing.T) {
+	s, _ := packStore(t, true)
+	script := strings.TrimPrefix(s.poolShell(), "; ")
+	if script == "" {
+		t.Skip("no shared spares here")
+	}
+	run := func() string {
+		out, err := exec.Command("sh", "-x", "-c", script).CombinedOutput()
+		if err != nil {
+			t.Fatalf("pool shell: %v\n%s", err, out)
+		}
+		wholePool(t, s)
+		return string(out)
+	}
+	first := run()
+	if !strings.Contains(first, "+ ln ") {
+		t.Fatalf("the first refill did not probe:\n%s", first)
+	}
+	if _, err := os.Stat(filepath.Join(s.repo.StateDir(), "spare.probed")); err != nil {
+		t.Fatalf("the probe's success is not marked: %v", err)
+	}
+	for k := range poolSlots / 2 { // as takes leave them
+		os.Remove(poolSlot(spareDir(s), k))
+	}
+	second := run()
+	for _, cmd := range []string{"+ ln ", "+ rm ", "+ mkdir "} {
+		if strings.Contains(second, cmd) {
+			t.Fatalf("the second refill ran %q:\n%s", strings.TrimSpace(cmd), second)
+		}
+	}
+}
+
 // Takers racing each other and a refill never get the same file: every
 // file taken is a distinct inode, empty, at the taker's own name.
 func TestPool_TakersNeverShareAFile(t *testing.T) {
@@ -285,6 +321,9 @@ func TestPool_AnotherMountIsNotUsed(t *testing.T) {
 	exec.Command("sh", "-c", strings.TrimPrefix(s.poolShell(), "; ")).Run()
 	if ents, _ := os.ReadDir(shm); len(ents) != 0 {
 		t.Fatalf("the refill made %d files on another mount", len(ents))
+	}
+	if _, err := os.Stat(filepath.Join(s.repo.StateDir(), "spare.probed")); err == nil {
+		t.Fatal("a failed probe was marked as passed")
 	}
 	for k := range poolSlots {
 		if err := os.WriteFile(poolSlot(shm, k), nil, 0o666); err != nil {

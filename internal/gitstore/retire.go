@@ -123,9 +123,14 @@ func (s *Store) retired(name string) {
 	}
 }
 
-// clearRetiredShell is the shell command a background roll-up or repack
-// ends with: it frees every retired file, then refills the pool of shared
-// spares (poolShell).
-func (s *Store) clearRetiredShell() string {
-	return "rm -f " + shellQuote(s.retiredDir()) + "/*" + s.poolShell()
+// finishShell is the shell a background roll-up or repack ends with: it
+// refills the pool of shared spares (poolShell), then, in one rm, frees
+// every retired file and removes the files named in last (the maintenance
+// lock last of all: its removal says the job is done).
+func (s *Store) finishShell(last ...string) string {
+	cmd := s.poolShell() + "; rm -f " + shellQuote(s.retiredDir()) + "/*"
+	for _, f := range last {
+		cmd += " " + shellQuote(f)
+	}
+	return cmd
 }
