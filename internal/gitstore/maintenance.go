@@ -231,7 +231,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 		return nil
 	}
 	f.WriteString("repack\n") // what holds the lock, for people and tests
-	f.Close()
+	defer f.Close()
 	gd := shellQuote(m.store.repo.CommonDir)
 	// The usual repack packs every loose object, listed by name. (`git
 	// repack` without -a walks from the refs with --unpacked, which stops
@@ -255,7 +255,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 		os.Remove(lock)
 		return nil
 	}
-	lockStarted(lock, cmd.Process.Pid)
+	lockStarted(f, cmd.Process.Pid)
 	done := make(chan struct{})
 	go func() { // reap it, also when the caller stopped waiting
 		cmd.Wait()
@@ -426,16 +426,12 @@ func breakStaleMaintenance(path string) bool {
 }
 
 // lockStarted adds the pid line of the shell that now holds the
-// maintenance lock at path. A shell that ended at once has removed the
-// lock already, and nothing is written.
-func lockStarted(path string, pid int) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return
-	}
+// maintenance lock, through f, the file its spawner made: should the
+// shell have ended already and another process made a lock of its own,
+// the line goes to the removed file, never to that one.
+func lockStarted(f *os.File, pid int) {
 	host, _ := os.Hostname()
 	f.WriteString("pid " + strconv.Itoa(pid) + " " + host + "\n")
-	f.Close()
 }
 
 // rollUpSet chooses the packs a roll-up merges, the way git repack
@@ -559,7 +555,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 		return
 	}
 	f.WriteString("roll-up\n")
-	f.Close()
+	defer f.Close()
 	pdir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	list := filepath.Join(dir, "rollup.list")
 	input := filepath.Join(dir, "rollup.input")
@@ -592,7 +588,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 		os.Remove(lock)
 		return
 	}
-	lockStarted(lock, cmd.Process.Pid)
+	lockStarted(f, cmd.Process.Pid)
 	go cmd.Wait()
 }
 
