@@ -14,8 +14,9 @@ import (
 //
 // compress/flate sets up about a megabyte of state per writer, even at
 // BestSpeed (its hash chains live in the compressor whatever the level): a
-// process's first compressed object took 0.29–0.32 ms on this machine,
-// nearly all of it faulting those pages in, where a CLI write compresses
+// process's first compressed object (770 bytes) took 0.29–0.32 ms on this
+// machine, where a warm writer deflates a record blob in about 20 µs (see
+// storeInPack): the rest is that setup, and a CLI write compresses
 // one or two small objects and exits. This one keeps a 16 KiB table on the
 // stack. Fixed codes deflate JSON somewhat less than flate's own tables
 // do; the roll-ups and git's repacks store most objects as deltas, which
