@@ -360,7 +360,7 @@ func (r *refReader) readPacked(name string) (Hash, error) {
 // list returns every ref whose name starts with prefix (which should end in
 // "/"), loose values overriding packed ones, sorted by name.
 func (r *refReader) list(prefix string) ([]Ref, error) {
-	packed, loose, err := r.listParts(prefix)
+	packed, loose, err := r.listParts(prefix, true)
 	if err != nil {
 		return nil, err
 	}
@@ -371,10 +371,10 @@ func (r *refReader) list(prefix string) ([]Ref, error) {
 
 // listParts is the packed refs under prefix (the reader's shared copy: read
 // only) and the loose ones, sorted by name, each as one listing saw them.
-func (r *refReader) listParts(prefix string) (packed, loose []Ref, err error) {
+func (r *refReader) listParts(prefix string, watched bool) (packed, loose []Ref, err error) {
 	for attempt := 0; ; attempt++ {
 		before, _ := statKey(filepath.Join(r.dir, "packed-refs"))
-		packed, loose, err = r.listOnce(prefix)
+		packed, loose, err = r.listOnce(prefix, watched)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -406,7 +406,7 @@ func mergeRefs(packed, loose []Ref, f func(Ref)) {
 	}
 }
 
-func (r *refReader) listOnce(prefix string) (packedPart, loose []Ref, err error) {
+func (r *refReader) listOnce(prefix string, watched bool) (packedPart, loose []Ref, err error) {
 	packed, err := r.loadPacked()
 	if err != nil {
 		return nil, nil, err
@@ -419,10 +419,12 @@ func (r *refReader) listOnce(prefix string) (packedPart, loose []Ref, err error)
 		hi++
 	}
 	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
-	if l, ok, err := r.watchedLoose(prefix, root); err != nil {
-		return nil, nil, fmt.Errorf("list refs %s: %w", prefix, err)
-	} else if ok {
-		return packed[lo:hi:hi], l, nil
+	if watched {
+		if l, ok, err := r.watchedLoose(prefix, root); err != nil {
+			return nil, nil, fmt.Errorf("list refs %s: %w", prefix, err)
+		} else if ok {
+			return packed[lo:hi:hi], l, nil
+		}
 	}
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {

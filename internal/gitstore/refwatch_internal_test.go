@@ -36,7 +36,7 @@ func watchedStore(t *testing.T, dir string) (watched, walked *Store) {
 // not the walk's.
 func sameListing(t *testing.T, step string, watched, walked *Store) []Ref {
 	t.Helper()
-	p1, l1, err := watched.RefParts(watchPrefix)
+	p1, l1, err := watched.refs.listParts(watchPrefix, true)
 	if err != nil {
 		t.Fatalf("%s: watched: %v", step, err)
 	}
@@ -86,7 +86,7 @@ func TestRefWatch_ListsWhatAWalkFinds(t *testing.T) {
 	read := 0
 	testHookReadLoose = func(string) { read++ }
 	t.Cleanup(func() { testHookReadLoose = nil })
-	if _, _, err := watched.RefParts(watchPrefix); err != nil {
+	if _, _, err := watched.refs.listParts(watchPrefix, true); err != nil {
 		t.Fatal(err)
 	}
 	if read != 0 {
