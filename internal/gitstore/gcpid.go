@@ -59,13 +59,20 @@ func gcRunning(commonDir string) bool {
 	if err != nil {
 		return true
 	}
-	pidText, host, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+	// Half-written (gc writes it whole before it starts work), or another
+	// host's: taken as running.
+	return !goneHere(strings.TrimSpace(string(data)))
+}
+
+// goneHere reports whether "<pid> <host>" (git's gc.pid, the maintenance
+// lock's pid line) names a process of this host that no longer exists;
+// false when it cannot tell (not that form, another host).
+func goneHere(pidHost string) bool {
+	pidText, host, _ := strings.Cut(pidHost, " ")
 	pid, err := strconv.Atoi(pidText)
 	if err != nil || pid <= 0 {
-		return true // half-written: gc writes it whole before it starts work
-	}
-	if me, err := os.Hostname(); err == nil && host == me && osproc.Gone(pid) {
 		return false
 	}
-	return true
+	me, err := os.Hostname()
+	return err == nil && host == me && osproc.Gone(pid)
 }

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // maintenance keeps the repository healthy without user action: many small
@@ -385,17 +383,9 @@ func lockStale(path string, fi os.FileInfo) bool {
 		return false
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		rest, ok := strings.CutPrefix(line, "pid ")
-		if !ok {
-			continue
+		if rest, ok := strings.CutPrefix(line, "pid "); ok {
+			return goneHere(rest)
 		}
-		pidText, host, _ := strings.Cut(rest, " ")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 {
-			return false
-		}
-		me, err := os.Hostname()
-		return err == nil && host == me && osproc.Gone(pid)
 	}
 	return age >= lockNoPidAge
 }

@@ -190,7 +190,7 @@ func MergeMCPServer(doc []byte, name, command string, args []string, older [][]s
 	entry := server{command, args}
 	if raw, ok := servers.get(name); ok {
 		for _, old := range older {
-			if len(old) > 0 && same(raw, server{old[0], append([]string{}, old[1:]...)}) {
+			if len(old) > 0 && same(raw, server{old[0], old[1:]}) {
 				replaced = true
 			}
 		}
