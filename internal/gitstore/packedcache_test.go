@@ -29,6 +29,9 @@ func TestUpdateRef_StalePackedRefsCacheDoesNotSwap(t *testing.T) {
 	gt.Git(t, dir, "update-ref", ref, x)
 	gt.Git(t, dir, "pack-refs", "--all")
 	s := open(t, dir)
+	if _, err := s.Refs("refs/ideate/"); err != nil { // a listing parses packed-refs (a single read does not)
+		t.Fatal(err)
+	}
 	if h, err := s.Ref(ref); err != nil || h.String() != x {
 		t.Fatalf("Ref = %v, %v; want %s", h, err, x)
 	}
@@ -74,6 +77,9 @@ func TestTransact_RefusalOnAStalePackedRefsCacheIsRetried(t *testing.T) {
 	gt.Git(t, dir, "update-ref", old, x)
 	gt.Git(t, dir, "pack-refs", "--all")
 	s := open(t, dir)
+	if _, err := s.Refs("refs/ideate/"); err != nil { // a listing parses packed-refs (a single read does not)
+		t.Fatal(err)
+	}
 	if h, _ := s.Ref(ref); h != gitstore.ZeroHash {
 		t.Fatalf("precondition: %s is %s", ref, h)
 	}

@@ -207,38 +207,108 @@ func (r *refReader) read(name string) (Hash, error) { return r.readVia(name, r.r
 // When the disk disagrees with the copy, the copy is dropped, so the next
 // read parses the file again.
 func (r *refReader) readExact(name string) (Hash, error) {
-	return r.readVia(name, func(name string) (Hash, error) {
-		r.exactMu.Lock()
-		defer r.exactMu.Unlock()
-		data, err := readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, nil)
-		if errors.Is(err, os.ErrNotExist) {
-			data, err = nil, nil
-		}
-		if err != nil {
-			return ZeroHash, fmt.Errorf("read packed-refs: %w", err)
-		}
-		if cap(data) <= 4<<20 {
-			r.exactBuf = data[:0] // kept for the next read (up to 4 MB)
-		}
-		h := findPacked(data, name)
-		r.mu.Lock()
-		refs := r.packed.refs
-		i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
-		cached := ZeroHash
-		if i < len(refs) && refs[i].Name == name {
-			cached = refs[i].Hash
-		}
-		if cached != h {
-			r.packed = packedRefs{}
-		}
-		r.mu.Unlock()
-		return h, nil
-	})
+	return r.readVia(name, r.packedOnDisk)
+}
+
+// packedOnDisk is name's value in packed-refs as the file is now (see
+// readExact), ZeroHash when it is not there.
+func (r *refReader) packedOnDisk(name string) (Hash, error) {
+	r.exactMu.Lock()
+	defer r.exactMu.Unlock()
+	data, err := readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, nil)
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = nil, nil
+	}
+	if err != nil {
+		return ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+	}
+	if cap(data) <= 4<<20 {
+		r.exactBuf = data[:0] // kept for the next read (up to 4 MB)
+	}
+	h := findPacked(data, name)
+	r.mu.Lock()
+	refs := r.packed.refs
+	i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
+	cached := ZeroHash
+	if i < len(refs) && refs[i].Name == name {
+		cached = refs[i].Hash
+	}
+	if cached != h {
+		r.packed = packedRefs{}
+	}
+	r.mu.Unlock()
+	return h, nil
 }
 
 // findPacked returns the value of name in the packed-refs text data
-// (ZeroHash when it is not there) without parsing the other lines.
+// (ZeroHash when it is not there) without parsing the other lines: a
+// binary search when the file says it is sorted (git has written the
+// "sorted" trait since 2.0), else a scan. A claim's compare-and-swap reads
+// one ref of a file that lists every board item; the scan compared its
+// name at every line, since every line starts the same way.
 func findPacked(data []byte, name string) Hash {
+	if h, ok := searchSorted(data, name); ok {
+		return h
+	}
+	return scanPacked(data, name)
+}
+
+// searchSorted binary-searches the packed-refs text data, when its header
+// names the "sorted" trait, for name. ok is false when it cannot tell: no
+// such header, or a line not in git's form where the search landed.
+func searchSorted(data []byte, name string) (h Hash, ok bool) {
+	const header = "# pack-refs with:"
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 || !bytes.HasPrefix(data, []byte(header)) ||
+		!strings.Contains(" "+string(bytes.TrimRight(data[len(header):nl], "\r"))+" ", " sorted ") {
+		return ZeroHash, false
+	}
+	want := []byte(name)
+	// Every position in [lo, hi) at a line's start is a candidate; lo is
+	// always a ref's line (never a peeled "^" line).
+	lo, hi := nl+1, len(data)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := lo
+		if i := bytes.LastIndexByte(data[lo:mid], '\n'); i >= 0 {
+			start = lo + i + 1
+		}
+		if start < len(data) && data[start] == '^' { // a peeled value: its ref is the line before
+			if start == lo {
+				return ZeroHash, false
+			}
+			start = lo + bytes.LastIndexByte(data[lo:start-1], '\n') + 1
+		}
+		end := len(data)
+		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+			end = start + i
+		}
+		line := bytes.TrimSuffix(data[start:end], []byte("\r"))
+		if len(line) < 42 || line[40] != ' ' || line[0] == '^' || line[0] == '#' {
+			return ZeroHash, false
+		}
+		switch c := bytes.Compare(want, line[41:]); {
+		case c == 0:
+			h, ok := parseHashLine(line[:40])
+			return h, ok
+		case c < 0:
+			hi = start
+		default:
+			lo = end + 1
+			for lo < len(data) && data[lo] == '^' { // past its peeled value
+				if i := bytes.IndexByte(data[lo:], '\n'); i >= 0 {
+					lo += i + 1
+				} else {
+					lo = len(data)
+				}
+			}
+		}
+	}
+	return ZeroHash, true
+}
+
+// scanPacked is findPacked by a scan of every line.
+func scanPacked(data []byte, name string) Hash {
 	needle := []byte(" " + name)
 	for off := 0; ; {
 		i := bytes.Index(data[off:], needle)
@@ -346,6 +416,15 @@ func parsePacked(data []byte) []Ref {
 }
 
 func (r *refReader) readPacked(name string) (Hash, error) {
+	r.mu.Lock()
+	fresh := r.packed.key == (fileKey{}) && r.packed.refs == nil
+	r.mu.Unlock()
+	if fresh {
+		// Nothing parsed yet (a CLI call's first read): one ref is found
+		// in the file as it is, without parsing every line (10k board
+		// items are 1 MB); a listing parses it when it needs all.
+		return r.packedOnDisk(name)
+	}
 	refs, err := r.loadPacked()
 	if err != nil {
 		return ZeroHash, err
