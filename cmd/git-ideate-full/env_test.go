@@ -114,7 +114,7 @@ func TestEnv_BoardIndexLinesFromCallsNotTheServer(t *testing.T) {
 		ids = append(ids, it.ID)
 	}
 	mustOK(t, bin(t, dir, "", "work", "list")) // writes the index file
-	path := filepath.Join(dir, ".git", "ideate", "board-index.v1")
+	path := filepath.Join(dir, ".git", "ideate", "board-index.v2")
 	lines := func() int {
 		b, err := os.ReadFile(path)
 		if err != nil {

@@ -1,22 +1,19 @@
 package board
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
+	"sync/atomic"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/gitstore/odb"
 	"github.com/ideate/git-ideate/internal/paging"
 )
 
@@ -24,8 +21,8 @@ import (
 // sweep, claimability and backlinks need from every item, keyed by each
 // item ref's tip. It is refreshed on use: refs whose tip moved are re-read,
 // refs that vanished are dropped, so it is never the only copy of
-// anything and a deleted or corrupt index is simply rebuilt.
-const indexFile = "board-index.v1"
+// anything and a deleted or corrupt index is simply rebuilt. Its file's
+// format is in indexfile.go.
 
 type entry struct {
 	id        string
@@ -42,14 +39,41 @@ type entry struct {
 }
 
 type boardIndex struct {
-	byID  map[string]*entry
-	lines int // the lines of the file it was read from (appendIndex adds some)
+	// byID is every entry; for an index read from its file (file), nil
+	// until all parses them.
+	byID    map[string]*entry
+	file    *fileIndex
+	allOnce sync.Once
+	lines   int // the lines of the file it was read from (appendIndex adds some)
 
 	kidsOnce sync.Once
 	kidsMap  map[string][]*entry // parent id → direct children; see kids
 }
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// all is every entry, by id (shared: read only).
+func (idx *boardIndex) all() map[string]*entry {
+	if idx.file == nil {
+		return idx.byID
+	}
+	idx.allOnce.Do(func() { idx.byID = idx.file.all() })
+	return idx.byID
+}
+
+// get is id's entry.
+func (idx *boardIndex) get(id string) (*entry, bool) {
+	if idx.file == nil {
+		e, ok := idx.byID[id]
+		return e, ok
+	}
+	e := idx.file.get(id)
+	return e, e != nil
+}
+
+// faulted reports whether reading the index's file faulted: what it
+// answered may be incomplete.
+func (idx *boardIndex) faulted() bool { return idx.file != nil && idx.file.fault.Load() }
 
 func (s *Store) indexPath() string { return filepath.Join(s.git.Repo().StateDir(), indexFile) }
 
@@ -78,11 +102,15 @@ func (s *Store) index() (*boardIndex, error) {
 		return nil, err
 	}
 	old, over := s.cachedIndex()
+	oldAll := old.all()
+	if old.faulted() {
+		oldAll = nil
+	}
 	idx := &boardIndex{byID: make(map[string]*entry, len(refs))}
 	stale := 0
 	for _, r := range refs {
 		id := strings.TrimPrefix(r.Name, ItemsPrefix)
-		if e, ok := old.byID[id]; ok && e.tip == r.Hash {
+		if e, ok := oldAll[id]; ok && e.tip == r.Hash {
 			idx.byID[id] = e
 			continue
 		}
@@ -104,8 +132,8 @@ func (s *Store) index() (*boardIndex, error) {
 	// Rewriting the whole index costs more than re-reading a few moved
 	// items (a claim moves one), so it is written only when it has
 	// fallen noticeably behind, or lists items that are gone.
-	if stale >= 16 || len(old.byID) == 0 && len(refs) > 0 || len(old.byID)+stale > len(idx.byID)+16 {
-		writeIndex(s.indexPath(), idx)
+	if stale >= 16 || len(oldAll) == 0 && len(refs) > 0 || len(oldAll)+stale > len(idx.byID)+16 {
+		s.writeIndex(idx)
 	}
 	s.idxMu.Lock()
 	s.idxMem = idx // a long-lived process (the MCP server) starts from here next time
@@ -125,8 +153,8 @@ func (s *Store) cachedIndex() (*boardIndex, map[string]*entry) {
 		return mem, over
 	}
 	mem = readIndex(s.indexPath())
-	if over := mem.lines - len(mem.byID); over > max(maxAppended, len(mem.byID)/4) {
-		writeIndex(s.indexPath(), mem) // the lines passed over, dropped
+	if f := mem.file; f != nil && f.tailLines > max(maxAppended, f.n/4) {
+		s.writeIndex(mem) // the lines appended, merged
 	}
 	s.idxMu.Lock()
 	if s.idxMem == nil {
@@ -137,122 +165,15 @@ func (s *Store) cachedIndex() (*boardIndex, map[string]*entry) {
 	return mem, over
 }
 
-func readIndex(path string) *boardIndex {
-	data, err := odb.MapFile(path)
+// writeIndex writes idx to the index file, with what packed-refs holds
+// of the items now.
+func (s *Store) writeIndex(idx *boardIndex) {
+	packed, version, err := s.git.PackedRefsVersion(ItemsPrefix)
 	if err != nil {
-		return &boardIndex{byID: map[string]*entry{}}
+		packed, version = nil, ""
 	}
-	return parseIndex(data)
+	writeIndex(s.indexPath(), idx, packed, version)
 }
-
-// parseIndex reads the index file's bytes. They are mapped (odb.MapFile), and
-// the mapping is never undone: every field below is a substring of them,
-// so 10k lines cost 10k entries, not 110k small strings, and nothing is
-// copied (read into the heap, the 2 MB of 5,000 items were a page fault
-// per page in a CLI call, which collects no garbage). The file is only
-// ever replaced by a rename or appended to, never cut short, so the
-// mapped bytes stay; if it were cut short under the mapping, the fault
-// that reading past its end raises is turned into a panic here and the
-// index is empty, as for any unreadable file (it is only a cache).
-func parseIndex(data []byte) (idx *boardIndex) {
-	idx = &boardIndex{byID: map[string]*entry{}}
-	if len(data) == 0 {
-		return idx
-	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			idx = &boardIndex{byID: map[string]*entry{}}
-		}
-	}()
-	text := unsafe.String(&data[0], len(data))
-	if !strings.HasPrefix(text, indexHeader) {
-		return idx
-	}
-	// Only whole lines: a line being appended (appendIndex) may be seen
-	// in part.
-	rest := text[len(indexHeader) : strings.LastIndexByte(text, '\n')+1]
-	idx.lines = strings.Count(rest, "\n")
-	idx.byID = make(map[string]*entry, idx.lines)
-	slab := make([]entry, idx.lines) // one allocation for every entry
-	var f [11]string
-	for len(rest) > 0 {
-		line, next, _ := strings.Cut(rest, "\n")
-		rest = next
-		n := 0
-		for n < 10 {
-			i := strings.IndexByte(line, '\t')
-			if i < 0 {
-				break
-			}
-			f[n], line = line[:i], line[i+1:]
-			n++
-		}
-		if n != 10 {
-			return &boardIndex{byID: map[string]*entry{}}
-		}
-		f[10] = line
-		tip, err := gitstore.ParseHash(f[1])
-		if err != nil {
-			return &boardIndex{byID: map[string]*entry{}}
-		}
-		n2, _ := strconv.Atoi(f[9])
-		e := &slab[0]
-		slab = slab[1:]
-		*e = entry{id: f[0], tip: tip, status: f[2], parent: f[3], createdAt: f[5], lease: f[6],
-			refs: f[8], specLen: n2, itemJSON: f[10], tenant: unquoteFast(f[7])}
-		if f[4] != "" {
-			e.deps = strings.Split(f[4], ",")
-		}
-		idx.byID[e.id] = e
-	}
-	return idx
-}
-
-func unquoteFast(q string) string {
-	if len(q) >= 2 && strings.IndexByte(q, '\\') < 0 {
-		return q[1 : len(q)-1]
-	}
-	var s string
-	json.Unmarshal([]byte(q), &s)
-	return s
-}
-
-func writeIndex(path string, idx *boardIndex) {
-	ids := make([]string, 0, len(idx.byID))
-	for id := range idx.byID {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	dir := filepath.Dir(path)
-	if os.MkdirAll(dir, 0o777) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, ".board-index-*")
-	if err != nil {
-		return
-	}
-	// Line by line through a small buffer: at 9,000 items the file is
-	// about 4 MB, and a long-lived server writes it every few dozen
-	// claims; built whole in memory, it set off garbage collections.
-	w := bufio.NewWriterSize(tmp, 64<<10)
-	w.WriteString(indexHeader)
-	var line []byte
-	for _, id := range ids {
-		line = appendEntry(line[:0], idx.byID[id])
-		w.Write(line)
-	}
-	werr := w.Flush()
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
-}
-
-// indexHeader is the index file's first line.
-const indexHeader = "ideate-board-index 1\n"
 
 // appendEntry appends e's line of the index file to line.
 func appendEntry(line []byte, e *entry) []byte {
@@ -286,14 +207,15 @@ func appendEntry(line []byte, e *entry) []byte {
 // for a tip the ref has left is only passed over. A CLI call so leaves
 // what it read or wrote for the next call, instead of every call reading
 // back every item moved since the file was last rewritten.
-func appendIndex(path string, es []*entry) {
-	if len(es) == 0 {
+func appendIndex(path string, es []*entry, more []byte) {
+	if len(es) == 0 && len(more) == 0 {
 		return
 	}
 	var b []byte
 	for _, e := range es {
 		b = appendEntry(b, e)
 	}
+	b = append(b, more...)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return // none yet: the next listing writes it whole
@@ -338,15 +260,65 @@ const (
 // and the moved items. Past maxOver moved items it rebuilds the index.
 func (s *Store) children(id string) ([]kid, error) {
 	base, over := s.cachedIndex()
-	packed, loose, err := s.git.RefParts(ItemsPrefix)
+	kids, ok, err := s.childrenIn(base, over, id)
 	if err != nil {
 		return nil, err
+	}
+	if ok && !base.faulted() {
+		return kids, nil
+	}
+	idx, err := s.index()
+	if err != nil {
+		return nil, err
+	}
+	return kidsIn(idx.kids()[id], nil, nil, id), nil
+}
+
+// fromPackedLine counts the open-child checks answered from an index
+// file's packed line, without reading packed-refs (tests).
+var fromPackedLine atomic.Int64
+
+// childrenIn is children from base and over; ok is false when it would
+// read too many moved items, and the index is to be rebuilt instead.
+//
+// An index read from its file says what packed-refs held when it was
+// written (packedStamp): while packed-refs is still that version, only the
+// loose refs are listed, and the packed ones that differ from the index
+// are the stamp's. Otherwise packed-refs is read, and a CLI call appends
+// what it found to the file for the next call.
+func (s *Store) childrenIn(base *boardIndex, over map[string]*entry, id string) (_ []kid, ok bool, _ error) {
+	var packedMoved, loose []gitstore.Ref
+	var packedHas func(iid string) bool
+	var stampLine []byte
+	if f := base.file; f != nil && f.stamp.version != "" {
+		l, at, err := s.git.LooseRefsAt(ItemsPrefix, f.stamp.version)
+		if err != nil {
+			return nil, false, err
+		}
+		if at {
+			loose, packedMoved, packedHas = l, f.packedMoved(), f.packedHas
+			fromPackedLine.Add(1)
+		}
+	}
+	if packedHas == nil {
+		packed, l, version, err := s.git.RefPartsVersion(ItemsPrefix)
+		if err != nil {
+			return nil, false, err
+		}
+		loose, packedMoved = l, s.packedMoved(base, packed)
+		packedHas = func(iid string) bool {
+			_, ok := findRef(packed, ItemsPrefix+iid)
+			return ok
+		}
+		if f := base.file; f != nil && s.AppendIndex && version != "" && version != f.stamp.version && !base.faulted() {
+			stampLine = appendPackedLine(nil, version, packed, f.sortedIDs)
+		}
 	}
 	var moved map[string]*entry // items whose ref is not at base's tip
 	var read []*entry           // of those, the ones read by this call
 	consider := func(r gitstore.Ref) error {
 		iid := r.Name[len(ItemsPrefix):]
-		if e, ok := base.byID[iid]; ok && e.tip == r.Hash {
+		if e, ok := base.get(iid); ok && e.tip == r.Hash {
 			return nil
 		}
 		e, ok := over[iid]
@@ -367,16 +339,16 @@ func (s *Store) children(id string) ([]kid, error) {
 		moved[iid] = e
 		return nil
 	}
-	for _, r := range s.packedMoved(base, packed) {
+	for _, r := range packedMoved {
 		if _, isLoose := findRef(loose, r.Name); !isLoose { // else the loose value stands
 			if err := consider(r); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	}
 	for _, r := range loose {
 		if err := consider(r); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	// A long-lived process reads a moved item once; a CLI call starts
@@ -384,24 +356,19 @@ func (s *Store) children(id string) ([]kid, error) {
 	// written: past maxRead of them, index rewrites the file (it does at
 	// 16 stale), so the next call does not read them all again.
 	if len(moved) > maxOver || len(read) >= maxRead {
-		idx, err := s.index()
-		if err != nil {
-			return nil, err
-		}
-		return kidsIn(idx.kids()[id], nil, nil, id), nil
+		return nil, false, nil
 	}
 	if len(read) > 0 {
 		s.keep(base, read...) // nothing if index ran meanwhile: its index is newer
-		if s.AppendIndex {
-			appendIndex(s.indexPath(), read)
-		}
+	}
+	if s.AppendIndex {
+		appendIndex(s.indexPath(), read, stampLine)
 	}
 	listed := func(iid string) bool {
 		_, inLoose := findRef(loose, ItemsPrefix+iid)
-		_, inPacked := findRef(packed, ItemsPrefix+iid)
-		return inLoose || inPacked
+		return inLoose || packedHas(iid)
 	}
-	return kidsIn(base.kids()[id], moved, listed, id), nil
+	return kidsIn(base.kidsOf(id), moved, listed, id), true, nil
 }
 
 // findRef binary-searches refs, sorted by name, for name.
@@ -433,8 +400,9 @@ func (s *Store) packedMoved(base *boardIndex, packed []gitstore.Ref) []gitstore.
 		return m.moved
 	}
 	m = &movedMemo{base: base, packed: &packed[0], n: len(packed)}
+	all := base.all()
 	for _, r := range packed {
-		if e, ok := base.byID[r.Name[len(ItemsPrefix):]]; !ok || e.tip != r.Hash {
+		if e, ok := all[r.Name[len(ItemsPrefix):]]; !ok || e.tip != r.Hash {
 			m.moved = append(m.moved, r)
 		}
 	}
@@ -522,7 +490,7 @@ func (idx *boardIndex) claimableIn(e *entry, kids map[string][]*entry) bool {
 func (idx *boardIndex) kids() map[string][]*entry {
 	idx.kidsOnce.Do(func() {
 		m := map[string][]*entry{}
-		for _, e := range idx.byID {
+		for _, e := range idx.all() {
 			if e.parent != "" {
 				m[e.parent] = append(m[e.parent], e)
 			}
@@ -530,6 +498,15 @@ func (idx *boardIndex) kids() map[string][]*entry {
 		idx.kidsMap = m
 	})
 	return idx.kidsMap
+}
+
+// kidsOf is the direct children of id; an index read from its file reads
+// them from its children's section, not from every entry.
+func (idx *boardIndex) kidsOf(id string) []*entry {
+	if idx.file != nil {
+		return idx.file.kidsOf(id)
+	}
+	return idx.kids()[id]
 }
 
 // Sweep returns every expired claim (of tenant, or of all tenants when

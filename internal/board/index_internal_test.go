@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,14 +19,18 @@ import (
 )
 
 // TestWriteIndex_FormatAndRoundTrip: the index file is the documented
-// line format (fields joined by tabs, the tenant as a JSON string, as
-// encoding/json writes it), sorted by id, and reads back to the same
-// entries, tenants that need escaping included.
+// format: a header with the sections' offsets, the packed line (what
+// packed-refs held, relative to the sorted entries), each parent's
+// children, then the entry lines (fields joined by tabs, the tenant as a
+// JSON string, as encoding/json writes it) sorted by id; it reads back to
+// the same entries, tenants that need escaping included, one by one and
+// all at once.
 func TestWriteIndex_FormatAndRoundTrip(t *testing.T) {
 	tip, err := gitstore.ParseHash("0123456789abcdef0123456789abcdef01234567")
 	if err != nil {
 		t.Fatal(err)
 	}
+	other, _ := gitstore.ParseHash("89abcdef0123456789abcdef0123456789abcdef")
 	idx := &boardIndex{byID: map[string]*entry{}}
 	for i, tenant := range []string{"local", `a"b`, "x<y>&z", "é", "tab\there", ""} {
 		e := &entry{id: "01J" + strconv.Itoa(9-i), tip: tip, status: "open", createdAt: "2026-12-01T00:00:00Z", tenant: tenant,
@@ -35,30 +40,66 @@ func TestWriteIndex_FormatAndRoundTrip(t *testing.T) {
 		}
 		idx.byID[e.id] = e
 	}
+	// packed-refs: 01J4 at another tip, 01J5 and 01J9 not packed, 01J0
+	// packed but not in the index, the rest as the index says.
+	packed := []gitstore.Ref{{Name: ItemsPrefix + "01J0", Hash: other}, {Name: ItemsPrefix + "01J4", Hash: other},
+		{Name: ItemsPrefix + "01J6", Hash: tip}, {Name: ItemsPrefix + "01J7", Hash: tip}, {Name: ItemsPrefix + "01J8", Hash: tip}}
 	path := filepath.Join(t.TempDir(), indexFile)
-	writeIndex(path, idx)
+	writeIndex(path, idx, packed, "11.22.33.44")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ideate-board-index 1"}
+	body := []string{"packed\t11.22.33.44\t01J0=" + other.String() + ",01J4=" + other.String() + "\t01J5,01J9", "01JP\t01J4,01J6,01J8"}
+	kidsAt := 0
+	for _, l := range body[:1] {
+		kidsAt += len(l) + 1
+	}
+	entriesAt := kidsAt + len(body[1]) + 1
+	var entries []string
 	for _, id := range []string{"01J4", "01J5", "01J6", "01J7", "01J8", "01J9"} {
 		e := idx.byID[id]
 		tenant, _ := json.Marshal(e.tenant)
-		want = append(want, strings.Join([]string{e.id, e.tip.String(), e.status, e.parent, strings.Join(e.deps, ","),
+		entries = append(entries, strings.Join([]string{e.id, e.tip.String(), e.status, e.parent, strings.Join(e.deps, ","),
 			e.createdAt, e.lease, string(tenant), e.refs, strconv.Itoa(e.specLen), e.itemJSON}, "\t"))
 	}
-	if d := cmp.Diff(strings.Join(want, "\n")+"\n", string(data)); d != "" {
+	tailAt := entriesAt + len(strings.Join(entries, "\n")) + 1
+	header := fmt.Sprintf("ideate-board-index 2 %012d %012d %012d %012d", headerLen+kidsAt, headerLen+entriesAt, headerLen+tailAt, 6)
+	want := strings.Join(append(append([]string{header}, body...), entries...), "\n") + "\n"
+	if d := cmp.Diff(want, string(data)); d != "" {
 		t.Fatalf("index file (-want +got):\n%s", d)
 	}
 	back := readIndex(path)
-	if len(back.byID) != len(idx.byID) {
-		t.Fatalf("read back %d entries, want %d", len(back.byID), len(idx.byID))
+	if back.file == nil || back.file.stamp.version != "11.22.33.44" {
+		t.Fatalf("read back no packed line: %+v", back.file)
 	}
 	for id, e := range idx.byID {
-		if d := cmp.Diff(e, back.byID[id], cmp.AllowUnexported(entry{})); d != "" {
-			t.Errorf("entry %s read back (-want +got):\n%s", id, d)
+		got, ok := back.get(id)
+		if d := cmp.Diff(e, got, cmp.AllowUnexported(entry{})); !ok || d != "" {
+			t.Errorf("entry %s read back alone (-want +got):\n%s", id, d)
 		}
+	}
+	if _, ok := back.get("01J55"); ok {
+		t.Error("an id not in the file was found")
+	}
+	if d := cmp.Diff(idx.byID, back.all(), cmp.AllowUnexported(entry{})); d != "" {
+		t.Errorf("entries read back (-want +got):\n%s", d)
+	}
+	var kids []string
+	for _, e := range back.kidsOf("01JP") {
+		kids = append(kids, e.id)
+	}
+	sort.Strings(kids)
+	if d := cmp.Diff([]string{"01J4", "01J6", "01J8"}, kids); d != "" || len(back.kidsOf("01J4")) != 0 {
+		t.Errorf("children read back (-want +got):\n%s", d)
+	}
+	for id, want := range map[string]bool{"01J0": true, "01J4": true, "01J5": false, "01J6": true, "01J9": false, "01JX": false} {
+		if got := back.file.packedHas(id); got != want {
+			t.Errorf("packedHas(%s) = %v, want %v", id, got, want)
+		}
+	}
+	if d := cmp.Diff(packed[:2], back.file.packedMoved()); d != "" {
+		t.Errorf("packed refs moved from the index (-want +got):\n%s", d)
 	}
 }
 
@@ -75,7 +116,7 @@ func TestChildren_IndexFileKeptCurrentByCLICalls(t *testing.T) {
 		file := readIndex(s.indexPath())
 		behind := 0
 		for _, r := range gitRefs(t, dir) {
-			if e, ok := file.byID[strings.TrimPrefix(r.Name, ItemsPrefix)]; !ok || e.tip != r.Hash {
+			if e, ok := file.get(strings.TrimPrefix(r.Name, ItemsPrefix)); !ok || e.tip != r.Hash {
 				behind++
 			}
 		}
@@ -186,7 +227,7 @@ func TestAppendIndex_CLICallsLeaveTheirItems(t *testing.T) {
 		}
 		file := readIndex(s.indexPath())
 		for _, r := range gitRefs(t, dir) {
-			if e, ok := file.byID[strings.TrimPrefix(r.Name, ItemsPrefix)]; !ok || e.tip != r.Hash {
+			if e, ok := file.get(strings.TrimPrefix(r.Name, ItemsPrefix)); !ok || e.tip != r.Hash {
 				t.Fatalf("after %d CLI claims the index file is behind on %s", i+1, r.Name)
 			}
 		}
@@ -198,11 +239,11 @@ func TestAppendIndex_CLICallsLeaveTheirItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(appended.byID) != len(rebuilt.byID) {
-		t.Fatalf("the appended file holds %d items, a rebuild %d", len(appended.byID), len(rebuilt.byID))
+	if len(appended.all()) != len(rebuilt.byID) {
+		t.Fatalf("the appended file holds %d items, a rebuild %d", len(appended.all()), len(rebuilt.byID))
 	}
 	for id, e := range rebuilt.byID {
-		if d := cmp.Diff(e, appended.byID[id], cmp.AllowUnexported(entry{}), cmpopts.EquateEmpty()); d != "" {
+		if d := cmp.Diff(e, appended.all()[id], cmp.AllowUnexported(entry{}), cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("item %s in the appended file (-rebuilt +appended):\n%s", id, d)
 		}
 	}
@@ -218,8 +259,8 @@ func TestReadIndex_WholeLinesLaterFirst(t *testing.T) {
 		return &entry{id: id, tip: tip, status: status, createdAt: "2026-12-01T00:00:00Z", refs: "[]", itemJSON: `{"id":"` + id + `","status":"` + status + `"}`}
 	}
 	path := filepath.Join(t.TempDir(), indexFile)
-	writeIndex(path, &boardIndex{byID: map[string]*entry{"01JA": mk("01JA", tip1, "open"), "01JB": mk("01JB", tip1, "open")}})
-	appendIndex(path, []*entry{mk("01JA", tip2, "in_progress")})
+	writeIndex(path, &boardIndex{byID: map[string]*entry{"01JA": mk("01JA", tip1, "open"), "01JB": mk("01JB", tip1, "open")}}, nil, "")
+	appendIndex(path, []*entry{mk("01JA", tip2, "in_progress")}, nil)
 	part := appendEntry(nil, mk("01JB", tip2, "done"))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -228,7 +269,7 @@ func TestReadIndex_WholeLinesLaterFirst(t *testing.T) {
 	f.Write(part[:len(part)-9]) // a line cut inside its item JSON
 	f.Close()
 	idx := readIndex(path)
-	if a, b := idx.byID["01JA"], idx.byID["01JB"]; a == nil || b == nil || a.tip != tip2 || a.status != "in_progress" || b.tip != tip1 || b.itemJSON != `{"id":"01JB","status":"open"}` {
+	if a, b := idx.all()["01JA"], idx.all()["01JB"]; a == nil || b == nil || a.tip != tip2 || a.status != "in_progress" || b.tip != tip1 || b.itemJSON != `{"id":"01JB","status":"open"}` {
 		t.Fatalf("read %v and %v; want 01JA at its appended line, 01JB at its first", a, b)
 	}
 	if idx.lines != 3 {
@@ -243,16 +284,16 @@ func TestAppendIndex_Compacted(t *testing.T) {
 	s := openBoard(t, gt.NewRepo(t))
 	tip, _ := gitstore.ParseHash("0123456789abcdef0123456789abcdef01234567")
 	e := &entry{id: "01JA", tip: tip, status: "open", createdAt: "2026-12-01T00:00:00Z", refs: "[]", itemJSON: `{"id":"01JA"}`}
-	writeIndex(s.indexPath(), &boardIndex{byID: map[string]*entry{"01JA": e}})
+	writeIndex(s.indexPath(), &boardIndex{byID: map[string]*entry{"01JA": e}}, nil, "")
 	for i := 0; i < maxAppended; i++ {
-		appendIndex(s.indexPath(), []*entry{e})
+		appendIndex(s.indexPath(), []*entry{e}, nil)
 	}
 	if mem, _ := s.cachedIndex(); mem.lines != maxAppended+1 {
 		t.Fatalf("%d lines read, want %d (not yet past the bound)", mem.lines, maxAppended+1)
 	}
-	appendIndex(s.indexPath(), []*entry{e})
+	appendIndex(s.indexPath(), []*entry{e}, nil)
 	openBoard(t, s.git.Repo().WorkTree).cachedIndex()
-	if file := readIndex(s.indexPath()); file.lines != 1 || file.byID["01JA"] == nil {
+	if file := readIndex(s.indexPath()); file.lines != 1 || file.all()["01JA"] == nil {
 		t.Fatalf("after a read past the bound the file has %d lines, want 1", file.lines)
 	}
 }
@@ -270,18 +311,113 @@ func TestParseIndex_FileCutShortUnderItsMappingIsAnEmptyIndex(t *testing.T) {
 			itemJSON: `{"id":"` + id + `","title":"` + strings.Repeat("x", 40) + `"}`}
 	}
 	path := filepath.Join(t.TempDir(), indexFile)
-	writeIndex(path, &boardIndex{byID: byID})
+	writeIndex(path, &boardIndex{byID: byID}, nil, "")
 	data, err := odb.MapFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if idx := parseIndex(data); len(idx.byID) != 3000 {
-		t.Fatalf("read %d entries from the mapping, want 3000", len(idx.byID))
+	if idx := parseIndex(data); len(idx.all()) != 3000 || idx.faulted() {
+		t.Fatalf("read %d entries from the mapping, want 3000", len(idx.all()))
 	}
+	lazy := parseIndex(data) // read before the cut, its entries after
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
-	if idx := parseIndex(data); len(idx.byID) != 0 {
-		t.Fatalf("read %d entries past the file's end", len(idx.byID))
+	if idx := parseIndex(data); len(idx.all()) != 0 {
+		t.Fatalf("read %d entries past the file's end", len(idx.all()))
 	}
+	if e, ok := lazy.get("01JA002999"); ok || !lazy.faulted() {
+		t.Fatalf("an entry past the file's end read as %v, the index not faulted", e)
+	}
+}
+
+// TestChildren_FromThePackedLine: a CLI call's open-child check answers
+// from the index file's packed line while packed-refs is the version it
+// names, and only then, and agrees with the refs every time: a new child
+// (loose), a child in the index but deleted since (its ref was loose when
+// the index was written), a child packed after the index was written (the
+// line appended by the call that read packed-refs anew), a child cancelled.
+func TestChildren_FromThePackedLine(t *testing.T) {
+	dir := gt.NewRepo(t)
+	open := func(appendIndex bool) *Store {
+		s := openBoard(t, dir)
+		s.AppendIndex = appendIndex
+		return s
+	}
+	mk := func(parent, title string) string {
+		out, err := open(false).Create(t.Context(), CreateInput{Title: title, Spec: "s", SpecFormat: "plan/outline", ParentID: parent, CreatedBy: Actor{Human: "dan"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item.ID
+	}
+	p := mk("", "parent")
+	for i := 0; i < 20; i++ {
+		mk("", fmt.Sprintf("other %d", i))
+	}
+	old := mk(p, "child written before the index, deleted after")
+	gt.Git(t, dir, "pack-refs", "--all")
+	gone := mk(p, "child loose when the index is written, deleted after")
+	if _, err := open(true).List(t.Context(), ListRequest{}); err != nil { // writes the index file
+		t.Fatal(err)
+	}
+	if f := readIndex(filepath.Join(dir, ".git", "ideate", indexFile)).file; f == nil || f.stamp.version == "" || !f.stamp.absent[gone] {
+		t.Fatalf("the index file names no packed-refs version, or not %s as unpacked: %+v", gone, f)
+	}
+	check := func(step string, fromLine bool, want ...string) {
+		t.Helper()
+		before := fromPackedLine.Load()
+		kids, err := open(true).children(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, k := range kids {
+			got = append(got, k.id+" "+k.status)
+		}
+		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("%s: children (-want +got):\n%s", step, d)
+		}
+		if used := fromPackedLine.Load() > before; used != fromLine {
+			t.Fatalf("%s: answered from the packed line: %v, want %v", step, used, fromLine)
+		}
+	}
+	check("as written", true, old+" open", gone+" open")
+	gt.Git(t, dir, "update-ref", "-d", RefName(gone))
+	check("a loose child deleted", true, old+" open")
+	gt.Git(t, dir, "update-ref", "-d", RefName(old))
+	check("a packed child deleted", false, []string(nil)...) // that rewrites packed-refs
+	check("from the appended line", true, []string(nil)...)
+	c := mk(p, "new child")
+	check("a loose child", true, c+" open")
+	gt.Git(t, dir, "pack-refs", "--all")
+	check("packed since", false, c+" open")
+	// The call above appended c's entry and the packed line; without the
+	// entry, the packed line alone must name c (it is in no sorted line).
+	path := filepath.Join(dir, ".git", "ideate", indexFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if last := lines[len(lines)-2]; !strings.HasPrefix(last, "packed\t") || !strings.Contains(last, c+"=") {
+		t.Fatalf("the last line appended is not a packed line naming %s: %q", c, last)
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, c+"\t") {
+			lines[i] = ""
+		}
+	}
+	if err := os.WriteFile(path+".new", []byte(strings.Join(lines, "")), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	check("packed, from the appended line", true, c+" open")
+	if _, err := open(false).Cancel(t.Context(), c, Actor{Human: "dan"}); err != nil {
+		t.Fatal(err)
+	}
+	check("cancelled", true, c+" cancelled")
+	gt.Fsck(t, dir)
 }

@@ -330,7 +330,7 @@ func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore
 		e := entryOf(head, last)
 		s.keep(nil, e)
 		if s.AppendIndex {
-			appendIndex(s.indexPath(), []*entry{e})
+			appendIndex(s.indexPath(), []*entry{e}, nil)
 		}
 		// Every transition leaves the item's ref loose; keep the namespace
 		// packed so listing thousands of items reads one file.
@@ -366,7 +366,7 @@ func (s *Store) cachedEntry(id string, tip gitstore.Hash) *entry {
 	base, over := s.idxMem, s.idxOver
 	s.idxMu.Unlock()
 	if base != nil {
-		if e, ok := base.byID[id]; ok && e.tip == tip {
+		if e, ok := base.get(id); ok && e.tip == tip {
 			return e
 		}
 	}
@@ -394,7 +394,7 @@ func (s *Store) keep(base *boardIndex, es ...*entry) {
 		next[k] = v
 	}
 	for _, e := range es {
-		if b, ok := s.idxMem.byID[e.id]; !ok || b.tip != e.tip {
+		if b, ok := s.idxMem.get(e.id); !ok || b.tip != e.tip {
 			next[e.id] = e
 		}
 	}

@@ -109,3 +109,98 @@ func checkFindPacked(t *testing.T, data []byte, trustOrder bool) {
 		}
 	}
 }
+
+// RefPartsVersion names the packed-refs its packed part came from by its
+// content, and LooseRefsAt lists the loose refs only while packed-refs
+// holds that content: a pack-refs, a deletion or a rewrite in place with
+// the same size declines it; a rewrite back to the same content does not.
+func TestLooseRefsAt_OnlyWhilePackedRefsHoldsTheVersion(t *testing.T) {
+	dir := gt.NewRepo(t)
+	head := strings.TrimSpace(gt.Git(t, dir, "rev-parse", "HEAD"))
+	for i := range 5 {
+		gt.Git(t, dir, "update-ref", fmt.Sprintf("refs/ideate/x/%d", i), head)
+	}
+	gt.Git(t, dir, "pack-refs", "--all")
+	gt.Git(t, dir, "update-ref", "refs/ideate/x/loose", head)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	packed, loose, v, err := s.RefPartsVersion("refs/ideate/x/")
+	if err != nil || len(packed) != 5 || len(loose) != 1 || v == "" {
+		t.Fatalf("RefPartsVersion = %d packed, %d loose, %q, %v", len(packed), len(loose), v, err)
+	}
+	if l, ok, err := s.LooseRefsAt("refs/ideate/x/", v); err != nil || !ok || len(l) != 1 || l[0] != loose[0] {
+		t.Fatalf("LooseRefsAt at its own version = %v, %v, %v", l, ok, err)
+	}
+	decline := func(step string) {
+		t.Helper()
+		if _, ok, err := s.LooseRefsAt("refs/ideate/x/", v); err != nil || ok {
+			t.Fatalf("%s: LooseRefsAt listed at a version packed-refs no longer holds (%v)", step, err)
+		}
+	}
+	path := filepath.Join(dir, ".git", "packed-refs")
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same size, same inode: one value changed in place.
+	other := strings.Replace(string(orig), head[:8], "00000000", 1)
+	if err := os.WriteFile(path, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	decline("rewritten in place")
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.LooseRefsAt("refs/ideate/x/", v); !ok {
+		t.Fatal("the same content again is not the same version")
+	}
+	gt.Git(t, dir, "pack-refs", "--all")
+	decline("after pack-refs")
+	os.Remove(path)
+	if _, _, v2, _ := s.RefPartsVersion("refs/ideate/x/"); v2 != "none" {
+		t.Fatalf("no packed-refs is version %q, want none", v2)
+	}
+	if _, ok, _ := s.LooseRefsAt("refs/ideate/x/", "none"); !ok {
+		t.Fatal("no packed-refs, named none, declined")
+	}
+}
+
+// contentHash tells apart every file that differs from another in one
+// byte, one bit of it, or its length (lengths 0 to 300: the tail loop and
+// both lanes).
+func TestContentHash_OneByteApart(t *testing.T) {
+	seen := map[uint64]string{}
+	add := func(b []byte) {
+		h := contentHash(b)
+		if prev, ok := seen[h]; ok && prev != string(b) {
+			t.Fatalf("%q and %q hash alike", prev, b)
+		}
+		seen[h] = string(b)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n <= 300; n++ {
+		base := make([]byte, n)
+		for i := range base {
+			base[i] = byte(rng.IntN(256))
+		}
+		add(base)
+		for i := 0; i < n; i++ {
+			for _, flip := range []byte{1, 0x80, 0xff} {
+				b := append([]byte(nil), base...)
+				b[i] ^= flip
+				add(b)
+			}
+		}
+	}
+}
+
+func BenchmarkContentHash100KB(b *testing.B) {
+	data := make([]byte, 100<<10)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		contentHash(data)
+	}
+}

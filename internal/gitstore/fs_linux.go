@@ -134,3 +134,8 @@ func createTemp(dir, prefix string) (*os.File, error) {
 
 // canRetire: replaced files wait in the retired directory (see retire.go).
 const canRetire = true
+
+// keyOfStat is statKey for a stat taken by readSmall.
+func keyOfStat(st *fileStat) fileKey {
+	return fileKey{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), exists: true}
+}

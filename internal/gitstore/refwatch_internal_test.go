@@ -36,7 +36,7 @@ func watchedStore(t *testing.T, dir string) (watched, walked *Store) {
 // not the walk's.
 func sameListing(t *testing.T, step string, watched, walked *Store) []Ref {
 	t.Helper()
-	p1, l1, err := watched.refs.listParts(watchPrefix, true)
+	p1, l1, _, err := watched.refs.listParts(watchPrefix, true)
 	if err != nil {
 		t.Fatalf("%s: watched: %v", step, err)
 	}
@@ -86,7 +86,7 @@ func TestRefWatch_ListsWhatAWalkFinds(t *testing.T) {
 	read := 0
 	testHookReadLoose = func(string) { read++ }
 	t.Cleanup(func() { testHookReadLoose = nil })
-	if _, _, err := watched.refs.listParts(watchPrefix, true); err != nil {
+	if _, _, _, err := watched.refs.listParts(watchPrefix, true); err != nil {
 		t.Fatal(err)
 	}
 	if read != 0 {
@@ -180,3 +180,4 @@ func mustHash(t *testing.T, s string) Hash {
 	}
 	return h
 }
+
