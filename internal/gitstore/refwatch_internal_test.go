@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -181,3 +182,31 @@ func mustHash(t *testing.T, s string) Hash {
 	return h
 }
 
+// A ref's lock present when the watch is first made (a writer between
+// writing its lock and renaming it into place) is no ref: not listed then,
+// and after the rename the ref holds the lock's value, listed once. Taken
+// in by the first read, the lock stood in every later listing (its rename
+// is an event for a lock name, which the watch passes over): the board
+// index built from it held the item twice, once as it was.
+func TestRefWatch_ALockAtTheFirstListingIsNoRef(t *testing.T) {
+	dir := gt.NewRepo(t)
+	head := gt.Git(t, dir, "rev-parse", "HEAD")
+	next := gt.Git(t, dir, "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-p", head, "-m", "next")
+	gt.Git(t, dir, "update-ref", watchPrefix+"a", head)
+	gt.Git(t, dir, "update-ref", watchPrefix+"b", head)
+	lock := filepath.Join(dir, ".git", filepath.FromSlash(watchPrefix), "a.lock")
+	if err := os.WriteFile(lock, []byte(next+"\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	watched, walked := watchedStore(t, dir)
+	if l := sameListing(t, "a lock beside its ref", watched, walked); len(l) != 2 {
+		t.Fatalf("listed %v, want a and b", l)
+	}
+	if err := os.Rename(lock, strings.TrimSuffix(lock, ".lock")); err != nil {
+		t.Fatal(err)
+	}
+	l := sameListing(t, "the lock renamed into place", watched, walked)
+	if len(l) != 2 || l[0].Hash.String() != next {
+		t.Fatalf("listed %v, want a at %s and b", l, next)
+	}
+}

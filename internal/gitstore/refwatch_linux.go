@@ -144,6 +144,15 @@ func (w *refWatch) seed(r *refReader) error {
 			w.stop(true) // refs below: a one-level watch does not see them
 			return nil
 		}
+		// A ref's lock is no ref. Taken in, it was never looked at again
+		// (drain passes over lock names): a lock holding an item's new
+		// value stood in the listing as a second ref of that item, long
+		// after it was renamed into place, and the board index built
+		// from it held the item twice, once as it was (a claim refused a
+		// parent for a child cancelled since).
+		if strings.HasSuffix(e.Name(), ".lock") {
+			continue
+		}
 		w.dirty[e.Name()] = struct{}{}
 	}
 	w.seeded = true
@@ -211,6 +220,10 @@ func (w *refWatch) drainRest() {
 // look reads one file of the directory again.
 func (w *refWatch) look(r *refReader, name string) error {
 	w.sorted = nil
+	if strings.HasSuffix(name, ".lock") {
+		delete(w.refs, name)
+		return nil
+	}
 	p := filepath.Join(w.root, name)
 	full := w.prefix + name
 	fi, err := os.Lstat(p)
