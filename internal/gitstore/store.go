@@ -290,11 +290,11 @@ func (s *Store) Refs(prefix string) ([]Ref, error) {
 //
 // The loose part is always read from the directory, never from a
 // long-lived store's watch (Options.WatchRefs): a claim's open-child check
-// is its one caller, and beside a `git pack-refs --all` the watched view
-// let that check pass a parent whose new child was open, or refuse one
-// whose child was cancelled (TestBoard_ChildrenConcurrentInOneProcess
-// under GOMAXPROCS=1: 1 run in a few dozen before; the cause in the
-// watch is not found yet).
+// is its one caller. Beside a `git pack-refs --all` the watched view let
+// that check refuse a parent whose child was cancelled (a lock file taken
+// for a ref, fixed), and it still lets it pass a parent whose new child
+// is open (TestBoard_ChildrenConcurrentInOneProcess through the watch,
+// GOMAXPROCS=1: 2 runs in 500; the cause is not found).
 func (s *Store) RefParts(prefix string) (packed, loose []Ref, err error) {
 	packed, loose, _, err = s.RefPartsVersion(prefix)
 	return packed, loose, err
@@ -323,8 +323,8 @@ func (s *Store) PackedRefsVersion(prefix string) (packed []Ref, version string, 
 // RefPartsVersion gave) and is the same file after the listing; ok is
 // false, and nothing is listed, when it is not. With the packed refs of
 // that version, kept by the caller, that is what RefParts would return,
-// for the cost of reading packed-refs and two checksums instead of
-// parsing it (a claim's open-child check at 1,000 board items).
+// for the cost of reading packed-refs and hashing it instead of parsing it
+// (a claim's open-child check at 1,000 board items).
 func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err error) {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
