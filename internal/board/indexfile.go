@@ -89,19 +89,28 @@ func (f *fileIndex) tailEntry(id string) (*entry, bool) {
 	return e, true
 }
 
-// guarded runs f with a fault of the mapping turned into fault, as
-// parseIndex does for the whole file.
+// guarded runs fn with a fault of the mapping recorded in fault.
 func (f *fileIndex) guarded(fn func()) {
+	if catchFault(fn) {
+		f.fault.Store(true)
+	}
+}
+
+// catchFault runs fn and reports whether it faulted reading a mapping (a
+// file cut short under it): the fault is turned into a panic and
+// recovered; any other panic goes on.
+func catchFault(fn func()) (faulted bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			if _, fault := r.(interface{ Addr() uintptr }); !fault {
 				panic(r)
 			}
-			f.fault.Store(true)
+			faulted = true
 		}
 	}()
 	fn()
+	return false
 }
 
 // lineAt is the whole line of text that holds byte i.
@@ -216,9 +225,8 @@ func (f *fileIndex) all() map[string]*entry {
 	return m
 }
 
-// packedMovedAt is, when packed-refs is at the stamp's version, the packed
-// item refs whose tip is not the index's (get), sorted by name, and
-// whether id is packed there; ok is false without a stamp.
+// packedMoved is the item refs packed-refs held at the stamp's version
+// whose tip is not the index's (get), sorted by name.
 func (f *fileIndex) packedMoved() (moved []gitstore.Ref) {
 	for id, h := range f.stamp.diff {
 		if e := f.get(id); e == nil || e.tip != h {
@@ -407,19 +415,17 @@ func readIndex(path string) *boardIndex {
 // turned into a panic here (and in fileIndex's reads) and the index is
 // empty, or faulted, as for any unreadable file.
 func parseIndex(data []byte) (idx *boardIndex) {
+	if catchFault(func() { idx = parseMapped(data) }) {
+		return &boardIndex{byID: map[string]*entry{}}
+	}
+	return idx
+}
+
+func parseMapped(data []byte) *boardIndex {
 	empty := func() *boardIndex { return &boardIndex{byID: map[string]*entry{}} }
 	if len(data) < headerLen {
 		return empty()
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			idx = empty()
-		}
-	}()
 	text := unsafe.String(&data[0], len(data))
 	if !strings.HasPrefix(text, indexMagic+" ") || text[headerLen-1] != '\n' {
 		return empty()
