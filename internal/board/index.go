@@ -312,6 +312,9 @@ func (s *Store) childrenIn(base *boardIndex, over map[string]*entry, id string) 
 		}
 		if f := base.file; f != nil && s.AppendIndex && version != "" && version != f.stamp.version && !base.faulted() {
 			stampLine = appendPackedLine(nil, version, packed, f.sortedIDs)
+			if base.faulted() { // a line sortedIDs could not read: say nothing
+				stampLine = nil
+			}
 		}
 	}
 	var moved map[string]*entry // items whose ref is not at base's tip

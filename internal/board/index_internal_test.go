@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/gitstore/odb"
@@ -420,4 +421,56 @@ func TestChildren_FromThePackedLine(t *testing.T) {
 	}
 	check("cancelled", true, c+" cancelled")
 	gt.Fsck(t, dir)
+}
+
+// A sorted line of the index file that does not parse (here a child's,
+// its tip garbled) is not taken for an item that is not there: the open
+// child is still found (the index is rebuilt from the refs), and no packed
+// line is appended from a file that could not be read.
+func TestChildren_AnUnreadableLineIsNoMissingChild(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s := openBoard(t, dir)
+	create := func(parent string) string {
+		out, err := s.Create(t.Context(), CreateInput{Title: "t", Spec: "s", SpecFormat: "plan/outline", ParentID: parent, CreatedBy: Actor{Human: "dan"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item.ID
+	}
+	p := create("")
+	kid := create(p)
+	gt.Git(t, dir, "pack-refs", "--all")
+	if _, err := s.List(t.Context(), ListRequest{}); err != nil { // writes the index file
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ".git", "ideate", indexFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := gt.Git(t, dir, "rev-parse", RefName(kid))
+	at := strings.Index(string(data), "\n"+kid+"\t"+tip)
+	if at < 0 {
+		t.Fatalf("no sorted line of %s at %s in:\n%s", kid, tip, data)
+	}
+	at += len(kid) + 2
+	copy(data[at:], strings.Repeat("z", 40)) // the same length: the offsets stand
+	if err := os.WriteFile(path+".new", data, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	cli := openBoard(t, dir)
+	cli.AppendIndex = true
+	kids, err := cli.children(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 1 || kids[0].id != kid || kids[0].status != StatusOpen {
+		t.Fatalf("children of %s = %v, want %s open", p, kids, kid)
+	}
+	if _, err := cli.Claim(t.Context(), p, Actor{Human: "w"}, nil); !apperr.Is(err, NotClaimable) {
+		t.Fatalf("claim of a parent with an open child: %v, want NOT_CLAIMABLE", err)
+	}
 }

@@ -146,13 +146,16 @@ func search(text, key string) (string, bool) {
 	return "", false
 }
 
-// sortedEntry is id's entry in the sorted section, or nil.
+// sortedEntry is id's entry in the sorted section, or nil. A line that
+// does not parse is not taken for a missing item: it marks the index
+// faulted, and its reader rebuilds it.
 func (f *fileIndex) sortedEntry(id string) (e *entry) {
 	f.guarded(func() {
 		if line, ok := search(f.sorted, id); ok {
 			e = new(entry)
 			if !parseEntry(line, e) {
 				e = nil
+				f.fault.Store(true)
 			}
 		}
 	})
@@ -179,7 +182,12 @@ func (f *fileIndex) kidsOf(id string) []*entry {
 		}
 		_, list, _ := strings.Cut(line, "\t")
 		for kid := range strings.SplitSeq(list, ",") {
-			if e := f.get(kid); e != nil && e.parent == id {
+			e := f.get(kid)
+			if e == nil {
+				f.fault.Store(true) // a child the file names but does not hold
+				return
+			}
+			if e.parent == id {
 				out = append(out, e)
 				seen[kid] = true
 			}
@@ -383,12 +391,10 @@ func (f *fileIndex) sortedIDs(yield func(string, gitstore.Hash) bool) {
 			line, next, _ := strings.Cut(rest, "\n")
 			rest = next
 			id, after, _ := strings.Cut(line, "\t")
-			if len(after) < 40 {
-				continue
-			}
-			h, err := gitstore.ParseHash(after[:40])
+			h, err := gitstore.ParseHash(after[:min(40, len(after))])
 			if err != nil {
-				continue
+				f.fault.Store(true) // not an entry line: no packed line is said of it
+				return
 			}
 			if !yield(id, h) {
 				return
