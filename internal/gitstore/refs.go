@@ -258,17 +258,28 @@ func (r *refReader) packedVersionNow() (string, fileKey, error) {
 	r.exactMu.Lock()
 	defer r.exactMu.Unlock()
 	var st fileStat
-	data, err := readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, &st)
-	if errors.Is(err, os.ErrNotExist) {
-		return contentVersion(nil, false), fileKey{}, nil
-	}
-	if err != nil {
-		return "", fileKey{}, fmt.Errorf("read packed-refs: %w", err)
-	}
-	if cap(data) <= 4<<20 {
-		r.exactBuf = data[:0]
+	data, exists, err := r.readPackedNow(&st)
+	if err != nil || !exists {
+		return contentVersion(nil, false), fileKey{}, err
 	}
 	return contentVersion(data, true), keyOfStat(&st), nil
+}
+
+// readPackedNow reads packed-refs as it is on disk now into exactBuf (held
+// by the caller under exactMu), and st, when not nil, from the open file;
+// exists is false when there is none.
+func (r *refReader) readPackedNow(st *fileStat) (data []byte, exists bool, err error) {
+	data, err = readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, st)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read packed-refs: %w", err)
+	}
+	if cap(data) <= 4<<20 {
+		r.exactBuf = data[:0] // kept for the next read (up to 4 MB)
+	}
+	return data, true, nil
 }
 
 // packedOnDisk is name's value in packed-refs as the file is now (see
@@ -276,15 +287,9 @@ func (r *refReader) packedVersionNow() (string, fileKey, error) {
 func (r *refReader) packedOnDisk(name string) (Hash, error) {
 	r.exactMu.Lock()
 	defer r.exactMu.Unlock()
-	data, err := readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, nil)
-	if errors.Is(err, os.ErrNotExist) {
-		data, err = nil, nil
-	}
+	data, _, err := r.readPackedNow(nil)
 	if err != nil {
-		return ZeroHash, fmt.Errorf("read packed-refs: %w", err)
-	}
-	if cap(data) <= 4<<20 {
-		r.exactBuf = data[:0] // kept for the next read (up to 4 MB)
+		return ZeroHash, err
 	}
 	h := findPacked(data, name)
 	r.mu.Lock()
@@ -488,9 +493,10 @@ func (r *refReader) readPacked(name string) (Hash, error) {
 	fresh := r.packed.key == (fileKey{}) && r.packed.refs == nil
 	r.mu.Unlock()
 	if fresh {
-		// Nothing parsed yet (a CLI call's first read): one ref is found
-		// in the file as it is, without parsing every line (10k board
-		// items are 1 MB); a listing parses it when it needs all.
+		// No parsed copy (a CLI call's first read, or one readExact
+		// dropped as stale): one ref is found in the file as it is,
+		// without parsing every line (10k board items are 1 MB); a
+		// listing parses it when it needs all.
 		return r.packedOnDisk(name)
 	}
 	refs, err := r.loadPacked()
