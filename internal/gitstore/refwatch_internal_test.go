@@ -210,3 +210,33 @@ func TestRefWatch_ALockAtTheFirstListingIsNoRef(t *testing.T) {
 		t.Fatalf("listed %v, want a at %s and b", l, next)
 	}
 }
+
+// The watched directory removed (pack-refs --prune empties and removes
+// it) while another holds it open, and made again with a new ref in it
+// before the kernel has told the watch anything: the removal's
+// IN_DELETE_SELF waits for the last reference to the directory, so the
+// watch sat on the removed directory and listed the new one as empty.
+// The listing must find the new ref, as a walk does.
+func TestRefWatch_TheDirectoryMadeAgainWhileTheOldIsHeld(t *testing.T) {
+	dir := gt.NewRepo(t)
+	head := gt.Git(t, dir, "rev-parse", "HEAD")
+	gt.Git(t, dir, "update-ref", watchPrefix+"a", head)
+	watched, walked := watchedStore(t, dir)
+	if l := sameListing(t, "seeded", watched, walked); len(l) != 1 {
+		t.Fatalf("listed %v, want a", l)
+	}
+	root := filepath.Join(dir, ".git", filepath.FromSlash(watchPrefix))
+	held, err := os.Open(root) // another process's open directory, or its cwd
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	gt.Git(t, dir, "pack-refs", "--all", "--prune")
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Fatalf("pack-refs --prune left %s: %v", root, err)
+	}
+	gt.Git(t, dir, "update-ref", watchPrefix+"b", head)
+	if l := sameListing(t, "b in the directory made again", watched, walked); len(l) != 1 || !strings.HasSuffix(l[0].Name, "/b") {
+		t.Fatalf("listed %v, want b", l)
+	}
+}

@@ -30,11 +30,24 @@ import (
 // emptied one), or a directory appeared inside it, the listing walks
 // again (the first two), or for good (the last: the watch covers one
 // level).
+//
+// That the directory went away is not left to the kernel's word: its
+// IN_DELETE_SELF comes only when the last reference to the removed
+// directory goes (another process's open directory or cwd, a walk of this
+// one), and a writer may make the directory again and rename a ref into
+// it long before; the watch, still on the removed one, saw nothing, and a
+// claim passed a parent whose new child was open (session 23's unfound
+// fault; TestRefWatch_TheDirectoryMadeAgainWhileTheOldIsHeld). So each
+// listing first checks that the directory at the path is the one
+// watched (device and inode, one stat), and reads it again whole when it
+// is not.
 type refWatch struct {
 	mu     sync.Mutex
 	root   string // the directory watched
 	prefix string // the ref name prefix of its files, ending in "/"
 	fd, wd int
+	dev    uint64 // the watched directory's device and inode
+	ino    uint64
 	off    bool                // walk from now on
 	seeded bool                // refs holds a whole listing
 	refs   map[string]Hash     // file name → value, files holding an object name
@@ -78,7 +91,7 @@ func (w *refWatch) list(r *refReader) ([]Ref, bool, error) {
 		return nil, false, nil
 	}
 	if w.seeded {
-		if !w.drain() {
+		if !w.same() || !w.drain() {
 			w.seeded = false
 		}
 	}
@@ -86,7 +99,7 @@ func (w *refWatch) list(r *refReader) ([]Ref, bool, error) {
 		if w.fd < 0 && !w.start() {
 			return nil, false, nil // no directory yet, or no inotify: walk
 		}
-		if err := w.seed(r); err != nil || w.off {
+		if err := w.seed(r); err != nil || !w.seeded {
 			return nil, false, err
 		}
 	}
@@ -131,10 +144,48 @@ func (w *refWatch) start() bool {
 	return true
 }
 
-// seed reads the whole directory once the watch is made.
+// same reports whether the directory at the watch's path is still the one
+// watched; when it is not (gone, or made again), the watch is closed, and
+// the listing makes it anew.
+func (w *refWatch) same() bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(w.root, &st); err != nil || uint64(st.Dev) != w.dev || uint64(st.Ino) != w.ino {
+		w.stop(false)
+		return false
+	}
+	return true
+}
+
+// seed reads the whole directory once the watch is made. It reads the
+// directory the watch is on: the one it opens, when adding the watch
+// again by path gives back the watch's own descriptor (the path led to
+// the watched directory after the open; a removed directory never comes
+// back, so the open found that one too). Otherwise the directory was
+// made again since the watch was: the watch is closed and this listing
+// walks.
 func (w *refWatch) seed(r *refReader) error {
-	ents, err := os.ReadDir(w.root)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	f, err := os.Open(w.root)
+	if err != nil {
+		w.stop(false)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		w.stop(false)
+		return err
+	}
+	if wd, err := syscall.InotifyAddWatch(w.fd, w.root, watchMask); err != nil || wd != w.wd {
+		w.stop(false)
+		return nil
+	}
+	w.dev, w.ino = uint64(st.Dev), uint64(st.Ino)
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		w.stop(false)
 		return err
 	}
 	w.refs, w.sorted = map[string]Hash{}, nil

@@ -288,13 +288,13 @@ func (s *Store) Refs(prefix string) ([]Ref, error) {
 // skip the packed part while it is the same slice: a board of 20,000 items
 // is listed by every claim (issue 19).
 //
-// The loose part is always read from the directory, never from a
-// long-lived store's watch (Options.WatchRefs): a claim's open-child check
-// is its one caller. Beside a `git pack-refs --all` the watched view let
-// that check refuse a parent whose child was cancelled (a lock file taken
-// for a ref, fixed), and it still lets it pass a parent whose new child
-// is open (TestBoard_ChildrenConcurrentInOneProcess through the watch,
-// GOMAXPROCS=1: 2 runs in 500; the cause is not found).
+// In a long-lived store (Options.WatchRefs) the loose part comes from the
+// directory's watch (see refWatch), as listings do; a claim's open-child
+// check is its one caller. It walked the directory for two sessions while
+// the watch let that check pass a parent whose new child was open (2 runs
+// in 500 of TestBoard_ChildrenConcurrentInOneProcess, GOMAXPROCS=1): the
+// directory removed by pack-refs --prune and made again while the removed
+// one was still held, which the kernel reports late (refWatch.same).
 func (s *Store) RefParts(prefix string) (packed, loose []Ref, err error) {
 	packed, loose, _, err = s.RefPartsVersion(prefix)
 	return packed, loose, err
@@ -306,7 +306,7 @@ func (s *Store) RefPartsVersion(prefix string) (packed, loose []Ref, version str
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return s.refs.listParts(prefix, false)
+	return s.refs.listParts(prefix, true)
 }
 
 // PackedRefsVersion is the packed part of RefPartsVersion alone: no loose
@@ -333,7 +333,7 @@ func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err e
 	if err != nil || version == "" || now != version {
 		return nil, false, err
 	}
-	_, loose, _, err = s.refs.listOnce(prefix, false, false)
+	_, loose, _, err = s.refs.listOnce(prefix, true, false)
 	if err != nil {
 		return nil, false, err
 	}
