@@ -240,3 +240,36 @@ func TestRefWatch_TheDirectoryMadeAgainWhileTheOldIsHeld(t *testing.T) {
 		t.Fatalf("listed %v, want b", l)
 	}
 }
+
+// The count of loose refs a watched store gives for the background
+// pack-refs' threshold is the directory's, through updates, a delete and
+// pack-refs --prune, and it comes from the watch.
+func TestRefWatch_CountsTheLooseRefs(t *testing.T) {
+	dir := gt.NewRepo(t)
+	watched, walked := watchedStore(t, dir)
+	head := gt.Git(t, dir, "rev-parse", "HEAD")
+	check := func(step string, want int) {
+		t.Helper()
+		if n := walked.looseRefs(watchPrefix); n != want {
+			t.Fatalf("%s: the directory holds %d, want %d", step, n, want)
+		}
+		if n := watched.looseRefs(watchPrefix); n != want {
+			t.Fatalf("%s: the watch counts %d, want %d", step, n, want)
+		}
+	}
+	for i := range 5 {
+		gt.Git(t, dir, "update-ref", watchPrefix+"r"+strconv.Itoa(i), head)
+	}
+	check("five made", 5)
+	if w := watched.watchOf(watchPrefix); w == nil || !w.seeded {
+		t.Fatal("the count did not come from a watch")
+	}
+	gt.Git(t, dir, "update-ref", "-d", watchPrefix+"r0")
+	gt.Git(t, dir, "update-ref", watchPrefix+"r9", head)
+	check("one deleted, one made", 5)
+	gt.Git(t, dir, "pack-refs", "--all", "--prune")
+	check("packed", 0)
+	next := gt.Git(t, dir, "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-p", head, "-m", "next")
+	gt.Git(t, dir, "update-ref", watchPrefix+"r1", next) // a packed value unchanged writes no loose file
+	check("one moved again", 1)
+}

@@ -67,10 +67,38 @@ const watchMask = syscall.IN_CREATE | syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRI
 // long-lived store, not a directory prefix, or the watch is off), and the
 // caller walks.
 func (r *refReader) watchedLoose(prefix, root string) (loose []Ref, ok bool, err error) {
-	if !r.watchRefs || !strings.HasSuffix(prefix, "/") {
+	w := r.watchOf(prefix, root)
+	if w == nil {
 		return nil, false, nil
 	}
+	return w.list(r)
+}
+
+// watchedCount is the number of loose refs under prefix, from the
+// directory's watch as watchedLoose has it, without copying the listing;
+// ok is false when there is no watch to ask.
+func (r *refReader) watchedCount(prefix string) (n int, ok bool) {
+	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	w := r.watchOf(prefix, root)
+	if w == nil {
+		return 0, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ok, err := w.update(r); !ok || err != nil {
+		return 0, false
+	}
+	return len(w.refs), true
+}
+
+// watchOf is the watch of root (made on first use), nil when the store
+// does not watch or prefix is no directory.
+func (r *refReader) watchOf(prefix, root string) *refWatch {
+	if !r.watchRefs || !strings.HasSuffix(prefix, "/") {
+		return nil
+	}
 	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	w := r.watches[root]
 	if w == nil {
 		if r.watches == nil {
@@ -79,38 +107,15 @@ func (r *refReader) watchedLoose(prefix, root string) (loose []Ref, ok bool, err
 		w = &refWatch{root: root, prefix: prefix, fd: -1}
 		r.watches[root] = w
 	}
-	r.wmu.Unlock()
-	return w.list(r)
+	return w
 }
 
 // list brings the watch's view up to date and returns it.
 func (w *refWatch) list(r *refReader) ([]Ref, bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.off {
-		return nil, false, nil
-	}
-	if w.seeded {
-		if !w.same() || !w.drain() {
-			w.seeded = false
-		}
-	}
-	if !w.seeded {
-		if w.fd < 0 && !w.start() {
-			return nil, false, nil // no directory yet, or no inotify: walk
-		}
-		if err := w.seed(r); err != nil || !w.seeded {
-			return nil, false, err
-		}
-	}
-	for name := range w.dirty {
-		if err := w.look(r, name); err != nil {
-			return nil, false, err
-		}
-		if w.off {
-			return nil, false, nil // a directory inside: walk
-		}
-		delete(w.dirty, name)
+	if ok, err := w.update(r); !ok || err != nil {
+		return nil, false, err
 	}
 	if w.sorted == nil {
 		w.sorted = make([]Ref, 0, len(w.refs))
@@ -121,6 +126,37 @@ func (w *refWatch) list(r *refReader) ([]Ref, bool, error) {
 	}
 	// The caller may sort or append: it gets a copy.
 	return append([]Ref(nil), w.sorted...), true, nil
+}
+
+// update brings the watch's view up to date (w.mu held); false when the
+// caller must walk instead.
+func (w *refWatch) update(r *refReader) (bool, error) {
+	if w.off {
+		return false, nil
+	}
+	if w.seeded {
+		if !w.same() || !w.drain() {
+			w.seeded = false
+		}
+	}
+	if !w.seeded {
+		if w.fd < 0 && !w.start() {
+			return false, nil // no directory yet, or no inotify: walk
+		}
+		if err := w.seed(r); err != nil || !w.seeded {
+			return false, err
+		}
+	}
+	for name := range w.dirty {
+		if err := w.look(r, name); err != nil {
+			return false, err
+		}
+		if w.off {
+			return false, nil // a directory inside: walk
+		}
+		delete(w.dirty, name)
+	}
+	return true, nil
 }
 
 // start makes the watch; false when the directory does not exist or

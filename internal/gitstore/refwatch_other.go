@@ -8,4 +8,6 @@ type refWatch struct{}
 
 func (r *refReader) watchedLoose(prefix, root string) ([]Ref, bool, error) { return nil, false, nil }
 
+func (r *refReader) watchedCount(prefix string) (int, bool) { return 0, false }
+
 func (r *refReader) closeWatches() {}
