@@ -95,7 +95,8 @@ func main() {
 	r := mcpRun(benchutil.Full(bin), repo, *mixed, true, 0)
 	fmt.Printf("MCP, one server, %d mixed calls over %d+ records, back to back:\n", *mixed, *records)
 	r.print()
-	fmt.Printf("  %-42s start %.1f MiB, end %.1f MiB, peak %.1f MiB\n", "server RSS", mib(r.rssStart), mib(r.rssEnd), mib(r.hwm))
+	fmt.Printf("  %-42s start %.1f MiB, end %.1f MiB (anonymous %.1f, mapped files %.1f), peak %.1f MiB\n", "server RSS",
+		mib(r.rssStart), mib(r.rssEnd), mib(r.anonEnd), mib(r.fileEnd), mib(r.hwm))
 	fmt.Printf("%-44s %d packs, %d loose objects\n", "after the MCP run", countPacks(repo), countLoose(repo))
 	if *compare > 0 {
 		for _, v := range []struct {
@@ -146,6 +147,7 @@ func main() {
 type mcpFigures struct {
 	app, create, claim, complete, read, floor []time.Duration
 	rssStart, rssEnd, hwm                     int64
+	anonEnd, fileEnd                          int64 // the end's RSS: anonymous memory, mapped files
 }
 
 func (r mcpFigures) print() {
@@ -212,6 +214,7 @@ func mcpRun(bin, repo string, n int, spares bool, gap time.Duration) mcpFigures 
 		}
 	}
 	r.rssEnd, r.hwm = status(pid, "VmRSS"), status(pid, "VmHWM")
+	r.anonEnd, r.fileEnd = status(pid, "RssAnon"), status(pid, "RssFile")
 	return r
 }
 
