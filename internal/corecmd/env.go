@@ -57,6 +57,13 @@ type Env struct {
 // Now is the clock of every store the commands open; tests replace it.
 var Now = time.Now
 
+// ServerObjectCache is the MCP server's cache of resolved pack objects
+// (gitstore.Options.ObjectCache). With 1 MiB instead of 4 the server's
+// anonymous memory after 10,000 records and a first record_read was 11–12
+// MiB against 17–19, its peak RSS 31–35 MiB against 36–37, and the first
+// page's latency no different (two runs each, this machine).
+const ServerObjectCache = 1 << 20
+
 // Git opens the repository containing Dir once, with the store settings of
 // its git config (config.LoadGit: a bad ideate.* value is an error naming
 // it; .ideate.json is not read here).
@@ -79,6 +86,9 @@ func (e *Env) Git() (*gitstore.Store, error) {
 		opt.Spares = e.Spares
 	}
 	opt.WatchRefs = e.Server
+	if e.Server {
+		opt.ObjectCache = ServerObjectCache
+	}
 	e.git, e.clone = gitstore.OpenRepo(r, opt), clone
 	return e.git, nil
 }

@@ -29,8 +29,10 @@ type Store struct {
 	lockPolicy LockPolicy
 
 	odbOnce sync.Once
-	odb     *odb.DB
-	odbErr  error
+	// objCacheBytes is Options.ObjectCache.
+	objCacheBytes int
+	odb           *odb.DB
+	odbErr        error
 
 	ident     Signature
 	identOnce sync.Once
@@ -70,6 +72,12 @@ type Options struct {
 	// of loose refs through inotify watches instead of walking them on
 	// every listing (Linux; see refWatch).
 	WatchRefs bool
+	// ObjectCache is the budget in bytes of the cache of resolved pack
+	// objects (delta bases); 0 is odb's default (4 MiB). The MCP server
+	// keeps 1 MiB: a long-lived heap holds the whole cache, and the
+	// collector's goal is twice the live heap, so 4 MiB of cache was
+	// about 8 MiB of the server's memory (issue 19).
+	ObjectCache int
 }
 
 // DefaultOptions are the settings of a Store opened without a
@@ -99,12 +107,13 @@ func OpenRepo(r *Repo, opt Options) *Store {
 		cfg = LoadConfig(r)
 	}
 	s := &Store{
-		repo:       r,
-		cfg:        cfg,
-		refs:       &refReader{dir: r.CommonDir, watchRefs: opt.WatchRefs},
-		lockPolicy: opt.Lock,
-		spareWant:  opt.Spares,
-		Now:        time.Now,
+		repo:          r,
+		cfg:           cfg,
+		refs:          &refReader{dir: r.CommonDir, watchRefs: opt.WatchRefs},
+		lockPolicy:    opt.Lock,
+		spareWant:     opt.Spares,
+		objCacheBytes: opt.ObjectCache,
+		Now:           time.Now,
 	}
 	s.maint = maintenance{
 		enabled:   opt.Maintenance,
@@ -166,7 +175,7 @@ func (s *Store) spares() *spares {
 
 func (s *Store) db() (*odb.DB, error) {
 	s.odbOnce.Do(func() {
-		s.odb, s.odbErr = odb.Open(s.repo.CommonDir + "/objects")
+		s.odb, s.odbErr = odb.OpenCache(s.repo.CommonDir+"/objects", s.objCacheBytes)
 	})
 	return s.odb, s.odbErr
 }
@@ -397,4 +406,15 @@ func sanitizeIdent(v string) string {
 		}
 		return r
 	}, v))
+}
+
+// ObjectCacheBytes is the budget of the store's cache of resolved pack
+// objects (Options.ObjectCache, or odb's default); it opens the object
+// database when it is not open yet.
+func (s *Store) ObjectCacheBytes() (int, error) {
+	db, err := s.db()
+	if err != nil {
+		return 0, err
+	}
+	return db.CacheBytes(), nil
 }

@@ -35,3 +35,25 @@ func TestBaseCache_DropPacks(t *testing.T) {
 		t.Fatal("dropping no packs dropped an entry")
 	}
 }
+
+// OpenCache sets the resolved-object cache's budget, and puts past it
+// evict: the cache never holds more than the budget.
+func TestOpenCache_Budget(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ ask, want int }{{0, defaultCacheBytes}, {-1, defaultCacheBytes}, {1 << 20, 1 << 20}} {
+		db, err := OpenCache(dir, c.ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.CacheBytes(); got != c.want {
+			t.Fatalf("OpenCache(%d): budget %d, want %d", c.ask, got, c.want)
+		}
+		for i := range 64 {
+			db.cache.put(cacheKey{pack: 1, off: uint64(i)}, 3, make([]byte, 100<<10))
+		}
+		if db.cache.used > c.want {
+			t.Fatalf("budget %d: the cache holds %d bytes", c.want, db.cache.used)
+		}
+		db.Close()
+	}
+}
