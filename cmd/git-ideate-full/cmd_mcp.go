@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"os"
 	"runtime/debug"
@@ -12,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"github.com/ideate/git-ideate/internal/mcpserver"
 	"github.com/ideate/git-ideate/internal/record"
 )
