@@ -2,6 +2,7 @@ package odb
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,5 +64,48 @@ func TestReleasePages_MappedPagesLeaveAndComeBack(t *testing.T) {
 	compareAll(t, repo, db)
 	if kib := residentKiB(t, packs[0]); kib == 0 {
 		t.Fatal("no page of the pack resident after reading it again: the test reads nothing")
+	}
+}
+
+// Readers on several goroutines while the pages are released under them
+// (every releaseEvery bytes any of them reads) each read what git has.
+func TestReleasePages_ConcurrentReaders(t *testing.T) {
+	repo := initRepo(t, filepath.Join(t.TempDir(), "r"))
+	deepHistory(t, repo, 80, "main")
+	runGit(t, repo, nil, "repack", "-a", "-d", "-q")
+	objs := allObjects(t, repo)
+	db, err := Open(objectsDir(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	before := releaseCount.Load()
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for round := range 3 {
+				for i := range objs {
+					o := objs[(i+g*len(objs)/4)%len(objs)]
+					_, data, err := db.Read(o.hash)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if string(data) != string(o.data) {
+						errs <- fmt.Errorf("goroutine %d round %d: %s differs from git", g, round, o.hash)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if releaseCount.Load()-before < 2 {
+		t.Fatalf("%d releases while four readers read everything three times", releaseCount.Load()-before)
 	}
 }
