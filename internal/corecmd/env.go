@@ -59,9 +59,10 @@ var Now = time.Now
 
 // ServerObjectCache is the MCP server's cache of resolved pack objects
 // (gitstore.Options.ObjectCache). With 1 MiB instead of 4 the server's
-// anonymous memory after 10,000 records and a first record_read was 11–12
-// MiB against 17–19, its peak RSS 31–35 MiB against 36–37, and the first
-// page's latency no different (two runs each, this machine).
+// anonymous memory at the end of a run (10,000 records, then record_read
+// and mixed calls) was 11–17 MiB against 17–19, its peak RSS 31–38 MiB
+// against 36–38, and the first page no slower (runs one at a time, this
+// machine); odb's release of mapped pages took the peak lower again.
 const ServerObjectCache = 1 << 20
 
 // Git opens the repository containing Dir once, with the store settings of
