@@ -559,7 +559,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	input := filepath.Join(dir, "rollup.input")
 	part := filepath.Join(dir, "rollup.part")
 	in, later := rollUpInput(pdir, merged)
-	if os.WriteFile(list, []byte(strings.Join(merged, "\n")+"\n"), 0o666) != nil || os.WriteFile(input, in, 0o666) != nil {
+	if m.store.writeState(list, []byte(strings.Join(merged, "\n")+"\n")) != nil || m.store.writeState(input, in) != nil {
 		os.Remove(list)
 		os.Remove(lock)
 		return
@@ -588,6 +588,32 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	}
 	lockStarted(f, cmd.Process.Pid)
 	go cmd.Wait()
+}
+
+// writeState writes data to path, a file of the state directory that a
+// roll-up's shell reads and appends to, through a spare file when the
+// store has one (the clone's pool in a CLI call, its own in the server):
+// a rename instead of a new inode. On ext4 without a journal a new inode
+// cost 0.3-1.8 ms of the call that made it, and the call that starts a
+// roll-up made three (its lock, the list, the input): 5 files in all
+// with its own write, against the target of 3 (writebench's strace).
+// The spare keeps the mode it was made with (0666 less the umask), so
+// the shell may append to it; without a spare, os.WriteFile.
+func (s *Store) writeState(path string, data []byte) error {
+	if f := s.spares().take(); f != nil {
+		_, err := f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err == nil {
+			return nil
+		}
+		os.Remove(f.Name())
+	}
+	return os.WriteFile(path, data, 0o666)
 }
 
 // rollUpListMax is the most objects whose names the caller of a roll-up

@@ -36,7 +36,14 @@ import (
 // process (bench/mcpab: claim 0.59, complete 0.59 of their medians with
 // only its own spares); on a journaled ext4 the take's extra rename and
 // open cost 5–10 %, so there it keeps to its own.
-const poolSlots = 48
+//
+// poolSlots: a roll-up starts after about 16 writes, which take three
+// files each from the pool the last roll-up filled; 48 slots left the
+// pool empty just when the write that starts the next roll-up wanted its
+// three and the roll-up's list and input two more, and that write made
+// 4–6 files (writebench, 20 traced CLI calls of each kind). With 64 it
+// made 2–3, but for the clone's first roll-up, before any pool.
+const poolSlots = 64
 
 // poolTries is how many slots a take tries, in order from a random one.
 const poolTries = 6

@@ -365,3 +365,65 @@ func TestPool_LongLivedStoreTakesPoolFirstWhereSet(t *testing.T) {
 		gt.Fsck(t, dir)
 	}
 }
+
+// The files a roll-up's caller leaves for its shell (the list of merged
+// packs, the object names) are spares renamed into place when the pool
+// has some, not new inodes; the shell can append to them, and the roll-up
+// it starts merges the packs as ever.
+func TestPool_RollUpFilesAreSpares(t *testing.T) {
+	s, dir := packStore(t, true)
+	s.maint.enabled = false // this test starts the roll-up itself
+	for i := range 20 {
+		commitValue(t, s, i)
+	}
+	s.maint.enabled = true
+	fillPool(t, s)
+	before := poolInodes(t, s)
+	// A store opened now, as a CLI call opens one (maintenance on: the
+	// pool is its spares).
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	state := filepath.Join(s.repo.StateDir(), "state-probe")
+	if err = s.writeState(state, []byte("a\n")); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(state, &st); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := before[uint64(st.Ino)]; !ok {
+		t.Fatalf("%s is a new inode, not one of the pool's %d", state, len(before))
+	}
+	f, err := os.OpenFile(state, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatalf("the shell could not append to it: %v", err)
+	}
+	f.WriteString("b\n")
+	f.Close()
+	if data, _ := os.ReadFile(state); string(data) != "a\nb\n" {
+		t.Fatalf("%s holds %q", state, data)
+	}
+	os.Remove(state)
+
+	left := len(poolInodes(t, s))
+	merged := s.maint.rollUpSet()
+	if len(merged) == 0 {
+		t.Fatal("no roll-up due after 20 packs")
+	}
+	s.maint.spawnRollUp(merged)
+	if n := len(poolInodes(t, s)); n != left-2 {
+		t.Fatalf("%d pool files after the roll-up started, want %d: its list and input from the pool", n, left-2)
+	}
+	gt.WaitRemoved(t, filepath.Join(s.repo.StateDir(), "maintenance.lock"))
+	s.maint.finishRollUp()
+	if got := gt.Git(t, dir, "rev-list", "--count", "refs/ideate/t"); got != "20" {
+		t.Fatalf("rev-list --count: %s", got)
+	}
+	if n := len(packNames(t, filepath.Join(s.repo.CommonDir, "objects", "pack"))); n >= 20 {
+		t.Fatalf("%d packs after the roll-up", n)
+	}
+	gt.Fsck(t, dir)
+}
