@@ -133,12 +133,7 @@ func TestPool_NotUsedWithoutMaintenance(t *testing.T) {
 // A roll-up's shell makes the missing slots and leaves no probe behind:
 // the pool is whole again, every file empty.
 func TestPool_RollUpRefillsIt(t *testing.T) {
-	s, dir := packStore(t, true)
-	s.maint.enabled = false // this test starts the roll-up itself
-	for i := range 12 {
-		commitValue(t, s, i)
-	}
-	s.maint.enabled = true
+	s, dir := packsToRollUp(t, 12)
 	if n := len(poolInodes(t, s)); n != 0 {
 		t.Fatalf("%d pool files before any roll-up", n)
 	}
@@ -371,12 +366,7 @@ func TestPool_LongLivedStoreTakesPoolFirstWhereSet(t *testing.T) {
 // has some, not new inodes; the shell can append to them, and the roll-up
 // it starts merges the packs as ever.
 func TestPool_RollUpFilesAreSpares(t *testing.T) {
-	s, dir := packStore(t, true)
-	s.maint.enabled = false // this test starts the roll-up itself
-	for i := range 20 {
-		commitValue(t, s, i)
-	}
-	s.maint.enabled = true
+	s, dir := packsToRollUp(t, 20)
 	fillPool(t, s)
 	before := poolInodes(t, s)
 	// A store opened now, as a CLI call opens one (maintenance on: the
@@ -426,4 +416,18 @@ func TestPool_RollUpFilesAreSpares(t *testing.T) {
 		t.Fatalf("%d packs after the roll-up", n)
 	}
 	gt.Fsck(t, dir)
+}
+
+// packsToRollUp is a store with maintenance on and n packs of one commit
+// each, written with maintenance off so that the test starts the roll-up
+// itself.
+func packsToRollUp(t *testing.T, n int) (*Store, string) {
+	t.Helper()
+	s, dir := packStore(t, true)
+	s.maint.enabled = false
+	for i := range n {
+		commitValue(t, s, i)
+	}
+	s.maint.enabled = true
+	return s, dir
 }
