@@ -291,7 +291,7 @@ func (s *Store) looseRefs(prefix string) int {
 	if n, ok := s.refs.watchedCount(prefix); ok {
 		return n
 	}
-	d, err := os.Open(filepath.Join(s.repo.CommonDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/"))))
+	d, err := os.Open(s.refs.dirOf(prefix))
 	if err != nil {
 		return 0
 	}

@@ -513,7 +513,7 @@ func (r *refReader) readPacked(name string) (Hash, error) {
 // list returns every ref whose name starts with prefix (which should end in
 // "/"), loose values overriding packed ones, sorted by name.
 func (r *refReader) list(prefix string) ([]Ref, error) {
-	packed, loose, _, err := r.listParts(prefix, true)
+	packed, loose, _, err := r.listParts(prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -526,10 +526,10 @@ func (r *refReader) list(prefix string) ([]Ref, error) {
 // only) and the loose ones, sorted by name, each as one listing saw them,
 // and the version of packed-refs the packed ones come from (see
 // contentVersion).
-func (r *refReader) listParts(prefix string, watched bool) (packed, loose []Ref, version string, err error) {
+func (r *refReader) listParts(prefix string) (packed, loose []Ref, version string, err error) {
 	for attempt := 0; ; attempt++ {
 		before, _ := statKey(filepath.Join(r.dir, "packed-refs"))
-		packed, loose, version, err = r.listOnce(prefix, watched, true)
+		packed, loose, version, err = r.listOnce(prefix, true)
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -540,6 +540,11 @@ func (r *refReader) listParts(prefix string, watched bool) (packed, loose []Ref,
 			return packed, loose, version, nil
 		}
 	}
+}
+
+// dirOf is the directory of the loose refs under prefix.
+func (r *refReader) dirOf(prefix string) string {
+	return filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
 }
 
 // mergeRefs calls f with every ref of the sorted lists packed and loose
@@ -578,20 +583,21 @@ func (r *refReader) packedUnder(prefix string) ([]Ref, string, error) {
 	return packed[lo:hi:hi], version, nil
 }
 
-func (r *refReader) listOnce(prefix string, watched, withPacked bool) (packedPart, loose []Ref, version string, err error) {
+// listOnce lists the loose refs under prefix, from the directory's watch
+// in a store that keeps them (see refWatch), else by walking it, and,
+// when withPacked, the packed ones and their version (packedUnder).
+func (r *refReader) listOnce(prefix string, withPacked bool) (packedPart, loose []Ref, version string, err error) {
 	if withPacked {
 		if packedPart, version, err = r.packedUnder(prefix); err != nil {
 			return nil, nil, "", err
 		}
 	}
-	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
-	if watched {
-		if l, ok, err := r.watchedLoose(prefix, root); err != nil {
-			return nil, nil, "", fmt.Errorf("list refs %s: %w", prefix, err)
-		} else if ok {
-			return packedPart, l, version, nil
-		}
+	if l, ok, err := r.watchedLoose(prefix); err != nil {
+		return nil, nil, "", fmt.Errorf("list refs %s: %w", prefix, err)
+	} else if ok {
+		return packedPart, l, version, nil
 	}
+	root := r.dirOf(prefix)
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {

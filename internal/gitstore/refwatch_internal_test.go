@@ -37,7 +37,7 @@ func watchedStore(t *testing.T, dir string) (watched, walked *Store) {
 // not the walk's.
 func sameListing(t *testing.T, step string, watched, walked *Store) []Ref {
 	t.Helper()
-	p1, l1, _, err := watched.refs.listParts(watchPrefix, true)
+	p1, l1, _, err := watched.refs.listParts(watchPrefix)
 	if err != nil {
 		t.Fatalf("%s: watched: %v", step, err)
 	}
@@ -87,7 +87,7 @@ func TestRefWatch_ListsWhatAWalkFinds(t *testing.T) {
 	read := 0
 	testHookReadLoose = func(string) { read++ }
 	t.Cleanup(func() { testHookReadLoose = nil })
-	if _, _, _, err := watched.refs.listParts(watchPrefix, true); err != nil {
+	if _, _, _, err := watched.refs.listParts(watchPrefix); err != nil {
 		t.Fatal(err)
 	}
 	if read != 0 {

@@ -66,8 +66,8 @@ const watchMask = syscall.IN_CREATE | syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRI
 // "/") from the directory's watch; ok is false when there is none (not a
 // long-lived store, not a directory prefix, or the watch is off), and the
 // caller walks.
-func (r *refReader) watchedLoose(prefix, root string) (loose []Ref, ok bool, err error) {
-	w := r.watchOf(prefix, root)
+func (r *refReader) watchedLoose(prefix string) (loose []Ref, ok bool, err error) {
+	w := r.watchOf(prefix)
 	if w == nil {
 		return nil, false, nil
 	}
@@ -78,8 +78,7 @@ func (r *refReader) watchedLoose(prefix, root string) (loose []Ref, ok bool, err
 // directory's watch as watchedLoose has it, without copying the listing;
 // ok is false when there is no watch to ask.
 func (r *refReader) watchedCount(prefix string) (n int, ok bool) {
-	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
-	w := r.watchOf(prefix, root)
+	w := r.watchOf(prefix)
 	if w == nil {
 		return 0, false
 	}
@@ -91,12 +90,13 @@ func (r *refReader) watchedCount(prefix string) (n int, ok bool) {
 	return len(w.refs), true
 }
 
-// watchOf is the watch of root (made on first use), nil when the store
-// does not watch or prefix is no directory.
-func (r *refReader) watchOf(prefix, root string) *refWatch {
+// watchOf is the watch of prefix's directory (made on first use), nil
+// when the store does not watch or prefix is no directory.
+func (r *refReader) watchOf(prefix string) *refWatch {
 	if !r.watchRefs || !strings.HasSuffix(prefix, "/") {
 		return nil
 	}
+	root := r.dirOf(prefix)
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	w := r.watches[root]

@@ -6,7 +6,7 @@ package gitstore
 // Linux version); elsewhere every listing walks.
 type refWatch struct{}
 
-func (r *refReader) watchedLoose(prefix, root string) ([]Ref, bool, error) { return nil, false, nil }
+func (r *refReader) watchedLoose(prefix string) ([]Ref, bool, error) { return nil, false, nil }
 
 func (r *refReader) watchedCount(prefix string) (int, bool) { return 0, false }
 

@@ -315,7 +315,7 @@ func (s *Store) RefPartsVersion(prefix string) (packed, loose []Ref, version str
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return s.refs.listParts(prefix, true)
+	return s.refs.listParts(prefix)
 }
 
 // PackedRefsVersion is the packed part of RefPartsVersion alone: no loose
@@ -327,8 +327,8 @@ func (s *Store) PackedRefsVersion(prefix string) (packed []Ref, version string, 
 	return s.refs.packedUnder(prefix)
 }
 
-// LooseRefsAt lists the loose refs under prefix, sorted by name, from the
-// directory, when packed-refs holds what it held at version (a name
+// LooseRefsAt lists the loose refs under prefix, sorted by name (from the
+// directory, or its watch as listings do), when packed-refs holds what it held at version (a name
 // RefPartsVersion gave) and is the same file after the listing; ok is
 // false, and nothing is listed, when it is not. With the packed refs of
 // that version, kept by the caller, that is what RefParts would return,
@@ -342,7 +342,7 @@ func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err e
 	if err != nil || version == "" || now != version {
 		return nil, false, err
 	}
-	_, loose, _, err = s.refs.listOnce(prefix, true, false)
+	_, loose, _, err = s.refs.listOnce(prefix, false)
 	if err != nil {
 		return nil, false, err
 	}
