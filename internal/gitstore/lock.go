@@ -101,7 +101,11 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 			return err
 		}
 	}
-	if _, err := f.WriteString(newH.String() + "\n"); err != nil {
+	line := newH.String() + "\n"
+	if _, err := f.WriteString(line); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
+	}
+	if err := fitSpare(f, len(line)); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
 	}
 	if pol.Fsync {

@@ -602,6 +602,9 @@ func (m *maintenance) spawnRollUp(merged []string) {
 func (s *Store) writeState(path string, data []byte) error {
 	if f := s.spares().take(); f != nil {
 		_, err := f.Write(data)
+		if err == nil {
+			err = fitSpare(f, len(data))
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -710,6 +713,17 @@ func (m *maintenance) finishRollUp() {
 	}
 	if !whole {
 		return
+	}
+	// This process's mappings of the merged packs go first: a mapped
+	// file cannot be made a spare (see recycleInto).
+	var bases []string
+	for _, name := range strings.Split(string(data), "\n") {
+		if base, ok := strings.CutSuffix(name, ".pack"); ok && !strings.ContainsAny(base, "/\\") && strings.HasPrefix(base, "pack-") {
+			bases = append(bases, filepath.Join(pdir, base))
+		}
+	}
+	if db, err := m.store.db(); err == nil {
+		db.DropPacks(bases)
 	}
 	for _, name := range strings.Split(string(data), "\n") {
 		base, ok := strings.CutSuffix(name, ".pack")

@@ -415,6 +415,9 @@ func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
 // read-only and closes it; it removes f when any of that fails.
 func (s *Store) fillTemp(f *os.File, data []byte) (string, error) {
 	_, werr := f.Write(data)
+	if werr == nil {
+		werr = fitSpare(f, len(data))
+	}
 	if werr == nil && s.lockPolicy.Fsync {
 		werr = f.Sync()
 	}

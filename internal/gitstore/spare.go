@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/osproc"
 )
@@ -34,14 +35,19 @@ type spares struct {
 	want   int
 	prefix string // <pid>-<store>-: two stores of one process never share a name
 
-	mu     sync.Mutex
-	free   []*os.File
-	n      int
-	off    bool
-	closed bool
-	kick   chan struct{}
-	done   chan struct{}
-	wg     sync.WaitGroup
+	mu   sync.Mutex
+	free []*os.File
+	// recycled: retired files made spares (see recycle), taken first;
+	// quar: those still waiting to be (see recycleAfter).
+	recycled  []*os.File
+	quar      []waiting
+	recycledN int // how many were made (tests)
+	n         int
+	off       bool
+	closed    bool
+	kick      chan struct{}
+	done      chan struct{}
+	wg        sync.WaitGroup
 	// made counts the spares made (tests).
 	made int
 	// reap holds the retired files (see retire.go) the goroutine is to
@@ -132,14 +138,21 @@ func clearDeadSpares(dir string) {
 // keep makes spares whenever there are fewer than want.
 func (sp *spares) keep() {
 	defer sp.wg.Done()
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
 	for {
 		select {
 		case <-sp.done:
+			wake.Stop()
 			return
 		case <-sp.kick:
+		case <-wake.C:
 		}
 		sp.makeSpares()
 		sp.reapRetired()
+		if next := sp.promoteDue(); !next.IsZero() {
+			wake.Reset(time.Until(next))
+		}
 	}
 }
 
@@ -200,11 +213,123 @@ func (sp *spares) reapRetired() {
 	sp.reap = nil
 	sp.mu.Unlock()
 	for _, n := range names {
-		os.Remove(n)
+		if !sp.recycle(n) {
+			os.Remove(n)
+		}
 	}
 	sp.mu.Lock()
 	sp.reaped += len(names)
 	sp.mu.Unlock()
+}
+
+// recycleMax bounds the recycled spares ready for use; quarantineMax the
+// retired files waiting out recycleAfter. Past them, retired files are
+// freed as before. A roll-up retires two files per merged pack at once,
+// about 32, and every write between two roll-ups takes three spares and
+// retires one ref file.
+const (
+	recycleMax    = 96
+	quarantineMax = 4096
+)
+
+// recycleAfter is how long a recycled file waits, under its spare name,
+// before it is checked again and used (see promote). A reader whose
+// open(2) had looked the file up under its old name just before the
+// rename that retired it may complete that open after the first check;
+// the second check, this long after, sees it holding the file. A thread
+// stalled inside one open(2) for a second is far beyond what scheduling,
+// CPU quotas or memory pressure do to a lookup already done.
+var recycleAfter = time.Second
+
+// waiting is a quarantined file: its spare name and when it got it.
+type waiting struct {
+	name string
+	at   time.Time
+}
+
+// recycle moves the retired file name to a spare name of this Store's,
+// to be made a spare once recycleAfter has passed (see quarantine), and
+// reports whether it did.
+func (sp *spares) recycle(name string) bool {
+	if !canRecycle {
+		return false
+	}
+	sp.mu.Lock()
+	if sp.closed || sp.off || sp.pooled || len(sp.quar) >= quarantineMax {
+		sp.mu.Unlock()
+		return false
+	}
+	sp.n++
+	to := filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))
+	sp.mu.Unlock()
+	if quarantine(name, to) != nil {
+		return false
+	}
+	sp.mu.Lock()
+	closed := sp.closed
+	if !closed {
+		sp.quar = append(sp.quar, waiting{to, time.Now()})
+	}
+	sp.mu.Unlock()
+	if closed {
+		os.Remove(to)
+	}
+	return true
+}
+
+// promoteDue makes spares of the quarantined files whose wait is over,
+// oldest first, and returns when the next one's is (zero: none waits).
+func (sp *spares) promoteDue() time.Time {
+	for {
+		sp.mu.Lock()
+		if sp.closed || len(sp.quar) == 0 {
+			sp.mu.Unlock()
+			return time.Time{}
+		}
+		w := sp.quar[0]
+		if due := w.at.Add(recycleAfter); time.Now().Before(due) {
+			sp.mu.Unlock()
+			return due
+		}
+		sp.quar = sp.quar[1:]
+		full := len(sp.recycled) >= recycleMax
+		sp.mu.Unlock()
+		var f *os.File
+		if !full {
+			f, _ = promote(w.name)
+		}
+		if f == nil {
+			os.Remove(w.name) // held by someone, or enough spares: freed as before
+			continue
+		}
+		sp.mu.Lock()
+		if sp.closed {
+			sp.mu.Unlock()
+			f.Close()
+			os.Remove(w.name)
+			continue
+		}
+		sp.recycled = append(sp.recycled, f)
+		sp.recycledN++
+		sp.mu.Unlock()
+	}
+}
+
+// spareKeepBytes: a recycled spare keeps its bytes up to one block, so
+// that cutting it to a new file's length frees no block inside a call.
+const spareKeepBytes = 4096
+
+// fitSpare cuts f, just written from its start with n bytes, to n bytes:
+// a recycled spare may have held more.
+func fitSpare(f *os.File, n int) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() > int64(n) {
+		return f.Truncate(int64(n))
+	}
+	return nil
 }
 
 func (sp *spares) poke() {
@@ -222,6 +347,14 @@ func (sp *spares) take() *os.File {
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
+	for !sp.off && !sp.closed && len(sp.recycled) > 0 {
+		f := sp.recycled[len(sp.recycled)-1] // the newest: its blocks are warm
+		sp.recycled = sp.recycled[:len(sp.recycled)-1]
+		if linked(f) {
+			return f
+		}
+		f.Close()
+	}
 	if sp.poolFirst && !sp.off && !sp.closed {
 		sp.n++
 		if f := takePooled(sp.dir, filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))); f != nil {
@@ -261,9 +394,14 @@ func (sp *spares) giveBack(f *os.File) {
 func (sp *spares) turnOff() {
 	sp.mu.Lock()
 	sp.off = true
-	free := sp.free
-	sp.free = nil
+	free := append(sp.free, sp.recycled...)
+	sp.free, sp.recycled = nil, nil
+	quar := sp.quar
+	sp.quar = nil
 	sp.mu.Unlock()
+	for _, w := range quar {
+		os.Remove(w.name)
+	}
 	for _, f := range free {
 		f.Close()
 		os.Remove(f.Name())
@@ -282,9 +420,14 @@ func (sp *spares) close() {
 		return
 	}
 	sp.closed = true
-	free := sp.free
-	sp.free = nil
+	free := append(sp.free, sp.recycled...)
+	sp.free, sp.recycled = nil, nil
+	quar := sp.quar
+	sp.quar = nil
 	sp.mu.Unlock()
+	for _, w := range quar {
+		os.Remove(w.name)
+	}
 	close(sp.done)
 	sp.wg.Wait()
 	sp.reapRetired()

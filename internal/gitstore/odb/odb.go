@@ -658,3 +658,36 @@ func (db *DB) scanStore(s *store) ([]*pack, []error) {
 
 // CacheBytes is the budget of the cache of resolved objects.
 func (db *DB) CacheBytes() int { return db.cache.max }
+
+// DropPacks unmaps the local packs named by bases (paths without the
+// .idx/.pack extension) and forgets them, for a caller about to take
+// them out of objects/pack. A reader that wants one of their objects
+// afterwards misses and rescans, as after any pack went away; the caller
+// removes them only when their objects are in another pack already.
+// Unmapping waits until no reader is inside mapped memory.
+func (db *DB) DropPacks(bases []string) {
+	if len(bases) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(bases))
+	for _, b := range bases {
+		gone[b] = true
+	}
+	db.scanMu.Lock()
+	defer db.scanMu.Unlock()
+	db.mu.Lock()
+	s := db.stores[0]
+	var kept []*pack
+	ids := map[uint64]bool{}
+	for _, p := range s.packs {
+		if gone[p.base] {
+			ids[p.id] = true
+			p.unmap()
+			continue
+		}
+		kept = append(kept, p)
+	}
+	s.packs = kept
+	db.mu.Unlock()
+	db.cache.dropPacks(ids)
+}

@@ -1,0 +1,374 @@
+//go:build linux
+
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/gitstore/odb"
+)
+
+// retiredFile writes a read-only file of size bytes, as a retired pack
+// is, and returns its path.
+func retiredFile(t *testing.T, dir string, size int) string {
+	t.Helper()
+	p := filepath.Join(dir, "retired-"+strings.Repeat("x", size%7))
+	if err := os.WriteFile(p, bytes.Repeat([]byte("r"), size), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recycleInto quarantines the retired file name as to and promotes it at
+// once, as the spares goroutine does recycleAfter later.
+func recycleInto(name, to string) (*os.File, error) {
+	if err := quarantine(name, to); err != nil {
+		return nil, err
+	}
+	return promote(to)
+}
+
+// A retired file nobody holds becomes a spare: the same inode, renamed,
+// open for writing (a read-only pack made writable again). It keeps its
+// bytes up to a block, and a write cut to its length (fitSpare) leaves
+// only the new bytes; a larger file is emptied.
+func TestRecycle_AFileNobodyHoldsBecomesASpare(t *testing.T) {
+	d := t.TempDir()
+	name, to := retiredFile(t, d, 1200), filepath.Join(d, "spare")
+	ino := inode(t, name)
+	f, err := recycleInto(name, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := os.Lstat(name); !os.IsNotExist(err) {
+		t.Fatalf("the retired name is still there: %v", err)
+	}
+	if got := inode(t, to); got != ino {
+		t.Fatalf("the spare is inode %d, want the retired file's %d", got, ino)
+	}
+	if _, err := f.Write([]byte("ref\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := fitSpare(f, 4); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(to); string(b) != "ref\n" {
+		t.Fatalf("the spare holds %q after a write and fitSpare", b)
+	}
+
+	big, bigTo := retiredFile(t, d, 3*spareKeepBytes), filepath.Join(d, "spare2")
+	g, err := recycleInto(big, bigTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if fi, _ := g.Stat(); fi.Size() != 0 {
+		t.Fatalf("a recycled file of %d bytes kept %d", 3*spareKeepBytes, fi.Size())
+	}
+}
+
+// A retired file that anyone still has open or mapped — another process
+// (git reads a pack it listed before the roll-up took it away), this
+// process's own pack mapping, an open file — or that has a second name
+// is not recycled: recycleInto says errBusy and leaves it whole.
+func TestRecycle_HeldFilesAreNot(t *testing.T) {
+	hold := map[string]func(t *testing.T, name string) (release func()){
+		"open in another process": func(t *testing.T, name string) func() {
+			f, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("sleep", "60")
+			cmd.Stdin = f
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			f.Close() // only the child has it now
+			return func() { cmd.Process.Kill(); cmd.Wait() }
+		},
+		"mapped here, its descriptor closed": func(t *testing.T, name string) func() {
+			m, err := odb.MapFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() { odb.UnmapFile(m) }
+		},
+		"open here": func(t *testing.T, name string) func() {
+			f, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() { f.Close() }
+		},
+		"a second name": func(t *testing.T, name string) func() {
+			other := name + ".second"
+			if err := os.Link(name, other); err != nil {
+				t.Fatal(err)
+			}
+			return func() { os.Remove(other) }
+		},
+	}
+	// Held before the first check: not moved at all.
+	for what, take := range hold {
+		t.Run("before/"+what, func(t *testing.T) {
+			d := t.TempDir()
+			name, to := retiredFile(t, d, 1200), filepath.Join(d, "spare")
+			release := take(t, name)
+			f, err := recycleInto(name, to)
+			if !errors.Is(err, errBusy) {
+				if f != nil {
+					f.Close()
+				}
+				release()
+				t.Fatalf("recycleInto = %v, want errBusy", err)
+			}
+			if b, err := os.ReadFile(name); err != nil || !bytes.Equal(b, bytes.Repeat([]byte("r"), 1200)) {
+				t.Fatalf("the held file changed: %d bytes, %v", len(b), err)
+			}
+			if _, err := os.Lstat(to); !os.IsNotExist(err) {
+				t.Fatalf("a spare was made: %v", err)
+			}
+			release()
+			// Let go of, it is recycled.
+			f, err = recycleInto(name, to)
+			if err != nil {
+				t.Fatalf("after the release: %v", err)
+			}
+			f.Close()
+		})
+	}
+	// Held only after the first check (a reader's open that had looked
+	// the file up before it was retired completes meanwhile): the second
+	// check, which promote makes, refuses it.
+	for what, take := range hold {
+		t.Run("between/"+what, func(t *testing.T) {
+			d := t.TempDir()
+			name, to := retiredFile(t, d, 1200), filepath.Join(d, "spare")
+			if err := quarantine(name, to); err != nil {
+				t.Fatal(err)
+			}
+			release := take(t, to)
+			f, err := promote(to)
+			if !errors.Is(err, errBusy) {
+				if f != nil {
+					f.Close()
+				}
+				release()
+				t.Fatalf("promote = %v, want errBusy", err)
+			}
+			if b, err := os.ReadFile(to); err != nil || !bytes.Equal(b, bytes.Repeat([]byte("r"), 1200)) {
+				t.Fatalf("the held file changed: %d bytes, %v", len(b), err)
+			}
+			release()
+		})
+	}
+}
+
+// serverStore is an MCP server's Store over a new repository: spares of
+// its own, per-write packs, background maintenance on. Its first n
+// commits on refs/ideate/t are made with maintenance held off, so that
+// the test starts the roll-up itself.
+func serverStore(t *testing.T, n int) (*Store, string) {
+	t.Helper()
+	old := PerWritePacks
+	PerWritePacks = true
+	t.Cleanup(func() { PerWritePacks = old })
+	oldAfter := recycleAfter
+	recycleAfter = 20 * time.Millisecond
+	t.Cleanup(func() { recycleAfter = oldAfter })
+	dir := gt.NewRepo(t)
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
+	s := openWithSpares(t, dir, 3)
+	readySpares(t, s, 3)
+	s.maint.enabled = false
+	for i := range n {
+		commitValue(t, s, i)
+	}
+	s.maint.enabled = true
+	return s, dir
+}
+
+// rollUpNow runs a roll-up of s's packs to its end and takes the merged
+// packs out (finishRollUp), then waits until the spares goroutine has
+// dealt with every retired file; it returns the inodes of the merged
+// packs' files.
+func rollUpNow(t *testing.T, s *Store) map[uint64]string {
+	t.Helper()
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	merged := s.maint.rollUpSet()
+	if len(merged) < 2 {
+		t.Fatalf("roll-up set %v", merged)
+	}
+	inos := map[uint64]string{}
+	for _, p := range merged {
+		base := strings.TrimSuffix(p, ".pack")
+		inos[inode(t, filepath.Join(pdir, base+".pack"))] = base + ".pack"
+		inos[inode(t, filepath.Join(pdir, base+".idx"))] = base + ".idx"
+	}
+	s.maint.spawnRollUp(merged)
+	gt.WaitRemoved(t, filepath.Join(s.repo.StateDir(), "maintenance.lock"))
+	sp := s.spares()
+	sp.mu.Lock()
+	before := sp.reaped
+	sp.mu.Unlock()
+	s.maint.finishRollUp()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		sp.mu.Lock()
+		done := sp.reaped-before >= len(inos) && len(sp.reap) == 0 && len(sp.quar) == 0
+		sp.mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the retired packs were not dealt with after 10 s")
+		}
+	}
+	return inos
+}
+
+// recycledInodes are the inodes of s's recycled spares not yet taken.
+func recycledInodes(t *testing.T, s *Store) map[uint64]bool {
+	t.Helper()
+	sp := s.spares()
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	inos := map[uint64]bool{}
+	for _, f := range sp.recycled {
+		inos[inode(t, f.Name())] = true
+	}
+	return inos
+}
+
+// The MCP server's steady state: what a roll-up takes out of objects/pack
+// and what a ref update replaces become its spares (the same inodes), the
+// next writes' packs and locks are made of them, and git reads every
+// object and ref whole: fsck --strict passes and the history is all
+// there.
+func TestRecycle_TheServerWritesWithWhatItRetired(t *testing.T) {
+	s, dir := serverStore(t, 20)
+	// The server has read every object: its own mappings of the packs
+	// are what finishRollUp lets go of first.
+	db, err := s.db()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range strings.Fields(gt.Git(t, dir, "rev-list", "--objects", "--no-object-names", "refs/ideate/t")) {
+		if _, _, err := db.Read(plumbing.NewHash(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := rollUpNow(t, s)
+	spares := recycledInodes(t, s)
+	for ino, name := range merged {
+		if !spares[ino] {
+			t.Fatalf("merged %s (inode %d) is not a spare; spares %v", name, ino, spares)
+		}
+	}
+	// The next writes take them: their packs, indexes and ref files are
+	// inodes that held merged packs a moment ago.
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	s.maint.enabled = false
+	before := packNames(t, pdir)
+	for i := 20; i < 26; i++ {
+		commitValue(t, s, i)
+	}
+	reused := 0
+	for _, p := range packNames(t, pdir) {
+		if slices.Contains(before, p) {
+			continue
+		}
+		base := strings.TrimSuffix(p, ".pack")
+		for _, f := range []string{base + ".pack", base + ".idx"} {
+			if _, ok := merged[inode(t, filepath.Join(pdir, f))]; ok {
+				reused++
+			}
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no new pack or index is a recycled inode")
+	}
+	if n := gt.Git(t, dir, "rev-list", "--count", "refs/ideate/t"); n != "26" {
+		t.Fatalf("rev-list --count: %s", n)
+	}
+	for i := 0; i < 26; i += 5 {
+		rev := "refs/ideate/t~" + strconv.Itoa(25-i)
+		if got := gt.Git(t, dir, "log", "-1", "--format=%s", rev); got != "write "+strconv.Itoa(i) {
+			t.Fatalf("%s is %q", rev, got)
+		}
+	}
+	gt.Git(t, dir, "fsck", "--strict", "--full", "--no-dangling")
+}
+
+// A git process that read the packs before the roll-up (git cat-file
+// --batch keeps each pack it used open and its index mapped) goes on
+// reading them whole after the roll-up took them out: the files it holds
+// are freed when it lets go, never made spares under it.
+func TestRecycle_PacksGitHoldsAreNotReused(t *testing.T) {
+	s, dir := serverStore(t, 20)
+	objs := strings.Fields(gt.Git(t, dir, "rev-list", "--objects", "--no-object-names", "refs/ideate/t"))
+	cat := exec.Command("git", "cat-file", "--batch")
+	cat.Dir = dir
+	in, err := cat.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cat.Stdout = &out
+	if err := cat.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Process.Kill(); cat.Wait() })
+	// First pass: git maps every pack.
+	for _, o := range objs {
+		if _, err := in.Write([]byte(o + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := rollUpNow(t, s)
+	spares := recycledInodes(t, s)
+	for ino, name := range merged {
+		if spares[ino] {
+			t.Fatalf("merged %s (inode %d), which git holds, was made a spare", name, ino)
+		}
+	}
+	// The writes that follow take spares (the ref files the first
+	// commits retired, made ones): none of them is git's.
+	s.maint.enabled = false
+	for i := 20; i < 26; i++ {
+		commitValue(t, s, i)
+	}
+	// Second pass through the same process, then compare both passes
+	// with what a fresh git reads.
+	for _, o := range objs {
+		if _, err := in.Write([]byte(o + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.Close()
+	if err := cat.Wait(); err != nil {
+		t.Fatalf("git cat-file: %v", err)
+	}
+	fresh := exec.Command("git", "cat-file", "--batch")
+	fresh.Dir = dir
+	fresh.Stdin = strings.NewReader(strings.Join(objs, "\n") + "\n")
+	want, err := fresh.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != string(want)+string(want) {
+		t.Fatalf("the git process that held the packs read %d bytes in two passes, want twice %d", len(got), len(want))
+	}
+	gt.Git(t, dir, "fsck", "--strict", "--full", "--no-dangling")
+}

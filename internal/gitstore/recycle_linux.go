@@ -1,0 +1,115 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"github.com/ideate/git-ideate/internal/osproc"
+)
+
+// quarantine moves the retired file name (see retire.go) to the spare
+// name to, without opening it for use yet: only when no process has it
+// open or mapped, which a write lease proves (the kernel grants F_WRLCK
+// only when no other open file description of the inode exists, and a
+// mapping holds one), and only when name is its only name. Its bytes are
+// left as they are. promote makes it a spare later (see recycleAfter).
+//
+// errBusy: someone has it open or mapped, or it has another name; the
+// caller frees the name as before.
+func quarantine(name, to string) error {
+	fd, err := openForLease(name)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	if _, err := leased(fd); err != nil {
+		return err
+	}
+	err = osproc.RenameNoReplace(name, to)
+	leaseNone(fd)
+	return err
+}
+
+// promote opens the quarantined file name as a spare when, once more, no
+// one else has it open or mapped and it has no other name: a reader
+// whose open had found the file before it was retired has finished that
+// open by now and is seen here. A file of more than a block (a roll-up's
+// pack) is emptied; a smaller one keeps its bytes, which whoever fills
+// the spare writes over and cuts (fitSpare), so that no block is freed
+// inside a call.
+func promote(name string) (*os.File, error) {
+	fd, err := openForLease(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := leased(fd)
+	if err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	leaseNone(fd)
+	if st.Size > spareKeepBytes {
+		syscall.Ftruncate(fd, 0)
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openForLease opens name for writing, never through a symbolic link and
+// without waiting on another's lease; a read-only file (a pack or an
+// index) is made writable by its owner first.
+func openForLease(name string) (int, error) {
+	fd, err := openNoFollow(name)
+	if errors.Is(err, syscall.EACCES) {
+		if syscall.Fchmodat(atFDCWD, name, 0o644, 0) != nil {
+			return -1, err
+		}
+		fd, err = openNoFollow(name)
+	}
+	return fd, err
+}
+
+// leased takes a write lease on fd and checks that the file is a regular
+// file with one name; it returns holding the lease, or errBusy holding
+// nothing.
+func leased(fd int) (syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	if leaseWrite(fd) != nil {
+		return st, errBusy
+	}
+	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink != 1 {
+		leaseNone(fd)
+		return st, errBusy
+	}
+	return st, nil
+}
+
+// atFDCWD is AT_FDCWD.
+const atFDCWD = -0x64
+
+// errBusy: a retired file someone else still has open or mapped.
+var errBusy = errors.New("retired file in use")
+
+func openNoFollow(name string) (int, error) {
+	for {
+		fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func leaseWrite(fd int) error {
+	_, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETLEASE, syscall.F_WRLCK)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func leaseNone(fd int) {
+	syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETLEASE, syscall.F_UNLCK)
+}
+
+// canRecycle: retired files can become spares here.
+const canRecycle = true
