@@ -24,7 +24,8 @@ import (
 // it links the current ref file into <common dir>/ideate/retired, and
 // the rename only drops a name. The file's blocks are freed when that
 // link is removed, outside a call: by the long-lived Store's spares
-// goroutine right after the write (the MCP server), or by the next
+// goroutine right after the write (the MCP server, which makes a spare of
+// it instead when no one else holds it: see spares.recycle), or by the next
 // background roll-up or repack (a CLI call, which only retires when
 // maintenance is on). A roll-up's merged packs are moved there the same
 // way when the next commit takes them out of objects/pack.

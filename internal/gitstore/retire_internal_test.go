@@ -75,8 +75,9 @@ func TestRetire_NoneWithoutMaintenanceOrSpares(t *testing.T) {
 	}
 }
 
-// A long-lived Store's spares goroutine frees what a write retired once
-// the write is done.
+// A long-lived Store's spares goroutine takes what a write retired out
+// of the retired directory once the write is done (a spare made of it,
+// or freed).
 func TestRetire_SparesGoroutineFreesThem(t *testing.T) {
 	dir := gt.NewRepo(t)
 	s := openWithSpares(t, dir, 3)

@@ -15,7 +15,7 @@ import (
 	"github.com/ideate/git-ideate/internal/osproc"
 )
 
-// spares keeps a few empty files, made ahead of need, for a long-lived
+// spares keeps a few files, made ahead of need, for a long-lived
 // Store's writes: a write's pack, its index and its ref lock each take one
 // and rename it into place, so that making a new inode — the dearest part
 // of a small write on a busy ext4 (see docs/ARCHITECTURE.md, "The file
@@ -24,7 +24,9 @@ import (
 // os.CreateTemp would have made, and git sees nothing else.
 //
 // The spares live in <common dir>/ideate/spare, named <pid>-<store>-<n>,
-// one store's each; they are opened O_RDWR and kept open. A Store made with
+// one store's each; they are opened O_RDWR and kept open. Besides those the
+// goroutine makes (empty), the files the Store retires become spares when
+// no one else holds them (see recycle). A Store made with
 // Options.Spares == 0 (every CLI call) has none and creates its files as
 // before. When a spare cannot be renamed into the objects or the refs (the
 // directory is on another file system, or renaming without replacing is
@@ -339,8 +341,10 @@ func (sp *spares) poke() {
 	}
 }
 
-// take hands out a spare, open and empty, or nil when none is ready (the
-// caller then creates its file as before).
+// take hands out a spare, open, or nil when none is ready (the
+// caller then creates its file as before): a recycled one first (it may
+// hold old bytes: the caller writes from its start and calls fitSpare),
+// then the pool's where poolFirst, then one the goroutine made.
 func (sp *spares) take() *os.File {
 	if sp == nil {
 		return nil
