@@ -30,33 +30,21 @@ func retiredFile(t *testing.T, dir string, size int) string {
 	return p
 }
 
-// recycleInto quarantines the retired file name as to and promotes it at
-// once, as the spares goroutine does recycleAfter later.
-func recycleInto(name, to string) (*os.File, error) {
-	if err := quarantine(name, to); err != nil {
-		return nil, err
-	}
-	return promote(to)
-}
-
-// A retired file nobody holds becomes a spare: the same inode, renamed,
-// open for writing (a read-only pack made writable again). It keeps its
-// bytes up to a block, and a write cut to its length (fitSpare) leaves
-// only the new bytes; a larger file is emptied.
+// A retired file nobody holds becomes a spare where it is: the same
+// file, open for writing (a read-only pack made writable again). It keeps
+// its bytes up to a block, and a write cut to its length (fitSpare)
+// leaves only the new bytes; a larger file is emptied.
 func TestRecycle_AFileNobodyHoldsBecomesASpare(t *testing.T) {
 	d := t.TempDir()
-	name, to := retiredFile(t, d, 1200), filepath.Join(d, "spare")
+	name := retiredFile(t, d, 1200)
 	ino := inode(t, name)
-	f, err := recycleInto(name, to)
+	f, err := promote(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := os.Lstat(name); !os.IsNotExist(err) {
-		t.Fatalf("the retired name is still there: %v", err)
-	}
-	if got := inode(t, to); got != ino {
-		t.Fatalf("the spare is inode %d, want the retired file's %d", got, ino)
+	if f.Name() != name || inode(t, name) != ino {
+		t.Fatalf("the spare is %s, inode %d; want %s, inode %d", f.Name(), inode(t, f.Name()), name, ino)
 	}
 	if _, err := f.Write([]byte("ref\n")); err != nil {
 		t.Fatal(err)
@@ -64,12 +52,12 @@ func TestRecycle_AFileNobodyHoldsBecomesASpare(t *testing.T) {
 	if err := fitSpare(f, 4); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(to); string(b) != "ref\n" {
+	if b, _ := os.ReadFile(name); string(b) != "ref\n" {
 		t.Fatalf("the spare holds %q after a write and fitSpare", b)
 	}
 
-	big, bigTo := retiredFile(t, d, 3*spareKeepBytes), filepath.Join(d, "spare2")
-	g, err := recycleInto(big, bigTo)
+	big := retiredFile(t, t.TempDir(), 3*spareKeepBytes)
+	g, err := promote(big)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +68,11 @@ func TestRecycle_AFileNobodyHoldsBecomesASpare(t *testing.T) {
 }
 
 // A retired file that anyone still has open or mapped — another process
-// (git reads a pack it listed before the roll-up took it away), this
-// process's own pack mapping, an open file — or that has a second name
-// is not recycled: recycleInto says errBusy and leaves it whole.
+// (git reads a pack it listed before the roll-up took it away; a reader
+// whose open had found a ref file before the rename that replaced it),
+// this process's own pack mapping, an open file — or that has a second
+// name is not made a spare: promote says errBusy and leaves it whole;
+// once let go of, it is.
 func TestRecycle_HeldFilesAreNot(t *testing.T) {
 	hold := map[string]func(t *testing.T, name string) (release func()){
 		"open in another process": func(t *testing.T, name string) func() {
@@ -120,47 +110,11 @@ func TestRecycle_HeldFilesAreNot(t *testing.T) {
 			return func() { os.Remove(other) }
 		},
 	}
-	// Held before the first check: not moved at all.
 	for what, take := range hold {
-		t.Run("before/"+what, func(t *testing.T) {
-			d := t.TempDir()
-			name, to := retiredFile(t, d, 1200), filepath.Join(d, "spare")
+		t.Run(what, func(t *testing.T) {
+			name := retiredFile(t, t.TempDir(), 1200)
 			release := take(t, name)
-			f, err := recycleInto(name, to)
-			if !errors.Is(err, errBusy) {
-				if f != nil {
-					f.Close()
-				}
-				release()
-				t.Fatalf("recycleInto = %v, want errBusy", err)
-			}
-			if b, err := os.ReadFile(name); err != nil || !bytes.Equal(b, bytes.Repeat([]byte("r"), 1200)) {
-				t.Fatalf("the held file changed: %d bytes, %v", len(b), err)
-			}
-			if _, err := os.Lstat(to); !os.IsNotExist(err) {
-				t.Fatalf("a spare was made: %v", err)
-			}
-			release()
-			// Let go of, it is recycled.
-			f, err = recycleInto(name, to)
-			if err != nil {
-				t.Fatalf("after the release: %v", err)
-			}
-			f.Close()
-		})
-	}
-	// Held only after the first check (a reader's open that had looked
-	// the file up before it was retired completes meanwhile): the second
-	// check, which promote makes, refuses it.
-	for what, take := range hold {
-		t.Run("between/"+what, func(t *testing.T) {
-			d := t.TempDir()
-			name, to := retiredFile(t, d, 1200), filepath.Join(d, "spare")
-			if err := quarantine(name, to); err != nil {
-				t.Fatal(err)
-			}
-			release := take(t, to)
-			f, err := promote(to)
+			f, err := promote(name)
 			if !errors.Is(err, errBusy) {
 				if f != nil {
 					f.Close()
@@ -168,10 +122,15 @@ func TestRecycle_HeldFilesAreNot(t *testing.T) {
 				release()
 				t.Fatalf("promote = %v, want errBusy", err)
 			}
-			if b, err := os.ReadFile(to); err != nil || !bytes.Equal(b, bytes.Repeat([]byte("r"), 1200)) {
+			if b, err := os.ReadFile(name); err != nil || !bytes.Equal(b, bytes.Repeat([]byte("r"), 1200)) {
 				t.Fatalf("the held file changed: %d bytes, %v", len(b), err)
 			}
 			release()
+			f, err = promote(name)
+			if err != nil {
+				t.Fatalf("after the release: %v", err)
+			}
+			f.Close()
 		})
 	}
 }
@@ -371,4 +330,90 @@ func TestRecycle_PacksGitHoldsAreNotReused(t *testing.T) {
 		t.Fatalf("the git process that held the packs read %d bytes in two passes, want twice %d", len(got), len(want))
 	}
 	gt.Git(t, dir, "fsck", "--strict", "--full", "--no-dangling")
+}
+
+// A file the server retired waits recycleAfter in its own retired
+// directory before a write may use it, and a write meanwhile takes
+// another spare; once the wait is over it is a spare.
+func TestRecycle_RetiredFilesWaitBeforeUse(t *testing.T) {
+	s, _ := serverStore(t, 0)
+	recycleAfter = 400 * time.Millisecond // serverStore restores it
+	writeOne(t, s, "refs/ideate/w", "first")
+	start := time.Now()
+	writeOne(t, s, "refs/ideate/w", "second") // retires the first ref file
+	sp := s.spares()
+	var waiting []waiting
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		sp.mu.Lock()
+		waiting = append(waiting[:0], sp.quar...)
+		sp.mu.Unlock()
+		if len(waiting) == 1 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(waiting) != 1 || filepath.Dir(waiting[0].name) != sp.held {
+		t.Fatalf("waiting %v, want the replaced ref file in %s", waiting, sp.held)
+	}
+	ino := inode(t, waiting[0].name)
+	writeOne(t, s, "refs/ideate/other", "meanwhile")
+	if time.Since(start) < recycleAfter {
+		if got := inode(t, filepath.Join(s.repo.CommonDir, "refs", "ideate", "other")); got == ino {
+			t.Fatal("a write used the retired file before its wait was over")
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if recycledInodes(t, s)[ino] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the retired file is not a spare 5 s later")
+		}
+	}
+	if d := time.Since(start); d < recycleAfter {
+		t.Fatalf("made a spare after %v, before the wait of %v", d, recycleAfter)
+	}
+}
+
+// The shell that ends a roll-up of a short-lived process frees the shared
+// retired directory's files (rm -f of its names); the server's own
+// retired directory, beside them, keeps its files.
+func TestRecycle_TheSharedRollUpLeavesTheServersAlone(t *testing.T) {
+	s, dir := serverStore(t, 0)
+	recycleAfter = time.Hour // they stay waiting
+	for i := range 3 {
+		writeOne(t, s, "refs/ideate/w", "v"+strconv.Itoa(i))
+	}
+	sp := s.spares()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		sp.mu.Lock()
+		n := len(sp.quar)
+		sp.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d retired files waiting, want 2", n)
+		}
+	}
+	shared := s.sharedRetiredDir()
+	if err := os.MkdirAll(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "1f"), []byte("x"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	// The retired directories live apart: the server's is not under the
+	// shared one, which is all the shell removes from.
+	if strings.HasPrefix(sp.held, shared) {
+		t.Fatalf("the server's retired directory %s is inside the shared %s", sp.held, shared)
+	}
+	sh := exec.Command("sh", "-c", strings.TrimPrefix(s.finishShell(), "; "))
+	sh.Dir = dir
+	sh.Run() // rm reports the directories it does not remove; that is all
+	if left, _ := os.ReadDir(shared); len(left) != 0 {
+		t.Fatalf("the shell left %d files in the shared directory", len(left))
+	}
+	if got, _ := os.ReadDir(sp.held); len(got) != 2 {
+		t.Fatalf("%d files left in the server's retired directory, want 2", len(got))
+	}
 }

@@ -4,40 +4,21 @@ import (
 	"errors"
 	"os"
 	"syscall"
-
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
-// quarantine moves the retired file name (see retire.go) to the spare
-// name to, without opening it for use yet: only when no process has it
-// open or mapped, which a write lease proves (the kernel grants F_WRLCK
-// only when no other open file description of the inode exists, and a
-// mapping holds one), and only when name is its only name. Its bytes are
-// left as they are. promote makes it a spare later (see recycleAfter).
+// promote opens the retired file name (in a Store's own retired
+// directory, recycleAfter after it was retired) as a spare, where it is:
+// only when no process has it open or mapped, which a write lease proves
+// (the kernel grants F_WRLCK only when no other open file description of
+// the inode exists, and a mapping holds one), and only when name is its
+// only name. A reader whose open(2) had looked the file up just before
+// the rename that retired it has finished that open by now and is seen
+// here. A file of more than a block (a roll-up's pack) is emptied; a
+// smaller one keeps its bytes, which whoever fills the spare writes over
+// and cuts (fitSpare), so that no block is freed inside a call.
 //
 // errBusy: someone has it open or mapped, or it has another name; the
 // caller frees the name as before.
-func quarantine(name, to string) error {
-	fd, err := openForLease(name)
-	if err != nil {
-		return err
-	}
-	defer syscall.Close(fd)
-	if _, err := leased(fd); err != nil {
-		return err
-	}
-	err = osproc.RenameNoReplace(name, to)
-	leaseNone(fd)
-	return err
-}
-
-// promote opens the quarantined file name as a spare when, once more, no
-// one else has it open or mapped and it has no other name: a reader
-// whose open had found the file before it was retired has finished that
-// open by now and is seen here. A file of more than a block (a roll-up's
-// pack) is emptied; a smaller one keeps its bytes, which whoever fills
-// the spare writes over and cuts (fitSpare), so that no block is freed
-// inside a call.
 func promote(name string) (*os.File, error) {
 	fd, err := openForLease(name)
 	if err != nil {

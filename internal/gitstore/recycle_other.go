@@ -7,10 +7,8 @@ import (
 	"os"
 )
 
-// quarantine and promote: no leases to prove a file unused here, so
-// retired files are freed (see the Linux version).
-func quarantine(name, to string) error { return errBusy }
-
+// promote: no leases to prove a file unused here, so retired files are
+// freed (see the Linux version).
 func promote(name string) (*os.File, error) { return nil, errBusy }
 
 var errBusy = errors.New("retired file in use")

@@ -43,8 +43,22 @@ const retiredSlots = 256
 // on, in order, so a free slot near it is found even when many are taken.
 const retireTries = 16
 
-// retiredDir is where replaced files wait to be freed.
-func (s *Store) retiredDir() string { return filepath.Join(s.repo.StateDir(), "retired") }
+// sharedRetiredDir is where the replaced files of short-lived processes
+// wait to be freed (a roll-up's shell removes what it holds).
+func (s *Store) sharedRetiredDir() string { return filepath.Join(s.repo.StateDir(), "retired") }
+
+// retiredDir is where this Store's replaced files wait: the shared
+// directory, or for a Store with spares of its own (the MCP server) a
+// directory of its own, <spare dir>/<pid>-<store>-retired, which no
+// other process empties (a shell's rm -f of the shared one's names does
+// not touch a directory), so that its spares goroutine can make spares of
+// them where they are (see spares.recycle).
+func (s *Store) retiredDir() string {
+	if sp := s.spares(); sp != nil && !sp.pooled {
+		return sp.held
+	}
+	return s.sharedRetiredDir()
+}
 
 // retiring reports whether this Store's replaced files wait in the
 // retired directory, and who frees them: its spares goroutine (sp non-nil)
@@ -54,6 +68,9 @@ func (s *Store) retiring() (sp *spares, ok bool) {
 		return nil, false
 	}
 	if sp := s.spares(); sp != nil && !sp.pooled {
+		if sp.isClosed() {
+			return nil, false // closed (the process ends): freed at once
+		}
 		return sp, true
 	}
 	return nil, s.maint.enabled
@@ -84,13 +101,22 @@ func (s *Store) retireFile(path string) bool {
 }
 
 // intoSlot runs put with slots of the retired directory, from a random
-// one on, until one is free, making the directory when it is missing.
+// one on, until one is free, making the directory when it is missing. In
+// a Store's own directory the names are a count instead: nobody else
+// takes them.
 func (s *Store) intoSlot(put func(slot string) error) string {
 	dir := s.retiredDir()
+	sp := s.spares()
+	own := sp != nil && !sp.pooled
 	made := false
 	first := rand.N(retiredSlots)
 	for i := 0; i < retireTries; i++ {
-		slot := filepath.Join(dir, strconv.FormatUint(uint64((first+i)%retiredSlots), 16))
+		var slot string
+		if own {
+			slot = filepath.Join(dir, strconv.FormatInt(sp.heldN.Add(1), 36))
+		} else {
+			slot = filepath.Join(dir, strconv.FormatUint(uint64((first+i)%retiredSlots), 16))
+		}
 		err := put(slot)
 		switch {
 		case err == nil:
@@ -129,7 +155,7 @@ func (s *Store) retired(name string) {
 // every retired file and removes the files named in last (the maintenance
 // lock last of all: its removal says the job is done).
 func (s *Store) finishShell(last ...string) string {
-	cmd := s.poolShell() + "; rm -f " + shellQuote(s.retiredDir()) + "/*"
+	cmd := s.poolShell() + "; rm -f " + shellQuote(s.sharedRetiredDir()) + "/*"
 	for _, f := range last {
 		cmd += " " + shellQuote(f)
 	}

@@ -79,6 +79,9 @@ func TestRetire_NoneWithoutMaintenanceOrSpares(t *testing.T) {
 // of the retired directory once the write is done (a spare made of it,
 // or freed).
 func TestRetire_SparesGoroutineFreesThem(t *testing.T) {
+	old := recycleAfter
+	recycleAfter = 20 * time.Millisecond
+	t.Cleanup(func() { recycleAfter = old })
 	dir := gt.NewRepo(t)
 	s := openWithSpares(t, dir, 3)
 	readySpares(t, s, 3)
@@ -89,14 +92,15 @@ func TestRetire_SparesGoroutineFreesThem(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		sp.mu.Lock()
-		reaped := sp.reaped
+		reaped, waiting, ready := sp.reaped, len(sp.quar), len(sp.recycled)
 		sp.mu.Unlock()
 		left := retiredInodes(t, s)
-		if reaped == 4 && len(left) == 0 {
+		// What is left in the store's retired directory is its spares.
+		if reaped == 4 && waiting == 0 && len(left) == ready {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %d retired files freed by the goroutine (want 4: five writes, the first replaced nothing), %d left", reaped, len(left))
+			t.Fatalf("after 10 s: %d retired files dealt with by the goroutine (want 4: five writes, the first replaced nothing), %d left, %d of them spares, %d waiting", reaped, len(left), ready, waiting)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -44,12 +44,16 @@ type spares struct {
 	recycled  []*os.File
 	quar      []waiting
 	recycledN int // how many were made (tests)
-	n         int
-	off       bool
-	closed    bool
-	kick      chan struct{}
-	done      chan struct{}
-	wg        sync.WaitGroup
+	// held is this Store's retired directory (see Store.retiredDir),
+	// heldN the count its names come from.
+	held   string
+	heldN  atomic.Int64
+	n      int
+	off    bool
+	closed bool
+	kick   chan struct{}
+	done   chan struct{}
+	wg     sync.WaitGroup
 	// made counts the spares made (tests).
 	made int
 	// reap holds the retired files (see retire.go) the goroutine is to
@@ -83,6 +87,7 @@ func startSpares(common, dir string, want int) *spares {
 	}
 	sp := &spares{dir: dir, want: want, kick: make(chan struct{}, 1), done: make(chan struct{}),
 		prefix: fmt.Sprintf("%d-%d-", os.Getpid(), spareStores.Add(1))}
+	sp.held = filepath.Join(dir, sp.prefix+"retired")
 	sp.wg.Add(1)
 	go sp.keep()
 	sp.poke()
@@ -132,7 +137,11 @@ func clearDeadSpares(dir string) {
 			continue
 		}
 		if n, err := strconv.Atoi(pid); err == nil && n != os.Getpid() && osproc.Gone(n) {
-			os.Remove(filepath.Join(dir, e.Name()))
+			if e.IsDir() {
+				os.RemoveAll(filepath.Join(dir, e.Name())) // its retired files
+			} else {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 }
@@ -249,33 +258,19 @@ type waiting struct {
 	at   time.Time
 }
 
-// recycle moves the retired file name to a spare name of this Store's,
-// to be made a spare once recycleAfter has passed (see quarantine), and
-// reports whether it did.
+// recycle queues the retired file name, in this Store's own retired
+// directory, to be made a spare where it is once recycleAfter has passed
+// (see promote), and reports whether it did.
 func (sp *spares) recycle(name string) bool {
-	if !canRecycle {
+	if !canRecycle || filepath.Dir(name) != sp.held {
 		return false
 	}
 	sp.mu.Lock()
+	defer sp.mu.Unlock()
 	if sp.closed || sp.off || sp.pooled || len(sp.quar) >= quarantineMax {
-		sp.mu.Unlock()
 		return false
 	}
-	sp.n++
-	to := filepath.Join(sp.dir, sp.prefix+strconv.Itoa(sp.n))
-	sp.mu.Unlock()
-	if quarantine(name, to) != nil {
-		return false
-	}
-	sp.mu.Lock()
-	closed := sp.closed
-	if !closed {
-		sp.quar = append(sp.quar, waiting{to, time.Now()})
-	}
-	sp.mu.Unlock()
-	if closed {
-		os.Remove(to)
-	}
+	sp.quar = append(sp.quar, waiting{name, time.Now()})
 	return true
 }
 
@@ -332,6 +327,13 @@ func fitSpare(f *os.File, n int) error {
 		return f.Truncate(int64(n))
 	}
 	return nil
+}
+
+// isClosed reports whether close ran.
+func (sp *spares) isClosed() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.closed
 }
 
 func (sp *spares) poke() {
@@ -439,6 +441,7 @@ func (sp *spares) close() {
 		f.Close()
 		os.Remove(f.Name())
 	}
+	os.Remove(sp.held) // empty by now but for a write racing the close
 }
 
 // unusable reports whether a rename of a spare failed for a reason that
