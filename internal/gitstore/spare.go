@@ -88,6 +88,8 @@ func startSpares(common, dir string, want int) *spares {
 	sp := &spares{dir: dir, want: want, kick: make(chan struct{}, 1), done: make(chan struct{}),
 		prefix: fmt.Sprintf("%d-%d-", os.Getpid(), spareStores.Add(1))}
 	sp.held = filepath.Join(dir, sp.prefix+"retired")
+	// A directory of that name is a dead process's that had this pid.
+	os.RemoveAll(sp.held)
 	sp.wg.Add(1)
 	go sp.keep()
 	sp.poke()
