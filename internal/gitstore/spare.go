@@ -40,7 +40,7 @@ type spares struct {
 	mu   sync.Mutex
 	free []*os.File
 	// recycled: retired files made spares (see recycle), taken first;
-	// quar: those still waiting to be (see recycleAfter).
+	// quar: those still waiting (see recycleAfter).
 	recycled  []*os.File
 	quar      []waiting
 	recycledN int // how many were made (tests)
@@ -245,16 +245,17 @@ const (
 	quarantineMax = 4096
 )
 
-// recycleAfter is how long a recycled file waits, under its spare name,
-// before it is checked again and used (see promote). A reader whose
-// open(2) had looked the file up under its old name just before the
-// rename that retired it may complete that open after the first check;
-// the second check, this long after, sees it holding the file. A thread
-// stalled inside one open(2) for a second is far beyond what scheduling,
-// CPU quotas or memory pressure do to a lookup already done.
+// recycleAfter is how long a retired file waits before it is checked
+// and made a spare (see promote). A reader whose open(2) had looked the
+// file up under its old name just before the rename that retired it may
+// complete that open after the file was retired; by the check it has,
+// and the check sees it holding the file. A thread stalled inside one
+// open(2) for a second, its lookup done, is far beyond what scheduling,
+// CPU quotas or memory pressure do.
 var recycleAfter = time.Second
 
-// waiting is a quarantined file: its spare name and when it got it.
+// waiting is a retired file waiting out recycleAfter: its name and when
+// it was handed over.
 type waiting struct {
 	name string
 	at   time.Time
@@ -276,7 +277,7 @@ func (sp *spares) recycle(name string) bool {
 	return true
 }
 
-// promoteDue makes spares of the quarantined files whose wait is over,
+// promoteDue makes spares of the waiting files whose wait is over,
 // oldest first, and returns when the next one's is (zero: none waits).
 func (sp *spares) promoteDue() time.Time {
 	for {
