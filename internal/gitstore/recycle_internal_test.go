@@ -46,6 +46,9 @@ func TestRecycle_AFileNobodyHoldsBecomesASpare(t *testing.T) {
 	if f.Name() != name || inode(t, name) != ino {
 		t.Fatalf("the spare is %s, inode %d; want %s, inode %d", f.Name(), inode(t, f.Name()), name, ino)
 	}
+	if fi, _ := os.Stat(name); fi.Mode().Perm()&0o200 == 0 {
+		t.Fatalf("the spare's mode is %v: its owner cannot write it", fi.Mode())
+	}
 	if _, err := f.Write([]byte("ref\n")); err != nil {
 		t.Fatal(err)
 	}

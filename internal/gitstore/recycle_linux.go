@@ -30,6 +30,11 @@ func promote(name string) (*os.File, error) {
 		return nil, err
 	}
 	leaseNone(fd)
+	if st.Mode&0o200 == 0 {
+		// Opened read-only as it was (a pack or an index) by a user whom
+		// permissions do not stop: a spare is written and appended to.
+		syscall.Fchmod(fd, 0o644)
+	}
 	if st.Size > spareKeepBytes {
 		syscall.Ftruncate(fd, 0)
 	}
@@ -40,14 +45,23 @@ func promote(name string) (*os.File, error) {
 // without waiting on another's lease; a read-only file (a pack or an
 // index) is made writable by its owner first.
 func openForLease(name string) (int, error) {
-	fd, err := openNoFollow(name)
-	if errors.Is(err, syscall.EACCES) {
-		if syscall.Fchmodat(atFDCWD, name, 0o644, 0) != nil {
-			return -1, err
-		}
-		fd, err = openNoFollow(name)
+	fd, err := openNoFollow(name, syscall.O_RDWR)
+	if !errors.Is(err, syscall.EACCES) {
+		return fd, err
 	}
-	return fd, err
+	// Made writable through a descriptor of the file itself, never
+	// through a symbolic link put in its place; that descriptor is closed
+	// before the lease, which it would refuse.
+	ro, rerr := openNoFollow(name, syscall.O_RDONLY)
+	if rerr != nil {
+		return -1, err
+	}
+	cerr := syscall.Fchmod(ro, 0o644)
+	syscall.Close(ro)
+	if cerr != nil {
+		return -1, err
+	}
+	return openNoFollow(name, syscall.O_RDWR)
 }
 
 // leased takes a write lease on fd and checks that the file is a regular
@@ -65,15 +79,12 @@ func leased(fd int) (syscall.Stat_t, error) {
 	return st, nil
 }
 
-// atFDCWD is AT_FDCWD.
-const atFDCWD = -0x64
-
 // errBusy: a retired file someone else still has open or mapped.
 var errBusy = errors.New("retired file in use")
 
-func openNoFollow(name string) (int, error) {
+func openNoFollow(name string, mode int) (int, error) {
 	for {
-		fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		fd, err := syscall.Open(name, mode|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 		if err != syscall.EINTR {
 			return fd, err
 		}
