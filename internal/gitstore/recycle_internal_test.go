@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -418,5 +419,68 @@ func TestRecycle_TheSharedRollUpLeavesTheServersAlone(t *testing.T) {
 	}
 	if got, _ := os.ReadDir(sp.held); len(got) != 2 {
 		t.Fatalf("%d files left in the server's retired directory, want 2", len(got))
+	}
+}
+
+// A retired pack is read-only (0444). Its owner, when permissions stop
+// it (anyone but root), cannot open it for writing: promote makes it
+// writable through a read-only descriptor of the file itself, then
+// opens it. Run as root, the test runs that part as nobody, in a child
+// process of this test binary.
+func TestRecycle_AReadOnlyFileOfAnOrdinaryUser(t *testing.T) {
+	if p := os.Getenv("GIT_IDEATE_TEST_PROMOTE"); p != "" {
+		// The child: promote as whoever this is.
+		f, err := promote(p)
+		if err != nil {
+			t.Fatalf("promote as uid %d: %v", os.Getuid(), err)
+		}
+		f.Close()
+		return
+	}
+	d := t.TempDir()
+	name := retiredFile(t, d, 1200)
+	bin := os.Args[0]
+	var cred *syscall.Credential
+	if os.Getuid() == 0 {
+		const nobody = 65534
+		// nobody must reach the file and run the test binary: a copy
+		// of it beside the file, in directories open to all.
+		for _, p := range []string{d, filepath.Dir(d)} {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for p := filepath.Dir(filepath.Dir(d)); p != "/"; p = filepath.Dir(p) {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o001 == 0 {
+				t.Skipf("%s is closed to other users", p)
+			}
+		}
+		data, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin = filepath.Join(d, "test.bin")
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(name, nobody, nobody); err != nil {
+			t.Skipf("cannot give the file to nobody: %v", err)
+		}
+		cred = &syscall.Credential{Uid: nobody, Gid: nobody}
+	}
+	cmd := exec.Command(bin, "-test.run=^TestRecycle_AReadOnlyFileOfAnOrdinaryUser$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "GIT_IDEATE_TEST_PROMOTE="+name)
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the child: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm()&0o200 == 0 {
+		t.Fatalf("the file is %v after promote: not writable by its owner", fi.Mode())
 	}
 }
