@@ -714,23 +714,18 @@ func (m *maintenance) finishRollUp() {
 	if !whole {
 		return
 	}
-	// This process's mappings of the merged packs go first: a mapped
-	// file cannot be made a spare (see recycleInto).
 	var bases []string
 	for _, name := range strings.Split(string(data), "\n") {
 		if base, ok := strings.CutSuffix(name, ".pack"); ok && !strings.ContainsAny(base, "/\\") && strings.HasPrefix(base, "pack-") {
 			bases = append(bases, filepath.Join(pdir, base))
 		}
 	}
+	// This process's mappings of the merged packs go first: a mapped
+	// file cannot be made a spare (see promote).
 	if db, err := m.store.db(); err == nil {
 		db.DropPacks(bases)
 	}
-	for _, name := range strings.Split(string(data), "\n") {
-		base, ok := strings.CutSuffix(name, ".pack")
-		if !ok || strings.ContainsAny(base, "/\\") || !strings.HasPrefix(base, "pack-") {
-			continue
-		}
-		p := filepath.Join(pdir, base)
+	for _, p := range bases {
 		if !m.store.retireFile(p + ".idx") {
 			continue
 		}
