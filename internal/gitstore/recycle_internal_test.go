@@ -189,7 +189,7 @@ func rollUpNow(t *testing.T, s *Store) map[uint64]string {
 	s.maint.finishRollUp()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		sp.mu.Lock()
-		done := sp.reaped-before >= len(inos) && len(sp.reap) == 0 && len(sp.quar) == 0
+		done := sp.reaped-before >= len(inos) && len(sp.reap) == 0 && len(sp.waits) == 0
 		sp.mu.Unlock()
 		if done {
 			break
@@ -349,7 +349,7 @@ func TestRecycle_RetiredFilesWaitBeforeUse(t *testing.T) {
 	var waiting []waiting
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		sp.mu.Lock()
-		waiting = append(waiting[:0], sp.quar...)
+		waiting = append(waiting[:0], sp.waits...)
 		sp.mu.Unlock()
 		if len(waiting) == 1 || time.Now().After(deadline) {
 			break
@@ -390,7 +390,7 @@ func TestRecycle_TheSharedRollUpLeavesTheServersAlone(t *testing.T) {
 	sp := s.spares()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		sp.mu.Lock()
-		n := len(sp.quar)
+		n := len(sp.waits)
 		sp.mu.Unlock()
 		if n == 2 {
 			break

@@ -40,10 +40,9 @@ type spares struct {
 	mu   sync.Mutex
 	free []*os.File
 	// recycled: retired files made spares (see recycle), taken first;
-	// quar: those still waiting (see recycleAfter).
-	recycled  []*os.File
-	quar      []waiting
-	recycledN int // how many were made (tests)
+	// waits: those still waiting (see recycleAfter).
+	recycled []*os.File
+	waits    []waiting
 	// held is this Store's retired directory (see Store.retiredDir),
 	// heldN the count its names come from.
 	held   string
@@ -235,14 +234,14 @@ func (sp *spares) reapRetired() {
 	sp.mu.Unlock()
 }
 
-// recycleMax bounds the recycled spares ready for use; quarantineMax the
+// recycleMax bounds the recycled spares ready for use; waitMax the
 // retired files waiting out recycleAfter. Past them, retired files are
 // freed as before. A roll-up retires two files per merged pack at once,
 // about 32, and every write between two roll-ups takes three spares and
 // retires one ref file.
 const (
-	recycleMax    = 96
-	quarantineMax = 4096
+	recycleMax = 96
+	waitMax    = 4096
 )
 
 // recycleAfter is how long a retired file waits before it is checked
@@ -270,10 +269,10 @@ func (sp *spares) recycle(name string) bool {
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.closed || sp.off || sp.pooled || len(sp.quar) >= quarantineMax {
+	if sp.closed || sp.off || sp.pooled || len(sp.waits) >= waitMax {
 		return false
 	}
-	sp.quar = append(sp.quar, waiting{name, time.Now()})
+	sp.waits = append(sp.waits, waiting{name, time.Now()})
 	return true
 }
 
@@ -282,16 +281,16 @@ func (sp *spares) recycle(name string) bool {
 func (sp *spares) promoteDue() time.Time {
 	for {
 		sp.mu.Lock()
-		if sp.closed || len(sp.quar) == 0 {
+		if sp.closed || len(sp.waits) == 0 {
 			sp.mu.Unlock()
 			return time.Time{}
 		}
-		w := sp.quar[0]
+		w := sp.waits[0]
 		if due := w.at.Add(recycleAfter); time.Now().Before(due) {
 			sp.mu.Unlock()
 			return due
 		}
-		sp.quar = sp.quar[1:]
+		sp.waits = sp.waits[1:]
 		full := len(sp.recycled) >= recycleMax
 		sp.mu.Unlock()
 		var f *os.File
@@ -310,7 +309,6 @@ func (sp *spares) promoteDue() time.Time {
 			continue
 		}
 		sp.recycled = append(sp.recycled, f)
-		sp.recycledN++
 		sp.mu.Unlock()
 	}
 }
@@ -405,10 +403,10 @@ func (sp *spares) turnOff() {
 	sp.off = true
 	free := append(sp.free, sp.recycled...)
 	sp.free, sp.recycled = nil, nil
-	quar := sp.quar
-	sp.quar = nil
+	waits := sp.waits
+	sp.waits = nil
 	sp.mu.Unlock()
-	for _, w := range quar {
+	for _, w := range waits {
 		os.Remove(w.name)
 	}
 	for _, f := range free {
@@ -431,10 +429,10 @@ func (sp *spares) close() {
 	sp.closed = true
 	free := append(sp.free, sp.recycled...)
 	sp.free, sp.recycled = nil, nil
-	quar := sp.quar
-	sp.quar = nil
+	waits := sp.waits
+	sp.waits = nil
 	sp.mu.Unlock()
-	for _, w := range quar {
+	for _, w := range waits {
 		os.Remove(w.name)
 	}
 	close(sp.done)

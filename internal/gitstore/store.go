@@ -327,13 +327,14 @@ func (s *Store) PackedRefsVersion(prefix string) (packed []Ref, version string, 
 	return s.refs.packedUnder(prefix)
 }
 
-// LooseRefsAt lists the loose refs under prefix, sorted by name (from the
-// directory, or its watch as listings do), when packed-refs holds what it held at version (a name
-// RefPartsVersion gave) and is the same file after the listing; ok is
-// false, and nothing is listed, when it is not. With the packed refs of
-// that version, kept by the caller, that is what RefParts would return,
-// for the cost of reading packed-refs and hashing it instead of parsing it
-// (a claim's open-child check at 1,000 board items).
+// LooseRefsAt lists the loose refs under prefix, sorted by name (from
+// the directory, or its watch as listings do), when packed-refs holds
+// what it held at version (a name RefPartsVersion gave) and is the same
+// file after the listing; ok is false, and nothing is listed, when it is
+// not. With the packed refs of that version, kept by the caller, that is
+// what RefParts would return, for the cost of reading packed-refs and
+// hashing it instead of parsing it (a claim's open-child check at 1,000
+// board items).
 func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err error) {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
