@@ -116,7 +116,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	// The replaced ref file is freed later, not inside the rename (see
 	// retire.go).
 	kept := s.keepReplaced(path)
-	if err := os.Rename(lockPath, path); err != nil {
+	if err := osproc.Rename(lockPath, path); err != nil {
 		if kept != "" {
 			os.Remove(kept) // a second name of the ref file as it stands
 		}

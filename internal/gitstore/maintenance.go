@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -187,7 +188,7 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 		return
 	}
 	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if os.Rename(mark, taken) != nil {
+	if osproc.Rename(mark, taken) != nil {
 		return
 	}
 	defer os.Remove(taken)
@@ -412,7 +413,7 @@ func breakStaleMaintenance(path string) bool {
 		return false
 	}
 	aside := path + ".stale-" + strconv.FormatUint(rand.Uint64(), 36)
-	if os.Rename(path, aside) != nil {
+	if osproc.Rename(path, aside) != nil {
 		return false
 	}
 	defer os.Remove(aside)
@@ -609,7 +610,7 @@ func (s *Store) writeState(path string, data []byte) error {
 			err = cerr
 		}
 		if err == nil {
-			err = os.Rename(f.Name(), path)
+			err = osproc.Rename(f.Name(), path)
 		}
 		if err == nil {
 			return nil
@@ -691,7 +692,7 @@ func (m *maintenance) finishRollUp() {
 		return
 	}
 	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if os.Rename(mark, taken) != nil {
+	if osproc.Rename(mark, taken) != nil {
 		return
 	}
 	defer os.Remove(taken)

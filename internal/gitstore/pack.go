@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // pending holds the objects written inside a transaction until they are
@@ -97,7 +98,10 @@ func (s *Store) Together(fn func() error) error {
 }
 
 // dropKeep removes a pack's .keep once a ref names its objects, or, inside
-// Together, when Together returns.
+// Together, when Together returns. A long-lived Store's spares goroutine
+// removes it, after the call: a .keep only makes a repack or a roll-up
+// leave its pack alone a moment longer, and its unlink in the pack
+// directory is one less name change inside the call.
 func (s *Store) dropKeep(keep string) {
 	if keep == "" {
 		return
@@ -108,9 +112,14 @@ func (s *Store) dropKeep(keep string) {
 		keep = ""
 	}
 	s.pend.mu.Unlock()
-	if keep != "" {
-		os.Remove(keep)
+	if keep == "" {
+		return
 	}
+	if sp := s.spares(); sp != nil && !sp.pooled {
+		sp.reapLater(keep) // removed at once when the spares are closed
+		return
+	}
+	os.Remove(keep)
 }
 
 // The layout of a version 2 pack index (what writePack writes and a
@@ -351,7 +360,7 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		os.Remove(tmpPack)
 		return "", err
 	}
-	if err := os.Rename(tmpPack, base+".pack"); err != nil {
+	if err := osproc.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
 		if unusable(err) && filepath.Dir(tmpPack) != dir {
@@ -378,7 +387,7 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		os.Remove(tmpIdx)
 		return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 	}
-	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
+	if err := osproc.Rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
 		os.Remove(keep)
 		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)

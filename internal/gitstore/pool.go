@@ -70,7 +70,7 @@ func takePooled(dir, own string) *os.File {
 	first := rand.N(poolSlots)
 	for i := 0; i < poolTries; i++ {
 		slot := poolSlot(dir, (first+i)%poolSlots)
-		if os.Rename(slot, own) != nil {
+		if osproc.Rename(slot, own) != nil {
 			continue // taken by another process, or not made yet
 		}
 		f, err := openSpare(own)

@@ -77,7 +77,7 @@ func TestRetire_NoneWithoutMaintenanceOrSpares(t *testing.T) {
 
 // A long-lived Store's spares goroutine takes what a write retired out
 // of the retired directory once the write is done (a spare made of it,
-// or freed).
+// or freed), and removes the .keep of each write's pack.
 func TestRetire_SparesGoroutineFreesThem(t *testing.T) {
 	old := recycleAfter
 	recycleAfter = 20 * time.Millisecond
@@ -96,11 +96,12 @@ func TestRetire_SparesGoroutineFreesThem(t *testing.T) {
 		sp.mu.Unlock()
 		left := retiredInodes(t, s)
 		// What is left in the store's retired directory is its spares.
-		if reaped == 4 && waiting == 0 && len(left) == ready {
+		keeps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.keep"))
+		if reaped == 9 && waiting == 0 && len(left) == ready && len(keeps) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %d retired files dealt with by the goroutine (want 4: five writes, the first replaced nothing), %d left, %d of them spares, %d waiting", reaped, len(left), ready, waiting)
+			t.Fatalf("after 10 s: %d files dealt with by the goroutine (want 9: four replaced ref files, the first write replaced nothing, and five packs' .keep), %d left, %d of them spares, %d waiting, .keep files %v", reaped, len(left), ready, waiting, keeps)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

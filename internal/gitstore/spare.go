@@ -55,9 +55,9 @@ type spares struct {
 	wg     sync.WaitGroup
 	// made counts the spares made (tests).
 	made int
-	// reap holds the retired files (see retire.go) the goroutine is to
-	// remove once it has made the spares; reaped counts those removed
-	// (tests).
+	// reap holds the retired files (see retire.go) and the packs' .keep
+	// files (see dropKeep) the goroutine is to remove once it has made the
+	// spares; reaped counts those dealt with (tests).
 	reap   []string
 	reaped int
 	// pooled: a short-lived Store's spares, with no files of its own and
@@ -113,7 +113,7 @@ func spareRenamesWork(dir, pack, refs string) bool {
 		if there(probe, to) != nil {
 			return false
 		}
-		if os.Rename(to, probe) != nil {
+		if osproc.Rename(to, probe) != nil {
 			os.Remove(to)
 			return false
 		}
@@ -202,8 +202,8 @@ func (sp *spares) makeSpares() {
 	}
 }
 
-// reapLater has the goroutine remove a retired file (see retire.go) after
-// the call that retired it.
+// reapLater has the goroutine remove a retired file (see retire.go), or
+// recycle it, or remove a pack's .keep, after the call that handed it over.
 func (sp *spares) reapLater(name string) {
 	sp.mu.Lock()
 	closed := sp.closed

@@ -379,7 +379,8 @@ func (s *Server) Call(ctx context.Context, name string, raw json.RawMessage) *To
 	if jerr != nil {
 		return errorResult(apperr.Wrap(apperr.Internal, jerr, "result does not serialize"))
 	}
-	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: out}
+	// The structured content is the text's bytes, not out encoded again.
+	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: json.RawMessage(text)}
 }
 
 // validationResult is the answer to arguments that fail the input schema:

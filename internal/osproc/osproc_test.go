@@ -164,3 +164,38 @@ func TestRenameNoReplace(t *testing.T) {
 		t.Fatalf("the renamed file holds %q", got)
 	}
 }
+
+// Rename replaces a file, as os.Rename does, and fails with os.Rename's
+// errors: a missing source matches os.ErrNotExist, a file over a
+// directory is refused, and both stay as they were.
+func TestRename(t *testing.T) {
+	dir := t.TempDir()
+	a, b, d := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "d")
+	for p, data := range map[string]string{a: "a", b: "b"} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := osproc.Rename(a, b); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(b); string(got) != "a" {
+		t.Fatalf("the replaced file holds %q, want %q", got, "a")
+	}
+	var le *os.LinkError
+	if err := osproc.Rename(a, filepath.Join(dir, "c")); !errors.Is(err, os.ErrNotExist) || !errors.As(err, &le) {
+		t.Fatalf("rename of a missing file: %v, want an *os.LinkError matching os.ErrNotExist", err)
+	}
+	if err := osproc.Rename(b, d); err == nil {
+		t.Fatal("a file renamed over a directory")
+	}
+	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+		t.Fatalf("the directory after the refused rename: %v, %v", fi, err)
+	}
+	if got, _ := os.ReadFile(b); string(got) != "a" {
+		t.Fatalf("the file after the refused rename holds %q", got)
+	}
+}

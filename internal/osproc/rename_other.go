@@ -14,3 +14,6 @@ var HasRenameNoReplace = false
 func RenameNoReplace(from, to string) error {
 	return &os.LinkError{Op: "renameat2", Old: from, New: to, Err: errors.ErrUnsupported}
 }
+
+// Rename is os.Rename (see the Linux build).
+func Rename(from, to string) error { return os.Rename(from, to) }
