@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -21,10 +22,9 @@ func decodeSnake(raw json.RawMessage, v any) error {
 		return apperr.New(apperr.Schema, "arguments must be a JSON object")
 	}
 	rv := reflect.ValueOf(v).Elem()
-	rt := rv.Type()
-	for i := 0; i < rt.NumField(); i++ {
-		f := rt.Field(i)
-		val, ok := m[snake(f.Name)]
+	keys := snakeKeys(rv.Type())
+	for i, key := range keys {
+		val, ok := m[key]
 		if !ok {
 			continue
 		}
@@ -34,10 +34,26 @@ func decodeSnake(raw json.RawMessage, v any) error {
 			if n, ok := integral(val); ok && setInt(rv.Field(i), n) {
 				continue
 			}
-			return apperr.New(apperr.Schema, "%s has the wrong type", snake(f.Name))
+			return apperr.New(apperr.Schema, "%s has the wrong type", key)
 		}
 	}
 	return nil
+}
+
+// snakeKeyCache holds each argument struct's keys, by field index.
+var snakeKeyCache sync.Map // reflect.Type → []string
+
+// snakeKeys returns the JSON key of each field of the struct type t.
+func snakeKeys(t reflect.Type) []string {
+	if k, ok := snakeKeyCache.Load(t); ok {
+		return k.([]string)
+	}
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i] = snake(t.Field(i).Name)
+	}
+	snakeKeyCache.Store(t, keys)
+	return keys
 }
 
 // integral returns the value of a JSON number with no fractional part
