@@ -8,6 +8,7 @@ import (
 	"github.com/ideate/git-ideate/internal/osproc"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -104,6 +105,9 @@ type maintenance struct {
 	// append run (perf), a tenth of an append's own. Packs other processes
 	// write meanwhile are theirs to count.
 	listed, sinceListed int
+	// child is closed when the last roll-up or repack this process
+	// started has ended (nil: it started none).
+	child chan struct{}
 }
 
 func (m *maintenance) wrote() {
@@ -255,11 +259,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 		return nil
 	}
 	lockStarted(f, cmd.Process.Pid)
-	done := make(chan struct{})
-	go func() { // reap it, also when the caller stopped waiting
-		cmd.Wait()
-		close(done)
-	}()
+	done := m.started(cmd)
 	if !full {
 		return nil
 	}
@@ -354,8 +354,24 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 	}
 }
 
-// running reports whether a maintenance process holds the lock.
+// running reports whether a maintenance process holds the lock. While
+// the shell this process started last runs, it does without a look at
+// the lock: a roll-up outlasts many writes, and each commit asked (a
+// stat, an open and read of the lock, a kill(2) of its pid: 13 system
+// calls). The shell removes the lock as its last step, so for the moment
+// between that and its end this answers yes, as a look would have a
+// moment earlier.
 func (m *maintenance) running() bool {
+	m.mu.Lock()
+	child := m.child
+	m.mu.Unlock()
+	if child != nil {
+		select {
+		case <-child:
+		default:
+			return true
+		}
+	}
 	path := filepath.Join(m.store.repo.StateDir(), "maintenance.lock")
 	fi, err := os.Stat(path)
 	return err == nil && !lockStale(path, fi)
@@ -588,7 +604,22 @@ func (m *maintenance) spawnRollUp(merged []string) {
 		return
 	}
 	lockStarted(f, cmd.Process.Pid)
-	go cmd.Wait()
+	m.started(cmd)
+}
+
+// started reaps cmd, the shell of a roll-up or repack this process just
+// started, in the background, and returns the channel closed once it has
+// ended (also when the caller stopped waiting).
+func (m *maintenance) started(cmd *exec.Cmd) <-chan struct{} {
+	done := make(chan struct{})
+	m.mu.Lock()
+	m.child = done
+	m.mu.Unlock()
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	return done
 }
 
 // writeState writes data to path, a file of the state directory that a
