@@ -189,7 +189,7 @@ func rollUpNow(t *testing.T, s *Store) map[uint64]string {
 	s.maint.finishRollUp()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		sp.mu.Lock()
-		done := sp.reaped-before >= len(inos) && len(sp.reap) == 0 && len(sp.waits)+len(sp.waitsLarge) == 0
+		done := sp.reaped-before >= len(inos) && len(sp.reap) == 0 && len(sp.waits) == 0
 		sp.mu.Unlock()
 		if done {
 			break
@@ -482,75 +482,5 @@ func TestRecycle_AReadOnlyFileOfAnOrdinaryUser(t *testing.T) {
 	}
 	if fi.Mode().Perm()&0o200 == 0 {
 		t.Fatalf("the file is %v after promote: not writable by its owner", fi.Mode())
-	}
-}
-
-// With recycleMax spares ready, a small retired file whose wait is over
-// waits on, kept (not freed), and becomes a spare once takes have used
-// some; a large one (a merged pack's size) is freed instead, so that it
-// holds no blocks while no room comes.
-func TestRecycle_NoRoomKeepsSmallFilesWaiting(t *testing.T) {
-	s, _ := serverStore(t, 0)
-	recycleAfter = 300 * time.Millisecond // serverStore restores it
-	sp := s.spares()
-	writeOne(t, s, "refs/ideate/w", "first")
-	writeOne(t, s, "refs/ideate/w", "second") // retires the first ref file
-	// recycleMax ready spares, made here, before its wait is over.
-	sp.mu.Lock()
-	have := len(sp.recycled)
-	sp.mu.Unlock()
-	var ready []*os.File
-	for i := range recycleMax - have {
-		f, err := os.OpenFile(filepath.Join(sp.dir, "test-ready-"+strconv.Itoa(i)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ready = append(ready, f)
-	}
-	sp.mu.Lock()
-	sp.recycled = append(sp.recycled, ready...)
-	sp.mu.Unlock()
-	large := filepath.Join(sp.held, "test-large")
-	if err := os.WriteFile(large, make([]byte, 3*spareKeepBytes), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if !sp.recycle(large) {
-		t.Fatal("the large file was not taken to wait")
-	}
-	sp.poke()
-	var small string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		sp.mu.Lock()
-		n, nLarge := len(sp.waits), len(sp.waitsLarge)
-		if n == 1 {
-			small = sp.waits[0].name
-		}
-		sp.mu.Unlock()
-		_, err := os.Stat(large)
-		if n == 1 && nLarge == 0 && errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d small and %d large files waiting (want 1 and 0), the large one: %v", n, nLarge, err)
-		}
-	}
-	time.Sleep(2 * recycleAfter) // long past its wait
-	ino := inode(t, small)       // still there: not freed
-	sp.mu.Lock()
-	waiting := len(sp.waits)
-	sp.mu.Unlock()
-	if waiting != 1 || recycledInodes(t, s)[ino] {
-		t.Fatalf("with no room: %d waiting, made a spare %v; want it waiting", waiting, recycledInodes(t, s)[ino])
-	}
-	// Takes use half the ready spares: the waiting file is made one.
-	for range recycleMax/2 + 1 {
-		f := sp.take()
-		f.Close()
-		os.Remove(f.Name())
-	}
-	for deadline := time.Now().Add(5 * time.Second); !recycledInodes(t, s)[ino]; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiting file is not a spare once there is room")
-		}
 	}
 }

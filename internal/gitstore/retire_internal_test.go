@@ -92,7 +92,7 @@ func TestRetire_SparesGoroutineFreesThem(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		sp.mu.Lock()
-		reaped, waiting, ready := sp.reaped, len(sp.waits)+len(sp.waitsLarge), len(sp.recycled)
+		reaped, waiting, ready := sp.reaped, len(sp.waits), len(sp.recycled)
 		sp.mu.Unlock()
 		left := retiredInodes(t, s)
 		// What is left in the store's retired directory is its spares.

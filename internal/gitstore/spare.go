@@ -43,8 +43,6 @@ type spares struct {
 	// waits: those still waiting (see recycleAfter).
 	recycled []*os.File
 	waits    []waiting
-	// waitsLarge: those of more than spareKeepBytes (see promoteDue).
-	waitsLarge []waiting
 	// held is this Store's retired directory (see Store.retiredDir),
 	// heldN the count its names come from.
 	held   string
@@ -236,16 +234,14 @@ func (sp *spares) reapRetired() {
 	sp.mu.Unlock()
 }
 
-// recycleMax bounds the recycled spares ready for use (each an open
-// file); waitMax the retired files waiting, out recycleAfter or for room
-// among those ready. Past waitMax, retired files are freed as before. A
-// roll-up retires two files per merged pack at once, about 32, and every
-// write between two roll-ups takes three spares and retires one ref file:
-// a server making a thousand writes a second has about three thousand
-// retired files within one recycleAfter.
+// recycleMax bounds the recycled spares ready for use; waitMax the
+// retired files waiting out recycleAfter. Past them, retired files are
+// freed as before. A roll-up retires two files per merged pack at once,
+// about 32, and every write between two roll-ups takes three spares and
+// retires one ref file.
 const (
 	recycleMax = 96
-	waitMax    = 16384
+	waitMax    = 4096
 )
 
 // recycleAfter is how long a retired file waits before it is checked
@@ -271,79 +267,38 @@ func (sp *spares) recycle(name string) bool {
 	if !canRecycle || filepath.Dir(name) != sp.held {
 		return false
 	}
-	fi, err := os.Lstat(name)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.closed || sp.off || sp.pooled || len(sp.waits)+len(sp.waitsLarge) >= waitMax {
+	if sp.closed || sp.off || sp.pooled || len(sp.waits) >= waitMax {
 		return false
 	}
-	if fi.Size() > spareKeepBytes {
-		sp.waitsLarge = append(sp.waitsLarge, waiting{name, time.Now()})
-	} else {
-		sp.waits = append(sp.waits, waiting{name, time.Now()})
-	}
+	sp.waits = append(sp.waits, waiting{name, time.Now()})
 	return true
 }
 
 // promoteDue makes spares of the waiting files whose wait is over,
-// oldest first, while fewer than recycleMax are ready, and returns when
-// the next one's wait ends (zero: none to come, or no room: take pokes
-// the goroutine once it has used some).
-//
-// With no room, a small file waits on, kept rather than freed: freed,
-// each would have had a new file made in its place (the pool's or the
-// goroutine's), and every freed inode makes the next creates dearer (see
-// retire.go). In a run of creates, claims and completes on one server
-// (2,500 of each, counted in a build made for it), freeing them here
-// freed 2,712 of 21,142 retired files, and 6,688 of 25,118 spares taken
-// were new files; keeping them, 4,058 of 26,518.
-// A file of more than spareKeepBytes (a roll-up's merged pack) is freed
-// then, as before: kept, it would hold its blocks for as long as no room
-// came.
+// oldest first, and returns when the next one's is (zero: none waits).
 func (sp *spares) promoteDue() time.Time {
-	next := time.Time{}
-	for _, large := range []bool{true, false} {
-		if at := sp.promoteFrom(large); !at.IsZero() && (next.IsZero() || at.Before(next)) {
-			next = at
-		}
-	}
-	return next
-}
-
-// promoteFrom is promoteDue for one of the two queues: the large files'
-// (freed when there is no room) or the others' (left waiting).
-func (sp *spares) promoteFrom(large bool) time.Time {
 	for {
 		sp.mu.Lock()
-		q := &sp.waits
-		if large {
-			q = &sp.waitsLarge
-		}
-		if sp.closed || len(*q) == 0 {
+		if sp.closed || len(sp.waits) == 0 {
 			sp.mu.Unlock()
 			return time.Time{}
 		}
-		w := (*q)[0]
+		w := sp.waits[0]
 		if due := w.at.Add(recycleAfter); time.Now().Before(due) {
 			sp.mu.Unlock()
 			return due
 		}
-		room := len(sp.recycled) < recycleMax
-		if !room && !large {
-			sp.mu.Unlock()
-			return time.Time{}
-		}
-		*q = (*q)[1:]
+		sp.waits = sp.waits[1:]
+		full := len(sp.recycled) >= recycleMax
 		sp.mu.Unlock()
 		var f *os.File
-		if room {
+		if !full {
 			f, _ = promote(w.name)
 		}
 		if f == nil {
-			os.Remove(w.name) // held by someone, or large with no room: freed as before
+			os.Remove(w.name) // held by someone, or enough spares: freed as before
 			continue
 		}
 		sp.mu.Lock()
@@ -402,9 +357,6 @@ func (sp *spares) take() *os.File {
 	for !sp.off && !sp.closed && len(sp.recycled) > 0 {
 		f := sp.recycled[len(sp.recycled)-1] // the newest: its blocks are warm
 		sp.recycled = sp.recycled[:len(sp.recycled)-1]
-		if len(sp.recycled) < recycleMax/2 && len(sp.waits) > 0 {
-			sp.poke() // more of the waiting may be due
-		}
 		if linked(f) {
 			return f
 		}
@@ -451,8 +403,8 @@ func (sp *spares) turnOff() {
 	sp.off = true
 	free := append(sp.free, sp.recycled...)
 	sp.free, sp.recycled = nil, nil
-	waits := append(sp.waits, sp.waitsLarge...)
-	sp.waits, sp.waitsLarge = nil, nil
+	waits := sp.waits
+	sp.waits = nil
 	sp.mu.Unlock()
 	for _, w := range waits {
 		os.Remove(w.name)
@@ -477,8 +429,8 @@ func (sp *spares) close() {
 	sp.closed = true
 	free := append(sp.free, sp.recycled...)
 	sp.free, sp.recycled = nil, nil
-	waits := append(sp.waits, sp.waitsLarge...)
-	sp.waits, sp.waitsLarge = nil, nil
+	waits := sp.waits
+	sp.waits = nil
 	sp.mu.Unlock()
 	for _, w := range waits {
 		os.Remove(w.name)

@@ -315,7 +315,7 @@ func TestSpares_RemovedByHandWritesGoOn(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		sp.mu.Lock()
 		reaped := sp.reaped
-		free, held = len(sp.free), len(sp.recycled)+len(sp.waits)+len(sp.waitsLarge)
+		free, held = len(sp.free), len(sp.recycled)+len(sp.waits)
 		sp.mu.Unlock()
 		if reaped >= 2 || time.Now().After(deadline) {
 			break // the two replaced ref files are recycled or freed
