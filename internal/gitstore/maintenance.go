@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"github.com/ideate/git-ideate/internal/osproc"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // maintenance keeps the repository healthy without user action: many small
