@@ -184,7 +184,7 @@ func (s *Store) flush() (keep string, err error) {
 	if len(s.pend.objs) == 0 {
 		return "", nil
 	}
-	keep, err = s.writePack(s.pend.objs)
+	keep, held, err := s.writePack(s.pend.objs)
 	if errors.Is(err, errGCRuns) {
 		keep, err = "", nil
 		for _, o := range s.pend.objs {
@@ -199,15 +199,27 @@ func (s *Store) flush() (keep string, err error) {
 	}
 	if keep != "" {
 		// This process reads its own writes back at once (the board
-		// re-reads what it published): map the new pack now rather
-		// than list objects/pack again on the first miss.
+		// re-reads what it published): add the new pack now, from the
+		// bytes just written, rather than list objects/pack again on
+		// the first miss.
 		if db, derr := s.db(); derr == nil {
-			db.AddPack(strings.TrimSuffix(keep, ".keep"))
+			base := strings.TrimSuffix(keep, ".keep")
+			if held == nil || db.AddPackBytes(base, held.idx, held.data) != nil {
+				db.AddPack(base)
+			}
 		}
 	}
 	s.pend.objs, s.pend.at = nil, nil
 	return keep, nil
 }
+
+// packBytes are the .idx and .pack bytes of a pack just written, which
+// the store's object reader keeps rather than mapping the files again
+// (odb.DB.AddPackBytes), for a pack of at most heldPackMax bytes in all:
+// a write's pack is a few KiB; a large one (a big blob) is mapped.
+type packBytes struct{ idx, data []byte }
+
+const heldPackMax = 64 << 10
 
 // errGCRuns is writePack's answer when a git gc runs: nothing was put in
 // place, and the objects are to be stored loose (see gcRunning).
@@ -248,7 +260,7 @@ func (s *Store) flushNow() error {
 // trees along one path, a blob and a commit: nothing to delta against
 // inside one write; repacks delta them later). Each object is compressed
 // at git's loose level, 1.
-func (s *Store) writePack(objs []pendObj) (string, error) {
+func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
@@ -295,7 +307,7 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 			zw.Reset(buf)
 			zw.Write(o.data)
 			if err := zw.Close(); err != nil {
-				return "", err
+				return "", nil, err
 			}
 		}
 		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
@@ -349,16 +361,16 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		// The same objects, the same pack, already in place (an attempt
 		// of this process that lost its swap wrote them): nothing to do,
 		// and the pack below must not be replaced or removed.
-		return "", nil
+		return "", nil, nil
 	}
 	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes())
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	tmpIdx, err := s.writeTemp(dir, "tmp_idx_", idx.Bytes())
 	if err != nil {
 		os.Remove(tmpPack)
-		return "", err
+		return "", nil, err
 	}
 	if err := osproc.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
@@ -369,7 +381,7 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 			s.spares().turnOff()
 			return s.writePack(objs)
 		}
-		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
+		return "", nil, apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
 	}
 	if testHookPackPlaced != nil {
 		testHookPackPlaced(base)
@@ -380,17 +392,17 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 	if gcRunning(s.repo.CommonDir) {
 		os.Remove(base + ".pack")
 		os.Remove(tmpIdx)
-		return "", errGCRuns
+		return "", nil, errGCRuns
 	}
 	keep := base + ".keep"
 	if err := os.Link(base+".pack", keep); err != nil && !errors.Is(err, os.ErrExist) {
 		os.Remove(tmpIdx)
-		return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
+		return "", nil, apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 	}
 	if err := osproc.Rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
 		os.Remove(keep)
-		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
+		return "", nil, apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
 	}
 	if s.lockPolicy.Fsync {
 		if d, err := os.Open(dir); err == nil {
@@ -399,7 +411,11 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		}
 	}
 	s.maint.packed()
-	return keep, nil
+	var held *packBytes
+	if len(buf.Bytes())+idx.Len() <= heldPackMax {
+		held = &packBytes{idx: idx.Bytes(), data: append([]byte(nil), buf.Bytes()...)}
+	}
+	return keep, held, nil
 }
 
 // writeTemp writes data to a new read-only temporary file in dir (made

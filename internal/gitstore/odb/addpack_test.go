@@ -219,3 +219,90 @@ func countPacks(db *DB, f func(*pack) bool) int {
 	}
 	return n
 }
+
+// TestAddPackBytes: a writer hands over the bytes of the pack it just
+// wrote; the DB reads its objects from them — the files may be gone —
+// and refuses bytes that do not make a pack with its index, adding
+// nothing. A pack so added is dropped like any other.
+func TestAddPackBytes(t *testing.T) {
+	repo := initRepo(t, t.TempDir())
+	deepHistory(t, repo, 3, "main")
+	runGit(t, repo, nil, "repack", "-adq")
+	db := openDB(t, objectsDir(repo))
+	if _, _, err := db.Read(plumbing.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "main")))); err != nil {
+		t.Fatal(err) // the first lookup scans
+	}
+	mapped := mappedPacks(db)
+
+	base, blob := newPack(t, repo, "handed over\n")
+	idx, err := os.ReadFile(base + ".idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(base + ".pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := newPack(t, repo, "another pack\n")
+	otherData, err := os.ReadFile(other + ".pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][2][]byte{
+		"a truncated index":            {idx[:len(idx)-1], data},
+		"another pack's bytes":         {idx, otherData},
+		"a pack whose checksum is off": {idx, append(append([]byte(nil), data[:len(data)-1]...), data[len(data)-1]^1)},
+	} {
+		if err := db.AddPackBytes(base, bad[0], bad[1]); err == nil {
+			t.Fatalf("%s: added", name)
+		}
+		if got := mappedPacks(db); got != mapped {
+			t.Fatalf("%s: %d packs after a refused add, want %d", name, got, mapped)
+		}
+	}
+	// Handed over in allocations of their own over 32 KiB, which start on
+	// a page boundary as a writer's may: madvise(2) refuses any other.
+	if err := db.AddPackBytes(base, pageAligned(idx), pageAligned(data)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mappedPacks(db); got != mapped+1 {
+		t.Fatalf("%d packs, want %d", got, mapped+1)
+	}
+	// Read from the bytes: the files are not looked at again.
+	for _, ext := range []string{".idx", ".pack"} {
+		if err := os.Rename(base+ext, base+ext+".aside"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, got, err := db.Read(blob); err != nil || string(got) != "handed over\n" {
+		t.Fatalf("Read = %q, %v", got, err)
+	}
+	// Shedding mapped pages leaves the handed-over bytes alone: they
+	// are heap memory, which MADV_DONTNEED would zero.
+	db.releasePages()
+	db.cache.clear()
+	if _, got, err := db.Read(blob); err != nil || string(got) != "handed over\n" {
+		t.Fatalf("Read after releasePages = %q, %v", got, err)
+	}
+	if string(idx) != string(mustRead(t, base+".idx.aside")) || string(data) != string(mustRead(t, base+".pack.aside")) {
+		t.Fatal("releasePages changed the handed-over bytes")
+	}
+	db.DropPacks([]string{base})
+	if got := mappedPacks(db); got != mapped {
+		t.Fatalf("%d packs after the drop, want %d", got, mapped)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// pageAligned is a copy of b at the start of an allocation of 64 KiB.
+func pageAligned(b []byte) []byte {
+	return append(make([]byte, 0, 64<<10), b...)
+}
