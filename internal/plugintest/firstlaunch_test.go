@@ -230,6 +230,8 @@ func TestLauncher_ReleaseDownload(t *testing.T) {
 func killRandomly(t *testing.T, root string, env []string, n int, most time.Duration) {
 	t.Helper()
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	groups := map[int]bool{}
+	defer waitGroupsGone(t, groups)
 	for i := 0; i < n; i++ {
 		cmd := exec.Command("sh", filepath.Join(root, "bin", "git-ideate"), "--version")
 		cmd.Env = env
@@ -237,10 +239,80 @@ func killRandomly(t *testing.T, root string, env []string, n int, most time.Dura
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		groups[cmd.Process.Pid] = true
 		time.Sleep(time.Duration(rng.Int63n(int64(most))))
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	}
+}
+
+// procInfo is what /proc says of one process: its parent, its process
+// group and its command line.
+type procInfo struct {
+	pid, ppid, pgrp int
+	cmdline         string
+}
+
+// processes lists the processes /proc shows (Linux); elsewhere none.
+func processes() []procInfo {
+	ents, _ := os.ReadDir("/proc")
+	var out []procInfo
+	for _, e := range ents {
+		var pi procInfo
+		if _, err := fmt.Sscan(e.Name(), &pi.pid); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
+		rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
+		var state string
+		fmt.Sscan(rest, &state, &pi.ppid, &pi.pgrp)
+		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		pi.cmdline = strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " "))
+		out = append(out, pi)
+	}
+	return out
+}
+
+// waitGroupsGone waits (at most a minute) until no process of the killed
+// process groups is left: SIGKILL is sent to the group at once, but each
+// member ends in its own time, and a member still holding the launcher's
+// lock would make the next launch wait for it.
+func waitGroupsGone(t *testing.T, groups map[int]bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var left []procInfo
+		for _, p := range processes() {
+			if groups[p.pgrp] {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after SIGKILL to their groups these processes live: %+v", left)
+		}
+	}
+}
+
+// lockHolders lists the processes with a file named .lock under dir open.
+func lockHolders(dir string) []procInfo {
+	var out []procInfo
+	for _, p := range processes() {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid))
+		for _, fd := range fds {
+			target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", p.pid, fd.Name()))
+			if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) && filepath.Base(target) == ".lock" {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func TestLauncher_KilledDuringABuild(t *testing.T) {
@@ -253,6 +325,12 @@ func TestLauncher_KilledDuringABuild(t *testing.T) {
 	env := mergeEnv(os.Environ(), []string{"CGO_ENABLED=0", "GIT_IDEATE_PROBE=", "XDG_CACHE_HOME=" + cacheHome(t),
 		"CLAUDE_PLUGIN_DATA=" + data, "GIT_IDEATE_NO_DOWNLOAD=1", "PATH=" + toolDir(t) + string(os.PathListSeparator) + go_})
 	killRandomly(t, root, env, 20, 3*time.Second)
+	// Nothing of the killed launchers may hold the lock now: else the
+	// launch below waits for it to its limit (a CI run once did, 600 s)
+	// and says only that it gave up.
+	if h := lockHolders(data); len(h) > 0 {
+		t.Fatalf("after the kills, processes hold the launcher's lock: %+v", h)
+	}
 	r := run(t, root, []string{"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + toolDir(t) + string(os.PathListSeparator) + go_}, "", "--version")
 	if r.code != 0 || !strings.HasPrefix(r.out, "git-ideate "+release.Version) {
 		t.Fatalf("after the kills: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
@@ -580,5 +658,28 @@ func binaryFromTarGz(t *testing.T, p string) []byte {
 			}
 			return b
 		}
+	}
+}
+
+// TestLockHolders_FindsAnOpenLock: the check after the kills sees a
+// process that has the lock open (this one), and a process group's
+// members by their group.
+func TestLockHolders_FindsAnOpenLock(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc")
+	}
+	dir := t.TempDir()
+	if h := lockHolders(dir); len(h) != 0 {
+		t.Fatalf("holders before any open: %+v", h)
+	}
+	os.MkdirAll(filepath.Join(dir, "build"), 0o777)
+	f, err := os.Create(filepath.Join(dir, "build", ".lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := lockHolders(dir)
+	if len(h) != 1 || h[0].pid != os.Getpid() || h[0].pgrp != syscall.Getpgrp() || !strings.Contains(h[0].cmdline, filepath.Base(os.Args[0])) {
+		t.Fatalf("holders: %+v, want this process (%d, group %d)", h, os.Getpid(), syscall.Getpgrp())
 	}
 }
