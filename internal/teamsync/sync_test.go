@@ -50,9 +50,10 @@ func clientMain(role string) int {
 		for {
 			y := &teamsync.Syncer{Git: c.g, Record: c.rec, Board: c.b, Remote: "origin"}
 			if _, err := y.Sync(context.Background()); err != nil {
-				fmt.Fprintln(os.Stderr, err)
+				fmt.Fprintln(out, "sync failed:", err)
+			} else {
+				fmt.Fprintln(out, "synced")
 			}
-			fmt.Fprintln(out, "synced")
 			out.Flush()
 		}
 	}
