@@ -30,9 +30,11 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -153,71 +155,96 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	sem := make(chan struct{}, workersMax)
 	run := &workers{jobs: make(chan func())}
-	// order is taken here, in arrival order, and released by the call
-	// after its answer is written: shared by a read (any method but a
-	// writing tools/call), exclusive for a write.
+	// order is taken in arrival order, and released by the call after
+	// its answer is written: shared by a read (any method but a writing
+	// tools/call), exclusive for a write.
 	var order sync.RWMutex
 	var wg sync.WaitGroup
-	// The scanner blocks in a read that ctx cannot interrupt: it runs on
-	// its own, and Serve stops taking its lines when ctx is done.
-	lines := make(chan []byte)
+	// stopped is set once Serve has stopped taking calls (ctx done);
+	// guarded by stopMu, which wg.Add also holds, so no call is added
+	// once Serve waits for the last ones.
+	var stopMu sync.Mutex
+	stopped := false
+	// The reader blocks in a read that ctx cannot interrupt: it runs on
+	// its own goroutine, and Serve returns when ctx is done without
+	// waiting for it. It parses each line and hands the call on itself,
+	// and runs a write where it is: a write holds the order lock
+	// exclusively, so every later call waits for it whatever reads the
+	// next line, and each hand-over between goroutines is a thread to
+	// wake when calls come seconds apart, as an agent's do (the answer
+	// to a ping after an idle moment took 0.2–0.3 ms against 0.1 back to
+	// back).
 	scanDone := make(chan struct{})
 	go func() {
 		defer close(scanDone)
 		for sc.Scan() {
-			select {
-			case lines <- append([]byte(nil), sc.Bytes()...):
-			case <-ctx.Done():
+			if ctx.Err() != nil {
 				return
 			}
+			line := sc.Bytes()
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var msg request
+			if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" {
+				write(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: -32700, Message: "parse error"}})
+				continue
+			}
+			if msg.ID == nil {
+				continue // a notification: nothing to answer
+			}
+			if msg.Method == "tools/call" {
+				msg.call = new(callParams)
+				if json.Unmarshal(msg.Params, msg.call) != nil {
+					msg.call = nil // handle answers "invalid params"
+				}
+			}
+			// Every request holds the order lock until answered: shared
+			// for reads (initialize, ping, tools/list, a read-only tool),
+			// exclusive for a tool that writes, so a write waits for what
+			// came before it and everything after waits for the write.
+			writes := msg.call != nil && !s.readOnlyCall(msg.call.Name)
+			var release func()
+			if writes {
+				order.Lock()
+				release = order.Unlock
+			} else {
+				order.RLock()
+				release = order.RUnlock
+			}
+			stopMu.Lock()
+			if stopped {
+				stopMu.Unlock()
+				release()
+				return
+			}
+			wg.Add(1)
+			stopMu.Unlock()
+			if writes {
+				write(s.handle(ctx, msg))
+				release()
+				wg.Done()
+				continue
+			}
+			sem <- struct{}{}
+			run.do(func() {
+				defer func() { release(); <-sem; wg.Done() }()
+				write(s.handle(ctx, msg))
+			})
+			// The worker was made ready on this thread's processor; the
+			// read the loop goes back to blocks in a system call, and the
+			// worker would wait for the runtime to notice (reads back to
+			// back took 20 % longer): let it run first.
+			runtime.Gosched()
 		}
 	}()
-loop:
-	for {
-		var line []byte
-		select {
-		case line = <-lines:
-		case <-scanDone:
-			break loop
-		case <-ctx.Done():
-			break loop
-		}
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
-		}
-		var msg request
-		if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" {
-			write(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: -32700, Message: "parse error"}})
-			continue
-		}
-		if msg.ID == nil {
-			continue // a notification: nothing to answer
-		}
-		if msg.Method == "tools/call" {
-			msg.call = new(callParams)
-			if json.Unmarshal(msg.Params, msg.call) != nil {
-				msg.call = nil // handle answers "invalid params"
-			}
-		}
-		// Every request holds the order lock until answered: shared for
-		// reads (initialize, ping, tools/list, a read-only tool),
-		// exclusive for a tool that writes, so a write waits for what
-		// came before it and everything after waits for the write.
-		var release func()
-		if msg.call != nil && !s.readOnlyCall(msg.call.Name) {
-			order.Lock()
-			release = order.Unlock
-		} else {
-			order.RLock()
-			release = order.RUnlock
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		run.do(func() {
-			defer func() { release(); <-sem; wg.Done() }()
-			write(s.handle(ctx, msg))
-		})
+	select {
+	case <-scanDone:
+	case <-ctx.Done():
 	}
+	stopMu.Lock()
+	stopped = true
+	stopMu.Unlock()
 	wg.Wait()
 	run.stop()
 	if ctx.Err() != nil {
