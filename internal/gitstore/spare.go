@@ -338,9 +338,69 @@ func (sp *spares) isClosed() bool {
 }
 
 func (sp *spares) poke() {
+	if held.n.Load() > 0 && holdPoke(sp) {
+		return
+	}
 	select {
 	case sp.kick <- struct{}{}:
 	default:
+	}
+}
+
+// held defers the spares goroutines' wake-ups while a call runs (see
+// HoldSpares): n counts the holds, pending the spares poked meanwhile.
+var held struct {
+	n       atomic.Int64
+	mu      sync.Mutex
+	pending []*spares
+}
+
+// holdPoke notes sp as poked while a hold lasts and reports whether it
+// did (false: the last hold ended meanwhile, and the caller wakes it now).
+func holdPoke(sp *spares) bool {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	if held.n.Load() == 0 {
+		return false
+	}
+	for _, p := range held.pending {
+		if p == sp {
+			return true
+		}
+	}
+	held.pending = append(held.pending, sp)
+	return true
+}
+
+// HoldSpares defers, until the returned release runs, the work a write
+// hands to the spares goroutines — making spares, removing a pack's
+// .keep, freeing or recycling retired files — which they would otherwise
+// do at once, beside the rest of the call. The MCP server holds them for
+// each write call, until its answer is written: woken in the middle of
+// a call, a goroutine took the processor or a second thread from it
+// (bench/mcpab, 1,500 cycles in each order, twice: record_append held
+// took 0.89 and 0.96 of its median not held, and not held 1.12 and 1.09
+// times as long as held; create, claim and complete moved by less than
+// the noise, within 6 % either way). Holds nest and may overlap;
+// release is to be called once.
+func HoldSpares() (release func()) {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	held.n.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			held.mu.Lock()
+			last := held.n.Add(-1) == 0
+			var wake []*spares
+			if last {
+				wake, held.pending = held.pending, nil
+			}
+			held.mu.Unlock()
+			for _, sp := range wake {
+				sp.poke()
+			}
+		})
 	}
 }
 

@@ -354,3 +354,43 @@ func TestSpares_TwoStoresOfOneProcess(t *testing.T) {
 	writeOne(t, b, "refs/ideate/two", "from b")
 	gt.Fsck(t, dir)
 }
+
+// While a hold lasts (HoldSpares, as the MCP server holds one for each
+// write call until its answer is written), a write leaves what it hands
+// to the spares goroutine — its pack's .keep to remove, the spares it took
+// to make again — for the release; then the goroutine does it all.
+func TestHoldSpares_DefersTheGoroutinesWorkToTheRelease(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s := openWithSpares(t, dir, 4)
+	readySpares(t, s, 4)
+	sp := s.spares()
+	keeps := func() []string {
+		k, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.keep"))
+		return k
+	}
+	release := HoldSpares()
+	inner := HoldSpares() // holds nest
+	writeOne(t, s, "refs/ideate/t", "held")
+	inner()
+	time.Sleep(200 * time.Millisecond)
+	sp.mu.Lock()
+	free := len(sp.free)
+	sp.mu.Unlock()
+	if free != 1 || len(keeps()) != 1 {
+		t.Fatalf("during the hold: %d spares ready (want 1: the write took 3 of 4, none made), .keep files %v (want its pack's)", free, keeps())
+	}
+	release()
+	release() // a second call does nothing
+	readySpares(t, s, 4)
+	for deadline := time.Now().Add(10 * time.Second); len(keeps()) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the release the .keep files are still there: %v", keeps())
+		}
+	}
+	if held.n.Load() != 0 || len(held.pending) != 0 {
+		t.Fatalf("after the release: %d holds, %d spares pending", held.n.Load(), len(held.pending))
+	}
+	// Without a hold the goroutine answers at once, as before.
+	writeOne(t, s, "refs/ideate/t", "free")
+	readySpares(t, s, 4)
+}
