@@ -105,3 +105,13 @@ func leaseNone(fd int) {
 
 // canRecycle: retired files can become spares here.
 const canRecycle = true
+
+// openFileLimit is the process's limit on open files (RLIMIT_NOFILE's
+// soft limit, which Go raises to the hard one at start).
+func openFileLimit() (uint64, bool) {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		return 0, false
+	}
+	return lim.Cur, true
+}
