@@ -159,7 +159,7 @@ func (m *maintenance) committed(ctx context.Context) {
 		mayRollUp := m.listed < 0 || m.listed+m.sinceListed >= rollUpAt
 		m.mu.Unlock()
 		if packs > 0 && mayRollUp && !m.running() {
-			if merged := m.rollUpSet(); len(merged) > 0 {
+			if merged := m.rollUpSet(); len(merged) > 0 && !m.rollUpHere(merged) {
 				m.spawnRollUp(merged)
 			}
 		}
@@ -580,6 +580,9 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	if m.store.writeState(list, []byte(strings.Join(merged, "\n")+"\n")) != nil || m.store.writeState(input, in) != nil {
 		os.Remove(list)
 		os.Remove(lock)
+		return
+	}
+	if m.store.spareWant > 0 && len(later) == 0 && m.rollUpDirect(f, pdir, lock, list, input) {
 		return
 	}
 	gd := shellQuote(m.store.repo.CommonDir)
