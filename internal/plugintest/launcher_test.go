@@ -377,6 +377,26 @@ func TestLauncher(t *testing.T) {
 		}
 	})
 
+	t.Run("no flock: a lock dir a killed launcher left without its pid is broken", func(t *testing.T) {
+		// A launcher killed between its mkdir and writing its pid (a CI
+		// run's random kills once hit that moment) left a lock no one
+		// broke: the next launch waited to its limit, then gave up.
+		data3 := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(data3, "build", release.Version, ".lock.d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		env3 := []string{"CLAUDE_PLUGIN_DATA=" + data3, "PATH=" + toolDir(t) + string(os.PathListSeparator) + go_,
+			"GIT_IDEATE_BUILD_WAIT=60"}
+		t0 := time.Now()
+		r := run(t, root, env3, "", "--version")
+		if r.code != 0 || !strings.HasPrefix(r.out, "git-ideate "+release.Version+" ") || strings.Contains(r.err, "gave up") || time.Since(t0) > 50*time.Second {
+			t.Fatalf("after %v: exit %d, stdout %q, stderr:\n%s", time.Since(t0), r.code, r.out, r.err)
+		}
+		if _, err := os.Stat(filepath.Join(data3, "build", release.Version, ".lock.d")); err == nil {
+			t.Fatal("the lock directory was left behind")
+		}
+	})
+
 	t.Run("no go and no git-ideate on PATH: one line, exit 0", func(t *testing.T) {
 		tools := toolDir(t)
 		// The launcher's own directory on PATH must not count as a
