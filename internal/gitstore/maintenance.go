@@ -615,13 +615,20 @@ func (m *maintenance) spawnRollUp(merged []string) {
 // started, in the background, and returns the channel closed once it has
 // ended (also when the caller stopped waiting).
 func (m *maintenance) started(cmd *exec.Cmd) <-chan struct{} {
+	return m.background(func() { cmd.Wait() })
+}
+
+// background runs fn on a goroutine of its own as the maintenance this
+// process runs (see running): the channel returned is closed when fn has
+// returned.
+func (m *maintenance) background(fn func()) <-chan struct{} {
 	done := make(chan struct{})
 	m.mu.Lock()
 	m.child = done
 	m.mu.Unlock()
 	go func() {
-		cmd.Wait()
-		close(done)
+		defer close(done)
+		fn()
 	}()
 	return done
 }

@@ -42,12 +42,7 @@ func (m *maintenance) rollUpDirect(f *os.File, pdir, lock, list, input string) b
 	in.Close()
 	rollUpsDirect.Add(1)
 	lockStarted(f, cmd.Process.Pid)
-	done := make(chan struct{})
-	m.mu.Lock()
-	m.child = done
-	m.mu.Unlock()
-	go func() {
-		defer close(done)
+	m.background(func() {
 		err := cmd.Wait()
 		name := strings.TrimSpace(out.String())
 		if err == nil && len(name) == 40 && strings.Trim(name, "0123456789abcdef") == "" {
@@ -62,7 +57,7 @@ func (m *maintenance) rollUpDirect(f *os.File, pdir, lock, list, input string) b
 		os.Remove(list) // gone already unless something failed
 		os.Remove(input)
 		m.finishDirect(lock)
-	}()
+	})
 	return true
 }
 

@@ -19,39 +19,11 @@ import (
 // whole.
 func TestRollUp_LongLivedStoreRunsGitAlone(t *testing.T) {
 	for _, short := range []bool{false, true} {
-		old := PerWritePacks
-		PerWritePacks = true
-		t.Cleanup(func() { PerWritePacks = old })
-		dir := gt.NewRepo(t)
-		t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
-		s := openWithSpares(t, dir, 4)
-		s.maint.enabled = false
-		for i := range 100 {
-			commitValue(t, s, i)
-		}
-		noKeeps(t, dir)                            // a pack with a .keep would stay beside the repack's
-		gt.Git(t, dir, "repack", "-q", "-a", "-d") // one big pack that stays
-		for i := 100; i < 120; i++ {
-			commitValue(t, s, i)
-		}
-		noKeeps(t, dir)
-		s.maint.enabled = true
-		fillPool(t, s)
+		r := newServerRollUp(t)
+		s, dir, pdir, merged, kept, want := r.s, r.dir, r.pdir, r.merged, r.kept, r.want
 		if short {
 			os.Remove(poolSlot(filepath.Join(s.repo.StateDir(), "spare"), 7))
 		}
-		pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
-		merged := s.maint.rollUpSet()
-		kept := keptBy(t, pdir, merged)
-		if len(merged) != 20 || len(kept) != 1 {
-			t.Fatalf("roll-up set: %d merged, %d kept; want 20 and 1", len(merged), len(kept))
-		}
-		var want []string
-		for _, p := range merged {
-			want = append(want, objectsOf(t, dir, pdir, p)...)
-		}
-		slices.Sort(want)
-		want = slices.Compact(want)
 		shells, direct := rollUpShells.Load(), rollUpsDirect.Load()
 		s.maint.spawnRollUp(merged)
 		if rollUpsDirect.Load() != direct+1 {
@@ -118,35 +90,9 @@ func noKeeps(t *testing.T, dir string) {
 // the merged packs retired at once, no process started; a set past the
 // bounds goes to git.
 func TestRollUp_LongLivedStoreMergesSmallSetsItself(t *testing.T) {
-	old := PerWritePacks
-	PerWritePacks = true
-	t.Cleanup(func() { PerWritePacks = old })
-	dir := gt.NewRepo(t)
-	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
-	s := openWithSpares(t, dir, 4)
-	s.maint.enabled = false
-	for i := range 100 {
-		commitValue(t, s, i)
-	}
-	noKeeps(t, dir)
-	gt.Git(t, dir, "repack", "-q", "-a", "-d")
-	for i := 100; i < 120; i++ {
-		commitValue(t, s, i)
-	}
-	noKeeps(t, dir)
-	fillPool(t, s)
-	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
-	merged := s.maint.rollUpSet()
-	kept := keptBy(t, pdir, merged)
-	if len(merged) != 20 || len(kept) != 1 {
-		t.Fatalf("roll-up set: %d merged, %d kept; want 20 and 1", len(merged), len(kept))
-	}
-	var want []string
-	for _, p := range merged {
-		want = append(want, objectsOf(t, dir, pdir, p)...)
-	}
-	slices.Sort(want)
-	want = slices.Compact(want)
+	r := newServerRollUp(t)
+	s, dir, pdir, merged, kept, want := r.s, r.dir, r.pdir, r.merged, r.kept, r.want
+	s.maint.enabled = false // the writes below start no roll-up of their own
 
 	objects := rollUpHereObjects
 	rollUpHereObjects = 10
@@ -200,4 +146,48 @@ func TestRollUp_LongLivedStoreMergesSmallSetsItself(t *testing.T) {
 		t.Fatalf("rev-list --count: %s", got)
 	}
 	gt.Fsck(t, dir)
+}
+
+// serverRollUp is a long-lived Store (spares of its own, maintenance on)
+// over a new repository of 100 writes in one pack and 20 one-write packs
+// after it, the clone's pool full: the 20 (merged) are what a roll-up
+// merges, the big one (kept) stays; want is the merged packs' objects.
+type serverRollUp struct {
+	s                  *Store
+	dir, pdir          string
+	merged, kept, want []string
+}
+
+func newServerRollUp(t *testing.T) serverRollUp {
+	t.Helper()
+	old := PerWritePacks
+	PerWritePacks = true
+	t.Cleanup(func() { PerWritePacks = old })
+	dir := gt.NewRepo(t)
+	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
+	s := openWithSpares(t, dir, 4)
+	s.maint.enabled = false
+	for i := range 100 {
+		commitValue(t, s, i)
+	}
+	noKeeps(t, dir)                            // a pack with a .keep would stay beside the repack's
+	gt.Git(t, dir, "repack", "-q", "-a", "-d") // one big pack that stays
+	for i := 100; i < 120; i++ {
+		commitValue(t, s, i)
+	}
+	noKeeps(t, dir)
+	s.maint.enabled = true
+	fillPool(t, s)
+	r := serverRollUp{s: s, dir: dir, pdir: filepath.Join(s.repo.CommonDir, "objects", "pack")}
+	r.merged = s.maint.rollUpSet()
+	r.kept = keptBy(t, r.pdir, r.merged)
+	if len(r.merged) != 20 || len(r.kept) != 1 {
+		t.Fatalf("roll-up set: %d merged, %d kept; want 20 and 1", len(r.merged), len(r.kept))
+	}
+	for _, p := range r.merged {
+		r.want = append(r.want, objectsOf(t, dir, r.pdir, p)...)
+	}
+	slices.Sort(r.want)
+	r.want = slices.Compact(r.want)
+	return r
 }

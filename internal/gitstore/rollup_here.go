@@ -57,17 +57,12 @@ func (m *maintenance) rollUpHere(merged []string) bool {
 	f.WriteString("roll-up\n")
 	lockStarted(f, os.Getpid())
 	f.Close()
-	done := make(chan struct{})
-	m.mu.Lock()
-	m.child = done
-	m.mu.Unlock()
-	go func() {
-		defer close(done)
+	m.background(func() {
 		if m.mergeHere(merged) {
 			rollUpsHere.Add(1)
 		}
 		m.finishDirect(lock)
-	}()
+	})
 	return true
 }
 
