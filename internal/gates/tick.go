@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
@@ -140,7 +140,7 @@ func Tick(ctx context.Context, d PlanDeps, task string) (*TickResult, error) {
 	}
 	// The line numbers are the plan's: hold them only against the bytes
 	// the plan was read from.
-	blob := gitstore.HashObject(plumbing.BlobObject, data).String()
+	blob := gitstore.HashObject(oid.BlobObject, data).String()
 	same := false
 	for _, f := range s.Files {
 		if f.Path == pr.Path {

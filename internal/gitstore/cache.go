@@ -3,7 +3,7 @@ package gitstore
 import (
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // objCache keeps recently read trees and commits. Objects are immutable by
@@ -17,7 +17,7 @@ type objCache struct {
 }
 
 type cachedObj struct {
-	t    plumbing.ObjectType
+	t    oid.ObjectType
 	data []byte
 }
 
@@ -30,8 +30,8 @@ func (c *objCache) get(h Hash) (cachedObj, bool) {
 	return o, ok
 }
 
-func (c *objCache) put(h Hash, t plumbing.ObjectType, data []byte) {
-	if t != plumbing.TreeObject && t != plumbing.CommitObject || len(data) > objCacheMax/16 {
+func (c *objCache) put(h Hash, t oid.ObjectType, data []byte) {
+	if t != oid.TreeObject && t != oid.CommitObject || len(data) > objCacheMax/16 {
 		return
 	}
 	c.mu.Lock()

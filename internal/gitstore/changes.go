@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
@@ -366,7 +366,7 @@ func (w *wtScan) hashEntries(ctx context.Context, ents []wentry, idxs []int) err
 				e.gone = true
 				continue
 			}
-			e.hash = HashObject(plumbing.BlobObject, []byte(target))
+			e.hash = HashObject(oid.BlobObject, []byte(target))
 			continue
 		}
 		if w.filters {

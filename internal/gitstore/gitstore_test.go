@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 func open(t *testing.T, dir string) *gitstore.Store {
@@ -354,7 +354,7 @@ func TestStore_Transact_RetriesOnMovedRef(t *testing.T) {
 func TestStore_ReadObject_Missing(t *testing.T) {
 	dir := gt.NewRepo(t)
 	s := open(t, dir)
-	_, _, err := s.ReadObject(plumbing.NewHash(strings.Repeat("ab", 20)))
+	_, _, err := s.ReadObject(oid.NewHash(strings.Repeat("ab", 20)))
 	if !apperr.Is(err, apperr.NotFound) {
 		t.Fatalf("missing object: %v", err)
 	}

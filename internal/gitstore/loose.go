@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 	"github.com/ideate/git-ideate/internal/osproc"
 )
 
@@ -27,7 +27,7 @@ import (
 // after several stats; with nine objects per record append that was ~5 ms
 // of a 12 ms CLI call (measured with perf on this machine). Here the
 // compressor is pooled and compression is git's loose default, level 1.
-func (s *Store) writeLoose(h Hash, t plumbing.ObjectType, data []byte) error {
+func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 	hex := h.String()
 	dir := filepath.Join(s.repo.CommonDir, "objects", hex[:2])
 	final := filepath.Join(dir, hex[2:])
@@ -154,6 +154,6 @@ const maxStoredBlock = 0xffff
 // (go test -bench, compress/zlib at BestSpeed, three runs each). The
 // roll-ups and git's own repacks store most of them as deltas later,
 // which git deflates.
-func storeInPack(t plumbing.ObjectType, n int) bool {
-	return n < storedBelow || (t == plumbing.TreeObject && n <= maxStoredBlock)
+func storeInPack(t oid.ObjectType, n int) bool {
+	return n < storedBelow || (t == oid.TreeObject && n <= maxStoredBlock)
 }

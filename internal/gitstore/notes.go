@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // Git notes
@@ -194,7 +194,7 @@ func (s *Store) ResolveCommit(ctx context.Context, spec string) (Hash, error) {
 		}
 	}
 	t, _, err := s.ReadObject(h)
-	if apperr.Is(err, apperr.NotFound) || err == nil && t != plumbing.CommitObject {
+	if apperr.Is(err, apperr.NotFound) || err == nil && t != oid.CommitObject {
 		return ZeroHash, apperr.New(apperr.NotFound, "%s names no commit in this repository", spec)
 	}
 	return h, err

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // Mode strings used in trees.
@@ -195,6 +195,6 @@ func ParseHash(s string) (Hash, error) {
 }
 
 // HashObject computes the git object name of data of type t.
-func HashObject(t plumbing.ObjectType, data []byte) Hash {
-	return plumbing.ComputeHash(t, data)
+func HashObject(t oid.ObjectType, data []byte) Hash {
+	return oid.ComputeHash(t, data)
 }

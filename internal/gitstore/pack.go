@@ -14,8 +14,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 	"github.com/ideate/git-ideate/internal/osproc"
 )
 
@@ -45,7 +45,7 @@ type pending struct {
 
 type pendObj struct {
 	h    Hash
-	t    plumbing.ObjectType
+	t    oid.ObjectType
 	data []byte
 }
 
@@ -143,7 +143,7 @@ var PerWritePacks = true
 
 // buffer keeps an object for the next pack when a transaction runs, and
 // reports whether it did.
-func (s *Store) buffer(h Hash, t plumbing.ObjectType, data []byte) bool {
+func (s *Store) buffer(h Hash, t oid.ObjectType, data []byte) bool {
 	if !PerWritePacks {
 		return false
 	}

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/gitstore/odb"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // retiredFile writes a read-only file of size bytes, as a retired pack
@@ -228,7 +228,7 @@ func TestRecycle_TheServerWritesWithWhatItRetired(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range strings.Fields(gt.Git(t, dir, "rev-list", "--objects", "--no-object-names", "refs/ideate/t")) {
-		if _, _, err := db.Read(plumbing.NewHash(o)); err != nil {
+		if _, _, err := db.Read(oid.NewHash(o)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,16 +16,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Hash is a SHA-1 object name.
-type Hash = plumbing.Hash
+type Hash = oid.Hash
 
 // ZeroHash is the all-zero name: "absent" in ref updates.
-var ZeroHash = plumbing.ZeroHash
+var ZeroHash = oid.ZeroHash
 
 // Ref is one name → commit pair.
 type Ref struct {

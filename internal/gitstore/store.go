@@ -11,9 +11,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore/odb"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 	"github.com/ideate/git-ideate/internal/osproc"
 )
 
@@ -181,7 +181,7 @@ func (s *Store) db() (*odb.DB, error) {
 }
 
 // ReadObject returns the type and content of an object.
-func (s *Store) ReadObject(h Hash) (plumbing.ObjectType, []byte, error) {
+func (s *Store) ReadObject(h Hash) (oid.ObjectType, []byte, error) {
 	if o, ok := s.cache.get(h); ok {
 		return o.t, o.data, nil
 	}
@@ -190,7 +190,7 @@ func (s *Store) ReadObject(h Hash) (plumbing.ObjectType, []byte, error) {
 	}
 	db, err := s.db()
 	if err != nil {
-		return plumbing.InvalidObject, nil, err
+		return oid.InvalidObject, nil, err
 	}
 	t, data, err := db.Read(h)
 	if err != nil {
@@ -203,7 +203,7 @@ func (s *Store) ReadObject(h Hash) (plumbing.ObjectType, []byte, error) {
 	return t, data, nil
 }
 
-func (s *Store) readTyped(h Hash, want plumbing.ObjectType) ([]byte, error) {
+func (s *Store) readTyped(h Hash, want oid.ObjectType) ([]byte, error) {
 	t, data, err := s.ReadObject(h)
 	if err != nil {
 		return nil, err
@@ -215,11 +215,11 @@ func (s *Store) readTyped(h Hash, want plumbing.ObjectType) ([]byte, error) {
 }
 
 // ReadBlob returns a blob's content.
-func (s *Store) ReadBlob(h Hash) ([]byte, error) { return s.readTyped(h, plumbing.BlobObject) }
+func (s *Store) ReadBlob(h Hash) ([]byte, error) { return s.readTyped(h, oid.BlobObject) }
 
 // ReadTree returns a tree's entries in stored order.
 func (s *Store) ReadTree(h Hash) ([]TreeEntry, error) {
-	data, err := s.readTyped(h, plumbing.TreeObject)
+	data, err := s.readTyped(h, oid.TreeObject)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (s *Store) ReadTree(h Hash) ([]TreeEntry, error) {
 
 // ReadCommit returns a parsed commit.
 func (s *Store) ReadCommit(h Hash) (*Commit, error) {
-	data, err := s.readTyped(h, plumbing.CommitObject)
+	data, err := s.readTyped(h, oid.CommitObject)
 	if err != nil {
 		return nil, err
 	}
@@ -241,8 +241,8 @@ func (s *Store) ReadCommit(h Hash) (*Commit, error) {
 // as a loose object (see writeLoose). Either way the object is readable
 // through this Store at once, and on disk before this Store moves a ref or
 // starts git.
-func (s *Store) WriteObject(t plumbing.ObjectType, data []byte) (Hash, error) {
-	h := plumbing.ComputeHash(t, data)
+func (s *Store) WriteObject(t oid.ObjectType, data []byte) (Hash, error) {
+	h := oid.ComputeHash(t, data)
 	if s.buffer(h, t, data) {
 		s.cache.put(h, t, data)
 		return h, nil
@@ -256,11 +256,11 @@ func (s *Store) WriteObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 }
 
 // WriteBlob stores a blob.
-func (s *Store) WriteBlob(data []byte) (Hash, error) { return s.WriteObject(plumbing.BlobObject, data) }
+func (s *Store) WriteBlob(data []byte) (Hash, error) { return s.WriteObject(oid.BlobObject, data) }
 
 // WriteTree sorts and stores a tree.
 func (s *Store) WriteTree(entries []TreeEntry) (Hash, error) {
-	return s.WriteObject(plumbing.TreeObject, EncodeTree(entries))
+	return s.WriteObject(oid.TreeObject, EncodeTree(entries))
 }
 
 // WriteCommit stores a commit. A commit git fsck --strict would reject
@@ -270,7 +270,7 @@ func (s *Store) WriteCommit(c *Commit) (Hash, error) {
 	if err := checkCommit(c); err != nil {
 		return ZeroHash, err
 	}
-	return s.WriteObject(plumbing.CommitObject, EncodeCommit(c))
+	return s.WriteObject(oid.CommitObject, EncodeCommit(c))
 }
 
 // Ref returns the commit a ref names, or ZeroHash when it does not exist.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
@@ -148,7 +148,7 @@ func (f Format) Blob() []byte { return []byte(f.Kind + " " + strconv.Itoa(f.Vers
 // when the tree entry e holds a version newer than f's, or one that does
 // not parse.
 func (s *Store) CheckFormat(e TreeEntry, f Format) error {
-	if e.Hash == HashObject(plumbing.BlobObject, f.Blob()) {
+	if e.Hash == HashObject(oid.BlobObject, f.Blob()) {
 		return nil
 	}
 	data, err := s.ReadBlob(e.Hash)

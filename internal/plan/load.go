@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -184,7 +184,7 @@ func (l *loader) read(paths ...string) *mdoc {
 			l.s.findings = append(l.s.findings, Finding{File: p, Rule: RuleFileUnreadable, Message: "cannot read the file: " + err.Error(), Severity: Error})
 			return nil
 		}
-		l.s.Files = append(l.s.Files, File{Path: p, BlobID: gitstore.HashObject(plumbing.BlobObject, b).String()})
+		l.s.Files = append(l.s.Files, File{Path: p, BlobID: gitstore.HashObject(oid.BlobObject, b).String()})
 		return parseMarkdown(p, b)
 	}
 	return nil
@@ -372,7 +372,7 @@ func treeID(files []File, root string) string {
 		for name, c := range n.dirs {
 			es = append(es, gitstore.TreeEntry{Mode: gitstore.ModeDir, Name: name, Hash: hash(c)})
 		}
-		return gitstore.HashObject(plumbing.TreeObject, gitstore.EncodeTree(es))
+		return gitstore.HashObject(oid.TreeObject, gitstore.EncodeTree(es))
 	}
 	return hash(top).String()
 }

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // The parsed-record cache stays within its bound however many records go
 // through it, keeps what is read again, and never keeps a large body.
 func TestRecCache_Bound(t *testing.T) {
 	var c recCache
-	hash := func(i int) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(fmt.Sprint(i))) }
+	hash := func(i int) oid.Hash { return oid.ComputeHash(oid.BlobObject, []byte(fmt.Sprint(i))) }
 	hot := &Record{ID: "HOT", Claim: "read on every page"}
 	c.put(hash(-1), hot)
 	body := strings.Repeat("b", 1000)

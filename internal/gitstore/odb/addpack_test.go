@@ -9,17 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // newPack writes one blob into a pack of its own with git pack-objects and
 // returns the pack's base name and the blob.
-func newPack(t *testing.T, repo, content string) (string, plumbing.Hash) {
+func newPack(t *testing.T, repo, content string) (string, oid.Hash) {
 	t.Helper()
 	h := strings.TrimSpace(runGit(t, repo, strings.NewReader(content), "hash-object", "-w", "--stdin"))
 	sum := strings.TrimSpace(runGit(t, repo, strings.NewReader(h+"\n"), "pack-objects", "-q", filepath.Join(objectsDir(repo), "pack", "pack")))
 	os.Remove(filepath.Join(objectsDir(repo), h[:2], h[2:])) // only in the pack now
-	return filepath.Join(objectsDir(repo), "pack", "pack-"+sum), plumbing.NewHash(h)
+	return filepath.Join(objectsDir(repo), "pack", "pack-"+sum), oid.NewHash(h)
 }
 
 // TestAddPack: a writer that put a pack in place maps it without listing
@@ -105,7 +105,7 @@ func TestPackDataMappedOnFirstRead(t *testing.T) {
 	repo := initRepo(t, t.TempDir())
 	deepHistory(t, repo, 3, "main")
 	runGit(t, repo, nil, "repack", "-adq")
-	var blobs []plumbing.Hash
+	var blobs []oid.Hash
 	var bases []string
 	for i := 0; i < 3; i++ {
 		b, h := newPack(t, repo, fmt.Sprintf("pack %d\n", i))
@@ -142,7 +142,7 @@ func TestAddPack_ManyPacksOnDisk(t *testing.T) {
 		t.Skip("makes 260 packs")
 	}
 	repo := initRepo(t, t.TempDir())
-	var blob plumbing.Hash
+	var blob oid.Hash
 	for i := 0; i < 260; i++ {
 		_, blob = newPack(t, repo, fmt.Sprintf("pack %d\n", i))
 	}
@@ -174,7 +174,7 @@ func TestIndexMappedOnFirstLookup(t *testing.T) {
 	repo := initRepo(t, t.TempDir())
 	deepHistory(t, repo, 3, "main")
 	runGit(t, repo, nil, "repack", "-adq")
-	var blobs []plumbing.Hash
+	var blobs []oid.Hash
 	for i := 0; i < 3; i++ {
 		b, h := newPack(t, repo, fmt.Sprintf("lazy %d\n", i))
 		when := time.Now().Add(time.Duration(i+1) * time.Minute) // newer than the repacked pack
@@ -197,9 +197,9 @@ func TestIndexMappedOnFirstLookup(t *testing.T) {
 	if got := ready(); got != 3 {
 		t.Fatalf("%d indexes mapped after reading the third newest pack's object, want 3", got)
 	}
-	head := plumbing.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "main")))
+	head := oid.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "main")))
 	runGit(t, repo, nil, "repack", "-Adq") // deletes the packs, the oldest not yet mapped; unreachable blobs go loose
-	if typ, _, err := db.Read(head); err != nil || typ != plumbing.CommitObject {
+	if typ, _, err := db.Read(head); err != nil || typ != oid.CommitObject {
 		t.Fatalf("Read of a commit whose pack was repacked away = %v, %v", typ, err)
 	}
 	if !db.Has(blobs[1]) {
@@ -229,7 +229,7 @@ func TestAddPackBytes(t *testing.T) {
 	deepHistory(t, repo, 3, "main")
 	runGit(t, repo, nil, "repack", "-adq")
 	db := openDB(t, objectsDir(repo))
-	if _, _, err := db.Read(plumbing.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "main")))); err != nil {
+	if _, _, err := db.Read(oid.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "main")))); err != nil {
 		t.Fatal(err) // the first lookup scans
 	}
 	mapped := mappedPacks(db)

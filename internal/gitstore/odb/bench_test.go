@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // The benchmark fixture: a packed repository of ~200k objects built once
@@ -24,7 +24,7 @@ var (
 	benchOnce    sync.Once
 	benchRoot    string
 	benchRepo    string
-	benchObjects map[string][]plumbing.Hash // by type
+	benchObjects map[string][]oid.Hash // by type
 	benchErr     error
 )
 
@@ -40,7 +40,7 @@ const benchCommits = 50000
 
 // benchFixture builds (once) 50k commits, each adding one small blob under
 // a two-level directory tree: 50k blobs, 50k commits and ~150k trees.
-func benchFixture(b *testing.B) (string, map[string][]plumbing.Hash) {
+func benchFixture(b *testing.B) (string, map[string][]oid.Hash) {
 	b.Helper()
 	benchOnce.Do(func() {
 		start := time.Now()
@@ -108,16 +108,16 @@ func buildBenchRepo(repo string) error {
 	return err
 }
 
-func listObjects(repo string) (map[string][]plumbing.Hash, error) {
+func listObjects(repo string) (map[string][]oid.Hash, error) {
 	out, err := gitRun(repo, nil, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
 	if err != nil {
 		return nil, err
 	}
-	m := map[string][]plumbing.Hash{}
+	m := map[string][]oid.Hash{}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		m[f[1]] = append(m[f[1]], plumbing.NewHash(f[0]))
+		m[f[1]] = append(m[f[1]], oid.NewHash(f[0]))
 	}
 	return m, nil
 }
@@ -169,7 +169,7 @@ func BenchmarkHasMissing(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	var h plumbing.Hash
+	var h oid.Hash
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -197,13 +197,13 @@ func BenchmarkWalkHistory(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h := plumbing.NewHash(strings.TrimSpace(head))
+		h := oid.NewHash(strings.TrimSpace(head))
 		for n := 0; n < 1000; n++ {
 			_, c, err := db.Read(h)
 			if err != nil {
 				b.Fatal(err)
 			}
-			tree := plumbing.NewHash(string(c[5:45]))
+			tree := oid.NewHash(string(c[5:45]))
 			_, t, err := db.Read(tree)
 			if err != nil {
 				b.Fatal(err)
@@ -213,7 +213,7 @@ func BenchmarkWalkHistory(b *testing.B) {
 			if p < 0 {
 				break
 			}
-			h = plumbing.NewHash(string(c[p+8 : p+48]))
+			h = oid.NewHash(string(c[p+8 : p+48]))
 		}
 	}
 }
@@ -237,12 +237,12 @@ func vmRSS(field string) int {
 // absolute RSS and the latency of Open + first Read.
 func BenchmarkRSS1000(b *testing.B) {
 	repo, objs := benchFixture(b)
-	var all []plumbing.Hash
+	var all []oid.Hash
 	for _, l := range objs {
 		all = append(all, l...)
 	}
 	r := rand.New(rand.NewSource(3))
-	pick := make([]plumbing.Hash, 1000)
+	pick := make([]oid.Hash, 1000)
 	for i := range pick {
 		pick[i] = all[r.Intn(len(all))]
 	}
@@ -304,9 +304,9 @@ func TestRSSChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pick []plumbing.Hash
+	var pick []oid.Hash
 	for _, f := range strings.Fields(string(raw)) {
-		pick = append(pick, plumbing.NewHash(f))
+		pick = append(pick, oid.NewHash(f))
 	}
 	start := vmRSS("VmRSS")
 	t0 := time.Now()

@@ -3,7 +3,7 @@ package odb
 import (
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // cacheEntryOverhead approximates the bookkeeping bytes of one cache entry so
@@ -17,7 +17,7 @@ type cacheKey struct {
 
 type cacheEntry struct {
 	key        cacheKey
-	typ        plumbing.ObjectType
+	typ        oid.ObjectType
 	data       []byte
 	prev, next *cacheEntry
 }
@@ -51,12 +51,12 @@ func (c *baseCache) pushFront(e *cacheEntry) {
 }
 
 // get returns the cached object; the slice must not be modified.
-func (c *baseCache) get(k cacheKey) (plumbing.ObjectType, []byte, bool) {
+func (c *baseCache) get(k cacheKey) (oid.ObjectType, []byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
 	if !ok {
-		return plumbing.InvalidObject, nil, false
+		return oid.InvalidObject, nil, false
 	}
 	c.unlink(e)
 	c.pushFront(e)
@@ -66,7 +66,7 @@ func (c *baseCache) get(k cacheKey) (plumbing.ObjectType, []byte, bool) {
 // put stores data (which the caller must no longer modify) and reports
 // whether it was retained. Objects larger than a quarter of the budget are
 // not cached.
-func (c *baseCache) put(k cacheKey, typ plumbing.ObjectType, data []byte) bool {
+func (c *baseCache) put(k cacheKey, typ oid.ObjectType, data []byte) bool {
 	cost := len(data) + cacheEntryOverhead
 	if cost > c.max/4 {
 		return false

@@ -3,7 +3,7 @@ package odb
 import (
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // dropPacks forgets exactly the entries of the packs named, keeps the
@@ -12,7 +12,7 @@ func TestBaseCache_DropPacks(t *testing.T) {
 	c := newBaseCache(1 << 20)
 	for pack := uint64(1); pack <= 3; pack++ {
 		for off := uint64(0); off < 5; off++ {
-			if !c.put(cacheKey{pack, off}, plumbing.BlobObject, make([]byte, 100)) {
+			if !c.put(cacheKey{pack, off}, oid.BlobObject, make([]byte, 100)) {
 				t.Fatal("put refused")
 			}
 		}

@@ -16,13 +16,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // ---- a tiny pack writer, for packs git would never produce ----
 
 type pbEntry struct {
-	hash plumbing.Hash
+	hash oid.Hash
 	off  uint64
 	crc  uint32
 }
@@ -40,11 +40,11 @@ func newPackBuilder(n int) *packBuilder {
 	return b
 }
 
-func objectHash(typ plumbing.ObjectType, data []byte) plumbing.Hash {
+func objectHash(typ oid.ObjectType, data []byte) oid.Hash {
 	h := sha1.New()
 	fmt.Fprintf(h, "%s %d\x00", typ, len(data))
 	h.Write(data)
-	var out plumbing.Hash
+	var out oid.Hash
 	copy(out[:], h.Sum(nil))
 	return out
 }
@@ -59,7 +59,7 @@ func zlibBytes(data []byte) []byte {
 
 // add appends an entry of pack type typ; for deltas, prefix is the encoded
 // base reference and payload the delta. It returns the entry offset.
-func (b *packBuilder) add(name plumbing.Hash, typ byte, prefix, payload []byte) uint64 {
+func (b *packBuilder) add(name oid.Hash, typ byte, prefix, payload []byte) uint64 {
 	off := uint64(b.buf.Len())
 	var ent bytes.Buffer
 	size := uint64(len(payload))
@@ -184,7 +184,7 @@ func encodeDelta(src, dst uint64, ops ...deltaOp) []byte {
 
 // ---- tests ----
 
-func writeLoose(tb testing.TB, objects string, typ plumbing.ObjectType, data []byte) plumbing.Hash {
+func writeLoose(tb testing.TB, objects string, typ oid.ObjectType, data []byte) oid.Hash {
 	tb.Helper()
 	h := objectHash(typ, data)
 	raw := zlibBytes(append([]byte(fmt.Sprintf("%s %d\x00", typ, len(data))), data...))
@@ -199,19 +199,19 @@ func writeLoose(tb testing.TB, objects string, typ plumbing.ObjectType, data []b
 func TestHandmadeDeltas(t *testing.T) {
 	objects := t.TempDir()
 	base := []byte(strings.Repeat("0123456789abcdef", 5000)) // 80,000 bytes
-	looseBase := writeLoose(t, objects, plumbing.BlobObject, base)
+	looseBase := writeLoose(t, objects, oid.BlobObject, base)
 
 	// Pack A: a REF_DELTA on a loose base, an OFS_DELTA on top of it, and
 	// a full object used as a cross-pack REF_DELTA base.
 	want1 := append(append([]byte("head:"), base[10:10+0x10000]...), base[:5]...)
 	d1 := encodeDelta(uint64(len(base)), uint64(len(want1)),
 		deltaOp{insert: []byte("head:")}, deltaOp{copyOff: 10, copyLen: 0x10000}, deltaOp{copyOff: 0, copyLen: 5})
-	h1 := objectHash(plumbing.BlobObject, want1)
+	h1 := objectHash(oid.BlobObject, want1)
 	want2 := append(append([]byte(nil), want1[:100]...), "tail"...)
-	h2 := objectHash(plumbing.BlobObject, want2)
+	h2 := objectHash(oid.BlobObject, want2)
 	d2 := encodeDelta(uint64(len(want1)), uint64(len(want2)), deltaOp{copyOff: 0, copyLen: 100}, deltaOp{insert: []byte("tail")})
 	full := []byte("a full blob in pack A\n")
-	hFull := objectHash(plumbing.BlobObject, full)
+	hFull := objectHash(oid.BlobObject, full)
 
 	pa := newPackBuilder(3)
 	off1 := pa.add(h1, typRefDelta, looseBase[:], d1)
@@ -222,7 +222,7 @@ func TestHandmadeDeltas(t *testing.T) {
 
 	// Pack B: REF_DELTA whose base lives in pack A.
 	want3 := []byte("a full blob in pack B\n")
-	h3 := objectHash(plumbing.BlobObject, want3)
+	h3 := objectHash(oid.BlobObject, want3)
 	d3 := encodeDelta(uint64(len(full)), uint64(len(want3)), deltaOp{copyOff: 0, copyLen: 20}, deltaOp{insert: []byte("B\n")})
 	pb := newPackBuilder(1)
 	pb.add(h3, typRefDelta, hFull[:], d3)
@@ -230,14 +230,14 @@ func TestHandmadeDeltas(t *testing.T) {
 
 	db := openDB(t, objects)
 	for _, c := range []struct {
-		h    plumbing.Hash
+		h    oid.Hash
 		want []byte
 	}{{h1, want1}, {h2, want2}, {hFull, full}, {h3, want3}, {looseBase, base}, {h2, want2}, {h1, want1}} {
 		typ, got, err := db.Read(c.h)
 		if err != nil {
 			t.Fatalf("Read %s: %v", c.h, err)
 		}
-		if typ != plumbing.BlobObject || !bytes.Equal(got, c.want) {
+		if typ != oid.BlobObject || !bytes.Equal(got, c.want) {
 			t.Fatalf("Read %s: wrong content (%d bytes, want %d)", c.h, len(got), len(c.want))
 		}
 		got[0] ^= 0xff // callers may scribble on results without harming the cache
@@ -246,7 +246,7 @@ func TestHandmadeDeltas(t *testing.T) {
 
 func TestDeltaCycleAndBadDelta(t *testing.T) {
 	objects := t.TempDir()
-	var ha, hb, hc, hd, nowhere plumbing.Hash
+	var ha, hb, hc, hd, nowhere oid.Hash
 	ha[0], hb[0], hc[0], hd[0], nowhere[0] = 1, 2, 3, 4, 5
 	small := encodeDelta(3, 3, deltaOp{insert: []byte("abc")})
 	p := newPackBuilder(5)
@@ -254,7 +254,7 @@ func TestDeltaCycleAndBadDelta(t *testing.T) {
 	p.add(ha, typRefDelta, hb[:], small)      // a -> b -> a
 	p.add(hb, typRefDelta, ha[:], small)
 	base := []byte("base object")
-	hBase := objectHash(plumbing.BlobObject, base)
+	hBase := objectHash(oid.BlobObject, base)
 	p.add(hBase, typBlob, nil, base)
 	// c copies beyond its base.
 	p.add(hc, typRefDelta, hBase[:], encodeDelta(uint64(len(base)), 20, deltaOp{copyOff: 5, copyLen: 20}))
@@ -401,7 +401,7 @@ func TestBadLargeOffset(t *testing.T) {
 
 func TestCorruptLoose(t *testing.T) {
 	objects := t.TempDir()
-	good := writeLoose(t, objects, plumbing.BlobObject, []byte("hello\n"))
+	good := writeLoose(t, objects, oid.BlobObject, []byte("hello\n"))
 	cases := map[string][]byte{
 		"not zlib":      []byte("garbage garbage garbage"),
 		"unknown type":  zlibBytes([]byte("blorb 3\x00abc")),
@@ -418,7 +418,7 @@ func TestCorruptLoose(t *testing.T) {
 	i := 0
 	for name, raw := range cases {
 		i++
-		var h plumbing.Hash
+		var h oid.Hash
 		h[0], h[1] = 0x42, byte(i)
 		p := loosePath(objects, h)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -593,20 +593,20 @@ func memDB(idxData, packData []byte) (*DB, error) {
 	return db, nil
 }
 
-func fuzzPackSeed() ([]byte, []byte, []plumbing.Hash) {
+func fuzzPackSeed() ([]byte, []byte, []oid.Hash) {
 	base := []byte(strings.Repeat("some base text. ", 40))
-	hb := objectHash(plumbing.BlobObject, base)
+	hb := objectHash(oid.BlobObject, base)
 	want1 := append(append([]byte(nil), base[:50]...), "!"...)
-	h1 := objectHash(plumbing.BlobObject, want1)
+	h1 := objectHash(oid.BlobObject, want1)
 	want2 := append(append([]byte(nil), want1[:20]...), "?"...)
-	h2 := objectHash(plumbing.BlobObject, want2)
+	h2 := objectHash(oid.BlobObject, want2)
 	p := newPackBuilder(3)
 	offb := p.add(hb, typBlob, nil, base)
 	off1 := uint64(p.buf.Len())
 	p.add(h1, typOfsDelta, ofsPrefix(off1-offb), encodeDelta(uint64(len(base)), uint64(len(want1)), deltaOp{copyLen: 50}, deltaOp{insert: []byte("!")}))
 	p.add(h2, typRefDelta, h1[:], encodeDelta(uint64(len(want1)), uint64(len(want2)), deltaOp{copyLen: 20}, deltaOp{insert: []byte("?")}))
 	packData, idxData := p.bytes()
-	return packData, idxData, []plumbing.Hash{hb, h1, h2}
+	return packData, idxData, []oid.Hash{hb, h1, h2}
 }
 
 func TestMemPackSeed(t *testing.T) {
@@ -616,7 +616,7 @@ func TestMemPackSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range hashes {
-		if _, data, err := db.Read(h); err != nil || objectHash(plumbing.BlobObject, data) != h {
+		if _, data, err := db.Read(h); err != nil || objectHash(oid.BlobObject, data) != h {
 			t.Fatalf("Read %s: %v", h, err)
 		}
 	}

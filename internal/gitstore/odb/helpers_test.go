@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // gitEnv is a hermetic environment for the git CLI.
@@ -135,7 +135,7 @@ func deepHistory(tb testing.TB, repo string, commits int, branch string) {
 }
 
 type catObject struct {
-	hash plumbing.Hash
+	hash oid.Hash
 	typ  string
 	data []byte
 }
@@ -178,7 +178,7 @@ func allObjects(tb testing.TB, repo string) []catObject {
 		if _, err := io.ReadFull(br, data); err != nil {
 			tb.Fatal(err)
 		}
-		out = append(out, catObject{plumbing.NewHash(f[0]), f[1], data[:size]})
+		out = append(out, catObject{oid.NewHash(f[0]), f[1], data[:size]})
 	}
 	if err := cmd.Wait(); err != nil {
 		tb.Fatalf("cat-file --batch: %v (%s)", err, errb.String())

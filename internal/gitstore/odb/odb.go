@@ -15,7 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // ErrNotFound is wrapped by errors of Read when the object is in none of the
@@ -178,7 +178,7 @@ func (db *DB) Close() error {
 
 // Has reports whether the object exists (in a pack index or as a loose
 // file). It does not validate the object's content.
-func (db *DB) Has(h plumbing.Hash) bool {
+func (db *DB) Has(h oid.Hash) bool {
 	fresh, err := db.ensureScanned()
 	if err != nil {
 		return false
@@ -195,7 +195,7 @@ func (db *DB) Has(h plumbing.Hash) bool {
 	return db.hasOnce(h)
 }
 
-func (db *DB) hasOnce(h plumbing.Hash) (found bool) {
+func (db *DB) hasOnce(h oid.Hash) (found bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -225,10 +225,10 @@ func (db *DB) hasOnce(h plumbing.Hash) (found bool) {
 
 // Read returns the type and fully resolved content (without header) of the
 // object h. When the object is absent the error wraps ErrNotFound.
-func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (db *DB) Read(h oid.Hash) (oid.ObjectType, []byte, error) {
 	fresh, err := db.ensureScanned()
 	if err != nil {
-		return plumbing.InvalidObject, nil, err
+		return oid.InvalidObject, nil, err
 	}
 	typ, data, found, err := db.readOnce(h)
 	if found {
@@ -236,7 +236,7 @@ func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	}
 	if !fresh {
 		if err := db.rescan(); err != nil {
-			return plumbing.InvalidObject, nil, err
+			return oid.InvalidObject, nil, err
 		}
 		typ, data, found, err = db.readOnce(h)
 		if found {
@@ -244,7 +244,7 @@ func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		}
 	}
 	if err != nil { // found nowhere cleanly, but some copy was unreadable
-		return plumbing.InvalidObject, nil, err
+		return oid.InvalidObject, nil, err
 	}
 	db.mu.RLock()
 	var bad []error
@@ -258,15 +258,15 @@ func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	}
 	db.mu.RUnlock()
 	if len(bad) > 0 {
-		return plumbing.InvalidObject, nil, fmt.Errorf("odb: object %s: %w (and some packs are unreadable: %w)", h, ErrNotFound, errors.Join(bad...))
+		return oid.InvalidObject, nil, fmt.Errorf("odb: object %s: %w (and some packs are unreadable: %w)", h, ErrNotFound, errors.Join(bad...))
 	}
-	return plumbing.InvalidObject, nil, fmt.Errorf("odb: object %s: %w", h, ErrNotFound)
+	return oid.InvalidObject, nil, fmt.Errorf("odb: object %s: %w", h, ErrNotFound)
 }
 
 // readOnce searches every store (packs, then loose) once. found reports a
 // successful read. When not found, err is the first corruption met (a copy
 // that exists but cannot be decoded), or nil if the object is simply absent.
-func (db *DB) readOnce(h plumbing.Hash) (typ plumbing.ObjectType, data []byte, found bool, err error) {
+func (db *DB) readOnce(h oid.Hash) (typ oid.ObjectType, data []byte, found bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -274,14 +274,14 @@ func (db *DB) readOnce(h plumbing.Hash) (typ plumbing.ObjectType, data []byte, f
 			if !ok {
 				panic(r)
 			}
-			typ, data, found = plumbing.InvalidObject, nil, false
+			typ, data, found = oid.InvalidObject, nil, false
 			err = fmt.Errorf("odb: object %s: fault reading mapped pack memory at %#x (file truncated underneath?)", h, fault.Addr())
 		}
 	}()
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {
-		return plumbing.InvalidObject, nil, false, errClosed
+		return oid.InvalidObject, nil, false, errClosed
 	}
 	var firstErr error
 	for _, s := range db.stores {
@@ -316,7 +316,7 @@ func (db *DB) readOnce(h plumbing.Hash) (typ plumbing.ObjectType, data []byte, f
 			firstErr = cmpErr(firstErr, lerr)
 		}
 	}
-	return plumbing.InvalidObject, nil, false, firstErr
+	return oid.InvalidObject, nil, false, firstErr
 }
 
 // releasePages lets go of the pages of every mapped pack and index this
@@ -356,7 +356,7 @@ func cmpErr(first, err error) error {
 
 // locate finds h in any mapped pack (preferring prefer) for REF_DELTA bases.
 // The caller holds db.mu for reading.
-func (db *DB) locate(h plumbing.Hash, prefer *pack) (*pack, uint64, bool) {
+func (db *DB) locate(h oid.Hash, prefer *pack) (*pack, uint64, bool) {
 	if off, ok, _ := prefer.find(h); ok {
 		return prefer, off, true
 	}
@@ -383,7 +383,7 @@ type deltaLink struct {
 // resolve returns the fully resolved object at off in p. shared reports
 // that data is also held by the cache and must be copied before it is
 // handed out. The caller holds db.mu for reading.
-func (db *DB) resolve(p *pack, off uint64) (typ plumbing.ObjectType, data []byte, shared bool, err error) {
+func (db *DB) resolve(p *pack, off uint64) (typ oid.ObjectType, data []byte, shared bool, err error) {
 	var chain []deltaLink
 	cp, coff := p, off
 	for {
@@ -393,11 +393,11 @@ func (db *DB) resolve(p *pack, off uint64) (typ plumbing.ObjectType, data []byte
 		}
 		hdr, err := cp.header(coff)
 		if err != nil {
-			return plumbing.InvalidObject, nil, false, err
+			return oid.InvalidObject, nil, false, err
 		}
 		if hdr.typ == typOfsDelta || hdr.typ == typRefDelta {
 			if len(chain) >= maxDeltaDepth {
-				return plumbing.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("delta chain longer than %d (cycle?)", maxDeltaDepth))
+				return oid.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("delta chain longer than %d (cycle?)", maxDeltaDepth))
 			}
 			chain = append(chain, deltaLink{cp, coff, hdr})
 			if hdr.typ == typOfsDelta {
@@ -411,7 +411,7 @@ func (db *DB) resolve(p *pack, off uint64) (typ plumbing.ObjectType, data []byte
 			// The base may be a loose object in any store.
 			var lerr error = fs.ErrNotExist
 			for _, s := range db.stores {
-				var t plumbing.ObjectType
+				var t oid.ObjectType
 				var d []byte
 				if t, d, lerr = readLoose(s.dir, hdr.baseHash); !errors.Is(lerr, fs.ErrNotExist) {
 					typ, data = t, d
@@ -419,17 +419,17 @@ func (db *DB) resolve(p *pack, off uint64) (typ plumbing.ObjectType, data []byte
 				}
 			}
 			if errors.Is(lerr, fs.ErrNotExist) {
-				return plumbing.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("REF_DELTA base %s is missing", hdr.baseHash))
+				return oid.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("REF_DELTA base %s is missing", hdr.baseHash))
 			}
 			if lerr != nil {
-				return plumbing.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("REF_DELTA base %s: %w", hdr.baseHash, lerr))
+				return oid.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("REF_DELTA base %s: %w", hdr.baseHash, lerr))
 			}
 			break
 		}
 		if data, err = cp.inflate(coff, hdr); err != nil {
-			return plumbing.InvalidObject, nil, false, err
+			return oid.InvalidObject, nil, false, err
 		}
-		typ = plumbing.ObjectType(hdr.typ)
+		typ = oid.ObjectType(hdr.typ)
 		if len(chain) > 0 { // a delta base: worth keeping
 			db.cache.put(cacheKey{cp.id, coff}, typ, data)
 		}
@@ -439,10 +439,10 @@ func (db *DB) resolve(p *pack, off uint64) (typ plumbing.ObjectType, data []byte
 		l := chain[i]
 		delta, err := l.p.inflate(l.off, l.hdr)
 		if err != nil {
-			return plumbing.InvalidObject, nil, false, err
+			return oid.InvalidObject, nil, false, err
 		}
 		if data, err = applyDelta(data, delta); err != nil {
-			return plumbing.InvalidObject, nil, false, l.p.corrupt(l.off, err)
+			return oid.InvalidObject, nil, false, l.p.corrupt(l.off, err)
 		}
 		if l.hdr.typ == typOfsDelta {
 			ofsDeltaCount.Add(1)

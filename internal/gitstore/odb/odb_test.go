@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 func TestLooseOnly(t *testing.T) {
@@ -43,7 +43,7 @@ func TestLooseOnly(t *testing.T) {
 	n := compareAll(t, repo, db)
 	t.Logf("compared %d loose objects", n)
 
-	var missing plumbing.Hash
+	var missing oid.Hash
 	missing[0] = 0xab
 	if _, _, err := db.Read(missing); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Read(missing) = %v, want ErrNotFound", err)
@@ -223,7 +223,7 @@ func TestRepackWhileOpen(t *testing.T) {
 			t.Fatalf("old pack %s still exists", p)
 		}
 	}
-	head := plumbing.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "HEAD")))
+	head := oid.NewHash(strings.TrimSpace(runGit(t, repo, nil, "rev-parse", "HEAD")))
 	if _, _, err := db.Read(head); err != nil { // needs the rescan
 		t.Fatalf("Read new HEAD: %v", err)
 	}
@@ -272,7 +272,7 @@ func TestDeletedPackStaysReadable(t *testing.T) {
 			t.Fatalf("Read %s after delete: %v", o.hash, err)
 		}
 	}
-	var missing plumbing.Hash
+	var missing oid.Hash
 	if _, _, err := db.Read(missing); !errors.Is(err, ErrNotFound) { // rescan drops the pack
 		t.Fatalf("Read(missing) = %v", err)
 	}
@@ -342,7 +342,7 @@ func TestConcurrentReads(t *testing.T) {
 	rw.Add(1)
 	go func() {
 		defer rw.Done()
-		var missing plumbing.Hash
+		var missing oid.Hash
 		for i := 0; ; i++ {
 			select {
 			case <-stop:

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 const (
@@ -31,7 +31,7 @@ const (
 	maxAlloc     = uint64(^uint(0) >> 2) // largest buffer we will allocate (int-safe)
 )
 
-// Pack entry type codes (identical to plumbing.ObjectType values).
+// Pack entry type codes (identical to oid.ObjectType values).
 const (
 	typCommit   = 1
 	typTree     = 2
@@ -276,7 +276,7 @@ func (p *pack) checkPack() error {
 }
 
 // find binary-searches the index for h and returns its pack offset.
-func (p *pack) find(h plumbing.Hash) (uint64, bool, error) {
+func (p *pack) find(h oid.Hash) (uint64, bool, error) {
 	if gone, err := p.ensureIdx(); gone || err != nil {
 		return 0, false, err
 	}
@@ -302,7 +302,7 @@ func (p *pack) find(h plumbing.Hash) (uint64, bool, error) {
 }
 
 // contains reports whether the index lists h.
-func (p *pack) contains(h plumbing.Hash) bool {
+func (p *pack) contains(h oid.Hash) bool {
 	_, ok, _ := p.find(h)
 	return ok && p.mapData() == nil // an object of an unreadable pack is not there
 }
@@ -326,7 +326,7 @@ type entryHdr struct {
 	size     uint64 // inflated size of the entry data (delta size for deltas)
 	dataOff  int    // start of the zlib stream
 	baseOff  uint64 // OFS_DELTA: base entry offset
-	baseHash plumbing.Hash
+	baseHash oid.Hash
 }
 
 func (p *pack) corrupt(off uint64, err error) error {
