@@ -1,7 +1,9 @@
 // Package release builds git ideate's release artifacts the way the
 // release workflow does (.goreleaser.yaml): one archive per OS and
-// architecture holding the binary, the licence and the README, and a
-// checksums file. The launcher (bin/git-ideate) downloads these; its tests
+// architecture holding the binaries, the licence, the third-party notices
+// (THIRD_PARTY_NOTICES: the licences of Go and of every module the
+// binaries link, kept current by a test) and the README, and a checksums
+// file. The launcher (bin/git-ideate) downloads these; its tests
 // serve what Build writes, so the launcher and the release agree on names.
 //
 // # Names

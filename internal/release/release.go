@@ -120,7 +120,7 @@ type Artifact struct {
 }
 
 // Build compiles Mains for each target, archives them with the
-// licence and README, and writes the checksums file last. It returns the
+// licence, the third-party notices and the README, and writes the checksums file last. It returns the
 // archives and the checksums file, in that order.
 func Build(ctx context.Context, o Options) ([]Artifact, error) {
 	if o.Version == "" {
@@ -148,7 +148,7 @@ func Build(ctx context.Context, o Options) ([]Artifact, error) {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", o.Out)
 	}
 	extra := map[string][]byte{}
-	for _, f := range []string{"LICENSE", "README.md"} {
+	for _, f := range []string{"LICENSE", NoticesFile, "README.md"} {
 		b, err := os.ReadFile(filepath.Join(o.Root, f))
 		if err != nil {
 			return nil, apperr.Wrap(apperr.NotFound, err, "cannot read %s", f)
@@ -196,7 +196,8 @@ func buildOne(ctx context.Context, o Options, t Target, extra map[string][]byte)
 		}
 		files = append(files, archFile{exe, b, 0o755})
 	}
-	files = append(files, archFile{"LICENSE", extra["LICENSE"], 0o644}, archFile{"README.md", extra["README.md"], 0o644})
+	files = append(files, archFile{"LICENSE", extra["LICENSE"], 0o644}, archFile{NoticesFile, extra[NoticesFile], 0o644},
+		archFile{"README.md", extra["README.md"], 0o644})
 	mtime := time.Unix(o.Date, 0).UTC()
 	var arc []byte
 	if t.OS == "windows" {

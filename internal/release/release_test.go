@@ -3,6 +3,7 @@ package release
 import (
 	"archive/tar"
 	"archive/zip"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -73,6 +74,7 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}"`,
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_checksums.txt"`,
 		"algorithm: sha256",
+		"- src: LICENSE\n", "- src: " + NoticesFile + "\n", "- src: README.md\n",
 	}
 	for _, f := range BuildFlags {
 		want = append(want, "- "+f)
@@ -194,7 +196,7 @@ func TestBuild_Reproducible(t *testing.T) {
 		io.Copy(out, tr)
 		out.Close()
 	}
-	if strings.Join(names, " ") != "git-ideate git-ideate-full LICENSE README.md" {
+	if strings.Join(names, " ") != "git-ideate git-ideate-full LICENSE THIRD_PARTY_NOTICES README.md" {
 		t.Fatalf("archive holds %v", names)
 	}
 	// Both binaries carry the stamp; `help` is a line the lean binary hands
@@ -255,7 +257,34 @@ func TestBuild_Windows(t *testing.T) {
 			t.Fatalf("%s starts with %q, not a PE image", f.Name, head)
 		}
 	}
-	if strings.Join(names, " ") != "git-ideate.exe git-ideate-full.exe LICENSE README.md" {
+	if strings.Join(names, " ") != "git-ideate.exe git-ideate-full.exe LICENSE THIRD_PARTY_NOTICES README.md" {
 		t.Fatalf("zip holds %v", names)
+	}
+}
+
+// THIRD_PARTY_NOTICES is what Notices makes of the modules as they are:
+// adding, dropping or upgrading a linked module without regenerating it
+// fails here. It names Go and every linked module, each with its licence.
+func TestNotices_TheCommittedFileIsCurrent(t *testing.T) {
+	root := repoRoot(t)
+	got, err := Notices(t.Context(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(filepath.Join(root, NoticesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, committed) {
+		t.Fatalf("%s is stale: run `go run ./internal/release/releasecmd -notices > %s`", NoticesFile, NoticesFile)
+	}
+	for _, want := range []string{"Go (runtime and standard library) — LICENSE", "github.com/alecthomas/kong ", "github.com/pjbgf/sha1cd ",
+		"github.com/tree-sitter/go-tree-sitter ", "Apache License", "Permission is hereby granted"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the notices lack %q", want)
+		}
+	}
+	if strings.Contains(string(got), "go-cmp") || strings.Contains(string(got), "mcp-go") {
+		t.Error("the notices name a module only the tests use")
 	}
 }

@@ -3,8 +3,10 @@
 // release):
 //
 //	go run ./internal/release/releasecmd -out dist [-targets linux/amd64,darwin/arm64] [-version 0.1.0]
+//	go run ./internal/release/releasecmd -notices > THIRD_PARTY_NOTICES
 //
-// It prints one line per artifact: its sha256 and path.
+// It prints one line per artifact: its sha256 and path; with -notices, the
+// third-party notices the archives carry, as the modules are now.
 package main
 
 import (
@@ -24,9 +26,18 @@ func main() {
 	targets := flag.String("targets", "", "comma-separated os/arch list (default: every release target)")
 	cgo := flag.String("cgo", "", "comma-separated os/arch list built with CGO_ENABLED=1")
 	printVersion := flag.Bool("print-version", false, "print this source tree's version and exit")
+	notices := flag.Bool("notices", false, "print "+release.NoticesFile+" as the modules are now and exit")
 	flag.Parse()
 	if *printVersion {
 		fmt.Println(release.Version)
+		return
+	}
+	if *notices {
+		b, err := release.Notices(context.Background(), ".")
+		if err != nil {
+			fail(err)
+		}
+		os.Stdout.Write(b)
 		return
 	}
 	o := release.Options{Root: ".", Out: *out, Version: *version, CGO: map[string]bool{}}
