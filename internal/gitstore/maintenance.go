@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/osproc"
@@ -129,6 +130,33 @@ var testHookListPacks func()
 // rollUpAt is the number of packs at which a commit starts a roll-up.
 const rollUpAt = 16
 
+// PacksAtMost is the number of packs at which a commit waits for the
+// roll-up its own process runs rather than add to them. A burst of
+// in-process commits (the MCP server, a sync: a few ms each) outruns a
+// roll-up (a git process of ~100 ms, more on a loaded machine), and every
+// read searches every pack: CI on a loaded 2-core machine saw 152 packs
+// during 400 commits in a row where an idle one saw under 100. Past this
+// count the commit that would add one more waits (ctx bounds the wait)
+// until the roll-up has ended and deletes what it merged; below it no
+// commit waits for a roll-up. Packs other processes write meanwhile are
+// not counted, and their roll-ups not waited for.
+const PacksAtMost = 8 * rollUpAt
+
+// waitRollUp waits until child (the roll-up this process runs) has ended
+// or ctx is done, then deletes the packs it merged.
+func (m *maintenance) waitRollUp(ctx context.Context, child <-chan struct{}) {
+	select {
+	case <-child:
+	case <-ctx.Done():
+		return
+	}
+	rollUpWaits.Add(1)
+	m.finishRollUp()
+}
+
+// rollUpWaits counts the commits that waited for a roll-up (tests).
+var rollUpWaits atomic.Int64
+
 // committed runs after a commit: when the loose objects are past gc.auto
 // it starts the repack and waits until it is done or ctx is.
 func (m *maintenance) committed(ctx context.Context) {
@@ -157,7 +185,12 @@ func (m *maintenance) committed(ctx context.Context) {
 		m.mu.Lock()
 		m.sinceListed += packs
 		mayRollUp := m.listed < 0 || m.listed+m.sinceListed >= rollUpAt
+		piled := m.listed >= 0 && m.listed+m.sinceListed >= PacksAtMost
+		child := m.child
 		m.mu.Unlock()
+		if packs > 0 && piled && child != nil && m.running() {
+			m.waitRollUp(ctx, child)
+		}
 		if packs > 0 && mayRollUp && !m.running() {
 			if merged := m.rollUpSet(); len(merged) > 0 && !m.rollUpHere(merged) {
 				m.spawnRollUp(merged)

@@ -191,3 +191,48 @@ func hostname(t *testing.T) string {
 	}
 	return h
 }
+
+// TestRollUp_ABurstWaitsForASlowRollUp: a roll-up slower than a burst of
+// commits (here a git whose pack-objects takes a second, as a loaded
+// machine made it) no longer lets packs pile up without bound: at
+// PacksAtMost the next commit waits for this process's roll-up and
+// deletes what it merged, so the count never passes PacksAtMost and one
+// roll-up's new pack. Every commit lands and fsck finds the store whole.
+func TestRollUp_ABurstWaitsForASlowRollUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("background processes and a slow git")
+	}
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, dir := packStore(t, true)
+	lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	bin := t.TempDir()
+	script := "#!/bin/sh\ncase \" $* \" in *\" pack-objects \"*) sleep 1 ;; esac\nexec " + realGit + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Cleanup(func() { gt.WaitRemoved(t, lock) })
+	waits := rollUpWaits.Load()
+	const commits = PacksAtMost + PacksAtMost/2
+	most := 0
+	for i := 0; i < commits; i++ {
+		commitValue(t, s, i)
+		most = max(most, len(packNames(t, pdir)))
+	}
+	t.Logf("%d commits: at most %d packs, %d waits", commits, most, rollUpWaits.Load()-waits)
+	if most > PacksAtMost+1 {
+		t.Errorf("%d packs during the burst, past %d and a roll-up's own", most, PacksAtMost)
+	}
+	if rollUpWaits.Load() == waits {
+		t.Error("no commit waited for the slow roll-up: the test shows nothing")
+	}
+	gt.WaitRemoved(t, lock)
+	if got := gt.Git(t, dir, "rev-list", "--count", "refs/ideate/t"); got != strconv.Itoa(commits) {
+		t.Errorf("rev-list --count: %s, want %d", got, commits)
+	}
+	gt.Fsck(t, dir)
+}

@@ -260,9 +260,11 @@ func TestMaintenance_PacksRollUp(t *testing.T) {
 		}
 	}
 	// A burst of in-process commits (a few ms each) outruns a roll-up (a
-	// git process of ~100 ms), so packs grow during the burst, then fall.
+	// git process of ~100 ms), so packs grow during the burst, then fall;
+	// at PacksAtMost a commit waits for the roll-up (an idle machine stays
+	// under it, a loaded one reached 152 before there was a bound).
 	t.Logf("402 commits: %d packs now, at most %d on the way, %d loose objects", n, most, len(loose))
-	if most > 150 || n > 2*16 {
+	if most > gitstore.PacksAtMost+1 || n > 2*16 {
 		t.Errorf("packs pile up: %d now, at most %d", n, most)
 	}
 	if len(loose) != len(loose0) {
