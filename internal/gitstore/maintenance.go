@@ -142,9 +142,15 @@ const rollUpAt = 16
 // not counted, and their roll-ups not waited for.
 const PacksAtMost = 8 * rollUpAt
 
-// waitRollUp waits until child (the roll-up this process runs) has ended
-// or ctx is done, then deletes the packs it merged.
+// waitRollUp waits until child (the roll-up this process started) has
+// ended or ctx is done, then deletes the packs it merged. A child already
+// ended is not waited for: the commit's finishRepack has deleted them.
 func (m *maintenance) waitRollUp(ctx context.Context, child <-chan struct{}) {
+	select {
+	case <-child:
+		return
+	default:
+	}
 	select {
 	case <-child:
 	case <-ctx.Done():
@@ -188,7 +194,7 @@ func (m *maintenance) committed(ctx context.Context) {
 		piled := m.listed >= 0 && m.listed+m.sinceListed >= PacksAtMost
 		child := m.child
 		m.mu.Unlock()
-		if packs > 0 && piled && child != nil && m.running() {
+		if packs > 0 && piled && child != nil {
 			m.waitRollUp(ctx, child)
 		}
 		if packs > 0 && mayRollUp && !m.running() {
