@@ -14,7 +14,7 @@ import (
 
 // TaskCmd groups the commands over tasks' worktrees.
 type TaskCmd struct {
-	Start    TaskStartCmd    `cmd:"" help:"Claim a task's board item (with --item) and create, or reuse, the task's worktree at its base commit on a branch of its own."`
+	Start    TaskStartCmd    `cmd:"" help:"Claim a task's board item (with --item; through ideate.remote when set) and create, or reuse, the task's worktree at its base commit on a branch of its own. A start that died after its claim is taken up by the same holder's next start at once."`
 	List     TaskListCmd     `cmd:"" help:"List tasks: worktree, state, and whether the claim they were started under still holds."`
 	Scope    TaskScopeCmd    `cmd:"" help:"Print what a task's worktree changed against its base (committed and uncommitted) and the paths outside its scope."`
 	Complete TaskCompleteCmd `cmd:"" help:"Complete a task: its worktree must hold no uncommitted change; the worktree is removed (its branch stays) and the board item completed."`
@@ -118,27 +118,20 @@ func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
 		if c.Human == "" {
 			return apperr.New(apperr.Schema, "--human is required with --item")
 		}
-		if b, err = env.Board(); err != nil {
+		// With ideate.remote set the remote decides the claim, as it does
+		// for `work claim`: a start that loses there has made nothing here.
+		if b, err = env.AuthBoard(""); err != nil {
 			return err
 		}
 		who := board.Actor{Human: c.Human, Agent: c.Agent}
 		in.Item, in.Holder = c.Item, who.String()
-		it, err := b.Claim(ctx, c.Item, who, c.LeaseMs)
-		switch {
-		case err == nil:
-			in.Token, claimed = it.Claim.ClaimToken, true
-		case apperr.Is(err, board.NotClaimable):
-			// A restart by the holder: the item is still claimed by the
-			// same actor under the token the task was started with.
-			v, gerr := b.Get(ctx, c.Item)
-			cur, cerr := m.Contract(c.Task)
-			if gerr != nil || cerr != nil || v.Claim == nil || v.Claim.Holder != who || cur.Item != c.Item || cur.Token != v.Claim.ClaimToken {
-				return err
-			}
-			in.Token = v.Claim.ClaimToken
-			notes = append(notes, "the item was already claimed by "+who.String()+" for this task; reusing that claim")
-		default:
+		note, err := claimForStart(ctx, m, b, c, who, &in)
+		if err != nil {
 			return err
+		}
+		claimed = note == ""
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	t, err := m.Start(ctx, in)
@@ -146,9 +139,15 @@ func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
 		if claimed {
 			if _, rerr := b.Release(ctx, c.Item, in.Token, "task start failed: "+apperr.Message(err)); rerr != nil {
 				env.Warn("the claim on " + c.Item + " could not be released: " + apperr.Message(rerr))
+			} else {
+				_ = m.ForgetIntent(c.Task)
 			}
 		}
 		return err
+	}
+	if c.Item != "" {
+		// The contract now records the claim.
+		_ = m.ForgetIntent(c.Task)
 	}
 	if c.JSON {
 		return corecmd.WriteJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
@@ -171,6 +170,63 @@ func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
 		fmt.Fprintln(env.Out, "  note: "+n)
 	}
 	return nil
+}
+
+// claimForStart takes the task's claim and sets in.Token. The intent
+// written first lets the same holder's next start take up a claim this
+// start made but did not live to record in a contract (killed between the
+// two): that claim is renewed (through the remote, when one decides, which
+// also publishes a claim the kill left unpushed) and reused. It returns a
+// note when an existing claim is reused, "" for a new claim.
+func claimForStart(ctx context.Context, m *worktree.Manager, b *board.Store, c *TaskStartCmd, who board.Actor, in *worktree.StartInput) (string, error) {
+	pending, err := m.PendingIntent(c.Task)
+	if err != nil {
+		return "", err
+	}
+	if err := m.Intend(c.Task, c.Item, who.String(), corecmd.Now()); err != nil {
+		return "", err
+	}
+	it, err := b.Claim(ctx, c.Item, who, c.LeaseMs)
+	if err == nil {
+		in.Token = it.Claim.ClaimToken
+		return "", nil
+	}
+	if !apperr.Is(err, board.NotClaimable) {
+		_ = m.ForgetIntent(c.Task)
+		return "", err
+	}
+	v, gerr := b.Get(ctx, c.Item)
+	if gerr != nil || v.Claim == nil || v.Claim.Holder != who {
+		_ = m.ForgetIntent(c.Task)
+		return "", err
+	}
+	cur, _ := m.Contract(c.Task)
+	held := cur != nil && cur.Item == c.Item && cur.Token == v.Claim.ClaimToken
+	if !held && !pending.Covers(c.Item, who.String(), v.Claim.AcquiredAt) {
+		_ = m.ForgetIntent(c.Task)
+		return "", err
+	}
+	if pending != nil {
+		// Keep the older intent: it is the evidence for this claim.
+		if err := m.Intend(c.Task, c.Item, who.String(), mustTime(pending.Since)); err != nil {
+			return "", err
+		}
+	}
+	if !held {
+		renewed, rerr := b.Renew(ctx, c.Item, v.Claim.ClaimToken, c.LeaseMs)
+		if rerr != nil {
+			return "", rerr
+		}
+		in.Token = renewed.Claim.ClaimToken
+		return "the item was claimed by " + who.String() + " for this task by a start that did not finish; taking that claim up", nil
+	}
+	in.Token = v.Claim.ClaimToken
+	return "the item was already claimed by " + who.String() + " for this task; reusing that claim", nil
+}
+
+func mustTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
 }
 
 func joinOrNone(xs []string) string {
@@ -329,15 +385,30 @@ func (c *taskClose) close(ctx context.Context, env *Env, status string, force bo
 		return err
 	}
 	ct, err := m.Contract(c.Task)
+	var notes []string
+	if status != worktree.StatusCompleted && (apperr.Is(err, apperr.NotFound) || err == nil && ct.Status != worktree.StatusOpen) {
+		// No open contract: a start may have claimed and died before
+		// writing one.
+		note, rerr := c.releaseUnrecorded(ctx, env, m)
+		if rerr != nil {
+			return rerr
+		}
+		if note != "" {
+			notes = append(notes, note)
+			if err != nil {
+				// Nothing else of the task exists.
+				return c.print(env, &worktree.Task{Contract: worktree.Contract{Task: c.Task}}, status, notes)
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}
-	var notes []string
 	boardVerb := func() error {
 		if ct.Item == "" || ct.Status != worktree.StatusOpen {
 			return nil
 		}
-		b, err := env.Board()
+		b, err := env.AuthBoard("")
 		if err != nil {
 			return err
 		}
@@ -366,14 +437,48 @@ func (c *taskClose) close(ctx context.Context, env *Env, status string, force bo
 	if t, err = m.Close(ctx, worktree.CloseInput{Task: c.Task, Status: status, Note: c.Note, Force: force}); err != nil {
 		return err
 	}
+	return c.print(env, t, status, notes)
+}
+
+func (c *taskClose) print(env *Env, t *worktree.Task, status string, notes []string) error {
 	if c.JSON {
 		return corecmd.WriteJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
 	}
-	fmt.Fprintf(env.Out, "task %s %s; worktree %s removed, branch %s kept\n", c.Task, status, t.Path, t.Branch)
+	if t.Path == "" {
+		fmt.Fprintf(env.Out, "task %s had not been started\n", c.Task)
+	} else {
+		fmt.Fprintf(env.Out, "task %s %s; worktree %s removed, branch %s kept\n", c.Task, status, t.Path, t.Branch)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(env.Out, "  note: "+n)
 	}
 	return nil
+}
+
+// releaseUnrecorded releases the claim a start took and did not live to
+// record in a contract (its intent says so), so the item is free at once.
+// It returns a note saying so, or "" when there was no such claim.
+func (c *taskClose) releaseUnrecorded(ctx context.Context, env *Env, m *worktree.Manager) (string, error) {
+	pending, err := m.PendingIntent(c.Task)
+	if err != nil || pending == nil {
+		return "", err
+	}
+	b, err := env.AuthBoard("")
+	if err != nil {
+		return "", err
+	}
+	v, err := b.Get(ctx, pending.Item)
+	if err != nil && !apperr.Is(err, apperr.NotFound) {
+		return "", err
+	}
+	note := ""
+	if err == nil && v.Claim != nil && pending.Covers(pending.Item, v.Claim.Holder.String(), v.Claim.AcquiredAt) {
+		if _, err := b.Release(ctx, pending.Item, v.Claim.ClaimToken, c.Note); err != nil {
+			return "", err
+		}
+		note = fmt.Sprintf("the claim on item %s (token %d) that an unfinished start took is released", pending.Item, v.Claim.ClaimToken)
+	}
+	return note, m.ForgetIntent(c.Task)
 }
 
 // TaskCompleteCmd completes a task.

@@ -4,12 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/http/cgi"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,42 +16,10 @@ import (
 	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/teamsync"
+	"github.com/ideate/git-ideate/internal/teamsync/teamsynctest"
 )
 
-// startHTTP serves the bare repositories under root over git's smart HTTP
-// protocol: `git http-backend` run as a CGI program by net/http/cgi. It
-// returns the URL prefix.
-func startHTTP(t *testing.T, root string) string {
-	t.Helper()
-	execPath, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend := filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend")
-	if _, err := os.Stat(backend); err != nil {
-		t.Skipf("no git-http-backend: %v", err)
-	}
-	h := &cgi.Handler{
-		Path:   backend,
-		Env:    []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-		Stderr: io.Discard,
-	}
-	// The CGI child inherits the test's isolated git environment
-	// (HOME, GIT_CONFIG_GLOBAL …).
-	for _, k := range []string{"HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "XDG_CONFIG_HOME", "PATH"} {
-		if v, ok := os.LookupEnv(k); ok {
-			h.Env = append(h.Env, k+"="+v)
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + l.Addr().String() + "/"
-}
+func startHTTP(t *testing.T, root string) string { return teamsynctest.StartHTTP(t, root) }
 
 // syncWorkMain is the "sync-work" client role: SYNC_TEST_N times, append a
 // note "<who>-<i>", claim item i of SYNC_TEST_IDS locally (no authority:

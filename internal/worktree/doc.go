@@ -47,6 +47,13 @@
 //
 // # Claims
 //
+// A start that claims a board item first writes an intent
+// (<state dir>/starting/<task>.json: item, holder, time); the contract
+// that records the claim replaces it. A start killed in between leaves the
+// intent beside its claim, and the caller (task start, task release)
+// takes it as this clone's evidence that the claim is its own: the same
+// holder's next start renews and reuses it, a release frees it, at once.
+//
 // A restart by the same holder under the same token reuses the worktree as
 // it is; a higher token (a newer claim on the item) takes it over; a lower
 // one is StaleToken, another holder under the same token Taken. List asks
