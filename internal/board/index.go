@@ -585,6 +585,9 @@ type ListRequest struct {
 	Limit       *int
 	Cursor      string
 	Measure     paging.Measure
+	// NoSweep lists without first returning expired claims to open, for
+	// a reader that must not write (an expired claim then shows as held).
+	NoSweep bool
 }
 
 // ListPage is a page of rows, newest first; NextCursor is nil only when
@@ -614,10 +617,12 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 		return nil, err
 	}
 	page := &ListPage{Items: []Row{}}
-	if swept, err := s.sweepIndex(ctx, idx, f.TenantID, 0); err == nil && len(swept) > 0 {
-		page.Swept = len(swept)
-		if idx, err = s.index(); err != nil {
-			return nil, err
+	if !req.NoSweep {
+		if swept, err := s.sweepIndex(ctx, idx, f.TenantID, 0); err == nil && len(swept) > 0 {
+			page.Swept = len(swept)
+			if idx, err = s.index(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	sel := make([]*entry, 0, len(idx.byID))
