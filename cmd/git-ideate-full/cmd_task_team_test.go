@@ -210,3 +210,63 @@ func itemStatusRemote(t *testing.T, dir, id string) string {
 	json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "work", "get", "--id", id)).out), &it)
 	return it.Status
 }
+
+// boardItems is every item of clone dir's board: id → title.
+func boardItems(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	var page struct {
+		Items []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "work", "list", "--json", "--limit", "500")).out), &page); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, it := range page.Items {
+		out[it.ID] = it.Title
+	}
+	return out
+}
+
+// The same plan imported on two clones before they sync is one board
+// after the sync (through smart HTTP): one item per story and task, no
+// transition lost, and importing again is a no-op on either clone.
+func TestPlanImport_TwoClonesOneBoard(t *testing.T) {
+	_, a, b := teamRemote(t, true)
+	for _, d := range []string{a, b} {
+		copyExample(t, d)
+		gt.Git(t, d, "add", "-A")
+		gt.Git(t, d, "commit", "-q", "-m", "plan")
+	}
+	for _, d := range []string{a, b} {
+		if out := mustOK(t, bin(t, d, "", "plan", "import", "--human", filepath.Base(filepath.Dir(d)))).out; !strings.Contains(out, "5 created") {
+			t.Fatalf("import in %s: %s", d, out)
+		}
+	}
+	for _, d := range []string{a, b, a} {
+		var sum struct {
+			Lost []any `json:"lost"`
+		}
+		json.Unmarshal([]byte(mustOK(t, bin(t, d, "", "sync", "--json")).out), &sum)
+		if len(sum.Lost) != 0 {
+			t.Fatalf("the sync lost transitions: %+v", sum.Lost)
+		}
+	}
+	ia, ib := boardItems(t, a), boardItems(t, b)
+	if len(ia) != 5 || len(ib) != 5 {
+		t.Fatalf("after the sync: %d items in a, %d in b, want 5 each (2 stories, 3 tasks)\na: %v\nb: %v", len(ia), len(ib), ia, ib)
+	}
+	for id, title := range ia {
+		if ib[id] != title {
+			t.Fatalf("item %s is %q in a, %q in b", id, title, ib[id])
+		}
+	}
+	for _, d := range []string{a, b} {
+		if out := mustOK(t, bin(t, d, "", "plan", "import", "--human", "again")).out; !strings.Contains(out, "0 created, 0 updated, 0 cancelled, 5 unchanged") {
+			t.Fatalf("re-import after the sync: %s", out)
+		}
+	}
+	gt.Fsck(t, a)
+}

@@ -16,6 +16,11 @@ import (
 
 // CreateInput is a new item.
 type CreateInput struct {
+	// ID, when set, is the item's id (a ULID) instead of a new one: a
+	// caller whose items have an identity of their own (plan import) names
+	// them the same on every clone, so the same item created on two clones
+	// is one item after a sync. An id already on the board is CONFLICT.
+	ID                      string
 	Title, Spec, SpecFormat string
 	CreatedBy               Actor
 	DependsOn               []string
@@ -163,7 +168,14 @@ func (s *Store) Create(ctx context.Context, in CreateInput) (*Outcome, error) {
 		return nil, err
 	}
 	now, ts := s.nowTS()
-	it := &Item{ID: s.ids.New(now), TenantID: tenant, Title: title, SpecFormat: specFormat,
+	id := s.ids.New(now)
+	if in.ID != "" {
+		if err := checkID(in.ID); err != nil {
+			return nil, err
+		}
+		id = in.ID
+	}
+	it := &Item{ID: id, TenantID: tenant, Title: title, SpecFormat: specFormat,
 		Status: StatusOpen, DependsOn: deps, ParentID: parent, References: refs, CreatedBy: actor,
 		CreatedAt: ts, UpdatedAt: ts, Version: 1, Spec: spec}
 	t := transition{item: it, event: Event{ItemID: it.ID, Actor: actor, Transition: TCreate, At: ts}}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"path"
 	"slices"
@@ -108,7 +109,7 @@ func Import(ctx context.Context, g *gitstore.Store, b *board.Store, s *Sprint, i
 				continue
 			}
 			seen[st.ID] = true
-			want := desired{title: st.ID + " — " + st.Title, spec: storySpec(s, st), format: StoryFormat}
+			want := desired{id: ItemID(s.Number, st.ID), title: st.ID + " — " + st.Title, spec: storySpec(s, st), format: StoryFormat}
 			id, action, changed, err := ensure(ctx, b, in, have[st.ID], want)
 			if err != nil {
 				return nil, err
@@ -142,7 +143,7 @@ func Import(ctx context.Context, g *gitstore.Store, b *board.Store, s *Sprint, i
 		if u.Task == nil { // a story without tasks: its story item stands for it
 			return nil
 		}
-		want := desired{title: u.Ref + " — " + u.Task.Title, spec: taskSpec(s, u), format: TaskFormat, parent: idOf[u.Story]}
+		want := desired{id: ItemID(s.Number, u.Ref), title: u.Ref + " — " + u.Task.Title, spec: taskSpec(s, u), format: TaskFormat, parent: idOf[u.Story]}
 		for _, a := range u.After {
 			if id := idOf[a]; id != "" {
 				want.deps = append(want.deps, id)
@@ -197,7 +198,7 @@ func Import(ctx context.Context, g *gitstore.Store, b *board.Store, s *Sprint, i
 
 // desired is what an item should hold.
 type desired struct {
-	title, spec, format, parent string
+	id, title, spec, format, parent string
 	deps                        []string
 }
 
@@ -211,7 +212,7 @@ type existing struct {
 // differ from want.
 func ensure(ctx context.Context, b *board.Store, in ImportInput, have *existing, want desired) (id, action string, changed []string, err error) {
 	if have == nil {
-		out, err := b.Create(ctx, board.CreateInput{Title: want.title, Spec: want.spec, SpecFormat: want.format,
+		out, err := b.Create(ctx, board.CreateInput{ID: want.id, Title: want.title, Spec: want.spec, SpecFormat: want.format,
 			CreatedBy: in.Actor, DependsOn: want.deps, ParentID: want.parent, TenantID: in.Tenant})
 		if err != nil {
 			return "", "", nil, err
@@ -287,6 +288,37 @@ func importedItems(ctx context.Context, b *board.Store, sprint int) (map[string]
 		}
 		cursor = *page.NextCursor
 	}
+}
+
+// ItemID is the board id of the item that imports of sprint give the plan
+// unit ref (a story id, or `S1-01/T2`): a ULID whose first six characters
+// hold the sprint (its time part is not a time: "00" + the sprint in four
+// base-32 digits) and whose other twenty are a hash of sprint and ref. Every
+// clone derives the same id, so the same plan imported on two clones before
+// they sync is one board after the sync (board.Rebase takes two identical
+// creations of one id as one).
+func ItemID(sprint int, ref string) string {
+	const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	sum := sha256.Sum256([]byte("git-ideate plan item\x00" + strconv.Itoa(sprint) + "\x00" + ref))
+	var b [26]byte
+	b[0], b[1] = '0', '0'
+	for i, n := 5, sprint&(1<<20-1); i >= 2; i-- {
+		b[i] = crockford[n&31]
+		n >>= 5
+	}
+	// 100 bits of the hash, five at a time.
+	var acc uint64
+	bits, k := 0, 0
+	for i := 6; i < 26; i++ {
+		if bits < 5 {
+			acc = acc<<8 | uint64(sum[k])
+			k++
+			bits += 8
+		}
+		bits -= 5
+		b[i] = crockford[(acc>>bits)&31]
+	}
+	return string(b[:])
 }
 
 // SpecKey reads the reference (`S1-01/T2`, or a story id) and the sprint

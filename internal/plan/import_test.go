@@ -331,3 +331,26 @@ func TestImport_RacingImportsLeaveOneBoard(t *testing.T) {
 	}
 	gt.Fsck(t, dir)
 }
+
+// TestItemID_IsAULIDOfSprintAndRef: the id a plan unit gets is a valid
+// ULID, the same for the same sprint and ref, different otherwise.
+func TestItemID_IsAULIDOfSprintAndRef(t *testing.T) {
+	a := plan.ItemID(1, "S1-01/T1")
+	if !record.ValidID(a) || !strings.HasPrefix(a, "000001") {
+		t.Fatalf("ItemID(1, S1-01/T1) = %q: not a ULID carrying its sprint", a)
+	}
+	if plan.ItemID(1, "S1-01/T1") != a {
+		t.Fatal("ItemID is not deterministic")
+	}
+	seen := map[string]bool{a: true}
+	for _, x := range []struct {
+		n   int
+		ref string
+	}{{2, "S1-01/T1"}, {1, "S1-01/T2"}, {1, "S1-01"}, {33, "S1-01/T1"}} {
+		id := plan.ItemID(x.n, x.ref)
+		if !record.ValidID(id) || seen[id] {
+			t.Fatalf("ItemID(%d, %s) = %q: invalid or repeated", x.n, x.ref, id)
+		}
+		seen[id] = true
+	}
+}
