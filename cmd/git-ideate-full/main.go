@@ -43,6 +43,7 @@ type CLI struct {
 	Gate        GateCmd              `cmd:"" help:"Judge a task's committed worktree with a gate (red, scaffold, green, structure, final), store the verdict in the execution log and print it; exit 0 PASS, 3 FAIL, 4 UNVERIFIABLE."`
 	Memory      MemoryCmd            `cmd:"" help:"The team's retrospective memory in docs/agents/memory.md: role-scoped lessons (add, list, check); never one that relaxes an invariant."`
 	Transcripts TranscriptsCmd       `cmd:"" help:"The clone's capture of prompts, tool calls and transcripts under .git/ideate/transcripts: its size (du) and the manual cut (prune)."`
+	Serve       ServeCmd             `cmd:"" help:"Serve a read-only web page of the sprint on a loopback port: waves, task states, attempts, verdicts, the board, escalations, the retro's counts and the record, following new commits live."`
 	Retro       RetroCmd             `cmd:"" help:"The retrospective's input: failed verdicts by reason class, escalations, feedback and sync conflicts since the last planning, grouped into patterns with counts and evidence, recurring ones first."`
 	Fsmonitor   FsmonitorCmd         `cmd:"" hidden:"" help:"Serve a task worktree's file-system monitor (task start runs it, detached)."`
 }
@@ -65,11 +66,11 @@ func main() {
 }
 
 // eagerSignals reports whether args name a long-lived command, which
-// watches for signals from its start: the MCP server and a worktree's
-// monitor end cleanly on SIGTERM.
+// watches for signals from its start: the MCP server, the sprint view and
+// a worktree's monitor end cleanly on SIGTERM.
 func eagerSignals(args []string) bool {
 	w := corecmd.CommandWords(args)
-	return len(w) > 0 && (w[0] == "mcp" || w[0] == "fsmonitor")
+	return len(w) > 0 && (w[0] == "mcp" || w[0] == "fsmonitor" || w[0] == "serve")
 }
 
 // run parses args, runs the command under ctx and returns the exit code.
