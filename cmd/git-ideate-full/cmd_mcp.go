@@ -55,12 +55,6 @@ func followLiveHeap(ctx context.Context) {
 	}
 }
 
-// mcpSpares is how many files the server's store makes ahead of its
-// writes: a work_complete takes six (two packs with their indexes, two
-// ref locks), so this covers a short burst of calls; the rest are made
-// between calls (gitstore.Options.Spares).
-const mcpSpares = 16
-
 // McpCmd serves the MCP tools on stdio.
 type McpCmd struct{}
 
@@ -79,7 +73,6 @@ func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	go followLiveHeap(lctx)
 	session := mcpSession(os.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now())
 	env.Session = session
-	env.Spares = mcpSpares
 	env.Server = true
 	srv := mcpserver.New(corecmd.VersionString(), func() (*mcpserver.Backend, error) {
 		return backendFor(env, session)

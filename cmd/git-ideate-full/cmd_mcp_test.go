@@ -246,51 +246,6 @@ func TestMCP_SessionFromHost(t *testing.T) {
 	}
 }
 
-// The server keeps mcpSpares files made ahead of its writes, and removes
-// them when it exits (stdin closed); `git config ideate.spares false`
-// turns them off, and the writes make their own files.
-func TestMCP_SpareFiles(t *testing.T) {
-	spareDir := func(dir string) []os.DirEntry {
-		ents, _ := os.ReadDir(filepath.Join(dir, ".git", "ideate", "spare"))
-		return ents
-	}
-	dir := gt.NewRepo(t)
-	r := startMCP(t, dir)
-	if res := r.call(1, "record_append", map[string]any{"kind": "finding", "claim": "spares", "content": "c"}); res.IsError {
-		t.Fatalf("append: %+v", res)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(spareDir(dir)) < mcpSpares {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d spare files after 10 s, want %d", len(spareDir(dir)), mcpSpares)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	r.in.Close()
-	if err := r.cmd.Wait(); err != nil {
-		t.Fatalf("server exit: %v", err)
-	}
-	if n := len(spareDir(dir)); n != 0 {
-		t.Fatalf("%d spare files left after the server exited", n)
-	}
-	gt.Fsck(t, dir)
-
-	off := gt.NewRepo(t)
-	gt.Git(t, off, "config", "ideate.spares", "false")
-	r = startMCP(t, off)
-	for i := 1; i <= 2; i++ {
-		if res := r.call(i, "record_append", map[string]any{"kind": "finding", "claim": fmt.Sprintf("no spares %d", i), "content": "c"}); res.IsError {
-			t.Fatalf("append: %+v", res)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(off, ".git", "ideate", "spare")); !os.IsNotExist(err) {
-		t.Fatalf("ideate.spares=false: the spare directory exists (%v)", err)
-	}
-	if got := gt.Git(t, off, "rev-list", "--count", "refs/ideate/record"); got != "2" {
-		t.Fatalf("record has %s commits, want 2", got)
-	}
-}
-
 // TestMemoryLimitFor: the server's soft limit is the fixed one while the
 // live heap is small, and stays half as much again above a large live
 // heap, so a big board does not collect after every call.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/ideate/git-ideate/internal/corecmd"
-	"github.com/ideate/git-ideate/internal/osproc"
 	"os"
 	"strings"
 
@@ -57,8 +56,6 @@ func main() {
 	ctx, sig := corecmd.StartProcess()
 	if eagerSignals(os.Args[1:]) {
 		sig.Watch()
-	} else {
-		osproc.HugePageHeap() // a short-lived call: its heap in 2 MiB pages where faults are dear
 	}
 	code := run(ctx, os.Args[1:], &Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Exiting: true})
 	sig.Close()

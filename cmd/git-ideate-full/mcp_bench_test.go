@@ -17,39 +17,26 @@ import (
 
 // BenchmarkMCPTools runs the tools of bench/writebench's mixed run in
 // process, one cycle (append, create, claim, complete, read) per
-// iteration, so that a profile shows where a call's time goes (issue 19):
+// iteration, so that a profile shows where a call's time goes:
 //
 //	go test ./cmd/git-ideate -run '^$' -bench MCPTools -cpuprofile cpu.out
 //
-// Each iteration runs the cycle twice, on two repositories side by side:
-// one store without spare files, one with the server's (mcpSpares). The
-// two take turns in blocks of 20 cycles, so both see the same file
-// system: on this machine the cost of creating a file varies several
-// times over minutes with what was deleted lately, and two runs one after
-// the other are not comparable. The medians are reported per tool and
-// per store ("-ms" without spares, "-spares-ms" with).
+// The medians are reported per tool.
 func BenchmarkMCPTools(b *testing.B) {
-	plain, spared := newMCPBench(b, 0), newMCPBench(b, mcpSpares)
+	plain := newMCPBench(b)
 	// As a user's server runs: roll-ups on. After the repositories, whose
 	// set-up (gitstoretest.NewRepo) switches maintenance off.
 	b.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
 	for i := 0; i < 300; i++ {
 		plain.append(i)
-		spared.append(i)
 	}
 	plain.reset()
-	spared.reset()
 	b.ResetTimer()
-	for i := 0; i < b.N; i += 20 {
-		for _, m := range []*mcpBench{plain, spared} {
-			for j := i; j < i+20 && j < b.N; j++ {
-				m.cycle(j)
-			}
-		}
+	for i := 0; i < b.N; i++ {
+		plain.cycle(i)
 	}
 	b.StopTimer()
 	plain.report("")
-	spared.report("-spares")
 }
 
 type mcpBench struct {
@@ -58,9 +45,9 @@ type mcpBench struct {
 	took map[string][]time.Duration
 }
 
-func newMCPBench(b *testing.B, spares int) *mcpBench {
+func newMCPBench(b *testing.B) *mcpBench {
 	dir := gt.NewRepo(b)
-	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Spares: spares, Server: true}
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Server: true}
 	b.Cleanup(env.Close)
 	b.Cleanup(func() { // a background roll-up or pack-refs still writing into the directory
 		for i := 0; i < 300 && (lockHeld(filepath.Join(dir, ".git", "ideate", "maintenance.lock")) || lockHeld(filepath.Join(dir, ".git", "packed-refs.lock"))); i++ {

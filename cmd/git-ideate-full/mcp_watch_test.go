@@ -7,8 +7,7 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
-// The MCP server lists the item refs through a watch (Env.server sets
-// gitstore.Options.WatchRefs). A child that another process makes, or
+// A child that another process makes, or
 // cancels, is what the server's next claim of its parent sees, also after
 // git pack-refs --prune has packed the item refs and removed their
 // directory.

@@ -15,7 +15,6 @@ import (
 	"reflect"
 
 	"github.com/ideate/git-ideate/internal/corecmd"
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 func main() {
@@ -28,7 +27,6 @@ func main() {
 	if !ok {
 		os.Exit(runFull(args))
 	}
-	osproc.HugePageHeap() // a short-lived call: its heap in 2 MiB pages where faults are dear
 	ctx, sig := corecmd.StartProcess()
 	env := &corecmd.Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Exiting: true}
 	code := corecmd.RunParsed(ctx, env, cmd, path, chdir)

@@ -554,10 +554,9 @@ func TestBoard_ExpiryWithTheIndexCached(t *testing.T) {
 	}
 }
 
-// TestBoard_WatchedStoreSeesChildrenMadeElsewhere: the MCP server's store
-// lists the item refs through a watch (gitstore.Options.WatchRefs); a
-// child another store makes, or cancels, is seen by the server's next
-// claim of its parent, also across pack-refs --prune removing the loose
+// TestBoard_WatchedStoreSeesChildrenMadeElsewhere: a long-lived store (the
+// MCP server's) sees a child another store makes, or cancels, at its next
+// claim of the parent, also across pack-refs --prune removing the loose
 // refs and their directory.
 func TestBoard_WatchedStoreSeesChildrenMadeElsewhere(t *testing.T) {
 	dir := gt.NewRepo(t)
@@ -581,17 +580,14 @@ func TestBoard_WatchedStoreSeesChildrenMadeElsewhere(t *testing.T) {
 	}
 }
 
-// watchedBoard opens the board of dir as the MCP server does: its store
-// lists the item refs through a watch.
+// watchedBoard opens the board of dir as the MCP server does.
 func watchedBoard(t *testing.T, dir string) *board.Store {
 	t.Helper()
 	r, err := gitstore.Discover(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := gitstore.DefaultOptions()
-	opt.WatchRefs = true
-	g := gitstore.OpenRepo(r, opt)
+	g := gitstore.OpenRepo(r, gitstore.DefaultOptions())
 	t.Cleanup(func() { g.Close() })
 	return board.Open(g, record.Open(g))
 }

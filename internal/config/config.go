@@ -72,7 +72,6 @@ const (
 	KeyLockTimeout     = "lockTimeoutMs"
 	KeyStaleLock       = "staleLockMs"
 	KeyMaintenance     = "maintenance"
-	KeySpares          = "spares"
 	KeyMaxAttempts     = "execution.max_attempts"
 )
 
@@ -86,15 +85,14 @@ const (
 	GitLockTimeout  = "ideate.lockTimeoutMs"
 	GitStaleLock    = "ideate.staleLockMs"
 	GitMaintenance  = "ideate.maintenance"
-	GitSpares       = "ideate.spares"
 )
 
 var allKeys = []string{KeySchemaVersion, KeyRecordPath, KeyBackend, KeyWorkStatePath, KeyClaimPriming,
-	KeySteeringEnabled, KeyRemote, KeyFsync, KeyLockTimeout, KeyStaleLock, KeyMaintenance, KeySpares, KeyMaxAttempts}
+	KeySteeringEnabled, KeyRemote, KeyFsync, KeyLockTimeout, KeyStaleLock, KeyMaintenance, KeyMaxAttempts}
 
 // gitOnly names the git key of each setting the file does not hold.
 var gitOnly = map[string]string{KeyRemote: GitRemote, KeyFsync: GitFsync, KeyLockTimeout: GitLockTimeout,
-	KeyStaleLock: GitStaleLock, KeyMaintenance: GitMaintenance, KeySpares: GitSpares}
+	KeyStaleLock: GitStaleLock, KeyMaintenance: GitMaintenance}
 
 // Config is the effective configuration of one clone.
 type Config struct {
@@ -113,14 +111,11 @@ type Config struct {
 	// LockTimeout (ideate.lockTimeoutMs) is how long a held ref lock is
 	// waited for; StaleLockAfter (ideate.staleLockMs) is how old an
 	// unheld lock must be before it is broken; Maintenance
-	// (ideate.maintenance) starts background repacks; Spares
-	// (ideate.spares) lets a long-lived process (the MCP server) make
-	// its files ahead of its writes (gitstore.Options.Spares).
+	// (ideate.maintenance) starts background repacks.
 	Fsync          bool
 	LockTimeout    time.Duration
 	StaleLockAfter time.Duration
 	Maintenance    bool
-	Spares         bool
 
 	// MaxAttempts is execution.max_attempts: how many attempts a task
 	// gets before it is escalated (0: unset here; the revision loop's
@@ -145,7 +140,7 @@ type Config struct {
 func Default() *Config {
 	c := &Config{SchemaVersion: SchemaVersion, RecordPath: DefaultRecordPath, Backend: DefaultBackend,
 		WorkStatePath: DefaultWorkStatePath, LockTimeout: gitstore.DefaultLockTimeout,
-		StaleLockAfter: gitstore.DefaultStaleAfter, Maintenance: true, Spares: true,
+		StaleLockAfter: gitstore.DefaultStaleAfter, Maintenance: true,
 		Source: map[string]string{}, Unknown: map[string]json.RawMessage{}}
 	for _, k := range allKeys {
 		c.Source[k] = SourceDefault
@@ -442,7 +437,6 @@ func (c *Config) applyGit(g *gitstore.Config) error {
 		{GitClaimPriming, KeyClaimPriming, &c.ClaimPriming},
 		{GitFsync, KeyFsync, &c.Fsync},
 		{GitMaintenance, KeyMaintenance, &c.Maintenance},
-		{GitSpares, KeySpares, &c.Spares},
 	} {
 		v, ok := g.Get("ideate", strings.TrimPrefix(o.key, "ideate."))
 		if !ok {

@@ -33,7 +33,7 @@ func defaultsFrom(path string) map[string]string {
 		m[k] = path
 	}
 	// The store's settings exist only in git config.
-	for _, k := range []string{config.KeyFsync, config.KeyLockTimeout, config.KeyStaleLock, config.KeyMaintenance, config.KeySpares} {
+	for _, k := range []string{config.KeyFsync, config.KeyLockTimeout, config.KeyStaleLock, config.KeyMaintenance} {
 		m[k] = config.SourceDefault
 	}
 	// No file of these tests sets the attempt bound.
@@ -43,7 +43,7 @@ func defaultsFrom(path string) map[string]string {
 
 // storeDefaults sets the store's default settings on c.
 func storeDefaults(c *config.Config) *config.Config {
-	c.LockTimeout, c.StaleLockAfter, c.Maintenance, c.Spares = 10*time.Second, time.Second, true, true
+	c.LockTimeout, c.StaleLockAfter, c.Maintenance = 10*time.Second, time.Second, true
 	return c
 }
 
@@ -490,16 +490,15 @@ func TestLoadGit_StoreSettings(t *testing.T) {
 	gt.Git(t, dir, "config", "ideate.lockTimeoutMs", "2k")
 	gt.Git(t, dir, "config", "ideate.staleLockMs", "250")
 	gt.Git(t, dir, "config", "ideate.maintenance", "off")
-	gt.Git(t, dir, "config", "ideate.spares", "false")
 	gt.Git(t, dir, "config", "ideate.remote", "upstream")
 	c, err = config.LoadGit(gitstore.LoadConfig(repo))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Fsync || c.LockTimeout != 2048*time.Millisecond || c.StaleLockAfter != 250*time.Millisecond || c.Maintenance || c.Spares || c.Remote != "upstream" {
+	if !c.Fsync || c.LockTimeout != 2048*time.Millisecond || c.StaleLockAfter != 250*time.Millisecond || c.Maintenance || c.Remote != "upstream" {
 		t.Fatalf("git config: %+v", c)
 	}
-	for _, k := range []string{config.KeyFsync, config.KeyLockTimeout, config.KeyStaleLock, config.KeyMaintenance, config.KeySpares, config.KeyRemote} {
+	for _, k := range []string{config.KeyFsync, config.KeyLockTimeout, config.KeyStaleLock, config.KeyMaintenance, config.KeyRemote} {
 		if c.Source[k] != config.SourceGit {
 			t.Fatalf("source of %s = %q", k, c.Source[k])
 		}
@@ -525,7 +524,7 @@ func TestLoadGit_StoreSettings(t *testing.T) {
 // naming the key; nothing falls back to a default silently.
 func TestLoadGit_StoreSettingErrors(t *testing.T) {
 	for _, kv := range [][2]string{
-		{"ideate.fsync", "sometimes"}, {"ideate.maintenance", "2x"}, {"ideate.spares", "many"},
+		{"ideate.fsync", "sometimes"}, {"ideate.maintenance", "2x"},
 		{"ideate.lockTimeoutMs", "10s"}, {"ideate.lockTimeoutMs", "0"}, {"ideate.lockTimeoutMs", "-5"},
 		{"ideate.staleLockMs", "lots"}, {"ideate.staleLockMs", "99999999999g"},
 		{"ideate.remote", "-x"},

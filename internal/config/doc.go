@@ -11,7 +11,7 @@
 //  1. git config, per clone: `git config ideate.steering true`,
 //     `ideate.claimPriming`, `ideate.remote`, and the store's own
 //     `ideate.fsync`, `ideate.lockTimeoutMs`, `ideate.staleLockMs`,
-//     `ideate.maintenance`, `ideate.spares`, which only git config holds. This is what one
+//     `ideate.maintenance`, which only git config holds. This is what one
 //     clone sets for itself (it lives in .git/config or the user's global
 //     git config, and is never shared by a push).
 //  2. `.ideate.json` at the top of the working tree: what a team shares.

@@ -46,9 +46,6 @@ type Env struct {
 	// leaves the packs mapped; the kernel drops the mappings at exit, and
 	// unmapping each index and pack first only costs the call time.
 	Exiting bool
-	// Spares: the store keeps this many files made ahead of its writes
-	// (gitstore.Options.Spares); the MCP server sets it, a CLI call not.
-	Spares int
 	// Server: the commands run in one long-lived process (the MCP
 	// server), which keeps what it learns of the board in memory.
 	Server bool
@@ -62,7 +59,7 @@ var Now = time.Now
 // anonymous memory at the end of a run (10,000 records, then record_read
 // and mixed calls) was 11–17 MiB against 17–19, its peak RSS 31–38 MiB
 // against 36–38, and the first page no slower (runs one at a time, this
-// machine); odb's release of mapped pages took the peak lower again.
+// machine).
 const ServerObjectCache = 1 << 20
 
 // Git opens the repository containing Dir once, with the store settings of
@@ -83,10 +80,6 @@ func (e *Env) Git() (*gitstore.Store, error) {
 	}
 	opt := clone.StoreOptions()
 	opt.Config = gc
-	if clone.Spares {
-		opt.Spares = e.Spares
-	}
-	opt.WatchRefs = e.Server
 	if e.Server {
 		opt.ObjectCache = ServerObjectCache
 	}
@@ -264,8 +257,6 @@ func (e *Env) Telemetry() *telemetry.Recorder {
 func (e *Env) Close() {
 	if e.git != nil && !e.Exiting {
 		e.git.Close()
-	} else if e.git != nil {
-		e.git.DropSpares()
 	}
 }
 

@@ -9,17 +9,6 @@ import (
 	"syscall"
 )
 
-// linked reports whether f still has a name (a spare removed by hand has
-// none, and renaming it would fail).
-func linked(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink > 0
-}
-
 // looseKeyOf is the identity of one version of a loose ref file (see
 // looseKey).
 func looseKeyOf(fi os.FileInfo) (looseKey, bool) {
@@ -49,12 +38,6 @@ func openRaw(path string, flag int, perm uint32) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), path), nil
 	}
-}
-
-// openSpare opens the spare at path for writing, never through a
-// symbolic link.
-func openSpare(path string) (*os.File, error) {
-	return openRaw(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
 }
 
 // readSmall reads the file at path whole into buf's storage (new storage
@@ -131,9 +114,6 @@ func createTemp(dir, prefix string) (*os.File, error) {
 		return f, err
 	}
 }
-
-// canRetire: replaced files wait in the retired directory (see retire.go).
-const canRetire = true
 
 // keyOfStat is statKey for a stat taken by readSmall.
 func keyOfStat(st *fileStat) fileKey {

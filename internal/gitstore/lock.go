@@ -78,7 +78,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
 	lockPath := path + ".lock"
-	f, err := acquireLock(ctx, lockPath, pol, s.spares())
+	f, err := acquireLock(ctx, lockPath, pol)
 	if err != nil {
 		return err
 	}
@@ -105,24 +105,14 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if _, err := f.WriteString(line); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
 	}
-	if err := fitSpare(f, len(line)); err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
-	}
 	if pol.Fsync {
 		if err := f.Sync(); err != nil {
 			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
 		}
 	}
-	// The replaced ref file is freed later, not inside the rename (see
-	// retire.go).
-	kept := s.keepReplaced(path)
-	if err := osproc.Rename(lockPath, path); err != nil {
-		if kept != "" {
-			os.Remove(kept) // a second name of the ref file as it stands
-		}
+	if err := os.Rename(lockPath, path); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
 	}
-	s.retired(kept)
 	done = true
 	if pol.Fsync {
 		if d, err := os.Open(filepath.Dir(path)); err == nil {
@@ -135,12 +125,8 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 
 // acquireLock creates lockPath exclusively and flocks it, waiting for (and
 // breaking stale) locks per pol. It gives up with ctx.Err() when ctx is
-// done while it waits. With a spare ready (sp may be nil) it renames the
-// spare to lockPath instead of creating a file.
-func acquireLock(ctx context.Context, lockPath string, pol LockPolicy, sp *spares) (*os.File, error) {
-	if f := lockWithSpare(lockPath, sp); f != nil {
-		return f, nil
-	}
+// done while it waits.
+func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File, error) {
 	deadline := time.Now().Add(pol.Timeout)
 	wait := 50 * time.Microsecond
 	for {
@@ -183,37 +169,6 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy, sp *spare
 			wait *= 2
 		}
 	}
-}
-
-// lockWithSpare takes lockPath by renaming a spare to it without replacing
-// anything: the exclusion git's O_EXCL create gives, without a new inode.
-// The spare is flocked first, so the lock is held from the moment it
-// appears (its mtime is the spare's, older than StaleAfter, and only the
-// flock keeps breakStaleLock away). It returns nil, and the spare goes
-// back, when lockPath exists or its directory cannot be made; the caller
-// then waits and creates as before.
-func lockWithSpare(lockPath string, sp *spares) *os.File {
-	f := sp.take()
-	if f == nil {
-		return nil
-	}
-	if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {
-		sp.giveBack(f)
-		return nil
-	}
-	err := osproc.RenameNoReplace(f.Name(), lockPath)
-	if errors.Is(err, os.ErrNotExist) && mkdirAll(filepath.Dir(lockPath)) == nil {
-		err = osproc.RenameNoReplace(f.Name(), lockPath)
-	}
-	if err == nil {
-		return f
-	}
-	osproc.Unlock(f)
-	sp.giveBack(f)
-	if unusable(err) {
-		sp.turnOff()
-	}
-	return nil
 }
 
 // breakStaleLock removes lockPath when it is unheld and older than

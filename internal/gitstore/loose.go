@@ -14,7 +14,6 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // writeLoose stores one loose object the way git does: the zlib stream of
@@ -71,7 +70,7 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 	if werr == nil {
 		// Loose objects are read-only, as git makes them.
 		os.Chmod(f.Name(), 0o444)
-		werr = osproc.Rename(f.Name(), final)
+		werr = os.Rename(f.Name(), final)
 	}
 	if errors.Is(werr, os.ErrNotExist) {
 		// git prune removed the emptied fan-out directory under us.

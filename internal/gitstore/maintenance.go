@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // maintenance keeps the repository healthy without user action: many small
@@ -198,7 +196,7 @@ func (m *maintenance) committed(ctx context.Context) {
 			m.waitRollUp(ctx, child)
 		}
 		if packs > 0 && mayRollUp && !m.running() {
-			if merged := m.rollUpSet(); len(merged) > 0 && !m.rollUpHere(merged) {
+			if merged := m.rollUpSet(); len(merged) > 0 {
 				m.spawnRollUp(merged)
 			}
 		}
@@ -232,7 +230,7 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 		return
 	}
 	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if osproc.Rename(mark, taken) != nil {
+	if os.Rename(mark, taken) != nil {
 		return
 	}
 	defer os.Remove(taken)
@@ -292,7 +290,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 		script = "git --git-dir=" + gd + " repack -A -d -q && git --git-dir=" + gd +
 			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
-	script = "(" + script + ")" + m.store.finishShell(lock)
+	script = "(" + script + ")" + finishShell(lock)
 	cmd := detached("sh", "-c", script)
 	if err := cmd.Start(); err != nil {
 		os.Remove(lock)
@@ -322,16 +320,8 @@ func (m *maintenance) packCount() int {
 	return n
 }
 
-// looseRefs counts the entries of prefix's directory (one directory read),
-// or, in a store that watches that directory (the MCP server's board
-// items, listed by every claim), the loose refs its watch holds: a read of
-// the watch's queue and a stat, where the directory read was a tenth of
-// the samples of the server's board writes (perf, 400 creates and 400
-// claims in one server).
+// looseRefs counts the entries of prefix's directory (one directory read).
 func (s *Store) looseRefs(prefix string) int {
-	if n, ok := s.refs.watchedCount(prefix); ok {
-		return n
-	}
 	d, err := os.Open(s.refs.dirOf(prefix))
 	if err != nil {
 		return 0
@@ -394,24 +384,10 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 	}
 }
 
-// running reports whether a maintenance process holds the lock. While
-// the shell this process started last runs, it does without a look at
-// the lock: a roll-up outlasts many writes, and each commit asked (a
-// stat, an open and read of the lock, a kill(2) of its pid: 13 system
-// calls). The shell removes the lock as its last step, so for the moment
-// between that and its end this answers yes, as a look would have a
-// moment earlier.
+// running reports whether a maintenance process holds the lock. The
+// shell removes the lock as its last step, so a job that has done its
+// work no longer counts, whether or not this process has reaped it.
 func (m *maintenance) running() bool {
-	m.mu.Lock()
-	child := m.child
-	m.mu.Unlock()
-	if child != nil {
-		select {
-		case <-child:
-		default:
-			return true
-		}
-	}
 	path := filepath.Join(m.store.repo.StateDir(), "maintenance.lock")
 	fi, err := os.Stat(path)
 	return err == nil && !lockStale(path, fi)
@@ -469,7 +445,7 @@ func breakStaleMaintenance(path string) bool {
 		return false
 	}
 	aside := path + ".stale-" + strconv.FormatUint(rand.Uint64(), 36)
-	if osproc.Rename(path, aside) != nil {
+	if os.Rename(path, aside) != nil {
 		return false
 	}
 	defer os.Remove(aside)
@@ -621,9 +597,6 @@ func (m *maintenance) spawnRollUp(merged []string) {
 		os.Remove(lock)
 		return
 	}
-	if m.store.spareWant > 0 && len(later) == 0 && m.rollUpDirect(f, pdir, lock, list, input) {
-		return
-	}
 	gd := shellQuote(m.store.repo.CommonDir)
 	var b strings.Builder
 	b.WriteString("(set -e; ")
@@ -639,7 +612,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	// "+pack-<name>.pack" (see finishRollUp).
 	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
 		shellQuote(filepath.Join(pdir, "pack")) + " < " + shellQuote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
-		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + ")" + m.store.finishShell(input, part, lock))
+		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(input, part, lock))
 	cmd := detached("sh", "-c", b.String())
 	if err := cmd.Start(); err != nil {
 		os.Remove(input)
@@ -673,31 +646,8 @@ func (m *maintenance) background(fn func()) <-chan struct{} {
 }
 
 // writeState writes data to path, a file of the state directory that a
-// roll-up's shell reads and appends to, through a spare file when the
-// store has one (the clone's pool in a CLI call, its own in the server):
-// a rename instead of a new inode. On ext4 without a journal a new inode
-// cost 0.3-1.8 ms of the call that made it, and the call that starts a
-// roll-up made three (its lock, the list, the input): 5 files in all
-// with its own write, against the target of 3 (writebench's strace).
-// The spare keeps the mode it was made with (0666 less the umask), so
-// the shell may append to it; without a spare, os.WriteFile.
+// roll-up's shell reads and appends to.
 func (s *Store) writeState(path string, data []byte) error {
-	if f := s.spares().take(); f != nil {
-		_, err := f.Write(data)
-		if err == nil {
-			err = fitSpare(f, len(data))
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = osproc.Rename(f.Name(), path)
-		}
-		if err == nil {
-			return nil
-		}
-		os.Remove(f.Name())
-	}
 	return os.WriteFile(path, data, 0o666)
 }
 
@@ -773,7 +723,7 @@ func (m *maintenance) finishRollUp() {
 		return
 	}
 	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if osproc.Rename(mark, taken) != nil {
+	if os.Rename(mark, taken) != nil {
 		return
 	}
 	defer os.Remove(taken)
@@ -802,16 +752,14 @@ func (m *maintenance) finishRollUp() {
 			bases = append(bases, filepath.Join(pdir, base))
 		}
 	}
-	// This process's mappings of the merged packs go first: a mapped
-	// file cannot be made a spare (see promote).
 	if db, err := m.store.db(); err == nil {
 		db.DropPacks(bases)
 	}
 	for _, p := range bases {
-		if !m.store.retireFile(p + ".idx") {
+		if os.Remove(p+".idx") != nil {
 			continue
 		}
-		m.store.retireFile(p + ".pack")
+		os.Remove(p + ".pack")
 		os.Remove(p + ".rev")
 		os.Remove(p + ".bitmap")
 	}
@@ -829,4 +777,15 @@ func (m *maintenance) dropStaleKeep(base string) {
 	if p, err := os.Stat(base + ".pack"); err == nil && os.SameFile(k, p) {
 		os.Remove(base + ".keep")
 	}
+}
+
+// finishShell is the shell a background roll-up or repack ends with: it
+// removes the files named in last (the maintenance lock last of all: its
+// removal says the job is done).
+func finishShell(last ...string) string {
+	cmd := "; rm -f"
+	for _, f := range last {
+		cmd += " " + shellQuote(f)
+	}
+	return cmd
 }

@@ -148,42 +148,6 @@ func TestRollUp_KilledRollUpDoesNotStopTheNext(t *testing.T) {
 	gt.Fsck(t, dir)
 }
 
-// While the shell this process started last runs, running answers yes
-// without the lock (here there is none at all); once the shell has
-// ended, it looks at the lock again.
-func TestRunning_ItsOwnShellWithoutALook(t *testing.T) {
-	s, _ := packStore(t, true)
-	lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
-	if _, err := os.Stat(lock); err == nil {
-		t.Fatal("a maintenance lock before any write")
-	}
-	if s.maint.running() {
-		t.Fatal("running with no lock and no shell")
-	}
-	cmd := exec.Command("sleep", "0.3")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := s.maint.started(cmd)
-	if !s.maint.running() {
-		t.Fatal("not running while its own shell runs")
-	}
-	<-done
-	if s.maint.running() {
-		t.Fatal("running after its shell ended, with no lock")
-	}
-	if err := mkdirAll(filepath.Dir(lock)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lock, []byte("roll-up\npid "+strconv.Itoa(os.Getpid())+" "+hostname(t)+"\n"), 0o666); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(lock) })
-	if !s.maint.running() {
-		t.Fatal("not running beside a live process's lock once its own shell ended")
-	}
-}
-
 func hostname(t *testing.T) string {
 	h, err := os.Hostname()
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // pending holds the objects written inside a transaction until they are
@@ -98,10 +97,7 @@ func (s *Store) Together(fn func() error) error {
 }
 
 // dropKeep removes a pack's .keep once a ref names its objects, or, inside
-// Together, when Together returns. A long-lived Store's spares goroutine
-// removes it, after the call: a .keep only makes a repack or a roll-up
-// leave its pack alone a moment longer, and its unlink in the pack
-// directory is one less name change inside the call.
+// Together, when Together returns.
 func (s *Store) dropKeep(keep string) {
 	if keep == "" {
 		return
@@ -112,14 +108,9 @@ func (s *Store) dropKeep(keep string) {
 		keep = ""
 	}
 	s.pend.mu.Unlock()
-	if keep == "" {
-		return
+	if keep != "" {
+		os.Remove(keep)
 	}
-	if sp := s.spares(); sp != nil && !sp.pooled {
-		sp.reapLater(keep) // removed at once when the spares are closed
-		return
-	}
-	os.Remove(keep)
 }
 
 // The layout of a version 2 pack index (what writePack writes and a
@@ -276,7 +267,7 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 		crc uint32
 	}
 	entries := make([]entry, len(objs))
-	var zw *zlib.Writer // only for a large object (see deflateBelow)
+	var zw *zlib.Writer
 	defer func() {
 		if zw != nil {
 			zFree.put(zw)
@@ -298,8 +289,6 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 		switch {
 		case storeInPack(o.t, len(o.data)):
 			appendStored(buf, o.data)
-		case len(o.data) < deflateBelow:
-			appendDeflated(buf, o.data)
 		default:
 			if zw == nil {
 				zw = zFree.get()
@@ -372,15 +361,9 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 		os.Remove(tmpPack)
 		return "", nil, err
 	}
-	if err := osproc.Rename(tmpPack, base+".pack"); err != nil {
+	if err := os.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
-		if unusable(err) && filepath.Dir(tmpPack) != dir {
-			// Spares on another mount than the objects: none from here
-			// on, and the pack is written again in place.
-			s.spares().turnOff()
-			return s.writePack(objs)
-		}
 		return "", nil, apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
 	}
 	if testHookPackPlaced != nil {
@@ -399,7 +382,7 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 		os.Remove(tmpIdx)
 		return "", nil, apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 	}
-	if err := osproc.Rename(tmpIdx, base+".idx"); err != nil {
+	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
 		os.Remove(keep)
 		return "", nil, apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
@@ -421,9 +404,6 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 // writeTemp writes data to a new read-only temporary file in dir (made
 // when missing) and returns its name.
 func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
-	if f := s.spares().take(); f != nil {
-		return s.fillTemp(f, data)
-	}
 	f, err := createTemp(dir, prefix)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = mkdirAll(dir); err == nil {
@@ -436,13 +416,10 @@ func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
 	return s.fillTemp(f, data)
 }
 
-// fillTemp writes data to f, a new temporary file or a spare, makes it
+// fillTemp writes data to f, a new temporary file, makes it
 // read-only and closes it; it removes f when any of that fails.
 func (s *Store) fillTemp(f *os.File, data []byte) (string, error) {
 	_, werr := f.Write(data)
-	if werr == nil {
-		werr = fitSpare(f, len(data))
-	}
 	if werr == nil && s.lockPolicy.Fsync {
 		werr = f.Sync()
 	}

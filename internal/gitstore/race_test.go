@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +28,6 @@ func helperMain(role string) int {
 		return 2
 	}
 	opt := gitstore.DefaultOptions()
-	opt.Spares, _ = strconv.Atoi(os.Getenv("GITSTORE_TEST_SPARES"))
 	s := gitstore.OpenRepo(r, opt)
 	defer s.Close()
 	switch role {
@@ -104,9 +102,7 @@ func gitCLIWriter(dir, ref string, n int) (int, error) {
 
 // Eight worker processes and the git CLI append to one ref while another
 // loop runs `git pack-refs --all` and `git gc --auto`: no update is lost,
-// the ref is never broken, fsck stays clean. Half the workers write as the
-// MCP server does, through spare files (their locks are renamed into
-// place, not created), so both ways of taking a lock race git's.
+// the ref is never broken, fsck stays clean.
 func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process race")
@@ -138,8 +134,7 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	}()
 	var ps []*proctest.Proc
 	for i := 0; i < workers; i++ {
-		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each),
-			"GITSTORE_TEST_SPARES="+strconv.Itoa(i%2*4)))
+		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each)))
 	}
 	cliLanded, cliErr := gitCLIWriter(dir, ref, cliN)
 	for _, p := range ps {
@@ -164,7 +159,4 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 		t.Fatalf("refs after race: %q", out)
 	}
 	gt.Fsck(t, dir)
-	if left, _ := os.ReadDir(filepath.Join(dir, ".git", "ideate", "spare")); len(left) != 0 {
-		t.Fatalf("spare files left after the workers closed their stores: %d", len(left))
-	}
 }

@@ -53,15 +53,9 @@ type refReader struct {
 	// exactBuf is where readExact reads packed-refs, kept from call to
 	// call: 1.5 MB at 16,000 board items, read by every create and every
 	// guard on a packed ref, was 81 % of an MCP server's allocations and
-	// set off a garbage collection per call (issue 19).
+	// set off a garbage collection per call .
 	exactMu  sync.Mutex
 	exactBuf []byte
-
-	// watchRefs: a long-lived process lists directories of loose refs
-	// through watches (see refWatch), made on first listing.
-	watchRefs bool
-	wmu       sync.Mutex
-	watches   map[string]*refWatch
 }
 
 // looseKey identifies one version of a loose ref file. Every version is a
@@ -583,19 +577,13 @@ func (r *refReader) packedUnder(prefix string) ([]Ref, string, error) {
 	return packed[lo:hi:hi], version, nil
 }
 
-// listOnce lists the loose refs under prefix, from the directory's watch
-// in a store that keeps them (see refWatch), else by walking it, and,
-// when withPacked, the packed ones and their version (packedUnder).
+// listOnce lists the loose refs under prefix by walking its directory,
+// and, when withPacked, the packed ones and their version (packedUnder).
 func (r *refReader) listOnce(prefix string, withPacked bool) (packedPart, loose []Ref, version string, err error) {
 	if withPacked {
 		if packedPart, version, err = r.packedUnder(prefix); err != nil {
 			return nil, nil, "", err
 		}
-	}
-	if l, ok, err := r.watchedLoose(prefix); err != nil {
-		return nil, nil, "", fmt.Errorf("list refs %s: %w", prefix, err)
-	} else if ok {
-		return packedPart, l, version, nil
 	}
 	root := r.dirOf(prefix)
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

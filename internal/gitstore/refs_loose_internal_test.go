@@ -129,3 +129,19 @@ func TestRefs_LooseValuesCachedUntilTheFileChanges(t *testing.T) {
 		agree(fmt.Sprintf("move %d", i))
 	}
 }
+
+func writeOne(t *testing.T, s *Store, ref, payload string) Hash {
+	t.Helper()
+	h, err := s.Transact(context.Background(), ref, func(tip Hash) (Hash, string, error) {
+		b, err := s.WriteBlob([]byte(payload))
+		if err != nil {
+			return ZeroHash, "", err
+		}
+		tree, err := s.WriteTree([]TreeEntry{{Mode: ModeFile, Name: "f", Hash: b}})
+		return tree, payload + "\n", err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

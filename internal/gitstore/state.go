@@ -9,7 +9,6 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // validStateName: what a caller's state file may be called is one plain
@@ -52,7 +51,7 @@ func (s *Store) TakeState(name string) ([]byte, error) {
 		return nil, err
 	}
 	taken := p + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if err := osproc.Rename(p, taken); err != nil {
+	if err := os.Rename(p, taken); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore/odb"
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Store is the one door to git for everything above it: objects, trees,
@@ -40,10 +39,6 @@ type Store struct {
 	maint maintenance
 	cache objCache
 
-	spareWant int
-	spareOnce sync.Once
-	spareSet  *spares
-
 	pend pending
 
 	// Now is the clock; tests replace it.
@@ -64,19 +59,11 @@ type Options struct {
 	// Config is the repository's git configuration, when the caller has
 	// already read it (LoadConfig); nil reads it.
 	Config *Config
-	// Spares is how many empty files a long-lived Store (the MCP server)
-	// keeps made ahead of its writes (see spares); 0, for a short CLI
-	// call, makes each file when it is needed.
-	Spares int
-	// WatchRefs has a long-lived Store (the MCP server) list directories
-	// of loose refs through inotify watches instead of walking them on
-	// every listing (Linux; see refWatch).
-	WatchRefs bool
 	// ObjectCache is the budget in bytes of the cache of resolved pack
 	// objects (delta bases); 0 is odb's default (4 MiB). The MCP server
 	// keeps 1 MiB: a long-lived heap holds the whole cache, and the
 	// collector's goal is twice the live heap, so 4 MiB of cache was
-	// about 8 MiB of the server's memory (issue 19).
+	// about 8 MiB of the server's memory.
 	ObjectCache int
 }
 
@@ -109,9 +96,8 @@ func OpenRepo(r *Repo, opt Options) *Store {
 	s := &Store{
 		repo:          r,
 		cfg:           cfg,
-		refs:          &refReader{dir: r.CommonDir, watchRefs: opt.WatchRefs},
+		refs:          &refReader{dir: r.CommonDir},
 		lockPolicy:    opt.Lock,
-		spareWant:     opt.Spares,
 		objCacheBytes: opt.ObjectCache,
 		Now:           time.Now,
 	}
@@ -134,43 +120,12 @@ func (s *Store) Config() *Config { return s.cfg }
 // a shorter wait).
 func (s *Store) SetLockPolicy(p LockPolicy) { s.lockPolicy = p }
 
-// Close releases mapped pack files, removes the spares not used and ends
-// the ref watches.
+// Close releases mapped pack files.
 func (s *Store) Close() error {
-	s.DropSpares()
-	s.refs.closeWatches()
 	if s.odb != nil {
 		return s.odb.Close()
 	}
 	return nil
-}
-
-// DropSpares removes the spare files not used (see Options.Spares); the
-// Store's later writes create their files. Close does it too; a process
-// about to exit calls this alone.
-func (s *Store) DropSpares() {
-	s.spareOnce.Do(func() {}) // none start after this
-	s.spareSet.close()
-}
-
-// spares returns the Store's spare files, starting them on the first
-// write: its own (opt.Spares), else with maintenance on the clone's shared
-// ones (see pool.go); nil when neither can be used here.
-func (s *Store) spares() *spares {
-	s.spareOnce.Do(func() {
-		dir := filepath.Join(s.repo.StateDir(), "spare")
-		switch {
-		case s.spareWant > 0:
-			s.spareSet = startSpares(s.repo.CommonDir, dir, s.spareWant)
-			if s.spareSet != nil && s.maint.enabled && canPool {
-				_, ext4, journal := osproc.FileSystem(dir)
-				s.spareSet.poolFirst = ext4 && !journal
-			}
-		case s.maint.enabled && canPool:
-			s.spareSet = pooledSpares(dir)
-		}
-	})
-	return s.spareSet
 }
 
 func (s *Store) db() (*odb.DB, error) {
@@ -295,15 +250,7 @@ func (s *Store) Refs(prefix string) ([]Ref, error) {
 // whose values replace packed ones of the same name. A caller that
 // compares a namespace of thousands of refs with what it saw before can
 // skip the packed part while it is the same slice: a board of 20,000 items
-// is listed by every claim (issue 19).
-//
-// In a long-lived store (Options.WatchRefs) the loose part comes from the
-// directory's watch (see refWatch), as listings do; a claim's open-child
-// check is its one caller. It walked the directory for two sessions while
-// the watch let that check pass a parent whose new child was open (2 runs
-// in 500 of TestBoard_ChildrenConcurrentInOneProcess, GOMAXPROCS=1): the
-// directory removed by pack-refs --prune and made again while the removed
-// one was still held, which the kernel reports late (refWatch.same).
+// is listed by every claim.
 func (s *Store) RefParts(prefix string) (packed, loose []Ref, err error) {
 	packed, loose, _, err = s.RefPartsVersion(prefix)
 	return packed, loose, err
@@ -327,8 +274,7 @@ func (s *Store) PackedRefsVersion(prefix string) (packed []Ref, version string, 
 	return s.refs.packedUnder(prefix)
 }
 
-// LooseRefsAt lists the loose refs under prefix, sorted by name (from
-// the directory, or its watch as listings do), when packed-refs holds
+// LooseRefsAt lists the loose refs under prefix, sorted by name, when packed-refs holds
 // what it held at version (a name RefPartsVersion gave) and is the same
 // file after the listing; ok is false, and nothing is listed, when it is
 // not. With the packed refs of that version, kept by the caller, that is

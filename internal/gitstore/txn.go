@@ -173,7 +173,7 @@ func (s *Store) holdGuards(ctx context.Context, ref string, guards []Guard) (fun
 			return nil, apperr.New(apperr.Schema, "%q is not a valid ref name", g.Ref)
 		}
 		path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(g.Ref)) + ".lock"
-		f, err := acquireLock(ctx, path, pol, s.spares())
+		f, err := acquireLock(ctx, path, pol)
 		if err != nil {
 			release()
 			return nil, err

@@ -221,11 +221,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			wg.Add(1)
 			stopMu.Unlock()
 			if writes {
-				// What the write hands to the spares goroutines waits
-				// for its answer (see gitstore.HoldSpares).
-				done := gitstore.HoldSpares()
 				write(s.handle(ctx, msg))
-				done()
 				release()
 				wg.Done()
 				continue

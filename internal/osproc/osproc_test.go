@@ -4,7 +4,6 @@ package osproc_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,74 +127,5 @@ func TestGone(t *testing.T) {
 	}
 	if !osproc.Gone(cmd.Process.Pid) {
 		t.Fatalf("Gone(%d), an exited and reaped child, = false", cmd.Process.Pid)
-	}
-}
-
-// RenameNoReplace moves a file to a free name, and refuses, with an error
-// matching os.ErrExist, to replace one that exists: both files stay as
-// they were.
-func TestRenameNoReplace(t *testing.T) {
-	if !osproc.HasRenameNoReplace {
-		t.Skip("no renameat2 here")
-	}
-	dir := t.TempDir()
-	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
-	for p, data := range map[string]string{a: "a", b: "b"} {
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err := osproc.RenameNoReplace(a, b)
-	if !errors.Is(err, os.ErrExist) {
-		t.Fatalf("rename onto an existing file: %v, want os.ErrExist", err)
-	}
-	for p, want := range map[string]string{a: "a", b: "b"} {
-		if got, _ := os.ReadFile(p); string(got) != want {
-			t.Fatalf("%s holds %q after the refused rename, want %q", p, got, want)
-		}
-	}
-	if err := osproc.RenameNoReplace(a, c); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(a); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the source is still there: %v", err)
-	}
-	if got, _ := os.ReadFile(c); string(got) != "a" {
-		t.Fatalf("the renamed file holds %q", got)
-	}
-}
-
-// Rename replaces a file, as os.Rename does, and fails with os.Rename's
-// errors: a missing source matches os.ErrNotExist, a file over a
-// directory is refused, and both stay as they were.
-func TestRename(t *testing.T) {
-	dir := t.TempDir()
-	a, b, d := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "d")
-	for p, data := range map[string]string{a: "a", b: "b"} {
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := osproc.Rename(a, b); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(b); string(got) != "a" {
-		t.Fatalf("the replaced file holds %q, want %q", got, "a")
-	}
-	var le *os.LinkError
-	if err := osproc.Rename(a, filepath.Join(dir, "c")); !errors.Is(err, os.ErrNotExist) || !errors.As(err, &le) {
-		t.Fatalf("rename of a missing file: %v, want an *os.LinkError matching os.ErrNotExist", err)
-	}
-	if err := osproc.Rename(b, d); err == nil {
-		t.Fatal("a file renamed over a directory")
-	}
-	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-		t.Fatalf("the directory after the refused rename: %v, %v", fi, err)
-	}
-	if got, _ := os.ReadFile(b); string(got) != "a" {
-		t.Fatalf("the file after the refused rename holds %q", got)
 	}
 }

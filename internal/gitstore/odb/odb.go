@@ -31,9 +31,6 @@ const (
 	maxAlternateDepth = 5
 	// defaultCacheBytes is the budget of the resolved-object cache.
 	defaultCacheBytes = 4 << 20
-	// releaseEvery is how many bytes of objects a DB reads from its packs
-	// between two releases of the pages it has mapped (releasePages).
-	releaseEvery = 1 << 20
 )
 
 // Test hooks: how many delta entries of each kind were applied.
@@ -41,7 +38,6 @@ var (
 	ofsDeltaCount atomic.Int64
 	refDeltaCount atomic.Int64
 	scanCount     atomic.Int64 // pack-directory scans
-	releaseCount  atomic.Int64 // releasePages calls
 )
 
 // store is one objects directory: the local one or an alternate.
@@ -57,9 +53,6 @@ type DB struct {
 	stores []*store // fixed at Open
 	cache  *baseCache
 	nextID atomic.Uint64
-	// sinceRelease counts the bytes of objects read from packs since the
-	// last releasePages.
-	sinceRelease atomic.Int64
 
 	// scanMu serialises pack-directory scans. Lock order: scanMu, then mu.
 	scanMu sync.Mutex
@@ -302,10 +295,6 @@ func (db *DB) readOnce(h oid.Hash) (typ oid.ObjectType, data []byte, found bool,
 			if shared {
 				d = bytes.Clone(d)
 			}
-			if db.sinceRelease.Add(int64(len(d))) >= releaseEvery {
-				db.sinceRelease.Store(0)
-				db.releasePages()
-			}
 			return t, d, true, nil
 		}
 		t, d, lerr := readLoose(s.dir, h)
@@ -317,34 +306,6 @@ func (db *DB) readOnce(h oid.Hash) (typ oid.ObjectType, data []byte, found bool,
 		}
 	}
 	return oid.InvalidObject, nil, false, firstErr
-}
-
-// releasePages lets go of the pages of every mapped pack and index this
-// process has touched, without unmapping them: the next read of a page
-// maps it again from the page cache. A walk of a whole history (the
-// record's edge index built from nothing reads all 10,000 records) touched
-// every page of every pack, and a long-lived process kept them all in its
-// resident memory, about 8 MiB at 10,000 records (issue 19: the MCP
-// server's peak RSS); released every releaseEvery bytes read, a walk keeps
-// about that much. The caller holds db.mu for reading, so no pack is
-// unmapped meanwhile.
-func (db *DB) releasePages() {
-	releaseCount.Add(1)
-	for _, s := range db.stores {
-		for _, p := range s.packs {
-			if p.inMem {
-				// Its bytes are Go heap memory (AddPackBytes), not a
-				// mapping: MADV_DONTNEED would zero them.
-				continue
-			}
-			if p.idxState.Load() == idxReady {
-				releaseMapped(p.idx)
-			}
-			p.dataMu.Lock()
-			releaseMapped(p.data)
-			p.dataMu.Unlock()
-		}
-	}
 }
 
 func cmpErr(first, err error) error {
