@@ -2,48 +2,12 @@ package testrun
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
-
-// stdEvent is a test2json event decoded by encoding/json.
-type stdEvent struct {
-	Action, Package, Test, Output, FailedBuild, ImportPath string
-}
-
-// FuzzDecodeGoEvent: on every line encoding/json accepts as an event
-// object, the fast decoder agrees with it field by field.
-func FuzzDecodeGoEvent(f *testing.F) {
-	for _, name := range []string{"evidence-go-test.jsonl", "go-live.jsonl"} {
-		b, _ := os.ReadFile(filepath.Join("testdata", name))
-		for _, l := range bytes.Split(b, []byte("\n"))[:20] {
-			f.Add(l)
-		}
-	}
-	f.Add([]byte(`{"Action":"output","Output":"caf\u00e9 \ud83d\ude00 \ud800 \"q\" \\ \/ \b\f\r\t","pac\u212Aage":"k"}`))
-	f.Add([]byte(`{"ACTION":"run","test":"TestX","Elapsed":1.5e3,"x":[1,{"a":"}"}],"y":null,"z":true}`))
-	f.Add([]byte("{\"Output\":\"\xff\xfe bad utf8\"}"))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		var d eventDecoder
-		var ev goEvent
-		ok := d.decode(line, &ev)
-		var std stdEvent
-		if err := json.Unmarshal(line, &std); err != nil || !bytes.HasPrefix(bytes.TrimLeft(line, " \t\r\n"), []byte("{")) {
-			return
-		}
-		if !ok {
-			t.Fatalf("encoding/json reads %q, the decoder does not", line)
-		}
-		got := stdEvent{string(ev.Action), string(ev.Package), string(ev.Test), string(ev.Output), string(ev.FailedBuild), string(ev.ImportPath)}
-		if got != std {
-			t.Fatalf("decoder %+v\nencoding/json %+v\nline %q", got, std, line)
-		}
-	})
-}
 
 // checkReport holds for every report: UNVERIFIABLE iff an error; each
 // declared id has exactly one result, first and in order; outcomes are

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,6 +10,11 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
+
+// goEvent is one test2json event.
+type goEvent struct {
+	Action, Package, Test, Output, FailedBuild, ImportPath []byte
+}
 
 // goParser reads a `go test -json` stream event by event; its memory is
 // bounded per test (counts and the first message), not by the output.
@@ -19,7 +25,6 @@ type goParser struct {
 	builds  map[string]*goBuild
 	lines   int
 	events  int
-	dec     eventDecoder
 	scratch []byte
 }
 
@@ -79,10 +84,11 @@ func readGoJSON(r io.Reader, opts Options) (*goParser, error) {
 
 func (g *goParser) line(b []byte) {
 	g.lines++
-	var ev goEvent
-	if !g.dec.decode(b, &ev) || len(ev.Action) == 0 {
+	var e struct{ Action, Package, Test, Output, FailedBuild, ImportPath string }
+	if json.Unmarshal(b, &e) != nil || e.Action == "" {
 		return
 	}
+	ev := goEvent{[]byte(e.Action), []byte(e.Package), []byte(e.Test), []byte(e.Output), []byte(e.FailedBuild), []byte(e.ImportPath)}
 	g.events++
 	var action string // a constant: no allocation per event
 	switch string(ev.Action) {
