@@ -143,12 +143,6 @@ func StartProcess() (context.Context, *Signals) {
 	return ctx, sig
 }
 
-// RunParsed runs a command FastParse filled in, as RunCommand does.
-func RunParsed(ctx context.Context, env *Env, cmd Runner, path, chdir string) int {
-	_, hook := cmd.(HookPath)
-	return RunCommand(env, chdir, path, hook, func() error { return cmd.Run(ctx, env) })
-}
-
 // RunCommand runs a parsed command (its path, for the error line) in the
 // directory -C named, or ".", and returns its exit status: a hook path
 // exits 0 whatever happens.
@@ -248,7 +242,7 @@ func ExitStatusHelp() string {
 
 // HookLine reports whether args name a command hosts run as a hook (the
 // HookPath commands): it exits 0 whatever happens, even on a line kong
-// cannot parse or when git-ideate-full is missing.
+// cannot parse.
 func HookLine(args []string) bool {
 	switch strings.Join(CommandWords(args), " ") {
 	case "record prime", "record session-end", "work sweep", "hook":

@@ -17,10 +17,10 @@ const (
 	MCPFile      = ".mcp.json"             // the project's MCP servers
 )
 
-// OlderHookCommands are the hook commands git ideate init wrote before it
-// ran git-ideate-full directly: through git and the lean binary, or the
-// lean binary alone, each hook paid one or two more process starts.
-var OlderHookCommands = []string{"git ideate hook", "git-ideate hook"}
+// OlderHookCommands are the hook commands earlier versions of git ideate
+// init wrote: through git (one more process start per hook), or a second
+// binary, git-ideate-full, which no longer exists.
+var OlderHookCommands = []string{"git ideate hook", "git-ideate-full hook"}
 
 // MergeSettings merges the hook table (Hooks) into doc, the text of a
 // .claude/settings.json that holds one JSON object (nil or blank: an empty
@@ -155,9 +155,9 @@ func replaceCommand(groups []json.RawMessage, h Hook, older []string, command st
 	return true
 }
 
-// OlderMCPServers are the server entries (command, then arguments) git
-// ideate init wrote before it ran git-ideate-full directly.
-var OlderMCPServers = [][]string{{"git", "ideate", "mcp"}, {"git-ideate", "mcp"}}
+// OlderMCPServers are the server entries (command, then arguments)
+// earlier versions of git ideate init wrote.
+var OlderMCPServers = [][]string{{"git", "ideate", "mcp"}, {"git-ideate-full", "mcp"}}
 
 // MergeMCPServer adds mcpServers.<name> = {"command": command, "args":
 // args} to doc, the text of a .mcp.json holding one JSON object (nil or

@@ -83,7 +83,7 @@ func events() int {
 }
 
 func TestMergeSettings(t *testing.T) {
-	const cmd = "git-ideate-full hook"
+	const cmd = "git-ideate hook"
 	older := hooks.OlderHookCommands
 	// From nothing: every event, in table order, one group each.
 	out, added, replaced, err := hooks.MergeSettings(nil, cmd, older)
@@ -96,7 +96,7 @@ func TestMergeSettings(t *testing.T) {
 	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Hooks) != len(added) || len(doc.Hooks["SubagentStop"]) != 5 || !strings.HasSuffix(string(out), "}\n") {
 		t.Fatalf("fresh document %s: %v", out, err)
 	}
-	if want := `{"hooks":[{"type":"command","command":"git-ideate-full hook","timeout":30}]}`; string(compact(t, doc.Hooks["PostToolUse"][0])) != want {
+	if want := `{"hooks":[{"type":"command","command":"git-ideate hook","timeout":30}]}`; string(compact(t, doc.Hooks["PostToolUse"][0])) != want {
 		t.Fatalf("PostToolUse group %s", doc.Hooks["PostToolUse"][0])
 	}
 	// Merging again adds nothing.
@@ -106,14 +106,14 @@ func TestMergeSettings(t *testing.T) {
 	// The user's keys, their order and text, and their own edit of our
 	// entry stay; only missing events are added. Their entry of an older
 	// command now runs ours, its timeout kept.
-	user := `{"z":1, "hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"git-ideate  hook","timeout":9}]}]},"a":"<&>"}`
+	user := `{"z":1, "hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"git-ideate-full  hook","timeout":9}]}]},"a":"<&>"}`
 	out, added, replaced, err = hooks.MergeSettings([]byte(user), cmd, older)
 	if err != nil || strings.Contains(strings.Join(added, " "), "SessionEnd") || len(added) != events()-1 || strings.Join(replaced, " ") != "SessionEnd" {
 		t.Fatalf("merge into the user's: %v %v %v", added, replaced, err)
 	}
 	s := string(out)
 	if strings.Index(s, `"z"`) > strings.Index(s, `"hooks"`) || strings.Index(s, `"hooks"`) > strings.Index(s, `"a"`) ||
-		!strings.Contains(s, `"<&>"`) || !strings.Contains(s, `"mine"`) || !strings.Contains(s, `"timeout": 9`) || strings.Contains(s, "git-ideate  hook") {
+		!strings.Contains(s, `"<&>"`) || !strings.Contains(s, `"mine"`) || !strings.Contains(s, `"timeout": 9`) || strings.Contains(s, "git-ideate-full  hook") {
 		t.Fatalf("merged:\n%s", s)
 	}
 	// Wrong shapes: a typed error naming the value, nothing returned.
@@ -129,13 +129,13 @@ func TestMergeSettings(t *testing.T) {
 	}
 }
 
-// TestMergeSettings_OlderSetUpNowRunsTheFullBinary: a settings file an
+// TestMergeSettings_OlderSetUpNowRunsTheOneBinary: a settings file an
 // older init wrote (`git ideate hook` everywhere, gates included) comes
 // out as a fresh one would, every event among the replaced and none
 // added; a gate entry of an older command under another matcher is not
 // ours, and is left beside the one added.
-func TestMergeSettings_OlderSetUpNowRunsTheFullBinary(t *testing.T) {
-	const cmd = "git-ideate-full hook"
+func TestMergeSettings_OlderSetUpNowRunsTheOneBinary(t *testing.T) {
+	const cmd = "git-ideate hook"
 	old, _, _, err := hooks.MergeSettings(nil, "git ideate hook", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -164,13 +164,13 @@ func TestMergeMCPServer(t *testing.T) {
 		t.Fatalf("a different server: %s %v %v", again, differs, err)
 	}
 	// An older init's entry becomes ours; the rest of the file stays.
-	up, replaced, differs, err := hooks.MergeMCPServer(out, "ideate", "git-ideate-full", []string{"mcp"}, hooks.OlderMCPServers)
-	if err != nil || !replaced || differs || !strings.Contains(string(up), `"command": "git-ideate-full"`) || !strings.Contains(string(up), `"x": true`) || strings.Contains(string(up), `"ideate",`) {
+	up, replaced, differs, err := hooks.MergeMCPServer(out, "ideate", "git-ideate", []string{"mcp"}, hooks.OlderMCPServers)
+	if err != nil || !replaced || differs || !strings.Contains(string(up), `"command": "git-ideate"`) || !strings.Contains(string(up), `"x": true`) || strings.Contains(string(up), `"ideate",`) {
 		t.Fatalf("older entry: %s %v %v %v", up, replaced, differs, err)
 	}
 	// One with a key of the user's own is theirs, left as is.
 	mine := `{"mcpServers":{"ideate":{"command":"git","args":["ideate","mcp"],"env":{"A":"1"}}}}`
-	if again, replaced, differs, err := hooks.MergeMCPServer([]byte(mine), "ideate", "git-ideate-full", []string{"mcp"}, hooks.OlderMCPServers); again != nil || replaced || !differs || err != nil {
+	if again, replaced, differs, err := hooks.MergeMCPServer([]byte(mine), "ideate", "git-ideate", []string{"mcp"}, hooks.OlderMCPServers); again != nil || replaced || !differs || err != nil {
 		t.Fatalf("the user's own entry: %s %v %v %v", again, replaced, differs, err)
 	}
 	if _, _, _, err := hooks.MergeMCPServer([]byte(`{"mcpServers":1}`), "ideate", "git", nil, nil); apperr.CodeOf(err) != apperr.Schema {

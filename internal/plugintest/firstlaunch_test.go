@@ -562,7 +562,7 @@ func TestLauncher_FirstLaunchMCP_NothingToGet(t *testing.T) {
 }
 
 // Under Git for Windows' bash (uname -s says MINGW64_NT-…), the launcher
-// fetches the windows zip, checks it and installs its git-ideate-full.exe
+// fetches the windows zip, checks it and installs its git-ideate.exe
 // (as the data directory's git-ideate.exe). The
 // test serves this machine's binary under the windows names, with a
 // uname that answers as MSYS2 does.
@@ -575,7 +575,7 @@ func TestLauncher_WindowsDownload(t *testing.T) {
 	bin := binaryFromTarGz(t, host)
 	var zb bytes.Buffer
 	zw := zip.NewWriter(&zb)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: "git-ideate-full.exe", Method: zip.Deflate, ExternalAttrs: 0o755 << 16, CreatorVersion: 3 << 8})
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "git-ideate.exe", Method: zip.Deflate, ExternalAttrs: 0o755 << 16, CreatorVersion: 3 << 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,9 +633,9 @@ func binaryFromTarGz(t *testing.T, p string) []byte {
 	for {
 		h, err := tr.Next()
 		if err != nil {
-			t.Fatalf("no git-ideate-full in %s: %v", p, err)
+			t.Fatalf("no git-ideate in %s: %v", p, err)
 		}
-		if h.Name == "git-ideate-full" {
+		if h.Name == "git-ideate" {
 			b, err := io.ReadAll(tr)
 			if err != nil {
 				t.Fatal(err)

@@ -263,7 +263,7 @@ func TestLauncher(t *testing.T) {
 		// File times are coarse (a clock tick): let one pass since the build.
 		time.Sleep(20 * time.Millisecond)
 		now := time.Now()
-		if err := os.Chtimes(filepath.Join(root, "cmd", "git-ideate-full", "main.go"), now, now); err != nil {
+		if err := os.Chtimes(filepath.Join(root, "cmd", "git-ideate", "main.go"), now, now); err != nil {
 			t.Fatal(err)
 		}
 		if r := run(t, root, env, "", "--version"); r.code != 0 || r.out != version || r.builds() != 1 {
@@ -292,10 +292,10 @@ func TestLauncher(t *testing.T) {
 		}
 		// A test file is not part of the binary.
 		time.Sleep(20 * time.Millisecond)
-		if err := os.WriteFile(filepath.Join(root, "cmd", "git-ideate-full", "x_test.go"), []byte("package main\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(root, "cmd", "git-ideate", "x_test.go"), []byte("package main\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		os.Chtimes(filepath.Join(root, "cmd", "git-ideate-full"), time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+		os.Chtimes(filepath.Join(root, "cmd", "git-ideate"), time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
 		if r := run(t, root, env, "", "--version"); r.builds() != 0 {
 			t.Fatalf("a _test.go file caused a build:\n%s", r.err)
 		}
@@ -407,20 +407,20 @@ func TestLauncher(t *testing.T) {
 			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 		}
 
-		// A git-ideate-full further on PATH of another version is not used;
+		// A git-ideate further on PATH of another version is not used;
 		// one of this version is, and is remembered.
 		fake := t.TempDir()
 		script := func(v string) []byte {
 			return []byte("#!/bin/sh\nif [ \"$1\" = --version ]; then echo \"git-ideate " + v + " (fake)\"; else echo \"fallback $*\"; fi\n")
 		}
-		if err := os.WriteFile(filepath.Join(fake, "git-ideate-full"), script("0.0.1"), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(fake, "git-ideate"), script("0.0.1"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		env3[1] += string(os.PathListSeparator) + fake
 		if r = run(t, root, env3, "", "mcp", "x"); r.code != 0 || r.out != "" || !strings.Contains(r.err, "inactive") {
 			t.Fatalf("another version was used: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 		}
-		if err := os.WriteFile(filepath.Join(fake, "git-ideate-full"), script(release.Version), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(fake, "git-ideate"), script(release.Version), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		r = run(t, root, env3, "", "mcp", "x")

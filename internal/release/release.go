@@ -25,7 +25,7 @@ import (
 // Version is this source tree's version (package version).
 const Version = version.Version
 
-// Project is the archives' name and the lean binary's.
+// Project is the archives' name and the binary's.
 const Project = "git-ideate"
 
 // Main is one binary of a release archive.
@@ -35,12 +35,9 @@ type Main struct {
 	CGO     bool   // built with cgo on the CGOTargets
 }
 
-// Mains are the two binaries every archive holds, side by side: the lean
-// git-ideate (no cgo anywhere: it links no cgo package) and
-// git-ideate-full, which the lean one hands every other command to.
+// Mains are the binaries every archive holds.
 var Mains = []Main{
-	{Binary: Project, Package: "./cmd/git-ideate"},
-	{Binary: Project + "-full", Package: "./cmd/git-ideate-full", CGO: true},
+	{Binary: Project, Package: "./cmd/git-ideate", CGO: true},
 }
 
 // BuildFlags are the go build flags of a release binary (.goreleaser.yaml
@@ -217,9 +214,8 @@ func buildOne(ctx context.Context, o Options, t Target, extra map[string][]byte)
 	return Artifact{Name: name, Path: p, SHA256: hex.EncodeToString(h[:]), Target: t.String()}, nil
 }
 
-// goBuild compiles one of Mains for t into bin and returns its bytes: the
-// full binary with cgo where CGOTargets names t, the lean one always
-// without (it links no cgo package).
+// goBuild compiles one of Mains for t into bin and returns its bytes:
+// with cgo where CGOTargets names t and the binary uses it.
 func goBuild(ctx context.Context, o Options, t Target, m Main, bin string) ([]byte, error) {
 	cgo := o.CGO[t.String()] && m.CGO
 	args := append([]string{"build"}, BuildFlags...)

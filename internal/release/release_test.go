@@ -7,7 +7,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -70,7 +69,6 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 	want := []string{
 		"project_name: " + Project,
 		"main: ./cmd/git-ideate\n    binary: git-ideate\n",
-		"main: ./cmd/git-ideate-full\n    binary: git-ideate-full\n",
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}"`,
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_checksums.txt"`,
 		"algorithm: sha256",
@@ -109,15 +107,11 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 				}
 			}
 		}
-		lean := strings.Contains(b, "main: ./cmd/git-ideate\n")
 		for _, os := range goos {
 			for _, arch := range goarch {
 				tg := os + "/" + arch
-				seen[fmt.Sprint(lean, tg)] = true
+				seen[tg] = true
 				cc, cgo := CGOTargets[tg]
-				if lean {
-					cc, cgo = "", false // the lean binary links no cgo package
-				}
 				if !strings.Contains(b, "- "+tmpl.Replace(LDFlags("V", "C", cgo))+"\n") {
 					t.Errorf("%s: ldflags are not %q", tg, LDFlags("V", "C", cgo))
 				}
@@ -131,13 +125,11 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 		}
 	}
 	for _, tg := range Targets {
-		for _, lean := range []bool{true, false} {
-			if !seen[fmt.Sprint(lean, tg.String())] {
-				t.Errorf("no build for %s (lean %v)", tg, lean)
-			}
+		if !seen[tg.String()] {
+			t.Errorf("no build for %s", tg)
 		}
 	}
-	if len(seen) != 2*len(Targets) {
+	if len(seen) != len(Targets) {
 		t.Errorf("builds for %v, Targets %v", seen, Targets)
 	}
 	if got := ArchiveName("1.2.3", Target{"linux", "arm64"}); got != "git-ideate_1.2.3_linux_arm64.tar.gz" {
@@ -196,12 +188,11 @@ func TestBuild_Reproducible(t *testing.T) {
 		io.Copy(out, tr)
 		out.Close()
 	}
-	if strings.Join(names, " ") != "git-ideate git-ideate-full LICENSE THIRD_PARTY_NOTICES README.md" {
+	if strings.Join(names, " ") != "git-ideate LICENSE THIRD_PARTY_NOTICES README.md" {
 		t.Fatalf("archive holds %v", names)
 	}
-	// Both binaries carry the stamp; `help` is a line the lean binary hands
-	// to the full one beside it.
-	for _, args := range [][]string{{"git-ideate", "--version"}, {"git-ideate-full", "--version"}, {"git-ideate", "help", "--version"}} {
+	// The binary carries the stamp, also where kong answers (`help`).
+	for _, args := range [][]string{{"git-ideate", "--version"}, {"git-ideate", "help", "--version"}} {
 		v, err := exec.Command(filepath.Join(dir, args[0]), args[1:]...).Output()
 		if err != nil || !strings.HasPrefix(string(v), "git-ideate 9.8.7 (commit 0123456789abcdef0123456789abcdef01234567;") {
 			t.Fatalf("%q: %q %v", args, v, err)
@@ -257,7 +248,7 @@ func TestBuild_Windows(t *testing.T) {
 			t.Fatalf("%s starts with %q, not a PE image", f.Name, head)
 		}
 	}
-	if strings.Join(names, " ") != "git-ideate.exe git-ideate-full.exe LICENSE THIRD_PARTY_NOTICES README.md" {
+	if strings.Join(names, " ") != "git-ideate.exe LICENSE THIRD_PARTY_NOTICES README.md" {
 		t.Fatalf("zip holds %v", names)
 	}
 }

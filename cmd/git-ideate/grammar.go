@@ -56,13 +56,3 @@ func chdirOf(cli any) string {
 	}
 	return ""
 }
-
-// fastParse fills in the command a plain argument list names without
-// kong (fastParse over the whole tree), and the hook lines of
-// hooks.json (plainHook).
-func fastParse(args []string) (cmd corecmd.Runner, path, chdir string, ok bool) {
-	if hc, ok := plainHook(args); ok {
-		return hc, "hook", "", true
-	}
-	return corecmd.FastParse(reflect.TypeOf(CLI{}), args)
-}

@@ -33,18 +33,16 @@ type InitCmd struct {
 	JSON   bool     `name:"json" help:"Print a JSON summary."`
 }
 
-// The commands init writes: git-ideate-full found on PATH, run directly.
-// Through git and the lean git-ideate (`git ideate hook`) a hook would
-// pay two more process starts: the lean binary's exec into this one alone
-// was 3.5 ms a hook (UserPromptSubmit, medians of 200, bench: abrun).
+// The commands init writes: git-ideate found on PATH, run directly.
+// Through git (`git ideate hook`) a hook would pay one more process start.
 const (
-	initHookCommand = "git-ideate-full hook"
+	initHookCommand = "git-ideate hook"
 	initMCPServer   = "ideate"
 )
 
 // initMCPCommand and initMCPArgs are the server entry init writes.
 var (
-	initMCPCommand = "git-ideate-full"
+	initMCPCommand = "git-ideate"
 	initMCPArgs    = []string{"mcp"}
 )
 
@@ -229,13 +227,13 @@ func planMCP(top string) (*initChange, string, error) {
 	case data == nil:
 		return nil, "", nil
 	}
-	ch := &initChange{Action: "update", Target: mcpFile, Detail: "added mcpServers.ideate (git-ideate-full mcp)"}
+	ch := &initChange{Action: "update", Target: mcpFile, Detail: "added mcpServers.ideate (git-ideate mcp)"}
 	if replaced {
-		ch.Detail = "mcpServers.ideate now runs git-ideate-full mcp"
+		ch.Detail = "mcpServers.ideate now runs git-ideate mcp"
 	}
 	if !existed {
 		ch.Action = "create"
-		ch.Detail = "mcpServers.ideate (git-ideate-full mcp)"
+		ch.Detail = "mcpServers.ideate (git-ideate mcp)"
 	}
 	ch.apply = func() error { return writeFileAtomic(path, data, mode) }
 	return ch, "", nil

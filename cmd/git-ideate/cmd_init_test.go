@@ -85,8 +85,8 @@ func TestInit_FreshRepo(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
 	want := []string{
-		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted (git-ideate-full hook); permissions.allow mcp__ideate",
-		"created .mcp.json: mcpServers.ideate (git-ideate-full mcp)",
+		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted (git-ideate hook); permissions.allow mcp__ideate",
+		"created .mcp.json: mcpServers.ideate (git-ideate mcp)",
 		"added remote.origin.fetch: +refs/ideate/*:refs/ideate-remotes/origin/ideate/*",
 		"added remote.origin.fetch: +refs/notes/ideate*:refs/ideate-remotes/origin/notes/ideate*",
 		"created .ideate.json: the default configuration",
@@ -98,7 +98,7 @@ func TestInit_FreshRepo(t *testing.T) {
 	cmds := hookCommands(t, readJSON(t, filepath.Join(dir, ".claude/settings.json")))
 	want2 := map[string][]string{}
 	for _, h := range hooks.Hooks() {
-		want2[h.Event] = append(want2[h.Event], h.Command("git-ideate-full hook"))
+		want2[h.Event] = append(want2[h.Event], h.Command("git-ideate hook"))
 	}
 	if diff := cmp.Diff(want2, cmds); diff != "" {
 		t.Errorf("hook commands (-want +got): %s", diff)
@@ -111,14 +111,14 @@ func TestInit_FreshRepo(t *testing.T) {
 		t.Errorf("no note on untrusted workspaces:\n%s", r.err)
 	}
 	mcp := readJSON(t, filepath.Join(dir, ".mcp.json"))
-	if diff := cmp.Diff(map[string]any{"mcpServers": map[string]any{"ideate": map[string]any{"command": "git-ideate-full", "args": []any{"mcp"}}}}, mcp); diff != "" {
+	if diff := cmp.Diff(map[string]any{"mcpServers": map[string]any{"ideate": map[string]any{"command": "git-ideate", "args": []any{"mcp"}}}}, mcp); diff != "" {
 		t.Fatalf(".mcp.json: %s", diff)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "{\n  \"mcpServers\": {\n    \"ideate\": {\n      \"command\": \"git-ideate-full\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"; string(b) != want {
+	if want := "{\n  \"mcpServers\": {\n    \"ideate\": {\n      \"command\": \"git-ideate\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"; string(b) != want {
 		t.Fatalf(".mcp.json text:\n%s", b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".ideate.json")); err != nil {
@@ -292,10 +292,10 @@ func TestInit_MergesIntoExistingSettings(t *testing.T) {
 		t.Fatalf("mode not kept: %v %v", fi.Mode(), err)
 	}
 	cmds := hookCommands(t, readJSON(t, path))
-	if diff := cmp.Diff([]string{"echo <hello> & bye", "git-ideate-full hook"}, cmds["SessionStart"]); diff != "" {
+	if diff := cmp.Diff([]string{"echo <hello> & bye", "git-ideate hook"}, cmds["SessionStart"]); diff != "" {
 		t.Fatalf("SessionStart: %s", diff)
 	}
-	if diff := cmp.Diff([]string{"./check.sh", "git-ideate-full hook"}, cmds["Stop"]); diff != "" {
+	if diff := cmp.Diff([]string{"./check.sh", "git-ideate hook"}, cmds["Stop"]); diff != "" {
 		t.Fatalf("Stop: %s", diff)
 	}
 	v := readJSON(t, path)
@@ -312,19 +312,19 @@ func TestInit_MergesIntoExistingSettings(t *testing.T) {
 	// and a differing ideate server is left alone with a note.
 	dir2, _ := initRepo(t)
 	os.MkdirAll(filepath.Join(dir2, ".claude"), 0o755)
-	os.WriteFile(filepath.Join(dir2, ".claude/settings.json"), []byte(`{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"git-ideate-full  hook","timeout":9}]}],`+
+	os.WriteFile(filepath.Join(dir2, ".claude/settings.json"), []byte(`{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"git-ideate  hook","timeout":9}]}],`+
 		`"Stop":[{"hooks":[{"type":"command","command":"git  ideate hook","timeout":7}]}]}}`), 0o644)
 	os.WriteFile(filepath.Join(dir2, ".mcp.json"), []byte(`{"mcpServers":{"ideate":{"command":"/opt/git-ideate","args":["mcp"]}}}`), 0o644)
 	r = cli(t, dir2, "", "init")
 	if r.code != 0 {
 		t.Fatal(r.err)
 	}
-	if strings.Contains(r.out, "SessionEnd") || !strings.Contains(r.out, "; hooks Stop now run git-ideate-full hook") || strings.Contains(r.out, ".mcp.json") ||
+	if strings.Contains(r.out, "SessionEnd") || !strings.Contains(r.out, "; hooks Stop now run git-ideate hook") || strings.Contains(r.out, ".mcp.json") ||
 		!strings.Contains(r.err, "mcpServers.ideate differently; left as is") {
 		t.Fatalf("out:\n%s\nerr:\n%s", r.out, r.err)
 	}
 	got := hookCommands(t, readJSON(t, filepath.Join(dir2, ".claude/settings.json")))
-	if diff := cmp.Diff(map[string][]string{"SessionEnd": {"git-ideate-full  hook"}, "Stop": {"git-ideate-full hook"}}, map[string][]string{"SessionEnd": got["SessionEnd"], "Stop": got["Stop"]}); diff != "" {
+	if diff := cmp.Diff(map[string][]string{"SessionEnd": {"git-ideate  hook"}, "Stop": {"git-ideate hook"}}, map[string][]string{"SessionEnd": got["SessionEnd"], "Stop": got["Stop"]}); diff != "" {
 		t.Fatalf("SessionEnd and Stop: %s", diff)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir2, ".claude/settings.json")); !strings.Contains(string(b), `"timeout": 7`) {
@@ -469,11 +469,12 @@ func TestInit_FromSubdirectory(t *testing.T) {
 	}
 }
 
-// TestInit_OlderSetUpNowRunsTheFullBinary: a repository an older init set
-// up (hooks through `git ideate hook`, the server through `git ideate
-// mcp`) comes out of init running git-ideate-full directly, each entry
+// TestInit_OlderSetUpNowRunsTheOneBinary: a repository an older init set
+// up (hooks through `git ideate hook`, the server through the second
+// binary that no longer exists, `git-ideate-full mcp`) comes out of init
+// running git-ideate directly, each entry
 // changed in place and said so, and a second run changes nothing.
-func TestInit_OlderSetUpNowRunsTheFullBinary(t *testing.T) {
+func TestInit_OlderSetUpNowRunsTheOneBinary(t *testing.T) {
 	dir, _ := initRepo(t)
 	old, _, _, err := hooks.MergeSettings(nil, "git ideate hook", nil)
 	if err != nil {
@@ -489,7 +490,7 @@ func TestInit_OlderSetUpNowRunsTheFullBinary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".claude/settings.json"), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers":{"ideate":{"command":"git","args":["ideate","mcp"]}}}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers":{"ideate":{"command":"git-ideate-full","args":["mcp"]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := cli(t, dir, "", "init")
@@ -497,8 +498,8 @@ func TestInit_OlderSetUpNowRunsTheFullBinary(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
 	for _, want := range []string{
-		"updated .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted now run git-ideate-full hook\n",
-		"updated .mcp.json: mcpServers.ideate now runs git-ideate-full mcp\n",
+		"updated .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted now run git-ideate hook\n",
+		"updated .mcp.json: mcpServers.ideate now runs git-ideate mcp\n",
 	} {
 		if !strings.Contains(r.out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, r.out)
@@ -506,12 +507,12 @@ func TestInit_OlderSetUpNowRunsTheFullBinary(t *testing.T) {
 	}
 	for ev, cmds := range hookCommands(t, readJSON(t, filepath.Join(dir, ".claude/settings.json"))) {
 		for _, c := range cmds {
-			if !strings.HasPrefix(c, "git-ideate-full hook") {
+			if !strings.HasPrefix(c, "git-ideate hook") {
 				t.Fatalf("%s still runs %q", ev, c)
 			}
 		}
 	}
-	if srv := readJSON(t, filepath.Join(dir, ".mcp.json"))["mcpServers"].(map[string]any)["ideate"].(map[string]any); srv["command"] != "git-ideate-full" {
+	if srv := readJSON(t, filepath.Join(dir, ".mcp.json"))["mcpServers"].(map[string]any)["ideate"].(map[string]any); srv["command"] != "git-ideate" {
 		t.Fatalf(".mcp.json server: %v", srv)
 	}
 	first := takeSnapshot(t, dir)

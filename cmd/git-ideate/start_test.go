@@ -3,20 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"os"
 	"os/exec"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/alecthomas/kong"
 )
 
 // Every git-ideate process runs the package inits of the whole binary
-// before main, whatever its command (issue 19: package init was a third
-// of `--version`'s CPU). The module's own packages keep theirs small: a
+// before main, whatever its command (package init was once a third of
+// `--version`'s CPU). The module's own packages keep theirs small: a
 // table is built on first use (sync.OnceValue, textfmt.Regexp) or is a
 // switch, not a package-level map. The runtime's own init trace counts
 // each package's init allocations; bytes are exact where times are not.
@@ -30,7 +26,7 @@ const (
 	modulePackageInitMax = 8 << 10  // bytes, any one package
 )
 
-func TestLeanStart_ModuleInitsAllocateLittle(t *testing.T) {
+func TestStart_ModuleInitsAllocateLittle(t *testing.T) {
 	cmd := exec.Command(binPath, "--version")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	var stderr bytes.Buffer
@@ -68,42 +64,4 @@ func TestLeanStart_ModuleInitsAllocateLittle(t *testing.T) {
 		t.Errorf("the module's package inits allocate %d bytes (budget %d); GODEBUG=inittrace=1 %s --version names them", total, moduleInitBudget, binPath)
 	}
 	t.Logf("module package inits: %d bytes", total)
-}
-
-// The hook command line of hooks.json is built without kong (plainHook);
-// what it builds is what kong's parse of the same line fills in, and any
-// other line is left to kong.
-func TestPlainHook_SameAsKong(t *testing.T) {
-	for _, args := range [][]string{{"hook"}, {"hook", "--gate"}} {
-		fast, ok := plainHook(args)
-		if !ok {
-			t.Fatalf("%q: not taken", args)
-		}
-		if c, path, chdir, ok := fastParse(args); !ok || path != "hook" || chdir != "" {
-			t.Fatalf("%q: fastParse took it %v as %q -C %q", args, ok, path, chdir)
-		} else if _, hook := c.(corecmd.HookPath); !hook {
-			t.Fatalf("%q: fastParse's command is not a hook path", args)
-		}
-		cli := grammar(args)
-		parser, err := kong.New(cli, kongOptions()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kctx, err := parser.Parse(joinDashValues(parser.Model, args))
-		if err != nil {
-			t.Fatalf("%q: kong: %v", args, err)
-		}
-		if !isHookPath(kctx) || commandPath(kctx) != "hook" {
-			t.Fatalf("%q: kong selected %q", args, commandPath(kctx))
-		}
-		viaKong := reflect.ValueOf(cli).Elem().FieldByName("Hook").Interface().(HookCmd)
-		if !reflect.DeepEqual(*fast, viaKong) {
-			t.Fatalf("%q: built %+v, kong fills in %+v", args, *fast, viaKong)
-		}
-	}
-	for _, args := range [][]string{{"hook", "SessionStart"}, {"hook", "--help"}, {"-C", ".", "hook"}, {"hook", "--gate", "x"}, {"--gate", "hook"}, {"record", "prime"}} {
-		if _, ok := plainHook(args); ok {
-			t.Errorf("%q taken without kong", args)
-		}
-	}
 }
