@@ -55,12 +55,12 @@ func TestWorkCompletion_RecordCarriesTheSession(t *testing.T) {
 	host := "3b311f76-4634-48ab-b822-33299bd463ef"
 	r := startMCP(t, dir, "CLAUDE_CODE_SESSION_ID="+host)
 	res := r.call(1, "work_create", map[string]any{"title": "m", "spec": "s", "spec_format": "f", "actor_human": "h"})
-	id := res.StructuredContent["item"].(map[string]any)["id"].(string)
+	id := res.Out["item"].(map[string]any)["id"].(string)
 	res = r.call(2, "work_claim", map[string]any{"id": id, "actor_human": "dan", "actor_agent": "worker-7"})
 	if res.IsError {
 		t.Fatalf("claim: %+v", res)
 	}
-	token := res.StructuredContent["item"].(map[string]any)["claim"].(map[string]any)["claim_token"]
+	token := res.Out["item"].(map[string]any)["claim"].(map[string]any)["claim_token"]
 	if res = r.call(3, "work_complete", map[string]any{"id": id, "claim_token": token, "note": "done"}); res.IsError {
 		t.Fatalf("complete: %+v", res)
 	}

@@ -107,11 +107,23 @@ func (r *rpc) wait(id int) json.RawMessage {
 }
 
 type toolResult struct {
-	IsError           bool           `json:"isError"`
-	StructuredContent map[string]any `json:"structuredContent"`
-	Content           []struct {
+	IsError bool `json:"isError"`
+	Content []struct {
 		Text string `json:"text"`
 	} `json:"content"`
+	// Out is the decoded text: the result's one copy of its payload.
+	Out map[string]any `json:"-"`
+}
+
+func (r *toolResult) UnmarshalJSON(b []byte) error {
+	type plain toolResult
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	if len(r.Content) == 1 {
+		json.Unmarshal([]byte(r.Content[0].Text), &r.Out)
+	}
+	return nil
 }
 
 func (r *rpc) call(id int, tool string, args map[string]any) toolResult {
@@ -142,7 +154,7 @@ func TestMCP_StdioServerAndParity(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("append %d: %+v", i, res)
 		}
-		ids[res.StructuredContent["id"].(string)] = true
+		ids[res.Out["id"].(string)] = true
 	}
 	if len(ids) != 40 {
 		t.Fatalf("%d distinct ids", len(ids))
@@ -151,7 +163,7 @@ func TestMCP_StdioServerAndParity(t *testing.T) {
 	// Parity: a record written through the CLI is visible to the server at once.
 	cliID := strings.TrimSpace(mustOK(t, bin(t, dir, "", "record", "append", "--kind", "finding", "--claim", "from the CLI")).out)
 	res := r.call(100, "record_read", map[string]any{"limit": 1})
-	recs := res.StructuredContent["records"].([]any)
+	recs := res.Out["records"].([]any)
 	if recs[0].(map[string]any)["id"] != cliID {
 		t.Fatalf("server does not see the CLI write: %+v", res)
 	}
@@ -159,12 +171,12 @@ func TestMCP_StdioServerAndParity(t *testing.T) {
 	item := itemID(t, mustOK(t, bin(t, dir, "", "work", "create", "--title", "t", "--spec", "s", "--spec-format", "f", "--human", "h")).out)
 	mustOK(t, bin(t, dir, "", "work", "claim", "--id", item, "--human", "cli"))
 	res = r.call(101, "work_claim", map[string]any{"id": item, "actor_human": "mcp"})
-	if !res.IsError || res.StructuredContent["code"] != "NOT_CLAIMABLE" {
+	if !res.IsError || res.Out["code"] != "NOT_CLAIMABLE" {
 		t.Fatalf("server claim after CLI claim: %+v", res)
 	}
 	// The server's writes are visible to the CLI.
 	res = r.call(102, "work_create", map[string]any{"title": "from mcp", "spec": "s", "spec_format": "f", "actor_human": "m"})
-	mid := res.StructuredContent["item"].(map[string]any)["id"].(string)
+	mid := res.Out["item"].(map[string]any)["id"].(string)
 	if out := mustOK(t, bin(t, dir, "", "work", "get", "--id", mid)).out; !strings.Contains(out, "from mcp") {
 		t.Fatalf("CLI does not see the server's item: %s", out)
 	}
@@ -189,11 +201,11 @@ func TestMCP_SteeringGateReadPerCall(t *testing.T) {
 		return r.call(id, "steering_read", map[string]any{})
 	}
 	res := read()
-	if !res.IsError || res.StructuredContent["code"] != "GATED" {
+	if !res.IsError || res.Out["code"] != "GATED" {
 		t.Fatalf("steering_read before enabling: %+v", res)
 	}
 	cliRes := bin(t, dir, "", "steering", "read")
-	if msg := res.StructuredContent["message"].(string); cliRes.code == 0 || !strings.Contains(cliRes.err, msg) {
+	if msg := res.Out["message"].(string); cliRes.code == 0 || !strings.Contains(cliRes.err, msg) {
 		t.Fatalf("GATED differs between CLI and MCP:\nCLI: %s\nMCP: %s", cliRes.err, msg)
 	}
 	conf := filepath.Join(dir, ".ideate.json")
@@ -210,7 +222,7 @@ func TestMCP_SteeringGateReadPerCall(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(`{"schema_version":10,"steering":{"enabled":false}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := read(); !res.IsError || res.StructuredContent["code"] != "GATED" {
+	if res := read(); !res.IsError || res.Out["code"] != "GATED" {
 		t.Fatalf("steering_read after disabling: %+v", res)
 	}
 	// git config ideate.steering turns it on as well.
@@ -231,7 +243,7 @@ func TestMCP_SessionFromHost(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("append: %+v", res)
 		}
-		row := r.call(2, "record_read", map[string]any{"id": res.StructuredContent["id"]}).StructuredContent["records"].([]any)[0]
+		row := r.call(2, "record_read", map[string]any{"id": res.Out["id"]}).Out["records"].([]any)[0]
 		return row.(map[string]any)["source"].(map[string]any)["session_id"].(string)
 	}
 	host := "3b311f76-4634-48ab-b822-33299bd463ef"

@@ -96,10 +96,10 @@ func TestSync_MCPClaimThroughRemote(t *testing.T) {
 	mustOK(t, bin(t, b, "", "work", "claim", "--id", item, "--human", "bob", "--remote", "origin"))
 	r := startMCP(t, a)
 	res := r.call(1, "work_claim", map[string]any{"id": item, "actor_human": "mcp"})
-	if !res.IsError || res.StructuredContent["code"] != "NOT_CLAIMABLE" {
+	if !res.IsError || res.Out["code"] != "NOT_CLAIMABLE" {
 		t.Fatalf("MCP claim of an item held at the remote: %+v", res)
 	}
-	if msg, _ := res.StructuredContent["message"].(string); !strings.Contains(msg, "bob") {
-		t.Fatalf("the MCP loser is not told the holder: %+v", res.StructuredContent)
+	if msg, _ := res.Out["message"].(string); !strings.Contains(msg, "bob") {
+		t.Fatalf("the MCP loser is not told the holder: %+v", res.Out)
 	}
 }

@@ -25,10 +25,10 @@ func TestMCP_ServerSeesChildrenOtherProcessesMake(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("create: %+v", res)
 		}
-		parent := res.StructuredContent["item"].(map[string]any)["id"].(string)
+		parent := res.Out["item"].(map[string]any)["id"].(string)
 		kid := itemID(t, mustOK(t, bin(t, dir, "", "work", "create", "--title", fmt.Sprintf("kid %d", i), "--spec", "s",
 			"--spec-format", "f", "--human", "h", "--parent", parent)).out)
-		if res := call("work_claim", map[string]any{"id": parent, "actor_human": "m"}); !res.IsError || res.StructuredContent["code"] != "NOT_CLAIMABLE" {
+		if res := call("work_claim", map[string]any{"id": parent, "actor_human": "m"}); !res.IsError || res.Out["code"] != "NOT_CLAIMABLE" {
 			t.Fatalf("round %d: the server claimed a parent whose child a CLI process made: %+v", i, res)
 		}
 		mustOK(t, bin(t, dir, "", "work", "cancel", "--id", kid, "--human", "h"))

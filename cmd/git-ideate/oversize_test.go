@@ -72,8 +72,8 @@ func TestMCPSpec_OverItsBound_Refused(t *testing.T) {
 	before := refsState(t, fx.dir)
 	raw, _ := json.Marshal(map[string]any{"title": "t", "spec": strings.Repeat("a", board.MaxSpec+1), "spec_format": "text", "actor_human": "a"})
 	res := srv.Call(bg, "work_create", raw)
-	text, _ := json.Marshal(res)
-	if !res.IsError || !strings.Contains(string(text), `"code":"SCHEMA"`) {
+	text := res.Content[0].Text
+	if !res.IsError || !strings.Contains(text, `"code":"SCHEMA"`) {
 		t.Fatalf("work_create with a %d-byte spec: %.300s", board.MaxSpec+1, text)
 	}
 	if after := refsState(t, fx.dir); after != before {

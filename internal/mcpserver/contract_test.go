@@ -126,8 +126,11 @@ func TestContract_PipelinedCallsInArrivalOrder(t *testing.T) {
 	type answer struct {
 		ID     int `json:"id"`
 		Result struct {
-			IsError           bool           `json:"isError"`
-			StructuredContent map[string]any `json:"structuredContent"`
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			out map[string]any
 		} `json:"result"`
 	}
 	var got []answer
@@ -139,6 +142,9 @@ func TestContract_PipelinedCallsInArrivalOrder(t *testing.T) {
 			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 				t.Errorf("answer %q: %v", sc.Text(), err)
 				return
+			}
+			if len(a.Result.Content) == 1 {
+				json.Unmarshal([]byte(a.Result.Content[0].Text), &a.Result.out)
 			}
 			got = append(got, a)
 		}
@@ -160,8 +166,8 @@ func TestContract_PipelinedCallsInArrivalOrder(t *testing.T) {
 		if w.IsError || r.IsError {
 			t.Fatalf("pair %d failed: %+v %+v", i, w, r)
 		}
-		recs := r.StructuredContent["records"].([]any)
-		if len(recs) != 1 || recs[0].(map[string]any)["id"] != w.StructuredContent["id"] {
+		recs := r.out["records"].([]any)
+		if len(recs) != 1 || recs[0].(map[string]any)["id"] != w.out["id"] {
 			t.Fatalf("read %d does not see the append sent before it: %v", i, recs)
 		}
 	}

@@ -21,12 +21,40 @@ type schema struct {
 	Items                *schema            `json:"items"`
 	Enum                 []string           `json:"enum"`
 	Minimum              *float64           `json:"minimum"`
+	MaxLength            *int               `json:"maxLength"`
 }
+
+// The size policy of string arguments, in bytes: every string argument
+// holds at most maxArg, and the bodies of what is written (bodyArgs) at
+// most maxBody, whichever tool takes them; a string no schema describes
+// (an ignored key) is held to maxArg all the same. The server's
+// instructions state the policy once rather than each schema (every
+// schema is context the model pays for). Byte counts: a limit in
+// characters would let four times as many bytes through.
+const (
+	maxArg  = 64 << 10
+	maxBody = 1 << 20
+)
+
+// bodyArgs are the arguments that carry a body: Markdown, a spec, a
+// runner's output.
+var bodyArgs = map[string]bool{"content": true, "spec": true, "statement": true, "output": true,
+	"rationale": true, "note": true, "text": true, "feedback": true, "evidence": true}
 
 func mustCompile(src string) *schema {
 	var s schema
 	if err := json.Unmarshal([]byte(src), &s); err != nil {
 		panic("bad tool schema: " + err.Error())
+	}
+	for name, p := range s.Properties {
+		limit := maxArg
+		if bodyArgs[name] {
+			limit = maxBody
+		}
+		p.MaxLength = &limit
+		if p.Items != nil {
+			p.Items.MaxLength = &limit
+		}
 	}
 	return &s
 }
@@ -101,6 +129,9 @@ func (s *schema) validate(v any, path string) string {
 				if s.AdditionalProperties != nil && !*s.AdditionalProperties {
 					return fmt.Sprintf("%s: unknown property %q", where(path), k)
 				}
+				if msg := oversized(x[k], path+"/"+k); msg != "" {
+					return msg
+				}
 				continue
 			}
 			if msg := ps.validate(x[k], path+"/"+k); msg != "" {
@@ -116,6 +147,13 @@ func (s *schema) validate(v any, path string) string {
 			}
 		}
 	case string:
+		limit := maxArg
+		if s.MaxLength != nil {
+			limit = *s.MaxLength
+		}
+		if len(x) > limit {
+			return tooLong(path, len(x), limit)
+		}
 		if len(s.Enum) > 0 {
 			for _, e := range s.Enum {
 				if e == x {
@@ -133,6 +171,34 @@ func (s *schema) validate(v any, path string) string {
 		}
 	}
 	return ""
+}
+
+// oversized checks the strings of a value no schema describes against
+// maxArg.
+func oversized(v any, path string) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxArg {
+			return tooLong(path, len(x), maxArg)
+		}
+	case []any:
+		for i, e := range x {
+			if msg := oversized(e, fmt.Sprintf("%s/%d", path, i)); msg != "" {
+				return msg
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if msg := oversized(e, path+"/"+k); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+func tooLong(path string, n, limit int) string {
+	return fmt.Sprintf("%s is %d bytes, over its limit of %d bytes", where(path), n, limit)
 }
 
 func where(path string) string {

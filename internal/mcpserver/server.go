@@ -17,9 +17,10 @@
 //
 // # Results
 //
-// A success carries the payload both as structuredContent and as the same
-// JSON in a text block (hosts differ in which they show the model). A
-// failure is a tool result with isError and the envelope
+// A success carries the payload once, as JSON in a text block: no tool
+// declares an output schema, so none sends structuredContent (a copy of
+// the text would double every message). A result over 4 MiB is refused
+// with TOO_LARGE rather than sent. A failure is a tool result with isError and the envelope
 // {"ok":false,"code","message","reason"} (message and reason are the same
 // sentence; both keys are kept for clients of the existing implementation).
 // Arguments that fail the input schema get the same envelope with code
@@ -29,12 +30,8 @@
 package mcpserver
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -50,13 +47,16 @@ import (
 	"github.com/ideate/git-ideate/internal/steering"
 )
 
+// TooLarge is a result too large to send.
+const TooLarge apperr.Code = "TOO_LARGE"
+
 // Name is the server's MCP identity.
 const Name = "ideate"
 
 // Protocol versions this server speaks, newest first.
 var protocolVersions = []string{"2025-06-18", "2025-03-26", "2024-11-05"}
 
-const instructions = "git ideate: an append-only process record (record_*), a delegation board with leased claims (work_*) and steering items (steering_*, usually gated off), all stored in this git repository's refs/ideate/*. Reads are paged: follow next_cursor until it is null."
+const instructions = "git ideate: an append-only process record (record_*), a delegation board with leased claims (work_*) and steering items (steering_*, usually gated off), all stored in this git repository's refs/ideate/*. Reads are paged: follow next_cursor until it is null. A string argument holds at most 64 KiB (content, spec, statement, output, rationale, note, text, feedback and evidence: 1 MiB); a longer one is refused with SCHEMA and nothing is written."
 
 // Backend is what the tools call. The Opener returns it on first use.
 type Backend struct {
@@ -118,231 +118,22 @@ func New(version string, open Opener) *Server {
 	return s
 }
 
-// ServeStdio serves on the process's stdin and stdout.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return s.Serve(ctx, in, out)
-}
-
-// Serve reads JSON-RPC messages, one per line, from in and writes responses
-// to out until in ends; nothing but protocol is written to out.
-//
-// Tool calls take effect in the order they arrive, as if run one at a
-// time: a call that writes starts only after every earlier call has
-// answered, and every later call waits for it, so a read sent after a
-// write (even before its answer came back) sees it. Consecutive read-only
-// calls run side by side, at most eight at once; their answers may come
-// back out of order (each carries its request's id).
-//
-// Every call runs under ctx: when it is done (the process got SIGINT or
-// SIGTERM), calls in flight are cancelled — git processes they started are
-// killed — and Serve returns ctx.Err() once they have answered, without
-// waiting for in to end.
-func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	var wmu sync.Mutex
-	w := bufio.NewWriter(out)
-	write := func(v any) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return
-		}
-		wmu.Lock()
-		w.Write(b)
-		w.WriteByte('\n')
-		w.Flush()
-		wmu.Unlock()
-	}
-	sem := make(chan struct{}, workersMax)
-	run := &workers{jobs: make(chan func())}
-	// order is taken in arrival order, and released by the call after
-	// its answer is written: shared by a read (any method but a writing
-	// tools/call), exclusive for a write.
-	var order sync.RWMutex
-	var wg sync.WaitGroup
-	// stopped is set once Serve has stopped taking calls (ctx done);
-	// guarded by stopMu, which wg.Add also holds, so no call is added
-	// once Serve waits for the last ones.
-	var stopMu sync.Mutex
-	stopped := false
-	// The reader blocks in a read that ctx cannot interrupt: it runs on
-	// its own goroutine, and Serve returns when ctx is done without
-	// waiting for it. It parses each line and hands the call on itself,
-	// and runs a write where it is: a write holds the order lock
-	// exclusively, so every later call waits for it whatever reads the
-	// next line, and each hand-over between goroutines is a thread to
-	// wake when calls come seconds apart, as an agent's do (the answer
-	// to a ping after an idle moment took 0.2–0.3 ms against 0.1 back to
-	// back).
-	scanDone := make(chan struct{})
-	go func() {
-		defer close(scanDone)
-		for sc.Scan() {
-			if ctx.Err() != nil {
-				return
-			}
-			line := sc.Bytes()
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			var msg request
-			if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" {
-				write(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: -32700, Message: "parse error"}})
-				continue
-			}
-			if msg.ID == nil {
-				continue // a notification: nothing to answer
-			}
-			if msg.Method == "tools/call" {
-				msg.call = new(callParams)
-				if json.Unmarshal(msg.Params, msg.call) != nil {
-					msg.call = nil // handle answers "invalid params"
-				}
-			}
-			// Every request holds the order lock until answered: shared
-			// for reads (initialize, ping, tools/list, a read-only tool),
-			// exclusive for a tool that writes, so a write waits for what
-			// came before it and everything after waits for the write.
-			writes := msg.call != nil && !s.readOnlyCall(msg.call.Name)
-			var release func()
-			if writes {
-				order.Lock()
-				release = order.Unlock
-			} else {
-				order.RLock()
-				release = order.RUnlock
-			}
-			stopMu.Lock()
-			if stopped {
-				stopMu.Unlock()
-				release()
-				return
-			}
-			wg.Add(1)
-			stopMu.Unlock()
-			if writes {
-				write(s.handle(ctx, msg))
-				release()
-				wg.Done()
-				continue
-			}
-			sem <- struct{}{}
-			run.do(func() {
-				defer func() { release(); <-sem; wg.Done() }()
-				write(s.handle(ctx, msg))
-			})
-			// The worker was made ready on this thread's processor; the
-			// read the loop goes back to blocks in a system call, and the
-			// worker would wait for the runtime to notice (reads back to
-			// back took 20 % longer): let it run first.
-			runtime.Gosched()
-		}
-	}()
-	select {
-	case <-scanDone:
-	case <-ctx.Done():
-	}
-	stopMu.Lock()
-	stopped = true
-	stopMu.Unlock()
-	wg.Wait()
-	run.stop()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return sc.Err()
-}
-
-// workers runs the calls of one Serve on goroutines that live as long as
-// it does, at most as many as run at once, rather than on a new goroutine
-// per call: a new goroutine starts with a small stack, and a tool call
-// grew it again every time (runtime.newstack and copystack were 5 % of
-// the server's CPU in an append run, pprof).
-type workers struct {
-	jobs chan func()
-	mu   sync.Mutex
-	n    int // workers started
-}
-
-// do runs fn on an idle worker, or on a new one while fewer than
-// workersMax run, or else on the next worker to be free.
-func (w *workers) do(fn func()) {
-	select {
-	case w.jobs <- fn:
-		return
-	default:
-	}
-	w.mu.Lock()
-	start := w.n < workersMax
-	if start {
-		w.n++
-	}
-	w.mu.Unlock()
-	if !start {
-		w.jobs <- fn
-		return
-	}
-	go func() {
-		for ; fn != nil; fn = <-w.jobs {
-			fn()
-		}
-	}()
-}
-
-// stop ends the idle workers; call it once no job is running or to come.
-func (w *workers) stop() { close(w.jobs) }
-
-// workersMax bounds the workers: Serve runs at most eight calls at once.
-const workersMax = 8
-
-// readOnlyCall reports whether the tool named is read-only (an unknown
-// tool is answered at once and touches nothing).
-func (s *Server) readOnlyCall(name string) bool {
-	t, ok := s.byName[name]
-	return !ok || t.readOnly
-}
-
-type request struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	// call is a tools/call's params, decoded once by Serve (nil: they
-	// are not an object of that form).
-	call *callParams
-}
-
-// callParams are the params of a tools/call.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-type response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  any             `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-}
-
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func (s *Server) handle(ctx context.Context, m request) (resp response) {
-	resp = response{JSONRPC: "2.0", ID: m.ID}
+// handle answers a request other than tools/call.
+func (s *Server) handle(id json.RawMessage, method string, params json.RawMessage) (resp response) {
+	resp = response{JSONRPC: "2.0", ID: id}
 	defer func() {
 		if r := recover(); r != nil {
-			resp.Result, resp.Error = nil, &rpcError{Code: -32603, Message: "internal error"}
+			resp = errorResponse(id, codeInternal, "internal error")
 		}
 	}()
-	switch m.Method {
+	switch method {
 	case "initialize":
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		json.Unmarshal(m.Params, &p)
+		if len(params) > 0 && json.Unmarshal(params, &p) != nil {
+			return errorResponse(id, codeParams, "invalid params: initialize takes {protocolVersion, capabilities, clientInfo}")
+		}
 		v := protocolVersions[0]
 		for _, pv := range protocolVersions {
 			if pv == p.ProtocolVersion {
@@ -358,38 +149,31 @@ func (s *Server) handle(ctx context.Context, m request) (resp response) {
 	case "ping":
 		resp.Result = struct{}{}
 	case "tools/list":
-		list := make([]map[string]any, 0, len(s.tools))
-		for _, t := range s.tools {
-			tl := map[string]any{"name": t.name, "description": t.desc, "inputSchema": json.RawMessage(t.schema)}
-			if t.readOnly {
-				tl["annotations"] = map[string]any{"readOnlyHint": true}
-			}
-			list = append(list, tl)
-		}
-		resp.Result = map[string]any{"tools": list}
-	case "tools/call":
-		p := m.call
-		if p == nil {
-			resp.Error = &rpcError{Code: -32602, Message: "invalid params"}
-			return
-		}
-		t, ok := s.byName[p.Name]
-		if !ok {
-			resp.Error = &rpcError{Code: -32602, Message: "unknown tool " + p.Name}
-			return
-		}
-		resp.Result = s.Call(ctx, t.name, p.Arguments)
+		resp.Result = map[string]any{"tools": s.List()}
 	default:
-		resp.Error = &rpcError{Code: -32601, Message: "method not found: " + m.Method}
+		return errorResponse(id, codeMethod, "method not found: "+method)
 	}
 	return resp
 }
 
+// List is what tools/list answers: every tool with its description, input
+// schema and annotations.
+func (s *Server) List() []map[string]any {
+	list := make([]map[string]any, 0, len(s.tools))
+	for _, t := range s.tools {
+		tl := map[string]any{"name": t.name, "description": t.desc, "inputSchema": json.RawMessage(t.schema)}
+		if t.readOnly {
+			tl["annotations"] = map[string]any{"readOnlyHint": true}
+		}
+		list = append(list, tl)
+	}
+	return list
+}
+
 // ToolResult is an MCP tool result.
 type ToolResult struct {
-	Content           []textContent `json:"content"`
-	StructuredContent any           `json:"structuredContent,omitempty"`
-	IsError           bool          `json:"isError,omitempty"`
+	Content []textContent `json:"content"`
+	IsError bool          `json:"isError,omitempty"`
 }
 
 type textContent struct {
@@ -458,8 +242,12 @@ func (s *Server) Call(ctx context.Context, name string, raw json.RawMessage) *To
 	if jerr != nil {
 		return errorResult(apperr.Wrap(apperr.Internal, jerr, "result does not serialize"))
 	}
-	// The structured content is the text's bytes, not out encoded again.
-	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: json.RawMessage(text)}
+	if len(text) > maxResult {
+		return errorResult(apperr.New(TooLarge, "the result is %d bytes, over the %d a result may hold: narrow the call (a filter, a lower limit, include_content false)", len(text), maxResult))
+	}
+	// The result is sent once, as text: no tool declares an output
+	// schema, so none sends structuredContent.
+	return &ToolResult{Content: []textContent{{"text", text}}}
 }
 
 // validationResult is the answer to arguments that fail the input schema:
@@ -480,7 +268,7 @@ func errorResult(err error) *ToolResult {
 	msg, _ := secretgate.Scan(apperr.Message(err)) // a sentence may quote a caller's value
 	env := envelope{OK: false, Code: string(code), Message: msg, Reason: msg}
 	text, _ := marshal(env)
-	return &ToolResult{Content: []textContent{{"text", text}}, StructuredContent: env, IsError: true}
+	return &ToolResult{Content: []textContent{{"text", text}}, IsError: true}
 }
 
 func marshal(v any) (string, error) {

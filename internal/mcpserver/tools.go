@@ -15,8 +15,12 @@ import (
 type toolDef struct {
 	name, desc, schema string
 	readOnly, gated    bool
-	run                func(ctx context.Context, b *Backend, raw json.RawMessage) (any, error)
-	compiled           *schema
+	// long marks a call that runs for seconds or minutes (it runs tests):
+	// reads do not wait for it, it reports progress and is cancelled when
+	// the client goes.
+	long     bool
+	run      func(ctx context.Context, b *Backend, raw json.RawMessage) (any, error)
+	compiled *schema
 }
 
 // Schema fragments: the JSON Schema type of an argument.

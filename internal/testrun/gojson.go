@@ -138,6 +138,9 @@ func (g *goParser) line(b []byte) {
 			return
 		}
 		t.state = action[0]
+		if g.opts.testDone != nil {
+			g.opts.testDone()
+		}
 	}
 }
 

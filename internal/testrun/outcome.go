@@ -151,6 +151,8 @@ type Options struct {
 	// running then is TIMEOUT, and a report never written leaves every
 	// declared test TIMEOUT rather than NOT_RUN.
 	TimedOut bool
+	// testDone, when set, is called as each test's result streams in.
+	testDone func()
 }
 
 // maxLine bounds one line of a line-oriented stream; longer lines are cut.

@@ -223,6 +223,7 @@ func runOnce(ctx context.Context, spec Spec, argv []string, opts Options, cap in
 		wg     sync.WaitGroup
 		pw     *io.PipeWriter
 	)
+	opts.testDone = started(ctx, argv)
 	var sink io.Writer
 	if reportPath == "" {
 		var pr *io.PipeReader

@@ -51,19 +51,24 @@ func (c *MCP) Call(method string, params any) (json.RawMessage, time.Duration) {
 
 // toolResult is what a tools/call answers.
 type toolResult struct {
-	IsError           bool            `json:"isError"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError bool `json:"isError"`
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
 }
 
-// checked returns a tools/call result's structured content; a tool error
-// ends the benchmark.
+// checked returns a tools/call result's payload (its text block); a tool
+// error ends the benchmark.
 func checked(name string, raw json.RawMessage) json.RawMessage {
 	var r toolResult
 	Must(json.Unmarshal(raw, &r))
-	if r.IsError {
-		Must(fmt.Errorf("%s failed: %s", name, r.StructuredContent))
+	if len(r.Content) != 1 {
+		Must(fmt.Errorf("%s: %d content blocks", name, len(r.Content)))
 	}
-	return r.StructuredContent
+	if r.IsError {
+		Must(fmt.Errorf("%s failed: %s", name, r.Content[0].Text))
+	}
+	return json.RawMessage(r.Content[0].Text)
 }
 
 // Tool calls an MCP tool and returns its structured result and the time
