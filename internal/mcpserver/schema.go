@@ -173,6 +173,48 @@ func (s *schema) validate(v any, path string) string {
 	return ""
 }
 
+// sizes checks only the size policy over the arguments v: what is
+// refused before anything else, the steering gate included.
+func (s *schema) sizes(v any) string {
+	args, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	for k, x := range args {
+		limit := maxArg
+		if ps := s.Properties[k]; ps != nil && ps.MaxLength != nil {
+			limit = *ps.MaxLength
+		}
+		if msg := bounded(x, "/"+k, limit); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// bounded checks every string in v against limit.
+func bounded(v any, path string, limit int) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > limit {
+			return tooLong(path, len(x), limit)
+		}
+	case []any:
+		for i, e := range x {
+			if msg := bounded(e, fmt.Sprintf("%s/%d", path, i), limit); msg != "" {
+				return msg
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if msg := bounded(e, path+"/"+k, limit); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
 // oversized checks the strings of a value no schema describes against
 // maxArg.
 func oversized(v any, path string) string {

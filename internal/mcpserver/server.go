@@ -204,6 +204,13 @@ func (s *Server) Call(ctx context.Context, name string, raw json.RawMessage) *To
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
+	var args any
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return validationResult("arguments are not JSON")
+	}
+	if msg := t.compiled.sizes(args); msg != "" {
+		return validationResult(msg)
+	}
 	var st *steering.Store
 	if t.gated {
 		// The steering gate answers before anything else, whatever the
@@ -220,10 +227,6 @@ func (s *Server) Call(ctx context.Context, name string, raw json.RawMessage) *To
 		if err := st.Gate(); err != nil {
 			return errorResult(err)
 		}
-	}
-	var args any
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return validationResult("arguments are not JSON")
 	}
 	if msg := t.compiled.validate(args, ""); msg != "" {
 		return validationResult(msg)
