@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -16,6 +17,7 @@ import (
 
 // PlanCmd groups the commands over the playbook's planning artifacts.
 type PlanCmd struct {
+	New    PlanNewCmd    `cmd:"" help:"Write a new sprint's planning artifacts from templates (intake, standards with its test runners and gate matrix, stories, sprint plan, one example story's tasks, plan and validate); plan check says \"not yet filled\" until each is edited."`
 	Check  PlanCheckCmd  `cmd:"" help:"Validate the sprint's planning artifacts: PASS, or FAIL with each finding as file:line rule message (exit non-zero)."`
 	Show   PlanShowCmd   `cmd:"" help:"Print the parsed sprint: stories, waves, tasks and tests."`
 	Import PlanImportCmd `cmd:"" help:"Make the board hold the sprint: a parent item per story, an item per task with its waves and dependencies as depends_on. Idempotent; refused unless the plan passes its check."`
@@ -26,6 +28,47 @@ type planFlags struct {
 	Sprint int    `help:"Sprint number (default: the highest-numbered sprint<N> directory)." placeholder:"N"`
 	Dir    string `help:"Planning root holding sprint<N>/ (or a sprint directory itself); default docs/agents at the top of the working tree." placeholder:"DIR"`
 	JSON   bool   `name:"json" help:"Print JSON."`
+}
+
+// PlanNewCmd writes a sprint's artifacts from the templates.
+type PlanNewCmd struct {
+	Sprint int    `help:"Sprint number (default: one more than the highest sprint<N> under the planning root, else 1)." placeholder:"N"`
+	Dir    string `help:"Planning root to write sprint<N>/ under; default docs/agents at the top of the working tree." placeholder:"DIR"`
+	JSON   bool   `name:"json" help:"Print JSON."`
+}
+
+// Run writes the templates and lists what it wrote.
+func (c *PlanNewCmd) Run(ctx context.Context, env *Env) error {
+	fsRoot, root := planRoot(env, planFlags{Dir: c.Dir})
+	n := c.Sprint
+	if n == 0 {
+		n = 1
+		if entries, err := os.ReadDir(filepath.Join(fsRoot, filepath.FromSlash(root))); err == nil {
+			for _, e := range entries {
+				if k, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "sprint")); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), "sprint") && k >= n {
+					n = k + 1
+				}
+			}
+		}
+	}
+	files, err := plan.NewSprint(fsRoot, root, n)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return corecmd.WriteJSON(env.Out, struct {
+			MessageType string   `json:"message_type"`
+			Sprint      int      `json:"sprint"`
+			Files       []string `json:"files"`
+		}{"plan_new", n, files}, true)
+	}
+	w := corecmd.NewBufWriter(env.Out)
+	fmt.Fprintf(w, "wrote sprint %d's planning artifacts from the templates:\n", n)
+	for _, f := range files {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+	fmt.Fprintf(w, "next: edit each file (its example story shows every section), delete its %s line, then run git ideate plan check --sprint %d\n", plan.TemplateMarker+" …", n)
+	return w.Flush()
 }
 
 // PlanCheckCmd is the planning→execution gate's check.

@@ -174,7 +174,7 @@ func goPlanRepo(t *testing.T, runners string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(std, append(b, runners...), 0o644)
+	os.WriteFile(std, plantest.ReplaceRunners(b, runners), 0o644)
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
 	return dir

@@ -28,6 +28,13 @@ func gatesFor(e *Env, pf planFlags) (*gates.Registry, gates.VerdictLog, error) {
 		}
 		return fmt.Sprintf("ticked %d of the task's %d plan-ready box(es) in %s", len(r.Ticked), r.Boxes, r.Path), nil
 	}
+	reg.Ready = func(ctx context.Context, v gates.Verdict) (string, error) {
+		r, err := gates.WriteReady(ctx, pd, v)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("wrote task %s's %d box(es) to %s", v.Task, r.Boxes, r.Path), nil
+	}
 	for _, x := range []struct {
 		name gates.Name
 		gate gates.Gate

@@ -159,6 +159,10 @@ type Registry struct {
 	// tick the task's plan-ready boxes (gates.Tick); its note or error is
 	// added to the verdict's Notes.
 	Tick func(ctx context.Context, task string) (note string, err error)
+	// Ready, when set, is what Judge does after it stored a RED PASS:
+	// write the task's section of plan-ready.md (WriteReady); its note or
+	// error is added to the verdict's Notes.
+	Ready func(ctx context.Context, v Verdict) (note string, err error)
 }
 
 // NewRegistry returns an empty registry.

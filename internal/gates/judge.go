@@ -56,6 +56,15 @@ func Judge(ctx context.Context, reg *Registry, log VerdictLog, name Name, in Inp
 			return v, err
 		}
 	}
+	if name == "red" && v.Result == PASS && reg.Ready != nil {
+		note, err := reg.Ready(ctx, v)
+		if err != nil {
+			note = "plan-ready.md not written: " + errText(err)
+		}
+		if note != "" {
+			v.Notes = append(v.Notes, note)
+		}
+	}
 	if name == "green" && v.Result == PASS && reg.Tick != nil {
 		note, err := reg.Tick(ctx, v.Task)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/plan/plantest"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
 
@@ -95,7 +96,7 @@ func newFixture(t testing.TB, runner string, files map[string]string) *fixture {
 	}
 	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
 	b, _ := os.ReadFile(std)
-	os.WriteFile(std, append(b, runner...), 0o644)
+	os.WriteFile(std, plantest.ReplaceRunners(b, runner), 0o644)
 	writeFiles(t, dir, files)
 	gt.Git(t, dir, "add", "-A")
 	gt.Git(t, dir, "commit", "-q", "-m", "base")

@@ -31,6 +31,8 @@ func Check(s *Sprint) []Finding {
 	c.dependencies()
 	c.fileOwnership()
 	c.planReady()
+	c.runnerCoverage()
+	c.templates()
 	return sortFindings(c.out)
 }
 
@@ -184,7 +186,7 @@ func (c *checker) standards() {
 	}
 	for _, r := range st.Rules {
 		if !citeRe().MatchString(r.Text) {
-			c.add(st.Path, r.Line, RuleUncitedRule, "active rule cites no source: %s", clip(r.Text))
+			c.add(st.Path, r.Line, RuleUncitedRule, "active rule cites no source (a source is a file such as CONTRIBUTING.md or go.mod, a rule id such as R3, a docs/ or rules/ path, a § section or a URL): %s", clip(r.Text))
 		}
 	}
 	for _, r := range st.Runners {
@@ -284,7 +286,7 @@ func (c *checker) storyDirs() {
 			missing bool
 		}{{"tasks.md", d.Tasks == nil}, {"validate.md", d.Validate == nil}, {"plan.md", d.TestPlan == nil}} {
 			if f.missing {
-				c.add(st.Path, s.Line, RuleStage2Missing, "story %s has no %s (%s)", id, f.name, path.Join(d.Dir, f.name))
+				c.add(path.Join(d.Dir, f.name), 0, RuleStage2Missing, "story %s has no %s: write it there (git ideate plan new shows its sections)", id, f.name)
 			}
 		}
 	}
@@ -366,6 +368,9 @@ func (c *checker) taskChecks() {
 			}
 			if !t.GateOnly && len(t.Symbols) == 0 && c.needsSymbols(t) {
 				c.add(tl.Path, t.Line, RuleTaskNoSymbols, "task %s has no Symbols: line naming the production symbols its tests need", t.ID)
+			}
+			for _, dl := range t.dupMeta {
+				c.add(tl.Path, dl.line, RuleTaskDupLine, "task %s has a second %s: line (the first is line %d); keep one", t.ID, dl.key, dl.first)
 			}
 			for _, b := range t.badDeps {
 				c.add(tl.Path, b.line, RuleTaskBadDepends, "task %s: %q is not a task reference (S1-01/T2, T2, a story id, or none)", t.ID, b.text)
@@ -652,7 +657,7 @@ func (c *checker) waves() {
 	}
 	for _, id := range c.order {
 		if _, ok := entryAt[id]; !ok {
-			c.add(p.Path, p.WavesLine, RuleWaveStoryMissing, "story %s is in no wave", id)
+			c.add(c.s.Stories.Path, c.stories[id].Line, RuleWaveStoryMissing, "story %s is in no wave: add it to a row of the | Wave | Stories | Starts when | table in %s", id, p.Path)
 			continue
 		}
 		if split[id] {
@@ -999,6 +1004,75 @@ func (c *checker) planReady() {
 				c.add(pr.Path, b.Line, RuleReadyUnknown, "plan-ready.md box %s is not a test declared in plan.md", b.TestID)
 			}
 		}
+	}
+}
+
+// ---- gates that could judge nothing
+
+// runnerCoverage reports each declared test file that no runner of
+// standards.md's `## Test runners` covers (by extension or test-file
+// glob), once per extension: the RED and GREEN gates could only say
+// UNVERIFIABLE about its tests.
+func (c *checker) runnerCoverage() {
+	st := c.s.Standards
+	if st == nil {
+		return
+	}
+	reported := map[string]bool{}
+	for _, d := range c.s.StoryDirs {
+		if d.TestPlan == nil {
+			continue
+		}
+		var tests []*TestDecl
+		for _, sec := range d.TestPlan.Sections {
+			tests = append(tests, sec.Tests...)
+		}
+		for _, t := range tests {
+			if !t.wellFormed || runnerFor(st.Runners, t.Path) != nil {
+				continue
+			}
+			ext := path.Ext(t.Path)
+			if reported[ext] {
+				continue
+			}
+			reported[ext] = true
+			lang := extLanguage[ext]
+			if lang == "" {
+				lang = "<language>"
+			}
+			if len(st.Runners) == 0 {
+				c.add(st.Path, 1, RuleNoRunner, "standards.md has no ## Test runners section, so no gate can run %s (first declared at %s:%d): add one with a ### %s entry", t.ID, d.TestPlan.Path, t.Line, lang)
+				continue
+			}
+			c.add(st.Path, st.Runners[0].Line, RuleNoRunner, "no runner of ## Test runners covers %s (its Extensions and Test files miss %s; first declared at %s:%d): add a ### %s entry", t.ID, t.Path, d.TestPlan.Path, t.Line, lang)
+		}
+	}
+}
+
+// runnerFor returns the first runner whose extensions or test-file globs
+// cover the file p, as the gates pick one.
+func runnerFor(rs []*Runner, p string) *Runner {
+	for _, r := range rs {
+		for _, e := range r.Extensions {
+			if strings.HasSuffix(p, e) {
+				return r
+			}
+		}
+		for _, g := range r.TestGlobs {
+			if globMatch(g, p) {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// templates reports every planning file that still holds the marker
+// plan new writes into its templates: its example content is not the
+// team's plan until someone edits it and deletes the marker line.
+func (c *checker) templates() {
+	for _, f := range c.s.templated {
+		c.add(f.path, f.line, RuleTemplate, "not yet filled: still the template git ideate plan new wrote; replace its example with the sprint's own content, then delete the line starting %s", TemplateMarker)
 	}
 }
 

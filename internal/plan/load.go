@@ -185,7 +185,14 @@ func (l *loader) read(paths ...string) *mdoc {
 			return nil
 		}
 		l.s.Files = append(l.s.Files, File{Path: p, BlobID: gitstore.HashObject(oid.BlobObject, b).String()})
-		return parseMarkdown(p, b)
+		d := parseMarkdown(p, b)
+		for i, line := range d.lines {
+			if strings.HasPrefix(strings.TrimSpace(line), TemplateMarker) {
+				l.s.templated = append(l.s.templated, templated{path: p, line: i + 1})
+				break
+			}
+		}
+		return d
 	}
 	return nil
 }

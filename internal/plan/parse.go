@@ -640,6 +640,7 @@ func parseTasks(d *mdoc, story string) *TaskList {
 		}
 		t := &Task{ID: "T" + strconv.Itoa(n), Num: n, Title: title, Line: d.heads[h].idx + 1}
 		end := d.end(h)
+		seen := map[string]int{}
 		for i := d.heads[h].idx + 1; i < end; i++ {
 			if d.fence[i] {
 				continue
@@ -662,7 +663,15 @@ func parseTasks(d *mdoc, story string) *TaskList {
 			}
 			line := i + 1
 			i = j - 1
-			switch strings.ToLower(m[1]) {
+			key := strings.ToLower(m[1])
+			if first, dup := seen[key]; dup {
+				// A second line would silently override the first: the
+				// writer meant one of them, and only they know which.
+				t.dupMeta = append(t.dupMeta, dupLine{key: m[1], line: line, first: first})
+				continue
+			}
+			seen[key] = line
+			switch key {
 			case "files":
 				t.FilesLine = line
 				t.Files = listValue(val)

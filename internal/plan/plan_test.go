@@ -83,6 +83,13 @@ func edit(t *testing.T, root, rel, old, new string) {
 	}
 }
 
+// dropRunners removes the example's ## Test runners section, for tests
+// that write their own.
+func dropRunners(t *testing.T, root string) {
+	t.Helper()
+	edit(t, root, "standards.md", "## Test runners\n\n### go\n\n- Extensions: `.go`\n- Test files: `**/*_test.go`\n- Run: `go test -json -count=1 -run '{go_regex}' {packages}`\n- Format: `go-test-json`\n- Symbols: required\n\n", "")
+}
+
 // at names a finding on the first line of rel containing substr.
 func at(t *testing.T, root, rel, substr, rule string) string {
 	t.Helper()
@@ -193,7 +200,7 @@ func TestCheck_SeededDefects(t *testing.T) {
 		{"story in no wave", func(t *testing.T, root string) {
 			edit(t, root, "plan.md", "| 2 | S1-02 | S1-01 merged green |\n", "")
 		}, func(t *testing.T, root string) []string {
-			return []string{at(t, root, "plan.md", "## Waves", "wave.story_missing")}
+			return []string{at(t, root, "stories.md", "### S1-02", "wave.story_missing")}
 		}},
 		{"task without tests", func(t *testing.T, root string) {
 			p := filepath.Join(root, sprintDir, "s1-01-rune-helpers/plan.md")
@@ -253,7 +260,7 @@ func TestCheck_SeededDefects(t *testing.T) {
 		{"missing Stage-2 file", func(t *testing.T, root string) {
 			os.Remove(filepath.Join(root, sprintDir, "s1-02-slugify/plan.md"))
 		}, func(t *testing.T, root string) []string {
-			return []string{at(t, root, "stories.md", "### S1-02", "stage2.missing_file")}
+			return []string{sprintDir + "/s1-02-slugify/plan.md:0 stage2.missing_file"}
 		}},
 		{"story without a directory", func(t *testing.T, root string) {
 			os.RemoveAll(filepath.Join(root, sprintDir, "s1-02-slugify"))
@@ -454,6 +461,7 @@ func TestLoad_TreeIDIsGitsTree(t *testing.T) {
 
 func TestStandards_Runners(t *testing.T) {
 	root := copyExample(t)
+	dropRunners(t, root)
 	edit(t, root, "standards.md", "## Gate matrix", "## Stub markers\n\n- `SUB-AGENT-TODO`\n- `not yet implemented`\n\n## Test runners\n\n### go\n\n- Extensions: `.go`\n- Test files: `**/*_test.go`\n- Compile: `go vet {packages}`\n- Run: `go test -json -count=1 -run '{go_regex}' {packages}`\n- Format: `go-test-json`\n- Test id: `{import_path}::{TestName}`\n- Isolate on crash: yes\n- Symbols: required\n\n### python\n\n- Extensions: `.py`\n- Run: `python -m pytest --junitxml={report} {node_ids}`\n- Format: junit-xml\n- Dialect: pytest\n- Stub markers: `NotImplementedError`\n- Suppression patterns: `@pytest.mark.skip`, `pytest.skip(`\n\n### rust\n\n- Run: `cargo nextest run {filters}`\n- Format: junit-xml\n- Assertion markers: `assertion failed:`\n\n## Gate matrix")
 	s := load(t, root)
 	got := keys(plan.Check(s))
@@ -579,7 +587,8 @@ func BenchmarkCheck_20Stories100Tasks(b *testing.B) {
 
 func TestStandards_CostRules(t *testing.T) {
 	root := copyExample(t)
-	edit(t, root, "standards.md", "## Gate matrix", "## Test runners\n\n### go\n\n- Run: `go test -json {packages}`\n- Format: go-test-json\n- Costly: `go test -race`\n\n## Cost rules\n\nWhat the bounded-cost gate adds to its defaults.\n\n- costly: `make e2e`\n- allow: `make test`\n- max_attempts: 4\n\n```\ncostly: docker compose up\n```\n\n## Gate matrix")
+	dropRunners(t, root)
+	edit(t, root, "standards.md", "## Gate matrix", "## Test runners\n\n### go\n\n- Extensions: `.go`\n- Run: `go test -json {packages}`\n- Format: go-test-json\n- Costly: `go test -race`\n\n## Cost rules\n\nWhat the bounded-cost gate adds to its defaults.\n\n- costly: `make e2e`\n- allow: `make test`\n- max_attempts: 4\n\n```\ncostly: docker compose up\n```\n\n## Gate matrix")
 	s := load(t, root)
 	if f := keys(plan.Check(s)); len(f) != 0 {
 		t.Fatalf("findings %v", f)

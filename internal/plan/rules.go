@@ -35,6 +35,7 @@ const (
 	RuleRunnerDialect    = "runner.missing_dialect"
 	RuleRunnerRun        = "runner.missing_run"
 	RuleRunnerKey        = "runner.unknown_key"
+	RuleNoRunner         = "runner.none_for_test"
 	RuleCostRule         = "cost.bad_rule"
 
 	RulePlanMissing       = "plan.missing"
@@ -63,6 +64,7 @@ const (
 	RuleTaskNoTests    = "task.no_tests"
 	RuleTaskNotOwned   = "task.file_not_owned"
 	RuleTaskBadDepends = "task.bad_dependency"
+	RuleTaskDupLine    = "task.duplicate_line"
 
 	RuleTestMalformed   = "test.malformed_id"
 	RuleTestDuplicate   = "test.duplicate_id"
@@ -80,6 +82,8 @@ const (
 
 	RuleReadyBox     = "ready.malformed_box"
 	RuleReadyUnknown = "ready.unknown_test"
+
+	RuleTemplate = "plan.template_not_filled"
 )
 
 // intentRule returns the rule for a missing intent part, e.g.

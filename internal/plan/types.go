@@ -65,6 +65,13 @@ type Sprint struct {
 	Files     []File      `json:"files"` // the planning artifacts read, sorted by path
 	TreeID    string      `json:"tree"`  // git tree id of Files, relative to Dir (see TreeID)
 	findings  []Finding   // found while reading
+	templated []templated // files still holding TemplateMarker
+}
+
+// templated is a planning file plan new wrote and nobody has filled yet.
+type templated struct {
+	path string
+	line int
 }
 
 // Doc is what every artifact carries: where it is, its front matter and
@@ -288,6 +295,13 @@ type Task struct {
 	Budget      string   `json:"budget,omitempty"`
 	SplitFrom   string   `json:"split_from,omitempty"`
 	badDeps     []badRef
+	dupMeta     []dupLine
+}
+
+// dupLine is a metadata line given twice in one task.
+type dupLine struct {
+	key         string
+	line, first int
 }
 
 type badRef struct {

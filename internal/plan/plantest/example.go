@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // ExampleDir is the example plan set (internal/plan/testdata/example): the
@@ -31,4 +32,20 @@ func CopyExample(dst string) error {
 		}
 		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
+}
+
+// ReplaceRunners returns standards.md's text with its `## Test runners`
+// section (up to the next `## ` heading) taken out and runners appended:
+// tests that bring their own runner use it on the example's standards.
+func ReplaceRunners(standards []byte, runners string) []byte {
+	s := string(standards)
+	if i := strings.Index(s, "## Test runners"); i >= 0 {
+		rest := s[i+len("## Test runners"):]
+		if j := strings.Index(rest, "\n## "); j >= 0 {
+			s = s[:i] + rest[j+1:]
+		} else {
+			s = s[:i]
+		}
+	}
+	return []byte(s + runners)
 }

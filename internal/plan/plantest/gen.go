@@ -52,7 +52,7 @@ func Generate(root string, sh Shape) error {
 	intent(&in, "##", "sprint")
 	files["intake.md"] = in.String()
 	matrix := "```sh\ngo vet ./...\ngo test -race -count=1 ./...\n```\n"
-	files["standards.md"] = fmt.Sprintf("---\ntype: standards\nsprint: %d\n---\n\n# Standards\n\n## Detected stack\n\n- Go — go.mod.\n\n## Active rules\n\n- Vet clean — CONTRIBUTING.md R2.\n\n## Gate matrix\n\n%s", n, matrix)
+	files["standards.md"] = fmt.Sprintf("---\ntype: standards\nsprint: %d\n---\n\n# Standards\n\n## Detected stack\n\n- Go — go.mod.\n\n## Active rules\n\n- Vet clean — CONTRIBUTING.md R2.\n\n## Test runners\n\n### go\n\n- Extensions: `.go`\n- Run: `go test -json -count=1 -run '{go_regex}' {packages}`\n- Format: `go-test-json`\n\n## Gate matrix\n\n%s", n, matrix)
 
 	var st strings.Builder
 	fmt.Fprintf(&st, "---\ntype: stories\nsprint: %d\n---\n\n# Stories\n\n## Sprint goal\n\nShip the parts.\n\n## Sprint demo\n\n1. `go test ./...` passes.\n\n## Definition of Done\n\n- Every test passes.\n\n## Out of scope\n\n- Anything else.\n\n## User stories\n\n", n)
