@@ -13,6 +13,7 @@ require (
 	github.com/tree-sitter/tree-sitter-python v0.23.6
 	github.com/tree-sitter/tree-sitter-rust v0.23.2
 	github.com/tree-sitter/tree-sitter-typescript v0.23.2
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/pathglob"
-	"github.com/ideate/git-ideate/internal/shellwords"
+	"github.com/ideate/git-ideate/internal/shell"
 )
 
 // CostName is the bounded-cost gate: asked before a bound execution
@@ -60,11 +60,10 @@ type CostFacts struct {
 
 // Cost is the bounded-cost gate (CostName). It judges BeforeTool Bash
 // calls with Input.Cost set and passes everything else. The line is read
-// with shellwords: quotes, `&&`, `;`, pipes, subshells, `cd DIR` (followed
-// until its subshell ends), here-documents fed to a shell, `bash -c`/`sh
-// -c`/`eval` text (recursed), and the wrappers env, timeout, nice, ionice,
-// nohup, time, command, exec, stdbuf, xargs-free runners (uv run, poetry
-// run, npx, pnpm exec, python -m). Opaque inline programs (python -c,
+// with the shell reader (internal/shell: the whole parse tree, `cd DIR`
+// followed, `sh -c`/`eval` text and here-documents fed to a shell read
+// too, wrappers looked through), then the runners uv run, poetry run,
+// npx, pnpm exec and python -m are taken off. Opaque inline programs (python -c,
 // node -e, …) and unknown commands pass. A simple command FAILs when it
 // is
 //
@@ -108,7 +107,7 @@ func CostDecide(f *CostFacts, line string) Verdict {
 	}
 	c := costCheck{f: f}
 	c.cwd, c.known = relTo(f.Top, f.Cwd)
-	c.line(line, c.cwd, c.known, 0)
+	c.line(line, c.cwd, c.known)
 	if c.hit == nil {
 		c.rerun()
 	}
@@ -139,71 +138,37 @@ type costCheck struct {
 	collect   bool   // only gather the keys (CostKey): judge nothing
 }
 
-const maxShellDepth = 4
-
-// line reads one shell text run from dir.
-func (c *costCheck) line(text, dir string, known bool, depth int) {
-	if depth > maxShellDepth || c.hit != nil {
-		return
-	}
-	text, bodies := heredocs(text)
-	cmds := shellwords.Commands(text)
-	// dirs[d] is the directory at parenthesis depth d.
-	type at struct {
-		dir   string
-		known bool
-	}
-	stack := []at{{dir, known}}
-	for _, cmd := range cmds {
-		for len(stack) > cmd.Depth+1 {
-			stack = stack[:len(stack)-1]
+// line reads one command line run from dir (shell.Read: wrappers,
+// cd, sh -c, eval and substitutions followed).
+func (c *costCheck) line(text, dir string, known bool) {
+	// A line that does not parse runs nothing: the shell refuses it.
+	for _, cmd := range shell.Read(text).Commands {
+		if c.hit != nil {
+			return
 		}
-		for len(stack) < cmd.Depth+1 {
-			stack = append(stack, stack[len(stack)-1])
+		if len(cmd.Args) == 0 {
+			continue
 		}
-		cur := &stack[len(stack)-1]
-		words, override := unwrap(cmd.Words)
+		d, k := c.at(dir, known, cmd)
+		words := unwrap(cmd.Args)
+		override := ""
+		for _, e := range cmd.Env {
+			if v, ok := strings.CutPrefix(e, OverrideVar+"="); ok && strings.TrimSpace(v) != "" {
+				override = strings.TrimSpace(v)
+			}
+		}
 		if len(words) == 0 {
 			continue
 		}
-		switch words[0] {
-		case "cd", "pushd":
-			var args []string
-			for _, a := range words[1:] {
-				if a != "-L" && a != "-P" && a != "--" {
-					args = append(args, a)
-				}
-			}
-			if len(args) != 1 || args[0] == "-" || strings.ContainsAny(args[0], "$`~*?[") {
-				cur.known = false
-				continue
-			}
-			cur.dir, cur.known = c.move(cur.dir, cur.known, args[0])
-			continue
-		case "popd":
-			cur.known = false
-			continue
+		switch path.Base(words[0]) {
+		case "cd", "pushd", "popd", "eval", "sh", "bash", "zsh", "dash", "ksh":
+			continue // the reader followed them
 		}
-		// A shell's own text: -c, eval, or a here-document fed to it.
-		if isShell(words[0]) {
-			if script, ok := shellScript(words); ok {
-				c.line(script, cur.dir, cur.known, depth+1)
-			} else if len(words) == 1 || (len(words) == 2 && strings.HasPrefix(words[1], "-")) {
-				for _, b := range bodies {
-					c.line(b, cur.dir, cur.known, depth+1)
-				}
-			}
-			continue
-		}
-		if words[0] == "eval" {
-			c.line(strings.Join(words[1:], " "), cur.dir, cur.known, depth+1)
-			continue
-		}
-		c.note(cmd.Words, words, override, cur.dir, cur.known)
+		c.note(cmd.Words, words, override, d, k)
 		if c.collect {
 			continue
 		}
-		hit := c.simple(words, cur.dir, cur.known)
+		hit := c.simple(words, d, k)
 		if hit == nil {
 			continue
 		}
@@ -214,6 +179,17 @@ func (c *costCheck) line(text, dir string, known bool, depth int) {
 		c.hit = hit
 		return
 	}
+}
+
+// at is where a command of the line runs, relative to Top.
+func (c *costCheck) at(dir string, known bool, cmd shell.Command) (string, bool) {
+	if !cmd.DirKnown {
+		return dir, false
+	}
+	if cmd.Dir == "." {
+		return dir, known
+	}
+	return c.move(dir, known, cmd.Dir)
 }
 
 // move is dir after `cd to`.
@@ -254,120 +230,12 @@ func relTo(top, p string) (string, bool) {
 	return rel, true
 }
 
-func isShell(w string) bool {
-	switch path.Base(w) {
-	case "sh", "bash", "zsh", "dash", "ksh":
-		return true
-	}
-	return false
-}
-
-// shellScript is the text of `sh -c TEXT` (options such as -e, -l, -x
-// may come first or be joined: -lc, -ec).
-func shellScript(words []string) (string, bool) {
-	for i := 1; i < len(words); i++ {
-		w := words[i]
-		if !strings.HasPrefix(w, "-") || w == "-" || w == "--" {
-			return "", false
-		}
-		if strings.HasPrefix(w, "--") {
-			continue
-		}
-		if strings.ContainsRune(w, 'c') {
-			if i+1 < len(words) {
-				return words[i+1], true
-			}
-			return "", false
-		}
-		if w == "-o" || w == "+o" {
-			i++
-		}
-	}
-	return "", false
-}
-
-// heredocs takes the bodies of here-documents out of text: the text to
-// split and the bodies (what a shell reading its stdin would run).
-func heredocs(text string) (string, []string) {
-	if !strings.Contains(text, "<<") {
-		return text, nil
-	}
-	lines := strings.Split(text, "\n")
-	var out []string
-	var bodies []string
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		j := strings.Index(l, "<<")
-		if j < 0 || strings.HasPrefix(l[j:], "<<<") {
-			out = append(out, l)
-			continue
-		}
-		rest := strings.TrimLeft(strings.TrimLeft(l[j+2:], "-"), " \t")
-		end := strings.IndexAny(rest, " \t;|&<>)")
-		if end < 0 {
-			end = len(rest)
-		}
-		delim := strings.NewReplacer("'", "", `"`, "", `\`, "").Replace(rest[:end])
-		out = append(out, l[:j]+" "+rest[end:])
-		if delim == "" {
-			continue
-		}
-		var body []string
-		for i++; i < len(lines); i++ {
-			if strings.TrimLeft(lines[i], "\t") == delim {
-				break
-			}
-			body = append(body, lines[i])
-		}
-		bodies = append(bodies, strings.Join(body, "\n"))
-	}
-	return strings.Join(out, "\n"), bodies
-}
-
-// unwrap takes assignments, redirections and wrappers off a simple
-// command; override is OverrideVar's value when it is assigned there.
-func unwrap(words []string) (rest []string, override string) {
-	words = dropRedirections(words)
+// unwrap takes off the runners that run a test tool (uv run, npx,
+// pnpm exec, python -m pytest); the shell's own wrappers are off already.
+func unwrap(words []string) []string {
 	for len(words) > 0 {
 		w := words[0]
 		switch {
-		case shellwords.IsAssignment(w):
-			if v, ok := strings.CutPrefix(w, OverrideVar+"="); ok && strings.TrimSpace(v) != "" {
-				override = strings.TrimSpace(v)
-			}
-			words = words[1:]
-		case w == "command" || w == "exec" || w == "nohup" || w == "time" || w == "sudo" || w == "!" ||
-			w == "chronic" || w == "caffeinate" || w == "xvfb-run":
-			words = skipOpts(words[1:], nil)
-		case w == "env":
-			words = words[1:]
-			for len(words) > 0 && (strings.HasPrefix(words[0], "-") || shellwords.IsAssignment(words[0])) {
-				if shellwords.IsAssignment(words[0]) {
-					if v, ok := strings.CutPrefix(words[0], OverrideVar+"="); ok && strings.TrimSpace(v) != "" {
-						override = strings.TrimSpace(v)
-					}
-				}
-				if words[0] == "-u" || words[0] == "-C" || words[0] == "-S" || words[0] == "--unset" || words[0] == "--chdir" {
-					if words[0] == "-C" || words[0] == "--chdir" {
-						return nil, override // a directory this reading does not follow: unknown, passes
-					}
-					words = words[1:]
-				}
-				if len(words) > 0 {
-					words = words[1:]
-				}
-			}
-		case w == "timeout":
-			words = skipOpts(words[1:], map[string]bool{"-s": true, "--signal": true, "-k": true, "--kill-after": true})
-			if len(words) > 0 {
-				words = words[1:] // the duration
-			}
-		case w == "nice":
-			words = skipOpts(words[1:], map[string]bool{"-n": true, "--adjustment": true})
-		case w == "ionice":
-			words = skipOpts(words[1:], map[string]bool{"-c": true, "-n": true, "-p": true, "--class": true, "--classdata": true})
-		case w == "stdbuf":
-			words = skipOpts(words[1:], map[string]bool{"-i": true, "-o": true, "-e": true})
 		case (w == "uv" || w == "poetry" || w == "pipenv" || w == "pdm" || w == "hatch" || w == "rye") && len(words) > 1 && words[1] == "run":
 			words = skipOpts(words[2:], map[string]bool{"--with": true, "--python": true, "-p": true, "--env": true, "-e": true})
 		case (w == "npx" || w == "bunx" || w == "pnpx"):
@@ -377,10 +245,10 @@ func unwrap(words []string) (rest []string, override string) {
 		case (strings.HasPrefix(w, "python") || w == "py") && len(words) > 2 && words[1] == "-m" && words[2] == "pytest":
 			words = words[2:]
 		default:
-			return words, override
+			return words
 		}
 	}
-	return words, override
+	return words
 }
 
 // skipOpts drops leading options; those in valued take the next word.
@@ -397,30 +265,6 @@ func skipOpts(words []string, valued map[string]bool) []string {
 		}
 	}
 	return words
-}
-
-// dropRedirections removes redirection words and their targets.
-func dropRedirections(words []string) []string {
-	var out []string
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		k := 0
-		for k < len(w) && w[k] >= '0' && w[k] <= '9' {
-			k++
-		}
-		op := w[k:]
-		if strings.HasPrefix(op, ">") || strings.HasPrefix(op, "<") || strings.HasPrefix(w, "&>") {
-			if strings.TrimLeft(op, "<>&|") == "" && !strings.HasPrefix(op, "<<") {
-				i++ // the operator alone: its target is the next word
-			}
-			continue
-		}
-		if out == nil {
-			out = make([]string, 0, len(words))
-		}
-		out = append(out, w)
-	}
-	return out
 }
 
 // simple judges one unwrapped simple command run from dir.
@@ -990,7 +834,7 @@ func (c *costCheck) make(words []string, dir string, known bool) *Reason {
 					known = false
 				}
 			}
-		case shellwords.IsAssignment(w):
+		case shell.IsAssignment(w):
 		default:
 			targets = append(targets, w)
 		}

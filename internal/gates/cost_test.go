@@ -220,7 +220,7 @@ func TestCost_Table(t *testing.T) {
 		{"go", "", "./scripts/run-everything.sh", "P", ""},
 		{"go", "", "bash ./scripts/test.sh", "P", ""},
 		{"go", "", "'unterminated", "P", ""},
-		{"go", "", "go test './...", "F", ""},
+		{"go", "", "go test './...", "P", ""}, // a shell refuses it: nothing runs
 		{"go", "", ")))(((", "P", ""},
 		{"go", "", "&& || ; |", "P", ""},
 	}

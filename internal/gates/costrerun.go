@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ideate/git-ideate/internal/shellwords"
+	"github.com/ideate/git-ideate/internal/shell"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -38,7 +38,7 @@ func CostKey(f *CostFacts, line string) string {
 	}
 	c := costCheck{f: f, collect: true}
 	c.cwd, c.known = relTo(f.Top, f.Cwd)
-	c.line(line, c.cwd, c.known, 0)
+	c.line(line, c.cwd, c.known)
 	if c.keyUnsure || len(c.keys) == 0 {
 		return ""
 	}
@@ -61,7 +61,7 @@ func (c *costCheck) note(raw, words []string, override, dir string, known bool) 
 		c.override = override
 	}
 	var kw []string
-	for _, w := range dropRedirections(raw) {
+	for _, w := range raw {
 		if !strings.HasPrefix(w, OverrideVar+"=") {
 			kw = append(kw, w)
 		}
@@ -166,7 +166,7 @@ func (c *costCheck) expensive(words []string) bool {
 			case w == "-C" || w == "--directory" || w == "-f" || w == "--file" || w == "--makefile" || w == "-I" || w == "-o" || w == "-W" ||
 				w == "-j" && j+1 < len(words) && isNumber(words[j+1]):
 				j++
-			case strings.HasPrefix(w, "-") || shellwords.IsAssignment(w):
+			case strings.HasPrefix(w, "-") || shell.IsAssignment(w):
 			default:
 				targets = append(targets, w)
 			}

@@ -42,8 +42,9 @@
 //
 // Cost (cost.go) judges a bound agent's Bash call before it runs, in
 // microseconds and without running anything: the line is read with
-// shellwords (cd followed per subshell, sh -c, eval and here-documents
-// fed to a shell recursed, wrappers such as env, timeout, nice taken off)
+// the shell reader (internal/shell: cd followed, sh -c, eval and
+// here-documents fed to a shell read, wrappers such as env, timeout, nice
+// looked through)
 // and each simple command is held to the task's scope. A command whose
 // target is wider than the task (go test ./..., a workspace's cargo test,
 // pytest or npm test on the whole suite, make test, docker build, a

@@ -13,7 +13,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/shellwords"
+	"github.com/ideate/git-ideate/internal/shell"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -222,15 +222,6 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 	return j.verdict(), nil
 }
 
-// needsShell reports whether a matrix line is more than one simple
-// command of literal words: an expansion, a redirection, a pipe or a list.
-func needsShell(line string, words [][]string) bool {
-	if len(words) != 1 || len(words[0]) == 0 {
-		return true
-	}
-	return strings.ContainsAny(line, "$`*?[~<>|&;(){}\\'\"")
-}
-
 // runMatrixCommand runs one matrix line in dir: a single command of plain
 // words as its argv, anything else through `sh -c` (the playbook's own
 // matrices use command substitution and pipes), in a process group of its
@@ -239,17 +230,17 @@ func needsShell(line string, words [][]string) bool {
 // failure (true) or could not be judged (false).
 func runMatrixCommand(ctx context.Context, dir, line string, timeout time.Duration) (class, detail string, failing bool) {
 	line = strings.TrimSpace(line)
-	words := shellwords.Split(line)
-	if line == "" || len(words) == 0 {
+	words, literal, simple := shell.Fields(line)
+	if line == "" || simple && len(words) == 0 {
 		return ClassMatrixUnrunnable, "the line holds no command", false
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var cmd *exec.Cmd
-	if needsShell(line, words) {
+	if !simple || !literal {
 		cmd = gitstore.Command(ctx, "sh", "-c", line)
 	} else {
-		cmd = gitstore.Command(ctx, words[0][0], words[0][1:]...)
+		cmd = gitstore.Command(ctx, words[0], words[1:]...)
 	}
 	cmd.Dir = dir
 	out := &tailBuffer{max: 2048}

@@ -13,7 +13,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/plan"
-	"github.com/ideate/git-ideate/internal/shellwords"
+	"github.com/ideate/git-ideate/internal/shell"
 	"github.com/ideate/git-ideate/internal/testrun"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -190,8 +190,8 @@ var placeholderRe = textfmt.Regexp(`\{[a-z_]+\}`)
 // of the packages ({go_regex} "." and {filters} empty) or of the files
 // ({node_ids} become the files).
 func expandRunner(tmpl string, tests []string, report string, wide bool) ([]string, error) {
-	cmds := shellwords.Split(tmpl)
-	if len(cmds) != 1 {
+	words, _, ok := shell.Fields(tmpl)
+	if !ok {
 		return nil, apperr.New(apperr.Schema, "runner command %q must be one simple command", tmpl)
 	}
 	var files, names, pkgs []string
@@ -228,7 +228,7 @@ func expandRunner(tmpl string, tests []string, report string, wide bool) ([]stri
 	lists := map[string][]string{"{packages}": pkgs, "{node_ids}": nodeIDs, "{files}": files, "{targets}": pkgs}
 	inline := strings.NewReplacer("{go_regex}", goRegex, "{filters}", filters, "{report}", report)
 	var argv []string
-	for _, w := range cmds[0] {
+	for _, w := range words {
 		if vals, ok := lists[w]; ok {
 			argv = append(argv, vals...)
 			continue

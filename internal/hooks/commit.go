@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/record"
-	"github.com/ideate/git-ideate/internal/shellwords"
+	"github.com/ideate/git-ideate/internal/shell"
 )
 
 // postToolUse captures the call (captureEvent), then records a commit
@@ -60,31 +60,24 @@ func postToolUse(c *call) (Response, error) {
 
 // GitCommitDir reports whether a shell command line runs `git commit`, and
 // the directory that commit runs in, relative to where the line starts
-// ("" for there). It reads the line the way a shell splits it
-// (shellwords.Split), skips leading assignments and wrappers
-// (shellwords.TrimPrefixes), tracks `cd DIR` for the commands after it,
-// and skips git's own options before the subcommand (-C DIR is followed;
-// -c, --git-dir and the like are skipped). So `git -C sub commit -m x`,
-// `make && git commit -am y` and `cd sub; git commit` are commits, while
-// `git commit-tree`, `echo "git commit"` and `git log --grep commit` are
-// not. Command substitutions and `sh -c '…'` are not looked into. When the
-// line commits more than once, the last commit's directory is returned.
+// ("" for there). It reads the line with the shell reader (wrappers,
+// assignments, cd, sh -c and substitutions followed) and skips git's own
+// options before the subcommand (-C DIR is followed; -c, --git-dir and
+// the like are skipped). So `git -C sub commit -m x`, `make && git commit
+// -am y` and `cd sub; git commit` are commits, while `git commit-tree`,
+// `echo "git commit"` and `git log --grep commit` are not. When the line
+// commits more than once, the last commit's directory is returned.
 func GitCommitDir(line string) (dir string, ok bool) {
-	cwd := ""
-	for _, words := range shellwords.Split(line) {
-		words = shellwords.TrimPrefixes(words)
-		if len(words) == 0 {
+	for _, c := range shell.Read(line).Commands {
+		if c.Program() != "git" {
 			continue
 		}
-		switch {
-		case words[0] == "cd":
-			if len(words) > 1 && words[1] != "-" && !strings.HasPrefix(words[1], "~") {
-				cwd = joinRel(cwd, words[1])
+		if d, sub := gitSubcommand(c.Args[1:]); sub == "commit" {
+			cwd := c.Dir
+			if cwd == "." {
+				cwd = ""
 			}
-		case words[0] == "git" || strings.HasSuffix(words[0], "/git"):
-			if d, sub := gitSubcommand(words[1:]); sub == "commit" {
-				dir, ok = joinRel(cwd, d), true
-			}
+			dir, ok = joinRel(cwd, d), true
 		}
 	}
 	return dir, ok
