@@ -294,7 +294,7 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantAllow(t, "red git status", s.bash("ared", "red-worker", redWT, "git status --short && git diff && git log --oneline -3"))
 	wantDeny(t, "red sed -i production", s.bash("ared", "red-worker", redWT, "sed -i 's/s/t/' strutil/reverse.go"), "not_a_test")
 	wantDeny(t, "unparseable", s.bash("ared", "red-worker", redWT, `eval "$(cat cmd.txt)"`), "cannot tell what this command writes")
-	wantDeny(t, "python -c", s.bash("ared", "red-worker", redWT, `python3 -c 'open("strutil/a.go","w").write("x")'`), "inline code")
+	wantDeny(t, "python -c", s.bash("ared", "red-worker", redWT, `python3 -c 'open("strutil/a.go","w").write("x")'`), "runs code")
 	wantDeny(t, "plan edit", s.tool("ared", "red-worker", redWT, "Edit", map[string]any{"file_path": "docs/agents/sprint1/plan.md", "old_string": "a", "new_string": "b"}), "planning_artifact")
 	wantDeny(t, "dispatch from a worker", s.tool("ared", "red-worker", redWT, "Agent", map[string]any{"prompt": "help", "subagent_type": "git-ideate:worker"}), "dispatches no agents")
 	// The red binding does not make a green-worker of the same agent id.
