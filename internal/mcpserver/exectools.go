@@ -57,7 +57,7 @@ func execTools() []toolDef {
 			desc: "Read a test runner's output and return one outcome per test id (PASS, FAIL_ASSERT, FAIL_STUB, FAIL_ERROR, ERROR_SETUP, BUILD_FAIL, NOT_RUN, TIMEOUT, SKIP). An output that cannot be read in the declared format is an UNVERIFIABLE error, never a guess.",
 			schema: obj([]string{"output", "format"}, arg{"output", str, "The runner's output (go test -json lines, a JUnit XML report, or jest/vitest JSON)."},
 				arg{"format", `"type":"string","enum":["go-test-json","junit-xml","jest-json"]`, "The output's format."},
-				arg{"dialect", str, "Producer (junit-xml needs one): pytest, vitest, jest-junit, gotestsum, cargo-nextest, surefire; jest-json takes jest or vitest."},
+				arg{"dialect", str, "Producer (junit-xml needs one): " + testrun.DialectSpellings(testrun.JUnitXML) + "; jest-json takes " + testrun.DialectSpellings(testrun.JestJSON) + "."},
 				arg{"declared", strArr, "Test ids the run must account for; each gets exactly one outcome (NOT_RUN when never named)."},
 				arg{"stub_markers", strArr, "Texts that make a failure FAIL_STUB (default SUB-AGENT-TODO)."},
 				arg{"root", str, "Prefix cut from absolute file paths."},

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/testrun"
 	"path"
 	"sort"
 	"strconv"
@@ -170,7 +172,6 @@ func (c *checker) intent(file string, line int, prefix, what string, in Intent) 
 var citeRe = textfmt.Regexp(`(?i)\.md\b|\bR\d+\b|rules/|docs/|§|https?://|\.(rs|toml|go|mod|json|ya?ml|cfg|ini|lock)\b|CLAUDE`)
 
 var knownFormats = map[string]bool{"go-test-json": true, "junit-xml": true, "jest-json": true}
-var knownDialects = map[string]bool{"pytest": true, "pytest-plugin": true, "vitest": true, "jest-junit": true, "gotestsum": true, "nextest": true, "surefire": true}
 
 func (c *checker) standards() {
 	st := c.s.Standards
@@ -202,8 +203,15 @@ func (c *checker) standards() {
 			c.add(st.Path, line, RuleRunnerFormat, "runner %s declares no Format (go-test-json, junit-xml or jest-json)", r.Language)
 		case !knownFormats[r.Format]:
 			c.add(st.Path, line, RuleRunnerFormat, "runner %s has format %q; known: go-test-json, junit-xml, jest-json", r.Language, r.Format)
-		case r.Format == "junit-xml" && !knownDialects[r.Dialect]:
-			c.add(st.Path, line, RuleRunnerDialect, "runner %s reads junit-xml but names no known Dialect (pytest, pytest-plugin, vitest, jest-junit, gotestsum, nextest, surefire)", r.Language)
+		default:
+			// The test runner's own registry: a dialect passes here
+			// exactly when test run and test classify accept it.
+			if _, err := testrun.CheckDialect(testrun.Format(r.Format), testrun.Dialect(r.Dialect)); err != nil {
+				if l := r.keyLines["dialect"]; l > 0 {
+					line = l
+				}
+				c.add(st.Path, line, RuleRunnerDialect, "runner %s: %s", r.Language, apperr.Message(err))
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/ideate/git-ideate/internal/testrun"
 	"strconv"
 	"strings"
 
@@ -450,6 +451,12 @@ func (d *mdoc) runner(h int) *Runner {
 		default:
 			d.problems = append(d.problems, Finding{File: d.path, Line: i + 1, Rule: RuleRunnerKey, Message: "runner " + lang + " has an unknown key " + strconv.Quote(m[1]), Severity: Warning})
 		}
+	}
+	// Every reader of the plan sees a dialect under its canonical name
+	// (nextest is cargo-nextest); one the registry refuses stays as
+	// written for check to report.
+	if c, err := testrun.CheckDialect(testrun.Format(r.Format), testrun.Dialect(r.Dialect)); err == nil {
+		r.Dialect = string(c)
 	}
 	return r
 }

@@ -166,6 +166,9 @@ func Classify(r io.Reader, opts Options) (*Report, error) {
 	if len(opts.StubMarkers) == 0 {
 		opts.StubMarkers = DefaultStubMarkers
 	}
+	if err := checkFormat(&opts); err != nil {
+		return unverifiable(opts, "%s", apperr.Message(err))
+	}
 	finish, err := parse(r, opts)
 	if err != nil {
 		return unverifiable(opts, "%s", apperr.Message(err))
@@ -177,7 +180,7 @@ func Classify(r io.Reader, opts Options) (*Report, error) {
 // it is known whether the run was killed at its deadline. A format or
 // dialect that is unknown or undeclared is a typed UNVERIFIABLE error.
 func parse(r io.Reader, opts Options) (func(timedOut bool) *parsed, error) {
-	if err := checkFormat(opts); err != nil {
+	if err := checkFormat(&opts); err != nil {
 		return nil, err
 	}
 	var p *parsed
@@ -200,29 +203,14 @@ func parse(r io.Reader, opts Options) (func(timedOut bool) *parsed, error) {
 	return func(bool) *parsed { return p }, nil
 }
 
-// checkFormat refuses a format or dialect that is unknown or missing.
-func checkFormat(opts Options) error {
-	switch opts.Format {
-	case GoJSON:
-		if opts.Dialect != "" {
-			return apperr.New(Unverifiable, "go-test-json takes no dialect, got %q", opts.Dialect)
-		}
-	case JUnitXML:
-		if opts.Dialect == "" {
-			return apperr.New(Unverifiable, "junit-xml needs a dialect (%s): its failure and error elements mean different things per producer", dialectList(JUnitDialects))
-		}
-		if !validDialect(opts.Dialect, JUnitDialects) {
-			return apperr.New(Unverifiable, "unknown junit-xml dialect %q (known: %s)", opts.Dialect, dialectList(JUnitDialects))
-		}
-	case JestJSON:
-		if opts.Dialect != "" && opts.Dialect != DialectJest && opts.Dialect != DialectVitest {
-			return apperr.New(Unverifiable, "unknown jest-json dialect %q (known: jest, vitest)", opts.Dialect)
-		}
-	case "":
-		return apperr.New(Unverifiable, "no output format declared (known: %s)", formatList())
-	default:
-		return apperr.New(Unverifiable, "unknown output format %q (known: %s)", opts.Format, formatList())
+// checkFormat refuses a format or dialect that is unknown or missing, and
+// writes the dialect's canonical name into opts.
+func checkFormat(opts *Options) error {
+	d, err := CheckDialect(opts.Format, opts.Dialect)
+	if err != nil {
+		return err
 	}
+	opts.Dialect = d
 	return nil
 }
 
@@ -232,22 +220,7 @@ func unverifiable(opts Options, format string, args ...any) (*Report, error) {
 	return rep, e
 }
 
-func validDialect(d Dialect, list []Dialect) bool {
-	for _, x := range list {
-		if x == d {
-			return true
-		}
-	}
-	return false
-}
 
-func dialectList(list []Dialect) string {
-	s := make([]string, len(list))
-	for i, d := range list {
-		s[i] = string(d)
-	}
-	return strings.Join(s, ", ")
-}
 
 func formatList() string {
 	s := make([]string, len(Formats))

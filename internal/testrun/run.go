@@ -103,7 +103,7 @@ func Run(ctx context.Context, spec Spec) (*RunResult, error) {
 	if len(opts.StubMarkers) == 0 {
 		opts.StubMarkers = DefaultStubMarkers
 	}
-	if err := checkFormat(opts); err != nil {
+	if err := checkFormat(&opts); err != nil {
 		rep, err := unverifiable(opts, "%s", apperr.Message(err))
 		return &RunResult{Report: rep}, err
 	}
