@@ -220,8 +220,6 @@ func unverifiable(opts Options, format string, args ...any) (*Report, error) {
 	return rep, e
 }
 
-
-
 func formatList() string {
 	s := make([]string, len(Formats))
 	for i, f := range Formats {
