@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/ideate/git-ideate/internal/symbols"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -73,23 +73,28 @@ func TestSymbols_CLI(t *testing.T) {
 	}
 }
 
-// A binary built without cgo has no tree-sitter: the fallback reader is
-// used and every answer that rests on it says the check was weaker; the
-// default build (cgo, as CI builds) says nothing of the kind.
-func TestSymbols_CLI_NoCgoIsWeaker(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a second binary")
-	}
+// Without the tree-sitter helper (none beside the binary, none on PATH,
+// or GIT_IDEATE_SYMBOLS=off) the fallback reader is used and every answer
+// that rests on it says the check was weaker; with the helper beside the
+// binary, as the release archive puts it, nothing is weaker.
+func TestSymbols_CLI_HelperOrWeaker(t *testing.T) {
 	dir := symbolsRepo(t)
-	nocgo := filepath.Join(t.TempDir(), "git-ideate")
-	build := exec.Command("go", "build", "-o", nocgo, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	alone := filepath.Join(t.TempDir(), "git-ideate")
+	b, err := os.ReadFile(binPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	run := func(exe string, args ...string) symbolsJSON {
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(exe, helper string, args ...string) symbolsJSON {
 		cmd := exec.Command(exe, args...)
 		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), symbols.HelperEnv+"="+helper, "PATH="+filepath.Dir(git))
 		r := runProcess(t, cmd, "")
 		var out symbolsJSON
 		if err := json.Unmarshal([]byte(r.out), &out); err != nil || r.code != 0 {
@@ -97,23 +102,26 @@ func TestSymbols_CLI_NoCgoIsWeaker(t *testing.T) {
 		}
 		return out
 	}
-	weak := run(nocgo, "symbols", "defs", "py/mod.py", "--json")
-	if !weak.Weaker || len(weak.Symbols) != 3 {
-		t.Fatalf("no-cgo defs: %+v", weak)
-	}
-	for _, s := range weak.Symbols {
-		if !s.Weaker {
-			t.Fatalf("a fallback definition not marked weaker: %+v", s)
+	for _, c := range []struct{ exe, helper string }{{alone, ""}, {binPath, "off"}} {
+		weak := run(c.exe, c.helper, "symbols", "defs", "py/mod.py", "--json")
+		if !weak.Weaker || len(weak.Symbols) != 3 {
+			t.Fatalf("%s without the helper: defs %+v", c.exe, weak)
+		}
+		for _, s := range weak.Symbols {
+			if !s.Weaker {
+				t.Fatalf("a fallback definition not marked weaker: %+v", s)
+			}
+		}
+		// Go never needs tree-sitter: never weaker.
+		if g := run(c.exe, c.helper, "symbols", "find", "Format", "--json"); g.Weaker || len(g.Symbols) != 2 {
+			t.Fatalf("Go find without the helper: %+v", g)
 		}
 	}
-	// Go never needs tree-sitter: not weaker in either build.
-	if g := run(nocgo, "symbols", "find", "Format", "--json"); g.Weaker || len(g.Symbols) != 2 {
-		t.Fatalf("no-cgo Go find: %+v", g)
-	}
-	if strings.Contains(os.Getenv("CGO_ENABLED"), "0") || runtime.GOOS == "windows" {
+	if helperPath == "" {
+		t.Log("go builds without cgo here: no helper to find")
 		return
 	}
-	if full := run(binPath, "symbols", "defs", "py/mod.py", "--json"); full.Weaker {
-		t.Fatalf("the cgo build answered weaker: %+v", full)
+	if full := run(binPath, "", "symbols", "defs", "py/mod.py", "--json"); full.Weaker || len(full.Symbols) != 3 {
+		t.Fatalf("with the helper beside the binary: %+v", full)
 	}
 }

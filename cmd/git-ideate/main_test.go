@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/symbols"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// binPath is the git-ideate binary built once for the process tests.
-var binPath string
+// binPath is the git-ideate binary built once for the process tests;
+// helperPath the tree-sitter helper beside it ("" where go has no cgo).
+var binPath, helperPath string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -29,10 +31,24 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binPath = filepath.Join(dir, "git-ideate")
-	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as released: pure Go
+	out, err := build.CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build git-ideate: %v\n%s", err, out)
 		os.Exit(1)
+	}
+	// The tree-sitter helper beside it, as the release puts it, where go
+	// builds with cgo; the in-process commands are pointed at it.
+	if cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output(); strings.TrimSpace(string(cgo)) == "1" {
+		helperPath = filepath.Join(dir, symbols.HelperName)
+		if out, err := exec.Command("go", "build", "-o", helperPath, "../git-ideate-symbols").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", symbols.HelperName, err, out)
+			os.Exit(1)
+		}
+		os.Setenv(symbols.HelperEnv, helperPath)
+	} else {
+		os.Setenv(symbols.HelperEnv, "off")
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -563,7 +563,7 @@ func TestLauncher_FirstLaunchMCP_NothingToGet(t *testing.T) {
 
 // Under Git for Windows' bash (uname -s says MINGW64_NT-…), the launcher
 // fetches the windows zip, checks it and installs its git-ideate.exe
-// (as the data directory's git-ideate.exe). The
+// and the helper beside it. The
 // test serves this machine's binary under the windows names, with a
 // uname that answers as MSYS2 does.
 func TestLauncher_WindowsDownload(t *testing.T) {
@@ -580,6 +580,12 @@ func TestLauncher_WindowsDownload(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Write(bin)
+	// The optional tree-sitter helper lands beside the binary.
+	w, err = zw.CreateHeader(&zip.FileHeader{Name: "git-ideate-symbols.exe", Method: zip.Deflate, ExternalAttrs: 0o755 << 16, CreatorVersion: 3 << 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("helper"))
 	zw.Close()
 	asset := release.ArchiveName(release.Version, release.Target{OS: "windows", Arch: "amd64"})
 	sum := sha256.Sum256(zb.Bytes())
@@ -611,6 +617,9 @@ func TestLauncher_WindowsDownload(t *testing.T) {
 	exe := filepath.Join(filepath.Dir(dataExe(data)), "git-ideate.exe")
 	if _, err := os.Stat(exe); err != nil {
 		t.Fatalf("no git-ideate.exe: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(exe), "git-ideate-symbols.exe")); err != nil || string(b) != "helper" {
+		t.Fatalf("the helper beside git-ideate.exe: %q %v", b, err)
 	}
 	if l := leftovers(t, data); len(l) > 0 {
 		t.Fatalf("left behind: %v", l)

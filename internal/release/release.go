@@ -32,12 +32,18 @@ const Project = "git-ideate"
 type Main struct {
 	Binary  string // its file name, without .exe
 	Package string // what go build compiles
-	CGO     bool   // built with cgo on the CGOTargets
+	// CGO marks the binary that needs cgo: it is built on the targets
+	// Options.CGO names, with cgo, and left out of the other archives.
+	CGO bool
 }
 
-// Mains are the binaries every archive holds.
+// Mains are the binaries of an archive: git-ideate, pure Go on every
+// target, and beside it where cgo builds, the optional tree-sitter helper
+// (internal/symbols finds it there; without it the symbol reader is the
+// weaker fallback).
 var Mains = []Main{
-	{Binary: Project, Package: "./cmd/git-ideate", CGO: true},
+	{Binary: Project, Package: "./cmd/git-ideate"},
+	{Binary: Project + "-symbols", Package: "./cmd/git-ideate-symbols", CGO: true},
 }
 
 // BuildFlags are the go build flags of a release binary (.goreleaser.yaml
@@ -55,12 +61,11 @@ func LDFlags(version, commit string, static bool) string {
 	return f
 }
 
-// CGOTargets are the targets whose release binary is built with cgo, so
-// it carries tree-sitter and the full symbol check (internal/symbols),
-// statically linked (with the netgo and osusergo tags) so it runs on any
-// Linux; each with the C compiler that builds for it ("" is the host's).
-// The others are built without cgo and say in every verdict the symbol
-// check touches that it was the weaker one.
+// CGOTargets are the targets whose archive carries the tree-sitter
+// helper, built with cgo and statically linked (with the netgo and
+// osusergo tags) so it runs on any Linux; each with the C compiler that
+// builds for it ("" is the host's). The other archives hold git-ideate
+// alone, whose verdicts say where the symbol check was the weaker one.
 var CGOTargets = map[string]string{"linux/amd64": "", "linux/arm64": "aarch64-linux-gnu-gcc"}
 
 // CGOTags are the build tags of a cgo release binary.
@@ -102,9 +107,9 @@ type Options struct {
 	Commit  string   // stamped into the binary; "" asks git for HEAD
 	Date    int64    // the archives' entry time (Unix); 0 is the commit's time
 	Targets []Target // nil is Targets
-	// CGO builds the targets it names ("linux/amd64") with cgo, statically,
-	// with the C compiler CGOTargets gives; the others build with
-	// CGO_ENABLED=0. The release workflow builds CGOTargets this way.
+	// CGO names the targets ("linux/amd64") whose archive gets the
+	// tree-sitter helper, built with cgo, statically, with the C compiler
+	// CGOTargets gives. The release workflow builds CGOTargets this way.
 	CGO map[string]bool
 }
 
@@ -183,6 +188,9 @@ func buildOne(ctx context.Context, o Options, t Target, extra map[string][]byte)
 	defer os.RemoveAll(tmp)
 	var files []archFile
 	for _, m := range Mains {
+		if m.CGO && !o.CGO[t.String()] {
+			continue
+		}
 		exe := m.Binary
 		if t.OS == "windows" {
 			exe += ".exe"
@@ -215,9 +223,9 @@ func buildOne(ctx context.Context, o Options, t Target, extra map[string][]byte)
 }
 
 // goBuild compiles one of Mains for t into bin and returns its bytes:
-// with cgo where CGOTargets names t and the binary uses it.
+// the helper with cgo, git-ideate without.
 func goBuild(ctx context.Context, o Options, t Target, m Main, bin string) ([]byte, error) {
-	cgo := o.CGO[t.String()] && m.CGO
+	cgo := m.CGO
 	args := append([]string{"build"}, BuildFlags...)
 	if cgo {
 		args = append(args, "-tags", CGOTags)

@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -69,6 +70,7 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 	want := []string{
 		"project_name: " + Project,
 		"main: ./cmd/git-ideate\n    binary: git-ideate\n",
+		"main: ./cmd/git-ideate-symbols\n    binary: git-ideate-symbols\n",
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}"`,
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_checksums.txt"`,
 		"algorithm: sha256",
@@ -107,29 +109,39 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 				}
 			}
 		}
+		helper := strings.Contains(b, "main: ./cmd/git-ideate-symbols\n")
 		for _, os := range goos {
 			for _, arch := range goarch {
 				tg := os + "/" + arch
-				seen[tg] = true
+				seen[fmt.Sprint(helper, tg)] = true
 				cc, cgo := CGOTargets[tg]
+				if helper && !cgo {
+					t.Errorf("%s: the helper is built for a target without cgo", tg)
+				}
+				cgo = helper // git-ideate is pure Go everywhere
 				if !strings.Contains(b, "- "+tmpl.Replace(LDFlags("V", "C", cgo))+"\n") {
 					t.Errorf("%s: ldflags are not %q", tg, LDFlags("V", "C", cgo))
 				}
 				if cgo != strings.Contains(b, "- CGO_ENABLED=1") || !cgo && !strings.Contains(b, "- CGO_ENABLED=0") {
 					t.Errorf("%s: cgo should be %v", tg, cgo)
 				}
-				if cc != "" && !strings.Contains(b, "- CC="+cc) {
+				if cgo && cc != "" && !strings.Contains(b, "- CC="+cc) {
 					t.Errorf("%s: no CC=%s", tg, cc)
 				}
 			}
 		}
 	}
 	for _, tg := range Targets {
-		if !seen[tg.String()] {
-			t.Errorf("no build for %s", tg)
+		if !seen[fmt.Sprint(false, tg.String())] {
+			t.Errorf("no build of git-ideate for %s", tg)
 		}
 	}
-	if len(seen) != len(Targets) {
+	for tg := range CGOTargets {
+		if !seen[fmt.Sprint(true, tg)] {
+			t.Errorf("no build of the helper for %s", tg)
+		}
+	}
+	if len(seen) != len(Targets)+len(CGOTargets) {
 		t.Errorf("builds for %v, Targets %v", seen, Targets)
 	}
 	if got := ArchiveName("1.2.3", Target{"linux", "arm64"}); got != "git-ideate_1.2.3_linux_arm64.tar.gz" {
@@ -137,8 +149,9 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 	}
 }
 
-// Two builds of one commit are the same bytes, the archive holds the
-// binary, the licence and the README, and the binary prints its version.
+// Two builds of one commit are the same bytes, the archive holds
+// git-ideate, the tree-sitter helper where the host is a cgo target, the
+// licence and the README, and the binaries print their version.
 func TestBuild_Reproducible(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary twice")
@@ -146,6 +159,11 @@ func TestBuild_Reproducible(t *testing.T) {
 	root := repoRoot(t)
 	here := Target{runtime.GOOS, runtime.GOARCH}
 	o := Options{Root: root, Version: "9.8.7", Commit: "0123456789abcdef0123456789abcdef01234567", Date: 1700000000, Targets: []Target{here}}
+	cc, cgo := CGOTargets[here.String()]
+	cgo = cgo && cc == "" && hasCC()
+	if cgo {
+		o.CGO = map[string]bool{here.String(): true}
+	}
 	o.Out = t.TempDir()
 	a1, err := Build(context.Background(), o)
 	if err != nil {
@@ -188,8 +206,15 @@ func TestBuild_Reproducible(t *testing.T) {
 		io.Copy(out, tr)
 		out.Close()
 	}
-	if strings.Join(names, " ") != "git-ideate LICENSE THIRD_PARTY_NOTICES README.md" {
-		t.Fatalf("archive holds %v", names)
+	want := "git-ideate LICENSE THIRD_PARTY_NOTICES README.md"
+	if cgo {
+		want = "git-ideate git-ideate-symbols LICENSE THIRD_PARTY_NOTICES README.md"
+		if v, err := exec.Command(filepath.Join(dir, "git-ideate-symbols"), "--version").Output(); err != nil || !strings.HasPrefix(string(v), "git-ideate-symbols ") {
+			t.Fatalf("the helper's --version: %q %v", v, err)
+		}
+	}
+	if strings.Join(names, " ") != want {
+		t.Fatalf("archive holds %v, want %s", names, want)
 	}
 	// The binary carries the stamp, also where kong answers (`help`).
 	for _, args := range [][]string{{"git-ideate", "--version"}, {"git-ideate", "help", "--version"}} {
@@ -278,4 +303,14 @@ func TestNotices_TheCommittedFileIsCurrent(t *testing.T) {
 	if strings.Contains(string(got), "go-cmp") || strings.Contains(string(got), "mcp-go") {
 		t.Error("the notices name a module only the tests use")
 	}
+}
+
+// hasCC reports whether the host has the C compiler cgo would use.
+func hasCC() bool {
+	cc, err := exec.Command("go", "env", "CC").Output()
+	if err != nil {
+		return false
+	}
+	_, err = exec.LookPath(strings.Fields(string(cc) + " gcc")[0])
+	return err == nil
 }

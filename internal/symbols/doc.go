@@ -12,14 +12,15 @@
 //
 // # Readers
 //
-// Go is read by the standard library's parser (no cgo). Python,
-// JavaScript, TypeScript and Rust are read by tree-sitter's grammars
-// when the binary is built with cgo (github.com/tree-sitter/go-tree-sitter
-// and one grammar module per language, pinned); without cgo a fallback
-// reader finds definitions from tokens and indentation, and marks every
-// definition and file it read Weaker, so a verdict resting on it can say
-// the check was weaker. Nothing is built at package init: grammars are
-// made on first use.
+// Go is read by the standard library's parser. Python, JavaScript,
+// TypeScript and Rust are read by tree-sitter's grammars
+// (github.com/tree-sitter/go-tree-sitter and one grammar module per
+// language, pinned) in a helper binary, git-ideate-symbols, built with
+// cgo and asked over stdin and stdout (helper.go), so that git-ideate
+// itself links no C. Without the helper a fallback reader finds
+// definitions from tokens and indentation, and marks every definition and
+// file it read Weaker, so a verdict resting on it can say the check was
+// weaker.
 //
 // # Uses
 //

@@ -1,8 +1,9 @@
 package symbols
 
 // parseOther reads a Python, JavaScript, TypeScript or Rust file: tokens
-// and uses from the lexer, definitions from tree-sitter where the binary
-// has it (cgo) and from the fallback reader where it does not.
+// and uses from the lexer, definitions from tree-sitter through the
+// helper binary where there is one and from the fallback reader where
+// there is not.
 func parseOther(lang Lang, p string, src []byte) *File {
 	f := &File{Path: p, Lang: lang, Package: moduleOf(lang, p)}
 	f.tokens, f.Refs = lexGeneric(lang, src)
@@ -38,7 +39,3 @@ func parseOther(lang Lang, p string, src []byte) *File {
 	}
 	return f
 }
-
-// Weaker reports whether this build reads languages other than Go with
-// the fallback reader: no tree-sitter (built without cgo).
-func Weaker() bool { return !treeSitter }

@@ -1,11 +1,10 @@
-//go:build cgo
-
-package symbols
+package main
 
 import (
 	"strings"
 	"unsafe"
 
+	"github.com/ideate/git-ideate/internal/symbols"
 	ts "github.com/tree-sitter/go-tree-sitter"
 	tsjs "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
 	tspy "github.com/tree-sitter/tree-sitter-python/bindings/go"
@@ -13,25 +12,21 @@ import (
 	tsts "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
 )
 
-// treeSitter is true: Python, JavaScript, TypeScript and Rust are read
-// through tree-sitter's grammars.
-const treeSitter = true
-
 // language is the grammar for a file; built on first use, not at init.
-func language(lang Lang, p string) *ts.Language {
+func language(lang symbols.Lang, p string) *ts.Language {
 	var ptr unsafe.Pointer
 	switch lang {
-	case Python:
+	case symbols.Python:
 		ptr = tspy.Language()
-	case JavaScript:
+	case symbols.JavaScript:
 		ptr = tsjs.Language()
-	case TypeScript:
+	case symbols.TypeScript:
 		if strings.HasSuffix(p, ".tsx") {
 			ptr = tsts.LanguageTSX()
 		} else {
 			ptr = tsts.LanguageTypescript()
 		}
-	case Rust:
+	case symbols.Rust:
 		ptr = tsrust.Language()
 	default:
 		return nil
@@ -42,35 +37,43 @@ func language(lang Lang, p string) *ts.Language {
 // readDefs parses src with tree-sitter and walks the root's named
 // children (and class, impl and trait bodies for methods). Parser and
 // tree are closed here: the binding has no finalizers.
-func readDefs(lang Lang, p string, src []byte, _ []Token) ([]def, bool, string) {
-	l := language(lang, p)
+func readDefs(req symbols.HelperRequest) symbols.HelperReply {
+	lang, src := req.Lang, req.Src
+	rep := symbols.HelperReply{V: symbols.HelperProtocol}
+	l := language(lang, req.Path)
 	if l == nil {
-		return nil, true, "no grammar"
+		rep.Error = "no grammar for " + string(lang)
+		return rep
 	}
 	parser := ts.NewParser()
 	defer parser.Close()
 	if err := parser.SetLanguage(l); err != nil {
-		return nil, true, err.Error()
+		rep.Error = err.Error()
+		return rep
 	}
 	tree := parser.Parse(src, nil)
 	if tree == nil {
-		return nil, true, "tree-sitter returned no tree"
+		rep.Error = "tree-sitter returned no tree"
+		return rep
 	}
 	defer tree.Close()
 	root := tree.RootNode()
 	w := &tsWalker{lang: lang, src: src}
 	w.container(root, "", false)
-	perr := ""
 	if root.HasError() {
-		perr = "the file has syntax errors; definitions around them may be missing"
+		rep.ParseError = "the file has syntax errors; definitions around them may be missing"
 	}
-	return w.out, false, perr
+	rep.Defs = w.out
+	if rep.Defs == nil {
+		rep.Defs = []symbols.HelperDef{}
+	}
+	return rep
 }
 
 type tsWalker struct {
-	lang Lang
+	lang symbols.Lang
 	src  []byte
-	out  []def
+	out  []symbols.HelperDef
 }
 
 func (w *tsWalker) text(n *ts.Node) string {
@@ -109,32 +112,32 @@ func (w *tsWalker) container(n *ts.Node, recv string, inClass bool) {
 // item reads one definition node; outer is the node whose range the
 // definition takes (an export or decorated wrapper).
 func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decorated bool) {
-	add := func(nameNode *ts.Node, kind Kind, body *ts.Node) {
+	add := func(nameNode *ts.Node, kind symbols.Kind, body *ts.Node) {
 		if nameNode == nil {
 			return
 		}
 		name := w.text(nameNode)
-		d := def{name: name, recv: recv, kind: kind, start: int(outer.StartByte()), end: int(outer.EndByte()),
-			nameOff: int(nameNode.StartByte()), exported: exported, decorated: decorated}
+		d := symbols.HelperDef{Name: name, Recv: recv, Kind: kind, Start: int(outer.StartByte()), End: int(outer.EndByte()),
+			NameOff: int(nameNode.StartByte()), Exported: exported, Decorated: decorated}
 		if body != nil {
-			d.bodyStart, d.bodyEnd = int(body.StartByte()), int(body.EndByte())
+			d.BodyStart, d.BodyEnd = int(body.StartByte()), int(body.EndByte())
 		}
 		switch w.lang {
-		case Python:
-			d.exported = !strings.HasPrefix(name, "_")
-		case Rust:
-			d.exported = exported || hasChildKind(c, "visibility_modifier")
-		case JavaScript, TypeScript:
+		case symbols.Python:
+			d.Exported = !strings.HasPrefix(name, "_")
+		case symbols.Rust:
+			d.Exported = exported || hasChildKind(c, "visibility_modifier")
+		case symbols.JavaScript, symbols.TypeScript:
 			if inClass {
-				d.exported = !strings.HasPrefix(name, "#") && !hasChildKind(c, "accessibility_modifier") ||
+				d.Exported = !strings.HasPrefix(name, "#") && !hasChildKind(c, "accessibility_modifier") ||
 					strings.Contains(w.text(firstChildKind(c, "accessibility_modifier")), "public")
 			}
 		}
 		w.out = append(w.out, d)
 	}
-	fn := Func
+	fn := symbols.Func
 	if recv != "" {
-		fn = Method
+		fn = symbols.Method
 	}
 	switch c.Kind() {
 	// Python
@@ -147,7 +150,7 @@ func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decor
 			return
 		}
 		name := c.ChildByFieldName("name")
-		add(name, Class, nil)
+		add(name, symbols.Class, nil)
 		if b := c.ChildByFieldName("body"); b != nil && name != nil {
 			w.container(b, w.text(name), true)
 		}
@@ -156,7 +159,7 @@ func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decor
 			w.item(d, outer, recv, inClass, exported, true)
 		}
 	case "expression_statement":
-		if w.lang != Python || inClass {
+		if w.lang != symbols.Python || inClass {
 			return
 		}
 		for _, a := range named(c) {
@@ -164,16 +167,16 @@ func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decor
 				continue
 			}
 			if l := a.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {
-				k := Var
+				k := symbols.Var
 				if t := w.text(l); strings.ToUpper(t) == t {
-					k = Const
+					k = symbols.Const
 				}
 				add(l, k, nil)
 			}
 		}
 	// JavaScript and TypeScript
 	case "function_declaration", "generator_function_declaration":
-		add(c.ChildByFieldName("name"), Func, c.ChildByFieldName("body"))
+		add(c.ChildByFieldName("name"), symbols.Func, c.ChildByFieldName("body"))
 	case "class_declaration", "abstract_class_declaration", "class":
 		if inClass {
 			return
@@ -182,13 +185,13 @@ func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decor
 		if hasChildKind(c, "decorator") {
 			decorated = true
 		}
-		add(name, Class, nil)
+		add(name, symbols.Class, nil)
 		if b := c.ChildByFieldName("body"); b != nil && name != nil {
 			w.container(b, w.text(name), true)
 		}
 	case "method_definition":
 		if inClass {
-			add(c.ChildByFieldName("name"), Method, c.ChildByFieldName("body"))
+			add(c.ChildByFieldName("name"), symbols.Method, c.ChildByFieldName("body"))
 		}
 	case "public_field_definition", "field_definition":
 		if !inClass {
@@ -200,21 +203,21 @@ func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decor
 			name = c.ChildByFieldName("property")
 		}
 		if v != nil && (v.Kind() == "arrow_function" || v.Kind() == "function_expression") {
-			add(name, Method, v.ChildByFieldName("body"))
+			add(name, symbols.Method, v.ChildByFieldName("body"))
 		}
 	case "interface_declaration":
-		add(c.ChildByFieldName("name"), Interface, nil)
+		add(c.ChildByFieldName("name"), symbols.Interface, nil)
 	case "type_alias_declaration":
-		add(c.ChildByFieldName("name"), Type, nil)
+		add(c.ChildByFieldName("name"), symbols.Type, nil)
 	case "enum_declaration":
-		add(c.ChildByFieldName("name"), Enum, nil)
+		add(c.ChildByFieldName("name"), symbols.Enum, nil)
 	case "lexical_declaration", "variable_declaration":
 		if inClass {
 			return
 		}
-		kind := Var
+		kind := symbols.Var
 		if strings.HasPrefix(w.text(c), "const") {
-			kind = Const
+			kind = symbols.Const
 		}
 		for _, v := range named(c) {
 			if v.Kind() != "variable_declarator" {
@@ -225,7 +228,7 @@ func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decor
 				continue
 			}
 			if val := v.ChildByFieldName("value"); val != nil && (val.Kind() == "arrow_function" || val.Kind() == "function_expression" || val.Kind() == "function") {
-				add(name, Func, val.ChildByFieldName("body"))
+				add(name, symbols.Func, val.ChildByFieldName("body"))
 				continue
 			}
 			add(name, kind, nil)
@@ -250,24 +253,24 @@ func (w *tsWalker) item(c, outer *ts.Node, recv string, inClass, exported, decor
 		add(c.ChildByFieldName("name"), fn, c.ChildByFieldName("body"))
 	case "function_signature_item":
 		if recv != "" {
-			add(c.ChildByFieldName("name"), Method, nil)
+			add(c.ChildByFieldName("name"), symbols.Method, nil)
 		}
 	case "struct_item", "union_item":
-		add(c.ChildByFieldName("name"), Type, nil)
+		add(c.ChildByFieldName("name"), symbols.Type, nil)
 	case "enum_item":
-		add(c.ChildByFieldName("name"), Enum, nil)
+		add(c.ChildByFieldName("name"), symbols.Enum, nil)
 	case "type_item":
-		add(c.ChildByFieldName("name"), Type, nil)
+		add(c.ChildByFieldName("name"), symbols.Type, nil)
 	case "const_item":
-		add(c.ChildByFieldName("name"), Const, nil)
+		add(c.ChildByFieldName("name"), symbols.Const, nil)
 	case "static_item":
-		add(c.ChildByFieldName("name"), Var, nil)
+		add(c.ChildByFieldName("name"), symbols.Var, nil)
 	case "trait_item":
 		if inClass {
 			return
 		}
 		name := c.ChildByFieldName("name")
-		add(name, Trait, nil)
+		add(name, symbols.Trait, nil)
 		if b := c.ChildByFieldName("body"); b != nil && name != nil {
 			w.container(b, w.text(name), true)
 		}
