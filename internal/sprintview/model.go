@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/plan"
@@ -236,7 +237,8 @@ func LoadTask(ctx context.Context, d Deps, id string) (*TaskPage, error) {
 	}
 	page := &TaskPage{Task: tk}
 	if d.Revision.Tasks != nil {
-		if page.Attempts, err = d.Revision.Show(ctx, id); err != nil {
+		// A task of the plan that was never started has no attempts yet.
+		if page.Attempts, err = d.Revision.Show(ctx, id); err != nil && !apperr.Is(err, apperr.NotFound) {
 			return nil, err
 		}
 	}
@@ -268,7 +270,9 @@ type Bar struct {
 // counts the reason classes of FAIL verdicts and the escalations by class,
 // and both by wave, over the whole log.
 func LoadRetro(ctx context.Context, d Deps) (*Chart, error) {
-	rep, err := retro.Load(ctx, retro.Sources{Exec: d.Exec, Record: d.Record}, retro.LastPlanning)
+	// The sync-conflict records are looked for among the newest 2,000, not
+	// retro's 20,000: a page must stay small beside a long record.
+	rep, err := retro.Load(ctx, retro.Sources{Exec: d.Exec, Record: d.Record, RecordScan: 2000}, retro.LastPlanning)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/plan/plantest"
 	"github.com/ideate/git-ideate/internal/sprintview"
 )
 
@@ -167,5 +169,32 @@ func TestServer_EventsSayChangeWhenAVerdictLands(t *testing.T) {
 	d.log(t, "S1-02/T1", 2, 2, "green", execlog.PASS, "", gt.Git(t, d.dir, "rev-parse", "HEAD"))
 	if ev := next(); ev != "change" {
 		t.Fatalf("after a verdict: %q", ev)
+	}
+}
+
+func TestServer_ATaskNeverStartedShowsNoAttempt(t *testing.T) {
+	dir := gt.NewRepo(t)
+	if err := plantest.CopyExample(dir); err != nil {
+		t.Fatal(err)
+	}
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-qm", "plan")
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	s, err := sprintview.New(depsOf(g, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	code, body := get(t, ts.URL+"/task?id=S1-01/T1")
+	if code != 200 || !strings.Contains(body, "No attempt yet") {
+		t.Fatalf("%d %s", code, body)
+	}
+	if code, body := get(t, ts.URL+"/"); code != 200 || !strings.Contains(body, `data-state="waiting"`) {
+		t.Fatalf("%d %s", code, body)
 	}
 }
