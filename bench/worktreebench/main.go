@@ -1,8 +1,7 @@
 // Command worktreebench measures a task's worktree on a 10k-file
 // repository: the diff scope of a worktree with 50 changed files
-// (in-process, beside `git status` and `git diff --name-status` run as
-// processes in the same run) and through the worktree's file-system
-// monitor, and `git ideate task start` (board claim +
+// (WorktreeChanges, beside `git status` and `git diff --name-status` run
+// as processes in the same run), and `git ideate task start` (board claim +
 // worktree + contract) beside `git worktree add` alone, alternating.
 //
 //	go run ./bench/worktreebench
@@ -21,9 +20,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/bench/internal/benchutil"
-	"github.com/ideate/git-ideate/internal/fsmonitor"
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 func git(dir string, args ...string) string {
@@ -138,42 +135,13 @@ func main() {
 	})
 	benchutil.Row(*files, "git status --porcelain -uall (baseline)", status, status)
 	benchutil.Row(*files, "git diff --name-status BASE", diff, status)
-	benchutil.Row(*files, "WorktreeChanges (in-process)", scope, status)
+	benchutil.Row(*files, "WorktreeChanges (through git status)", scope, status)
 	if *cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
 
-	// The same through the worktree's monitor: the built binary's hidden
-	// fsmonitor command, detached, as task start runs it. Each query waits
-	// for its cookie, then only the candidates are read.
 	bin, err := benchutil.Build(work)
 	benchutil.Must(err)
-	_, err = fsmonitor.Spawn(ctx, []string{bin, "fsmonitor", "--worktree", wt, "--base", base}, nil)
-	benchutil.Must(err)
-	gd, err := gitstore.WorktreeGitDir(wt)
-	benchutil.Must(err)
-	for t0 := time.Now(); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := fsmonitor.Ping(ctx, worktree.MonitorDir(gd), time.Second); err == nil {
-			break
-		} else if time.Since(t0) > 30*time.Second {
-			benchutil.Must(fmt.Errorf("the monitor never answered: %v", err))
-		}
-	}
-	w, err := worktree.WorktreeChanges(ctx, g, bh, wt)
-	benchutil.Must(err)
-	if !w.Watched || fmt.Sprintf("%+v", w.List) != fmt.Sprintf("%+v", c.List) {
-		benchutil.Must(fmt.Errorf("the watched diff scope (watched %v) differs from the full scan", w.Watched))
-	}
-	watched := timeIt(*runs, func() {
-		w, err := worktree.WorktreeChanges(ctx, g, bh, wt)
-		benchutil.Must(err)
-		if !w.Watched {
-			benchutil.Must(fmt.Errorf("the monitor stopped answering"))
-		}
-	})
-	benchutil.Row(*files, "WorktreeChanges (watched, fsmonitor)", watched, status)
-	fmt.Printf("%-8d %-44s %10s\n", *files, "diff scope target", "20ms")
-	benchutil.Must(fsmonitor.Stop(ctx, worktree.MonitorDir(gd), time.Second))
 
 	// task start vs git worktree add, alternating, each on a fresh path.
 	var add, start []benchutil.Sample

@@ -54,7 +54,6 @@ func openTasks(env *Env) (*worktree.Manager, error) {
 	}
 	m := worktree.Open(g)
 	m.Now = corecmd.Now
-	m.MonitorCommand = monitorCommand()
 	return m, nil
 }
 

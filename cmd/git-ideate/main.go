@@ -43,7 +43,6 @@ type CLI struct {
 	Transcripts TranscriptsCmd       `cmd:"" help:"The clone's capture of prompts, tool calls and transcripts under .git/ideate/transcripts: its size (du) and the manual cut (prune)."`
 	Serve       ServeCmd             `cmd:"" help:"Serve a read-only web page of the sprint on a loopback port: waves, task states, attempts, verdicts, the board, escalations, the retro's counts and the record, following new commits live."`
 	Retro       RetroCmd             `cmd:"" help:"The retrospective's input: failed verdicts by reason class, escalations, feedback and sync conflicts since the last planning, grouped into patterns with counts and evidence, recurring ones first."`
-	Fsmonitor   FsmonitorCmd         `cmd:"" hidden:"" help:"Serve a task worktree's file-system monitor (task start runs it, detached)."`
 }
 
 func main() {
@@ -66,7 +65,7 @@ func main() {
 // a worktree's monitor end cleanly on SIGTERM.
 func eagerSignals(args []string) bool {
 	w := corecmd.CommandWords(args)
-	return len(w) > 0 && (w[0] == "mcp" || w[0] == "fsmonitor" || w[0] == "serve")
+	return len(w) > 0 && (w[0] == "mcp" || w[0] == "serve")
 }
 
 // run parses args, runs the command under ctx and returns the exit code.

@@ -21,11 +21,6 @@ var binPath, helperPath string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// A task started through the built binary would run its worktree's
-	// monitor, detached, for half an hour: it writes in the worktree's git
-	// directory while the test's temporary directory is being removed
-	// ("directory not empty"). The monitor's own test turns it back on.
-	os.Setenv("IDEATE_FSMONITOR", "0")
 	dir, err := os.MkdirTemp("", "git-ideate-bin-")
 	if err != nil {
 		panic(err)

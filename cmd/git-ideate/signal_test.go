@@ -101,7 +101,7 @@ func TestSignal_MCPServerEndsOnSIGTERM(t *testing.T) {
 // other call starts watching with its first process (osproc.Group).
 func TestSignal_EagerOnlyForLongLivedCommands(t *testing.T) {
 	for args, want := range map[string]bool{
-		"mcp": true, "-C /x mcp": true, "fsmonitor --worktree w --base b": true,
+		"mcp": true, "-C /x mcp": true,
 		"record append --kind finding": false, "work claim --id x": false, "hook pre-tool-use": false,
 		"sync": false, "--version": false, "": false,
 	} {

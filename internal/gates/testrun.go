@@ -7,7 +7,6 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/testrun"
-	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 // TestRunInput is one run of a task's declared tests (`git ideate test
@@ -68,7 +67,7 @@ func TestRun(ctx context.Context, d Deps, in TestRunInput) (*TestRunResult, erro
 	if in.Attempt != 0 {
 		out.Attempt = in.Attempt
 	}
-	ch, cerr := worktree.WorktreeChanges(ctx, d.Git, ct.BaseHash(), ct.Path) // through the monitor when one answers
+	ch, cerr := d.Git.WorktreeChanges(ctx, ct.BaseHash(), ct.Path)
 	switch {
 	case cerr != nil:
 		out.Note = "not recorded: " + apperr.Message(cerr)

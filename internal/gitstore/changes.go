@@ -3,10 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,12 +47,6 @@ type Changes struct {
 	Base Hash     // the base commit
 	Head Hash     // the worktree's HEAD commit (ZeroHash on an unborn branch)
 	List []Change // sorted by path
-	// ByGit is true when the index used a feature read through the git CLI
-	// instead of in-process (a split or sparse index).
-	ByGit bool
-	// Watched is true when only a monitor's candidate paths were read
-	// (WorktreeChangesAmong), false after a full scan.
-	Watched bool
 }
 
 // Paths returns every path the changes touch: each path, and the old path
@@ -79,39 +69,19 @@ func (c *Changes) Paths() []string {
 // worktree's state is what `git add -A` would stage, so a file removed
 // from the index but still on disk counts as present. Deletions, mode
 // changes, type changes and exact renames are reported; content filters
-// (.gitattributes, core.autocrlf) are applied through `git hash-object`
-// for the files whose stat data changed.
+// (.gitattributes, core.autocrlf) apply, since changed files are hashed by
+// `git hash-object`.
 //
-// It reads the worktree's index and stats every tracked file, hashing only
-// files whose stat data changed since the index was written, and skips
-// directories whose cached tree in the index equals base's (the index's
-// TREE extension), so its cost follows the worktree's size in stats and
-// its changes in reads. A split or sparse index is read through the git
-// CLI instead. The index is never written.
+// git reads the working tree: `git status --porcelain=v2` names what
+// differs from HEAD (with HEAD's and the index's modes and object names),
+// and the committed side is a diff of base's and HEAD's trees, whose cost
+// follows what differs. The index is never written (--no-optional-locks).
 func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Changes, error) {
-	return s.worktreeChanges(ctx, base, dir, nil)
-}
-
-// WorktreeChangesAmong is WorktreeChanges when only the paths in cands
-// (slash-separated, relative to the worktree's top; a directory stands for
-// everything under it) may differ from base in the working tree, as a
-// file-system monitor reports them: those are read, the rest of the
-// working tree is taken to equal base, and the committed changes
-// (base..HEAD) are diffed on objects as always. The result equals
-// WorktreeChanges' when cands holds every path changed since a full scan
-// and that scan's changed paths. An index read through git falls back to
-// the full scan.
-func (s *Store) WorktreeChangesAmong(ctx context.Context, base Hash, dir string, cands []string) (*Changes, error) {
-	if cands == nil {
-		cands = []string{}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "cannot resolve %s", dir)
 	}
-	return s.worktreeChanges(ctx, base, dir, cands)
-}
-
-// worktreeChanges scans the whole working tree when cands is nil, else
-// only the candidates.
-func (s *Store) worktreeChanges(ctx context.Context, base Hash, dir string, cands []string) (*Changes, error) {
-	wt, err := Discover(dir)
+	wt, err := discoverUp(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -139,23 +109,11 @@ func (s *Store) worktreeChanges(ctx context.Context, base Hash, dir string, cand
 		}
 		headTree = c.Tree
 	}
-	w := &wtScan{store: s, cfg: wts.cfg, repo: wt, top: wt.WorkTree}
-	diffWorking, byGit, err := w.prepareAmong(ctx, baseCommit.Tree, cands)
-	watched := cands != nil && err == nil
-	if cands == nil || errors.Is(err, errIndexUnsupported) {
-		var working []wentry
-		working, byGit, err = w.scan(ctx)
-		diffWorking = func(fn func(path, om, nm string, oh, nh Hash)) error {
-			return w.compare(ctx, baseCommit.Tree, working, fn)
-		}
-	}
+	w := &wtScan{store: s, cfg: wts.cfg, top: wt.WorkTree}
+	status, err := w.status(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &Changes{Base: base, Head: head, ByGit: byGit, Watched: watched}
-	// base → working state
-	net := map[string]*Change{}
-	var order []string
 	add := func(m map[string]*Change, path, oldMode, newMode string, oldH, newH Hash) {
 		st := Modified
 		switch {
@@ -168,22 +126,50 @@ func (s *Store) worktreeChanges(ctx context.Context, base Hash, dir string, cand
 		}
 		m[path] = &Change{Path: path, Status: st, OldMode: oldMode, NewMode: newMode, OldHash: oldH, NewHash: newH}
 	}
-	if err := diffWorking(func(path, om, nm string, oh, nh Hash) {
-		add(net, path, om, nm, oh, nh)
-		order = append(order, path)
-	}); err != nil {
-		return nil, err
-	}
 	// base → HEAD
 	committed := map[string]*Change{}
 	if headTree != baseCommit.Tree {
 		err := s.DiffTrees(baseCommit.Tree, headTree, func(path string, o, n TreeEntry) error {
-			om, nm := entryMode(o), entryMode(n)
-			add(committed, path, om, nm, o.Hash, n.Hash)
+			add(committed, path, entryMode(o), entryMode(n), o.Hash, n.Hash)
 			return nil
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	// base → working state, at every path where either side differs from
+	// HEAD: base's entry is the committed diff's old side, else HEAD's;
+	// the working entry is what status says, else HEAD's.
+	var need []string
+	for p, e := range status {
+		if e.work.mode != "" && e.work.hash == ZeroHash && e.work.mode != "160000" {
+			if _, ok := committed[p]; e.dirty || ok || e.head.mode != "" {
+				need = append(need, p)
+			}
+		}
+	}
+	if err := w.hashPaths(ctx, status, need); err != nil {
+		return nil, err
+	}
+	net := map[string]*Change{}
+	var order []string
+	diff := func(p string, old, cur side) {
+		if old.mode == cur.mode && old.hash == cur.hash {
+			return
+		}
+		add(net, p, old.mode, cur.mode, old.hash, cur.hash)
+		order = append(order, p)
+	}
+	for p, e := range status {
+		old := e.head
+		if c, ok := committed[p]; ok {
+			old = side{c.OldMode, c.OldHash}
+		}
+		diff(p, old, e.work)
+	}
+	for p, c := range committed {
+		if _, ok := status[p]; !ok {
+			diff(p, side{c.OldMode, c.OldHash}, side{c.NewMode, c.NewHash})
 		}
 	}
 	// The working state at a path only HEAD changed is base's: the change
@@ -210,6 +196,7 @@ func (s *Store) worktreeChanges(ctx context.Context, base Hash, dir string, cand
 	}
 	pairRenames(net)
 	sort.Strings(order)
+	out := &Changes{Base: base, Head: head}
 	for i, p := range order {
 		if i > 0 && order[i-1] == p {
 			continue
@@ -283,146 +270,151 @@ func pairRenames(net map[string]*Change) {
 	}
 }
 
-// wentry is one path of the worktree's state: a tracked file (as the
-// index has it, its content re-hashed when its stat data changed) or an
-// untracked one.
-type wentry struct {
-	path string
+// side is one path's entry on one side of a comparison: mode "" where
+// the path is absent, hash ZeroHash where its content is not named yet.
+type side struct {
 	mode string
-	hash Hash // ZeroHash for an untracked file not hashed yet
-	// gone: tracked, but absent from the working tree.
-	gone bool
-	// dirty: anything that may differ from what the index's cached trees
-	// say (changed stat data, gone, untracked, unmerged, intent-to-add).
+	hash Hash
+}
+
+// wpath is a path git status names: its entry in HEAD and in the working
+// state (what `git add -A` would stage).
+type wpath struct {
+	head, work side
+	// dirty: the working file differs from the index, so its content is
+	// hashed; an untracked file is hashed only where another side has it.
 	dirty bool
 }
 
 type wtScan struct {
 	store *Store
 	cfg   *Config
-	repo  *Repo
 	top   string
-
-	filters bool // content filters may apply: hash through git
-	trees   map[string]cacheTree
-	dirtyN  []int // dirtyN[i] = dirty entries among the first i
 }
 
-// scan builds the sorted working state: in-process where this platform
-// has scanIndex, else through git. byGit reports which.
-func (w *wtScan) scan(ctx context.Context) (ents []wentry, byGit bool, err error) {
-	ents, err = w.scanIndex(ctx)
-	if errors.Is(err, errIndexUnsupported) {
-		ents, err = w.scanByGit(ctx)
-		return ents, true, err
+// status reads `git status --porcelain=v2 -z` of the working tree: every
+// path whose index or working file differs from HEAD, and every untracked
+// file that is not ignored (another repository inside the worktree is one
+// entry "sub/", taken as a submodule). Renames are not paired by git
+// (--no-renames; pairRenames does it). A submodule's working tree is not
+// looked into: its entry is what the index holds.
+func (w *wtScan) status(ctx context.Context) (map[string]*wpath, error) {
+	out, err := w.store.runGitIn(ctx, w.top, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z",
+		"--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+	if err != nil {
+		return nil, err
 	}
-	return ents, false, err
-}
-
-// mayFilter says whether content filters may apply to some path, in which
-// case changed files are hashed by `git hash-object`, which applies them.
-func (w *wtScan) mayFilter(idx *gitIndex) bool {
-	if v, ok := w.cfg.Get("core", "autocrlf"); ok && strings.ToLower(v) != "false" {
-		return true
-	}
-	if _, ok := w.cfg.Get("core", "attributesfile"); ok {
-		return true
-	}
-	if _, err := os.Stat(filepath.Join(w.repo.CommonDir, "info", "attributes")); err == nil {
-		return true
-	}
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			xdg = filepath.Join(home, ".config")
+	mode := func(m string) string {
+		if strings.Trim(m, "0") == "" {
+			return ""
 		}
+		return normMode(m)
 	}
-	if xdg != "" {
-		if _, err := os.Stat(filepath.Join(xdg, "git", "attributes")); err == nil {
-			return true
-		}
-	}
-	for _, e := range idx.entries {
-		if e.path == ".gitattributes" || strings.HasSuffix(e.path, "/.gitattributes") {
-			return true
-		}
-	}
-	return false
-}
-
-// hashEntries computes the content name of the entries at idxs (regular
-// files and symlinks present in the working tree).
-func (w *wtScan) hashEntries(ctx context.Context, ents []wentry, idxs []int) error {
-	var viaGit []int
-	for _, i := range idxs {
-		e := &ents[i]
-		if e.gone {
+	ents := map[string]*wpath{}
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		if rec == "" {
 			continue
 		}
-		full := filepath.Join(w.top, e.path)
-		if e.mode == "120000" {
-			target, err := os.Readlink(full)
+		bad := apperr.New(apperr.Internal, "git status printed %q", rec)
+		switch rec[0] {
+		case '1', '2':
+			// 1 XY sub mH mI mW hH hI path; a 2 adds a score and, after a
+			// NUL, the old path.
+			n := 9
+			if rec[0] == '2' {
+				n = 10
+				i++
+			}
+			f := strings.SplitN(rec, " ", n)
+			if len(f) != n || len(f[1]) != 2 || len(f[2]) != 4 {
+				return nil, bad
+			}
+			hH, err1 := ParseHash(f[6])
+			hI, err2 := ParseHash(f[7])
+			if err1 != nil || err2 != nil {
+				return nil, bad
+			}
+			e := &wpath{head: side{mode(f[3]), hH}}
+			switch y := f[1][1]; {
+			case f[2][0] == 'S' || y == '.':
+				if mode(f[4]) != "" {
+					e.work = side{mode(f[4]), hI}
+				}
+			case y == 'D':
+			default:
+				e.work, e.dirty = side{mode: mode(f[5])}, true
+			}
+			ents[f[n-1]] = e
+		case 'u':
+			// u XY sub m1 m2 m3 mW h1 h2 h3 path: unmerged; stage 2 is
+			// HEAD's, and the working file is what counts.
+			f := strings.SplitN(rec, " ", 11)
+			if len(f) != 11 {
+				return nil, bad
+			}
+			h2, err := ParseHash(f[8])
 			if err != nil {
-				e.gone = true
+				return nil, bad
+			}
+			ents[f[10]] = &wpath{head: side{mode(f[4]), h2}, work: side{mode: mode(f[6])}, dirty: true}
+		case '?':
+			p := rec[min(2, len(rec)):]
+			if d, ok := strings.CutSuffix(p, "/"); ok { // another repository
+				ents[d] = &wpath{work: side{mode: "160000"}}
 				continue
 			}
-			e.hash = HashObject(oid.BlobObject, []byte(target))
+			// A file removed from the index only has its entry already.
+			e := ents[p]
+			if e == nil {
+				e = &wpath{}
+				ents[p] = e
+			}
+			e.work = side{mode: w.untrackedMode(p)}
+		case '#', '!':
+		default:
+			return nil, bad
+		}
+	}
+	return ents, nil
+}
+
+// hashPaths names the working content of the paths given (regular files
+// and symlinks), through `git hash-object`, which applies the content
+// filters `git add` would; a file gone meanwhile is absent.
+func (w *wtScan) hashPaths(ctx context.Context, ents map[string]*wpath, paths []string) error {
+	sort.Strings(paths)
+	var viaGit []string
+	for _, p := range paths {
+		e := ents[p]
+		full := filepath.Join(w.top, filepath.FromSlash(p))
+		if e.work.mode == "120000" {
+			target, err := os.Readlink(full)
+			if err != nil {
+				e.work = side{}
+				continue
+			}
+			e.work.hash = HashObject(oid.BlobObject, []byte(target))
 			continue
 		}
-		if w.filters {
-			viaGit = append(viaGit, i)
+		if _, err := os.Lstat(full); err != nil {
+			e.work = side{}
 			continue
 		}
-		h, err := hashFile(full)
-		if errors.Is(err, os.ErrNotExist) {
-			e.gone = true
-			continue
-		}
-		if err != nil {
-			return apperr.Wrap(apperr.Internal, err, "cannot read %s", full)
-		}
-		e.hash = h
+		viaGit = append(viaGit, p)
 	}
 	if len(viaGit) == 0 {
 		return nil
 	}
-	paths := make([]string, len(viaGit))
-	for j, i := range viaGit {
-		paths[j] = ents[i].path
-	}
-	hs, err := w.hashByGit(ctx, paths)
+	hs, err := w.hashByGit(ctx, viaGit)
 	if err != nil {
 		return err
 	}
-	for j, i := range viaGit {
-		ents[i].hash = hs[j]
+	for i, p := range viaGit {
+		ents[p].work.hash = hs[i]
 	}
 	return nil
-}
-
-// hashFile is the blob name of a file's bytes.
-func hashFile(path string) (Hash, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return ZeroHash, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ZeroHash, err
-	}
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", fi.Size())
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return ZeroHash, err
-	}
-	if n != fi.Size() {
-		return ZeroHash, fmt.Errorf("%s changed size while being read", path)
-	}
-	var out Hash
-	copy(out[:], h.Sum(nil))
-	return out, nil
 }
 
 // hashByGit hashes worktree paths with `git hash-object --stdin-paths`,
@@ -467,172 +459,19 @@ func (w *wtScan) hashAdded(ctx context.Context, net map[string]*Change) error {
 	if !deleted {
 		return nil
 	}
+	ents := map[string]*wpath{}
 	var need []string
 	for p, c := range net {
 		if c.Status == Added && c.NewHash == ZeroHash && c.NewMode != "160000" {
+			ents[p] = &wpath{work: side{mode: c.NewMode}}
 			need = append(need, p)
 		}
 	}
-	if len(need) == 0 {
-		return nil
-	}
-	sort.Strings(need)
-	ents := make([]wentry, len(need))
-	idxs := make([]int, len(need))
-	for i, p := range need {
-		ents[i] = wentry{path: p, mode: net[p].NewMode}
-		idxs[i] = i
-	}
-	if err := w.hashEntries(ctx, ents, idxs); err != nil {
+	if err := w.hashPaths(ctx, ents, need); err != nil {
 		return err
 	}
-	for i, p := range need {
-		net[p].NewHash = ents[i].hash
-	}
-	return nil
-}
-
-func sortEntries(es []wentry) { sort.Slice(es, func(i, j int) bool { return es[i].path < es[j].path }) }
-
-func isNestedRepo(dir string) bool {
-	_, err := os.Lstat(filepath.Join(dir, ".git"))
-	return err == nil
-}
-
-// mergeSorted merges the untracked entries into the tracked ones (both
-// sorted by path). An untracked file where a tracked entry is gone (it was
-// removed from the index only) replaces it.
-func mergeSorted(a, b []wentry) []wentry {
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]wentry, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || i < len(a) && a[i].path < b[j].path:
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j].path < a[i].path:
-			out = append(out, b[j])
-			j++
-		default:
-			a[i].dirty = true
-			out = append(out, a[i])
-			out = append(out, b[j])
-			i++
-			j++
-		}
-	}
-	return out
-}
-
-// compare walks base's tree beside the working state, calling fn for each
-// path whose mode or content differ (a missing side has mode "").
-// Directories whose cached tree in the index equals base's subtree and
-// hold nothing dirty are skipped unread.
-func (w *wtScan) compare(ctx context.Context, base Hash, ents []wentry, fn func(path, oldMode, newMode string, oldH, newH Hash)) error {
-	w.dirtyN = make([]int, len(ents)+1)
-	for i, e := range ents {
-		w.dirtyN[i+1] = w.dirtyN[i]
-		if e.dirty {
-			w.dirtyN[i+1]++
-		}
-	}
-	return w.compareDir(ctx, "", base, ents, 0, len(ents), fn)
-}
-
-func (w *wtScan) compareDir(ctx context.Context, prefix string, base Hash, ents []wentry, lo, hi int, fn func(path, oldMode, newMode string, oldH, newH Hash)) error {
-	dirKey := strings.TrimSuffix(prefix, "/")
-	if ct, ok := w.trees[dirKey]; ok && ct.hash == base && base != ZeroHash && w.dirtyN[hi] == w.dirtyN[lo] && ct.entries == hi-lo {
-		return nil
-	}
-	var baseEntries []TreeEntry
-	if base != ZeroHash {
-		var err error
-		if baseEntries, err = w.store.ReadTree(base); err != nil {
-			return err
-		}
-	}
-	byName := make(map[string]int, len(baseEntries))
-	for i, e := range baseEntries {
-		byName[e.Name] = i
-	}
-	seen := make([]bool, len(baseEntries))
-	gone := func(path string, e TreeEntry) error {
-		if e.IsDir() {
-			return w.store.DiffTrees(e.Hash, ZeroHash, func(p string, o, _ TreeEntry) error {
-				fn(path+"/"+p, o.Mode, "", o.Hash, ZeroHash)
-				return nil
-			})
-		}
-		fn(path, e.Mode, "", e.Hash, ZeroHash)
-		return nil
-	}
-	for i := lo; i < hi; {
-		e := &ents[i]
-		rest := e.path[len(prefix):]
-		slash := strings.IndexByte(rest, '/')
-		if slash < 0 {
-			i++
-			if e.gone {
-				continue
-			}
-			bi, had := byName[rest]
-			if had {
-				seen[bi] = true
-				be := baseEntries[bi]
-				if be.IsDir() {
-					if err := gone(e.path, be); err != nil {
-						return err
-					}
-					fn(e.path, "", e.mode, ZeroHash, e.hash)
-					continue
-				}
-				if e.hash == ZeroHash && e.mode != "160000" {
-					// An untracked file where base has one: compare content.
-					if err := w.hashEntries(ctx, ents, []int{i - 1}); err != nil {
-						return err
-					}
-					if e.gone {
-						fn(e.path, normMode(be.Mode), "", be.Hash, ZeroHash)
-						continue
-					}
-				}
-				if be.Hash != e.hash || normMode(be.Mode) != e.mode {
-					fn(e.path, normMode(be.Mode), e.mode, be.Hash, e.hash)
-				}
-				continue
-			}
-			fn(e.path, "", e.mode, ZeroHash, e.hash)
-			continue
-		}
-		name := rest[:slash]
-		sub := prefix + name + "/"
-		// The entries under sub are contiguous: find the first after them
-		// ('0' is the byte after '/').
-		end := i + sort.Search(hi-i, func(k int) bool { return ents[i+k].path >= prefix+name+"0" })
-		subBase := ZeroHash
-		if bi, had := byName[name]; had {
-			seen[bi] = true
-			be := baseEntries[bi]
-			if be.IsDir() {
-				subBase = be.Hash
-			} else if err := gone(prefix+name, be); err != nil {
-				return err
-			}
-		}
-		if err := w.compareDir(ctx, sub, subBase, ents, i, end, fn); err != nil {
-			return err
-		}
-		i = end
-	}
-	for bi, be := range baseEntries {
-		if !seen[bi] {
-			if err := gone(prefix+be.Name, be); err != nil {
-				return err
-			}
-		}
+	for p, e := range ents {
+		net[p].NewHash = e.work.hash
 	}
 	return nil
 }
@@ -645,92 +484,15 @@ func normMode(m string) string {
 	return m
 }
 
-// scanByGit builds the working state through the git CLI, for indexes
-// this package does not read: `git ls-files --stage` for what is tracked,
-// `git diff-files` for what changed in the working tree, and `git ls-files
-// --others --exclude-standard` for untracked files (another repository
-// inside the worktree is listed as "sub/").
-func (w *wtScan) scanByGit(ctx context.Context) ([]wentry, error) {
-	out, err := w.store.runGitIn(ctx, w.top, nil, "ls-files", "--stage", "-z")
-	if err != nil {
-		return nil, err
-	}
-	var ents []wentry
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if rec == "" {
-			continue
-		}
-		tab := strings.IndexByte(rec, '\t')
-		f := strings.Fields(rec[:tab])
-		if tab < 0 || len(f) != 3 {
-			return nil, apperr.New(apperr.Internal, "git ls-files printed %q", rec)
-		}
-		h, err := ParseHash(f[1])
-		if err != nil {
-			return nil, err
-		}
-		p := rec[tab+1:]
-		if n := len(ents); n > 0 && ents[n-1].path == p {
-			ents[n-1].dirty = true
-			continue
-		}
-		ents = append(ents, wentry{path: p, mode: f[0], hash: h, dirty: f[2] != "0"})
-	}
-	out, err = w.store.runGitIn(ctx, w.top, nil, "diff-files", "-z", "--no-renames", "--ignore-submodules")
-	if err != nil {
-		return nil, err
-	}
-	var changed []int
-	recs := strings.Split(string(out), "\x00")
-	for k := 0; k+1 < len(recs); k += 2 {
-		meta, p := recs[k], recs[k+1]
-		f := strings.Fields(strings.TrimPrefix(meta, ":"))
-		if len(f) != 5 {
-			return nil, apperr.New(apperr.Internal, "git diff-files printed %q", meta)
-		}
-		i := sort.Search(len(ents), func(i int) bool { return ents[i].path >= p })
-		if i == len(ents) || ents[i].path != p {
-			continue
-		}
-		ents[i].dirty = true
-		if f[4] == "D" {
-			ents[i].gone = true
-			continue
-		}
-		ents[i].mode = f[1]
-		changed = append(changed, i)
-	}
-	w.filters = true
-	if err := w.hashEntries(ctx, ents, changed); err != nil {
-		return nil, err
-	}
-	out, err = w.store.runGitIn(ctx, w.top, nil, "ls-files", "--others", "--exclude-standard", "-z")
-	if err != nil {
-		return nil, err
-	}
-	var unt []wentry
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p == "" {
-			continue
-		}
-		if d, ok := strings.CutSuffix(p, "/"); ok { // another repository
-			unt = append(unt, wentry{path: d, mode: "160000", dirty: true})
-			continue
-		}
-		unt = append(unt, w.untrackedEntry(p))
-	}
-	sortEntries(unt)
-	return mergeSorted(ents, unt), nil
-}
-
-func (w *wtScan) untrackedEntry(p string) wentry {
-	mode := "100644"
-	if fi, err := os.Lstat(filepath.Join(w.top, p)); err == nil {
+// untrackedMode is the mode `git add` would give the untracked file p.
+func (w *wtScan) untrackedMode(p string) string {
+	if fi, err := os.Lstat(filepath.Join(w.top, filepath.FromSlash(p))); err == nil {
 		if fi.Mode()&os.ModeSymlink != 0 {
-			mode = "120000"
-		} else if fi.Mode()&0o100 != 0 && w.cfg.Bool("core", "filemode", true) {
-			mode = "100755"
+			return "120000"
+		}
+		if fi.Mode()&0o100 != 0 && w.cfg.Bool("core", "filemode", true) {
+			return "100755"
 		}
 	}
-	return wentry{path: p, mode: mode, dirty: true}
+	return "100644"
 }

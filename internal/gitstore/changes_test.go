@@ -64,24 +64,6 @@ func (f *wtFixture) changes() *gitstore.Changes {
 	if err != nil {
 		f.t.Fatalf("WorktreeChanges: %v", err)
 	}
-	// The same through a monitor's candidates, here every top-level name
-	// of the working tree and of base: the result must not differ.
-	cands := strings.Split(gt.Git(f.t, f.wt, "ls-tree", "--name-only", f.base), "\n")
-	if des, err := os.ReadDir(f.wt); err == nil {
-		for _, de := range des {
-			cands = append(cands, de.Name())
-		}
-	}
-	// And through exactly the changed paths, as a monitor seeded now holds.
-	for _, cands := range [][]string{cands, c.Paths()} {
-		a, err := f.g.WorktreeChangesAmong(context.Background(), h, f.wt, cands)
-		if err != nil {
-			f.t.Fatalf("WorktreeChangesAmong: %v", err)
-		}
-		if got, want := fmt.Sprintf("%+v", a.List), fmt.Sprintf("%+v", c.List); got != want || !a.Watched && !c.ByGit {
-			f.t.Errorf("WorktreeChangesAmong(%q) (watched %v) differs from WorktreeChanges\n got: %s\nwant: %s", cands, a.Watched, got, want)
-		}
-	}
 	return c
 }
 
@@ -277,18 +259,17 @@ func TestWorktreeChanges_ContentFiltersGoThroughGit(t *testing.T) {
 	}
 }
 
-// A split index and a sparse-checkout index are read through the git CLI;
-// index version 4 (prefix-compressed paths) in-process.
+// Every index format git writes reads alike: versions 2 to 4 and a split
+// index.
 func TestWorktreeChanges_IndexFormats(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup []string
-		byGit bool
 	}{
-		{"v2", []string{"update-index", "--index-version", "2"}, false},
-		{"v3", []string{"update-index", "--index-version", "3"}, false},
-		{"v4", []string{"update-index", "--index-version", "4"}, false},
-		{"split", []string{"update-index", "--split-index"}, true},
+		{"v2", []string{"update-index", "--index-version", "2"}},
+		{"v3", []string{"update-index", "--index-version", "3"}},
+		{"v4", []string{"update-index", "--index-version", "4"}},
+		{"split", []string{"update-index", "--split-index"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newWTFixture(t, map[string]string{"a/b/c.txt": "c", "a/b/d.txt": "d", "a/e.txt": "e", "z.txt": "z"})
@@ -299,9 +280,6 @@ func TestWorktreeChanges_IndexFormats(t *testing.T) {
 			f.git("add", "a/b/new.txt")
 			f.write("u.txt", "untracked")
 			c := f.check(tc.name)
-			if c.ByGit != tc.byGit {
-				t.Errorf("ByGit = %v, want %v", c.ByGit, tc.byGit)
-			}
 			if len(c.List) != 4 {
 				t.Errorf("want 4 changes, got %+v", c.List)
 			}
@@ -410,5 +388,27 @@ func TestWorktreeChanges_IgnoreRulesAsGit(t *testing.T) {
 	c := f.check("ignore rules")
 	if got, want := statusLines(c), f.nameStatusOracle(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes differ from git ls-files --others --exclude-standard\n got: %q\nwant: %q", got, want)
+	}
+}
+
+// A git hook's environment (GIT_DIR and GIT_INDEX_FILE naming the main
+// checkout and a temporary index) does not point the reads of a task's
+// worktree elsewhere: git finds the worktree's own repository and index.
+func TestWorktreeChanges_IgnoresAHooksGitEnvironment(t *testing.T) {
+	f := newWTFixture(t, map[string]string{"a.txt": "a", "b.txt": "b"})
+	f.write("a.txt", "a edited")
+	f.rm("b.txt")
+	f.write("c.txt", "new")
+	want := statusLines(f.check("plain"))
+	t.Setenv("GIT_DIR", filepath.Join(f.main, ".git"))
+	t.Setenv("GIT_WORK_TREE", f.main)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(t.TempDir(), "no-index"))
+	h, _ := gitstore.ParseHash(f.base)
+	c, err := f.g.WorktreeChanges(context.Background(), h, f.wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statusLines(c); strings.Join(got, ",") != strings.Join(want, ",") || len(got) != 3 {
+		t.Fatalf("under a hook's environment %q, want %q", got, want)
 	}
 }

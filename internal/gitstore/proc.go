@@ -16,11 +16,21 @@ import (
 const GitFailed apperr.Code = "GIT_FAILED"
 
 // gitProc builds a git command run in dir (a working tree) through
-// Command: its own process group, killed whole when ctx ends.
+// Command: its own process group, killed whole when ctx ends. git finds
+// the repository from dir: the variables that would point it at another
+// repository or index (a git hook's GIT_DIR, GIT_INDEX_FILE) are left out.
 func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := Command(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX":
+			continue
+		}
+		env = append(env, kv)
+	}
+	cmd.Env = append(env, "GIT_TERMINAL_PROMPT=0")
 	return cmd
 }
 

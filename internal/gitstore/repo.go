@@ -43,6 +43,13 @@ func Discover(dir string) (*Repo, error) {
 		}
 		return r, nil
 	}
+	return discoverUp(abs)
+}
+
+// discoverUp finds the repository containing the absolute directory abs
+// by looking up from it, whatever $GIT_DIR says: a worktree named
+// explicitly (a task's) is found by where it is.
+func discoverUp(abs string) (*Repo, error) {
 	for d := abs; ; {
 		dotgit := filepath.Join(d, ".git")
 		if fi, err := os.Stat(dotgit); err == nil {

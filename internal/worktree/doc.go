@@ -60,20 +60,6 @@
 // the ClaimChecker about every open task, so a task whose claim expired or
 // was released shows "lost".
 //
-// # The file-system monitor
-//
-// Start (with MonitorCommand set, as the CLI sets it to its own hidden
-// fsmonitor command) runs the worktree's monitor, detached; Close stops
-// it before removing the worktree. RunMonitor is that process: an
-// fsmonitor.Serve seeded by the full scan, told of index writes and of
-// the ignore and attribute files. WorktreeChanges (and so Changes, Scope
-// and the completion check) asks it for the candidate paths and reads
-// only those (gitstore.WorktreeChangesAmong); without an answer it runs
-// the full scan. The answer is the same either way: the monitor only
-// narrows what is read.
-//
-//	<worktree git dir>/ideate/fsmonitor/  the monitor's lock and cookies
-//
 // # Runs
 //
 // PutRun stores a testrun.Report keyed by (task, attempt, commit);

@@ -30,9 +30,6 @@ func TestMain(m *testing.M) {
 }
 
 func helperMain(role string) int {
-	if role == "monitor" {
-		return monitorMain()
-	}
 	g, err := gitstore.Open(os.Getenv("WORKTREE_TEST_DIR"))
 	if err != nil {
 		fmt.Println("OPEN", err)

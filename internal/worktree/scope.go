@@ -10,8 +10,7 @@ import (
 )
 
 // Changes lists what the task's worktree changed against the task's base
-// (committed and uncommitted; see gitstore.WorktreeChanges), through the
-// worktree's monitor when one answers.
+// (committed and uncommitted; see gitstore.WorktreeChanges).
 func (m *Manager) Changes(ctx context.Context, task string) (*Contract, *gitstore.Changes, error) {
 	c, err := m.Contract(task)
 	if err != nil {
@@ -20,7 +19,7 @@ func (m *Manager) Changes(ctx context.Context, task string) (*Contract, *gitstor
 	if _, err := os.Stat(c.Path); err != nil {
 		return c, nil, apperr.New(apperr.NotFound, "task %s has no worktree at %s", task, c.Path)
 	}
-	ch, err := WorktreeChanges(ctx, m.git, c.BaseHash(), c.Path)
+	ch, err := m.git.WorktreeChanges(ctx, c.BaseHash(), c.Path)
 	return c, ch, err
 }
 

@@ -101,10 +101,6 @@ type Manager struct {
 	Root string
 	// Now is the clock.
 	Now func() time.Time
-	// MonitorCommand, when set, is the command (argv) that serves a
-	// worktree's file-system monitor (RunMonitor); Start runs it, detached,
-	// with --worktree DIR --base HASH appended.
-	MonitorCommand []string
 }
 
 // Open returns the manager of the repository git opened. Worktrees go to
@@ -447,7 +443,6 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 	if err := m.mark(in.Task, true); err != nil {
 		return nil, err
 	}
-	m.startMonitor(ctx, next)
 	t := &Task{Contract: *next, Worktree: "ready", Reused: reused}
 	if h, err := headOf(next.Path); err == nil {
 		t.Head = h.String()
@@ -743,7 +738,6 @@ func (m *Manager) Close(ctx context.Context, in CloseInput) (*Task, error) {
 	if err := m.mark(in.Task, false); err != nil {
 		return nil, err
 	}
-	m.stopMonitor(ctx, cur)
 	if err := m.git.RemoveWorktree(ctx, cur.Path); err != nil {
 		return nil, err
 	}
@@ -756,7 +750,7 @@ func (m *Manager) uncommitted(ctx context.Context, c *Contract) ([]string, error
 	if _, err := os.Stat(c.Path); err != nil {
 		return nil, nil
 	}
-	ch, err := WorktreeChanges(ctx, m.git, c.BaseHash(), c.Path)
+	ch, err := m.git.WorktreeChanges(ctx, c.BaseHash(), c.Path)
 	if err != nil {
 		return nil, err
 	}
