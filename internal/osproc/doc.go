@@ -11,11 +11,7 @@
 //   - advisory whole-file locks (Lock, Unlock): flock on Unix, LockFileEx on
 //     Windows; ErrLocked when a non-waiting lock is held elsewhere;
 //   - a file's identity (Inode): device and inode on Unix; none on Windows,
-//     where callers fall back to size and time, or to os.SameFile;
-//   - a rename that never replaces (RenameNoReplace): renameat2 on Linux,
-//     unsupported elsewhere (HasRenameNoReplace);
-//   - a short-lived process's heap in huge pages where page faults are dear
-//     (HugePageHeap): madvise on Linux, nothing elsewhere.
+//     where callers fall back to size and time, or to os.SameFile.
 //
 // Only Unix builds are tested (Linux here, macOS by its build); the
 // Windows half is built and vetted by the tests, never run.
