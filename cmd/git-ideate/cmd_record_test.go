@@ -11,7 +11,7 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
-func mustOK(t *testing.T, r result) result {
+func mustOK(t testing.TB, r result) result {
 	t.Helper()
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.err)

@@ -63,6 +63,18 @@ func (c *SyncCmd) Run(ctx context.Context, env *Env) error {
 		parts = []string{"up-to-date"}
 	}
 	fmt.Fprintf(env.Out, "  items:    %s\n", strings.Join(parts, ", "))
+	for _, m := range []struct {
+		what string
+		n    teamsync.Moved
+	}{{"tasks", sum.Tasks}, {"branches", sum.Branches}} {
+		if m.n != (teamsync.Moved{}) {
+			fmt.Fprintf(env.Out, "  %-9s %d pulled, %d pushed", m.what+":", m.n.Pulled, m.n.Pushed)
+			if m.n.Merged > 0 {
+				fmt.Fprintf(env.Out, ", %d merged", m.n.Merged)
+			}
+			fmt.Fprintln(env.Out)
+		}
+	}
 	for _, l := range sum.Lost {
 		fmt.Fprintf(env.Out, "  lost: %s of %s — %s: %s", l.Transition, l.Item, l.Code, l.Message)
 		if l.Record != "" {

@@ -19,7 +19,7 @@ import (
 // teamRemote is a bare remote with one commit on main, reached as url
 // (the path itself, or a smart-HTTP URL), and two clones of it that claim
 // through it (ideate.remote).
-func teamRemote(t *testing.T, overHTTP bool) (bare, a, b string) {
+func teamRemote(t testing.TB, overHTTP bool) (bare, a, b string) {
 	t.Helper()
 	seed := gt.NewRepo(t)
 	bare = filepath.Join(t.TempDir(), "remote.git")
@@ -68,7 +68,7 @@ func leftBehind(t *testing.T, dir, task string) []string {
 }
 
 // teamItems creates n items in a and brings them to the remote and to b.
-func teamItems(t *testing.T, a, b string, n int) []string {
+func teamItems(t testing.TB, a, b string, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {

@@ -10,7 +10,7 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
-func itemID(t *testing.T, out string) string {
+func itemID(t testing.TB, out string) string {
 	t.Helper()
 	var it struct {
 		ID string `json:"id"`

@@ -65,7 +65,7 @@ func cli(t *testing.T, dir, stdin string, args ...string) result {
 }
 
 // bin runs the built binary as `git ideate …` through git itself.
-func bin(t *testing.T, dir, stdin string, args ...string) result {
+func bin(t testing.TB, dir, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"ideate"}, args...)...)
 	cmd.Dir = dir
@@ -74,7 +74,7 @@ func bin(t *testing.T, dir, stdin string, args ...string) result {
 }
 
 // runProcess runs cmd with stdin and returns its exit code and output.
-func runProcess(t *testing.T, cmd *exec.Cmd, stdin string) result {
+func runProcess(t testing.TB, cmd *exec.Cmd, stdin string) result {
 	t.Helper()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer

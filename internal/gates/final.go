@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +56,12 @@ type FinalDeps struct {
 //     unbacked_tick: a box ticked by hand, or before the GREEN gate passed
 //     at this commit).
 //
-// The worktree must hold no uncommitted change (FAIL uncommitted). No
+// The worktree must hold no uncommitted change (FAIL uncommitted). A task
+// whose worktree is not in this clone (executed in another one, which
+// synced) is judged at the tip of its branch, brought by `git ideate
+// sync`, in a temporary checkout, its plan-ready boxes ticked here by the
+// synced GREEN PASS; without the branch it is UNVERIFIABLE (no_worktree,
+// naming the branch). No
 // plan, no plan-ready.md, no gate matrix: UNVERIFIABLE, never PASS. When a
 // check fails and another could not be judged, the verdict is FAIL (it
 // cannot pass) and names both.
@@ -104,13 +111,29 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		return Verdict{}, apperr.New(apperr.Internal, "gate final was built without its dependencies")
 	}
 	ct, ch, err := d.Tasks.Changes(ctx, in.Task)
+	elsewhere := false // executed in another clone: judged from its branch
 	switch {
 	case ct == nil && apperr.Is(err, apperr.NotFound):
 		j.add(false, "no_contract", apperr.Message(err))
 		return j.verdict(), nil
 	case err != nil && apperr.Is(err, apperr.NotFound):
-		j.add(false, "no_worktree", apperr.Message(err))
-		return j.verdict(), nil
+		// No worktree here: the task was executed in another clone (or
+		// completed). Its branch, brought by a sync, is what was judged.
+		tip, berr := d.Git.Ref("refs/heads/" + ct.Branch)
+		if berr != nil {
+			return Verdict{}, berr
+		}
+		if tip == gitstore.ZeroHash {
+			j.add(false, "no_worktree", fmt.Sprintf("%s, and its branch %s is not in this clone either: run `git ideate sync` after the clone that executed it has synced", apperr.Message(err), ct.Branch))
+			return j.verdict(), nil
+		}
+		dir, done, werr := d.checkout(ctx, tip)
+		if werr != nil {
+			return Verdict{}, werr
+		}
+		defer done()
+		ct.Path, ch, elsewhere = dir, &gitstore.Changes{Head: tip}, true
+		j.v.Notes = append(j.v.Notes, fmt.Sprintf("task %s has no worktree in this clone: judged at its branch %s (%s) in a temporary checkout", in.Task, ct.Branch, tip.String()[:12]))
 	case err != nil:
 		return Verdict{}, err
 	}
@@ -140,6 +163,14 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 	if len(dirty) > 0 {
 		j.add(true, "uncommitted", "the worktree holds uncommitted changes; a gate judges commits only: commit first, then ask again", dirty...)
 		return j.verdict(), nil
+	}
+	if elsewhere {
+		// This clone's plan-ready.md is ticked for the tasks it executed;
+		// a task executed elsewhere gets its ticks here by the same rule
+		// (a GREEN PASS at the judged commit, synced with the log).
+		if _, err := tickAt(ctx, d.PlanDeps, in.Task, head); err != nil && !apperr.Is(err, NoPass) && !apperr.Is(err, apperr.NotFound) {
+			return Verdict{}, err
+		}
 	}
 	s, err := d.Plan(ctx)
 	if err != nil {
@@ -220,6 +251,25 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		}
 	}
 	return j.verdict(), nil
+}
+
+// checkout makes a throwaway detached worktree at commit, and returns it
+// and what removes it.
+func (d FinalDeps) checkout(ctx context.Context, commit gitstore.Hash) (string, func(), error) {
+	tmp, err := os.MkdirTemp("", "ideate-final-")
+	if err != nil {
+		return "", nil, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
+	}
+	dir := filepath.Join(tmp, "task")
+	done := func() {
+		_ = d.Git.DiscardWorktree(context.WithoutCancel(ctx), dir)
+		os.RemoveAll(tmp)
+	}
+	if err := d.Git.AddWorktree(ctx, dir, "", commit); err != nil {
+		done()
+		return "", nil, err
+	}
+	return dir, done, nil
 }
 
 // runMatrixCommand runs one matrix line in dir: a single command of plain

@@ -104,13 +104,21 @@ func readyFor(s *plan.Sprint, story string, num int) (*plan.PlanReady, []*plan.R
 // second Tick changes nothing. The file is replaced atomically, under a
 // per-clone lock so two ticks of one story do not lose each other's.
 func Tick(ctx context.Context, d PlanDeps, task string) (*TickResult, error) {
-	story, num, ok := taskRef(task)
-	if !ok {
+	if _, _, ok := taskRef(task); !ok {
 		return nil, apperr.New(apperr.Schema, "%q is not a plan task reference (S1-01/T2)", textfmt.Head(task, 40))
 	}
 	_, head, err := d.worktreeHead(task)
 	if err != nil {
 		return nil, err
+	}
+	return tickAt(ctx, d, task, head)
+}
+
+// tickAt is Tick of the task judged at head.
+func tickAt(ctx context.Context, d PlanDeps, task string, head gitstore.Hash) (*TickResult, error) {
+	story, num, ok := taskRef(task)
+	if !ok {
+		return nil, apperr.New(apperr.Schema, "%q is not a plan task reference (S1-01/T2)", textfmt.Head(task, 40))
 	}
 	v, found, err := d.Exec.Latest(ctx, task, "green", head.String())
 	if err != nil {

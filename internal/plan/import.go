@@ -199,7 +199,7 @@ func Import(ctx context.Context, g *gitstore.Store, b *board.Store, s *Sprint, i
 // desired is what an item should hold.
 type desired struct {
 	id, title, spec, format, parent string
-	deps                        []string
+	deps                            []string
 }
 
 // existing is an item an earlier import wrote.

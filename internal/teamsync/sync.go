@@ -19,6 +19,9 @@
 //     every file of both trees
 //     (steering items amended on both sides keep every amendment; a commit
 //     annotated on both sides keeps both notes);
+//   - task refs (contracts, attempts, runs) are unions too, the newer
+//     contract standing when both sides changed one; task branches travel
+//     as refs/ideate/branches/<task> and only ever move forward (tasks.go);
 //   - an item fast-forwards when one side is behind; when both moved, the
 //     local transitions are replayed onto the remote head one by one and
 //     re-checked there (board.Rebase): one that no longer applies (a claim
@@ -82,12 +85,16 @@ type Lost struct {
 
 // Summary is what a sync did.
 type Summary struct {
-	Remote       string `json:"remote"`
-	Rounds       int    `json:"rounds"`
-	Record       string `json:"record"`   // up-to-date, pulled, pushed, merged, created
-	Steering     string `json:"steering"` // same
-	Notes        string `json:"notes"`    // same
-	Exec         string `json:"exec"`     // same: the execution log
+	Remote   string `json:"remote"`
+	Rounds   int    `json:"rounds"`
+	Record   string `json:"record"`   // up-to-date, pulled, pushed, merged, created
+	Steering string `json:"steering"` // same
+	Notes    string `json:"notes"`    // same
+	Exec     string `json:"exec"`     // same: the execution log
+	// Tasks and Branches count the task refs and task branches that
+	// moved: pulled, pushed, merged (tasks only).
+	Tasks        Moved  `json:"tasks"`
+	Branches     Moved  `json:"branches"`
 	ItemsPulled  int    `json:"items_pulled"`
 	ItemsPushed  int    `json:"items_pushed"`
 	ItemsRebased int    `json:"items_rebased"`
@@ -306,10 +313,31 @@ type roundResult struct {
 	record, steering, notes string
 	exec                    string
 	pulled, pushed, rebased int
+	tasks, branches         Moved
 	lost                    []Lost
 }
 
+// Moved counts refs of one kind a sync moved.
+type Moved struct {
+	Pulled int `json:"pulled"`
+	Pushed int `json:"pushed"`
+	Merged int `json:"merged,omitempty"`
+}
+
+// count adds what one ref's levelling did to m.
+func (r *roundResult) count(did string, m *Moved) {
+	switch did {
+	case "pulled":
+		m.Pulled++
+	case "pushed":
+		m.Pushed++
+	case "merged":
+		m.Merged++
+	}
+}
+
 func (r *roundResult) fill(sum *Summary) {
+	sum.Tasks, sum.Branches = r.tasks, r.branches
 	sum.Record, sum.Steering, sum.Notes, sum.Exec = r.record, r.steering, r.notes, r.exec
 	sum.ItemsPulled, sum.ItemsPushed, sum.ItemsRebased = r.pulled, r.pushed, r.rebased
 }
@@ -331,6 +359,9 @@ func (y *Syncer) round(ctx context.Context, lost map[gitstore.Hash]bool) (*round
 	// The execution log is a union like the record: an entry's path is
 	// its ULID, so both sides' entries survive and none appears twice.
 	if r.exec, err = y.union(ctx, execlog.Ref, keepOurs, r); err != nil {
+		return nil, err
+	}
+	if err := y.tasks(ctx, r); err != nil {
 		return nil, err
 	}
 	if err := y.items(ctx, r, lost); err != nil {

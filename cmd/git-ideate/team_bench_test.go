@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+func medianOf(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// BenchmarkTaskStart_RemoteOverLocal: `task start --item` claiming through
+// a smart-HTTP remote (ideate.remote set) against the same start on a
+// clone of the same repository that claims locally; each iteration starts
+// and releases once on each, in turns, so both see the same machine.
+// Reports the medians and their ratio (remote ÷ local):
+//
+//	go test ./cmd/git-ideate -run '^$' -bench TaskStart_RemoteOverLocal -benchtime 20x
+func BenchmarkTaskStart_RemoteOverLocal(b *testing.B) {
+	_, remote, local := teamRemote(b, true)
+	gt.Git(b, local, "config", "--unset", "ideate.remote")
+	ids := map[string]string{}
+	ids[remote] = teamItems(b, remote, local, 1)[0]
+	ids[local] = ids[remote]
+	var took [2][]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k, dir := range []string{remote, local} {
+			cmd := ideateCmd(dir, "task", "start", "S1-01/T1", "--item", ids[dir], "--human", "alice", "--scope", "x/**")
+			t0 := time.Now()
+			out, err := cmd.CombinedOutput()
+			took[k] = append(took[k], time.Since(t0))
+			if err != nil {
+				b.Fatalf("task start: %v\n%s", err, out)
+			}
+			b.StopTimer()
+			mustOK(b, bin(b, dir, "", "task", "release", "S1-01/T1"))
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	r, l := medianOf(took[0]), medianOf(took[1])
+	b.ReportMetric(float64(r.Microseconds())/1000, "remote-ms")
+	b.ReportMetric(float64(l.Microseconds())/1000, "local-ms")
+	b.ReportMetric(float64(r)/float64(l), "remote/local")
+}
+
+// BenchmarkSync_FinishedTwoCloneSprint: after two clones executed a four
+// task sprint through a smart-HTTP remote (TestTeamSprint's script), a
+// clone's `git ideate sync` that brings everything of the sprint (items,
+// record, execution log, notes, task refs, task branches): each iteration
+// times the first sync of a fresh clone, and a sync with nothing to do.
+//
+//	go test ./cmd/git-ideate -run '^$' -bench Sync_FinishedTwoCloneSprint -benchtime 5x
+func BenchmarkSync_FinishedTwoCloneSprint(b *testing.B) {
+	bare, a, c := teamSprintRepo(b)
+	wa, wc := &worker{t: b, dir: a, who: "alice"}, &worker{t: b, dir: c, who: "bob"}
+	wa.run("plan", "import", "--human", "alice")
+	wa.run("sync")
+	wc.run("sync")
+	for {
+		ta, _ := wa.take()
+		tc, _ := wc.take()
+		if ta == "" && tc == "" {
+			break
+		}
+		if ta != "" {
+			wa.execute(ta)
+		}
+		if tc != "" {
+			wc.execute(tc)
+		}
+		wa.run("sync")
+		wc.run("sync")
+	}
+	wa.run("sync")
+	var first, again []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := filepath.Join(b.TempDir(), "clone")
+		if out, err := exec.Command("git", "clone", "-q", bare, dir).CombinedOutput(); err != nil {
+			b.Fatalf("clone: %v\n%s", err, out)
+		}
+		b.StartTimer()
+		for _, d := range []*[]time.Duration{&first, &again} {
+			t0 := time.Now()
+			mustOK(b, bin(b, dir, "", "sync"))
+			*d = append(*d, time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(medianOf(first).Microseconds())/1000, "first-sync-ms")
+	b.ReportMetric(float64(medianOf(again).Microseconds())/1000, "noop-sync-ms")
+}
