@@ -2,153 +2,63 @@ package record
 
 import (
 	"crypto/rand"
-	"io"
+	"errors"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // ValidID reports whether s is a canonical ULID: 26 characters of upper-case
 // Crockford base32, the first in 0-7.
 func ValidID(s string) bool {
-	if len(s) != 26 || s[0] < '0' || s[0] > '7' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isCrockford(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isCrockford(c byte) bool {
-	switch {
-	case c >= '0' && c <= '9':
-		return true
-	case c >= 'A' && c <= 'Z':
-		return c != 'I' && c != 'L' && c != 'O' && c != 'U'
-	}
-	return false
+	_, err := ulid.ParseStrict(s)
+	return err == nil && strings.ToUpper(s) == s
 }
 
 // IDTime returns the instant encoded in a valid ULID (either case), the
 // zero time for anything else.
 func IDTime(id string) time.Time {
-	if len(id) != 26 || id[0] > '7' {
+	u, err := ulid.ParseStrict(id)
+	if err != nil {
 		return time.Time{}
 	}
-	var ms uint64
-	for i := 0; i < len(id); i++ {
-		v := crockfordValue(id[i])
-		if v < 0 {
-			return time.Time{}
-		}
-		if i < 10 { // the first ten characters are the 48-bit timestamp
-			ms = ms<<5 | uint64(v)
-		}
-	}
-	return time.Unix(int64(ms/1000), int64(ms%1000)*int64(time.Millisecond))
-}
-
-// crockford is Crockford's base32 alphabet, as ULIDs are written.
-const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-// crockfordValue is c's value in Crockford's base32 (either case), -1 when
-// c is not one of its digits.
-func crockfordValue(c byte) int {
-	if c >= 'a' && c <= 'z' {
-		c -= 'a' - 'A'
-	}
-	if !isCrockford(c) {
-		return -1
-	}
-	return strings.IndexByte(crockford, c)
-}
-
-// ulid is a ULID's 16 bytes: a big-endian 48-bit millisecond timestamp,
-// then 80 random bits. Written here rather than imported: the library's
-// package init seeded a math/rand source in every git-ideate process
-// (issue 19, GODEBUG=inittrace=1).
-type ulid [16]byte
-
-const maxULIDTime = 1<<48 - 1
-
-func (u ulid) time() uint64 {
-	var ms uint64
-	for _, b := range u[:6] {
-		ms = ms<<8 | uint64(b)
-	}
-	return ms
-}
-
-// setTime stores ms, false (and nothing changed) past the 48-bit range.
-func (u *ulid) setTime(ms uint64) bool {
-	if ms > maxULIDTime {
-		return false
-	}
-	for i := 5; i >= 0; i-- {
-		u[i] = byte(ms)
-		ms >>= 8
-	}
-	return true
-}
-
-// String is the canonical 26 characters: the 128 bits in 5-bit groups
-// from the top, the first group two bits short.
-func (u ulid) String() string {
-	var hi, lo uint64
-	for i := 0; i < 8; i++ {
-		hi, lo = hi<<8|uint64(u[i]), lo<<8|uint64(u[8+i])
-	}
-	var b [26]byte
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i] = crockford[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
-	}
-	return string(b[:])
+	return ulid.Time(u.Time())
 }
 
 // IDSource mints strictly increasing ULIDs: a new millisecond draws fresh
-// randomness, and within one millisecond (or when the clock steps back) the
-// random part is incremented. Safe for concurrent use.
+// randomness, and within one millisecond the random part grows
+// (ulid.Monotonic). A clock that steps back is read as the last
+// millisecond minted, so ids never go backwards. Safe for concurrent use.
 type IDSource struct {
 	mu      sync.Mutex
-	entropy io.Reader
-	last    ulid
+	entropy *ulid.MonotonicEntropy
+	lastMs  uint64
 }
 
 // NewIDSource returns a generator with its own entropy.
-func NewIDSource() *IDSource { return &IDSource{entropy: rand.Reader} }
+func NewIDSource() *IDSource { return &IDSource{entropy: ulid.Monotonic(rand.Reader, 0)} }
 
 // New mints an id for instant t.
 func (g *IDSource) New(t time.Time) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ms := uint64(t.Unix())*1000 + uint64(t.Nanosecond()/int(time.Millisecond))
-	if ms > g.last.time() || g.last == (ulid{}) {
-		var id ulid
-		if id.setTime(ms) {
-			if _, err := io.ReadFull(g.entropy, id[6:]); err == nil {
-				g.last = id
-				return id.String()
-			}
+	ms := max(ulid.Timestamp(t), g.lastMs)
+	for {
+		id, err := ulid.New(ms, g.entropy)
+		switch {
+		case err == nil:
+			g.lastMs = ms
+			return id.String()
+		case errors.Is(err, ulid.ErrMonotonicOverflow):
+			ms++ // 2^80 ids in one millisecond: the next one
+		default:
+			// Only a time past the year 10889 (ErrBigTime) or a failing
+			// crypto/rand, which Go itself treats as fatal.
+			panic(err)
 		}
 	}
-	// Same or earlier millisecond: increment the 80-bit random part.
-	next := g.last
-	for i := len(next) - 1; i >= 6; i-- {
-		next[i]++
-		if next[i] != 0 {
-			break
-		}
-		if i == 6 { // random part overflowed: move to the next millisecond
-			next.setTime(g.last.time() + 1)
-		}
-	}
-	g.last = next
-	return next.String()
 }
 
 // Path is where a record lives in the tree of refs/ideate/record: a trie on
