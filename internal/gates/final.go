@@ -54,7 +54,13 @@ type FinalDeps struct {
 //   - every box of the task in its story's plan-ready.md is ticked (FAIL
 //     unticked), and each ticked box is backed by that verdict (FAIL
 //     unbacked_tick: a box ticked by hand, or before the GREEN gate passed
-//     at this commit).
+//     at this commit);
+//   - every symbol the task names (Symbols:, Uses:) and no later task
+//     names is pinned by the sprint's declared tests present at HEAD: run
+//     once as they are (FAIL sprint_tests for one that does not pass),
+//     then once per symbol with its body replaced by a zero-value return;
+//     a symbol under which they all still pass FAILs (unpinned_symbol,
+//     naming it and the tasks that declare it).
 //
 // The worktree must hold no uncommitted change (FAIL uncommitted). A task
 // whose worktree is not in this clone (executed in another one, which
@@ -226,6 +232,27 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		if len(unbacked) > 0 {
 			j.add(true, ClassUnbackedTick, fmt.Sprintf("%d box(es) of %s are ticked with no GREEN PASS verdict at %s behind them (ticked by hand?): %s",
 				len(unbacked), in.Task, head.String()[:12], strings.Join(unbacked, ", ")), pr.Path)
+		}
+	}
+
+	// Pinning: the task's symbols against the sprint's declared tests.
+	pinTimeout := DefaultTimeout
+	if in.Timeout > 0 {
+		pinTimeout = in.Timeout
+	}
+	pins, err := d.finalPins(ctx, s, in.Task, ct, head, pinTimeout)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Verdict{}, ctx.Err()
+		}
+		return Verdict{}, err
+	}
+	for _, r := range pins {
+		switch {
+		case r.Severity == SevInfo:
+			j.v.Reasons = append(j.v.Reasons, r)
+		default:
+			j.add(r.Class != ClassPinUnverifiable, r.Class, r.Detail, r.Paths...)
 		}
 	}
 

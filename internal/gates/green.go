@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
@@ -25,7 +26,14 @@ import (
 //   - no line added base→HEAD in a source file of a declared runner holds
 //     a suppression pattern of standards.md or of the runner; where
 //     neither declares any, the language's usual skip and lint-disable
-//     markers, and the reason says so (suppression).
+//     markers, and the reason says so (suppression);
+//   - every production symbol the task declares (tasks.md Symbols:, and
+//     the stubs its verified scaffold commit made) is pinned: with its
+//     body replaced by a zero-value return, a declared test fails
+//     (pin.go). An unpinned symbol FAILs (unpinned_symbol, a test defect
+//     that goes back to RED) unless a later task of the plan names it,
+//     when it is a note carried forward to that task and the final gate;
+//     a mutant that could not be run is pin_unverifiable.
 //
 // The run is recorded on the task's ref (label "green").
 func Green(d Deps) Gate {
@@ -38,15 +46,25 @@ func Green(d Deps) Gate {
 		if stop != nil || err != nil {
 			return verdictOr(stop), err
 		}
+		t0 := time.Now()
 		rep, stop, err := s.run(ctx)
 		if stop != nil || err != nil {
 			return verdictOr(stop), err
 		}
+		ran := time.Since(t0)
 		var reasons []Reason
 		for _, r := range s.outcomes(rep) {
 			if r.Outcome != testrun.Pass {
 				reasons = append(reasons, outcomeReason(r, "GREEN needs every declared test to pass"))
 			}
+		}
+		if len(reasons) == 0 {
+			// Only a passing run says anything about mutants.
+			pins, err := s.pinReasons(ctx, red, ran)
+			if err != nil {
+				return Verdict{}, err
+			}
+			reasons = append(reasons, pins...)
 		}
 		reg, stop, err := s.regressionReason(ctx, rep)
 		if stop != nil || err != nil {

@@ -62,6 +62,7 @@ const fakeScript = `#!/bin/sh
 [ -n "$GATE_SLEEP" ] && sleep "$GATE_SLEEP"
 act=pass
 grep -q shim strutil/reverse.go 2>/dev/null && act=fail
+[ -n "$IDEATE_MUTANT" ] && act=fail
 p=example.com/m/strutil
 echo '{"Action":"run","Package":"'$p'","Test":"TestReverse_ASCII"}'
 [ $act = fail ] && echo '{"Action":"output","Package":"'$p'","Test":"TestReverse_ASCII","Output":"    reverse_test.go:6: Reverse(abc) = abc, want cba\n"}'

@@ -32,6 +32,8 @@ type RunOptions struct {
 	// Timeout bounds the run (its tests are then TIMEOUT); zero means none
 	// beyond ctx.
 	Timeout time.Duration
+	// Env is added to the runner's environment.
+	Env []string
 }
 
 // RunTask runs the tests declared as tests (plan ids, "path::Name") with
@@ -67,7 +69,7 @@ func RunTask(ctx context.Context, st *plan.Standards, dir string, tests []string
 		ReportFile: report, Declared: declared, StubMarkers: StubMarkers(st, r), Timeout: o.Timeout,
 		// A judged worktree must stay as committed: no __pycache__ left
 		// for the next gate to find as an uncommitted change.
-		Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}
+		Env: append([]string{"PYTHONDONTWRITEBYTECODE=1"}, o.Env...)}
 	if r.Compile != "" {
 		cargv, err := expandRunner(r.Compile, tests, "", o.Wide)
 		if err != nil {

@@ -351,7 +351,7 @@ func (s *taskState) finish(reasons []Reason) Verdict {
 			continue // a note on the verdict, not a failure
 		}
 		switch r.Class {
-		case ClassUnknownFormat, ClassNoRunner, ClassRunnerError, ClassNoLog, ClassNoTestGlobs:
+		case ClassUnknownFormat, ClassNoRunner, ClassRunnerError, ClassNoLog, ClassNoTestGlobs, ClassPinUnverifiable:
 			if v.Result == PASS {
 				v.Result = UNVERIFIABLE
 			}

@@ -508,6 +508,8 @@ func fixFor(class string) string {
 		return "RED writes test files and shims only"
 	case "timeout":
 		return "a test hangs or runs too long: find the loop or wait"
+	case "unpinned_symbol":
+		return "a declared symbol whose body returns a zero value still passes every declared test: a test defect; the task goes back to RED (restart it with --role red-worker) to add an assertion that a zero value fails"
 	}
 	return ""
 }
