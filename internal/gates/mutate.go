@@ -25,6 +25,31 @@ const MutantEnv = "IDEATE_MUTANT"
 type bodyTarget struct {
 	Sym symbols.Symbol
 	ID  int
+	// Zero is the value the guard returns outside Go (zeroValues); Go
+	// reads its own from the result types.
+	Zero string
+}
+
+// zeroValues lists the zero values a symbol's mutants return, one mutant
+// each: Go's is exact (one, read from the result types by goSchema); an
+// annotated Python or TypeScript return type gives one; without an
+// annotation a dynamic language leaves None/undefined and 0 open.
+func zeroValues(s symbols.Symbol) []string {
+	switch s.Lang {
+	case symbols.Go:
+		return []string{""}
+	case symbols.Python:
+		if z, ok := pyZero(s.Sig); ok {
+			return []string{z}
+		}
+		return []string{"None", "0"}
+	case symbols.TypeScript:
+		if z, ok := tsZero(s.Sig); ok {
+			return []string{z}
+		}
+		return []string{"undefined as any", "0 as any"}
+	}
+	return []string{"undefined", "0"}
 }
 
 // mutantSchema rewrites src so that the body of each target starts with a
@@ -155,8 +180,7 @@ var (
 // where the build has it): Python gets `if __import__("os").environ…:
 // return <zero>` as the block's first statement, the brace languages
 // `if (globalThis.process?.env?.…) return <zero>;` after the opening
-// brace. The zero value is read from a return annotation when there is
-// one (`-> int`, `): number`), else None or undefined.
+// brace, each returning its target's Zero (zeroValues).
 func textSchema(p string, src []byte, targets []bodyTarget) ([]byte, map[int]string, error) {
 	lang := symbols.LangOf(p)
 	skipped := map[int]string{}
@@ -179,14 +203,14 @@ func textSchema(p string, src []byte, targets []bodyTarget) ([]byte, map[int]str
 				continue
 			}
 			ins = append(ins, insertion{off: s.BodyStart, text: fmt.Sprintf("if __import__(\"os\").environ.get(%q) == %q:\n%s    return %s\n%s",
-				MutantEnv, id, indent, pyZero(s.Sig), indent)})
+				MutantEnv, id, indent, t.Zero, indent)})
 		case symbols.JavaScript, symbols.TypeScript:
 			if src[s.BodyStart] != '{' {
 				skipped[t.ID] = "its body is an expression, not a block"
 				continue
 			}
 			ins = append(ins, insertion{off: s.BodyStart + 1, text: fmt.Sprintf(" if (globalThis.process?.env?.%s === %q) return %s;",
-				MutantEnv, id, tsZero(s.Sig, lang == symbols.TypeScript))})
+				MutantEnv, id, t.Zero)})
 		default:
 			skipped[t.ID] = "no zero-value rewrite for " + string(lang)
 		}
@@ -194,56 +218,57 @@ func textSchema(p string, src []byte, targets []bodyTarget) ([]byte, map[int]str
 	return applyInsertions(src, ins), skipped, nil
 }
 
-func pyZero(sig string) string {
+// pyZero is the zero value of an annotated Python return type; false
+// when there is no annotation.
+func pyZero(sig string) (string, bool) {
 	m := pyReturnType.FindStringSubmatch(strings.TrimSpace(sig))
 	if m == nil {
-		return "None"
+		return "", false
 	}
 	switch m[1] {
 	case "int":
-		return "0"
+		return "0", true
 	case "float":
-		return "0.0"
+		return "0.0", true
 	case "str":
-		return `""`
+		return `""`, true
 	case "bool":
-		return "False"
+		return "False", true
 	case "bytes":
-		return `b""`
+		return `b""`, true
 	case "list", "List":
-		return "[]"
+		return "[]", true
 	case "dict", "Dict":
-		return "{}"
+		return "{}", true
 	case "set", "Set":
-		return "set()"
+		return "set()", true
 	case "tuple", "Tuple":
-		return "()"
+		return "()", true
 	}
-	return "None"
+	return "None", true
 }
 
-func tsZero(sig string, ts bool) string {
-	if !ts {
-		return "undefined"
-	}
+// tsZero is the zero value of an annotated TypeScript return type; false
+// when there is no annotation.
+func tsZero(sig string) (string, bool) {
 	m := tsReturnType.FindStringSubmatch(strings.TrimSpace(sig))
 	if m == nil {
-		return "undefined as any"
+		return "", false
 	}
 	t := strings.TrimSpace(m[1])
 	switch {
 	case t == "number":
-		return "0"
+		return "0", true
 	case t == "string":
-		return `""`
+		return `""`, true
 	case t == "boolean":
-		return "false"
+		return "false", true
 	case t == "bigint":
-		return "0n"
+		return "0n", true
 	case strings.HasSuffix(t, "[]"), strings.HasPrefix(t, "Array<"):
-		return "[] as any"
+		return "[] as any", true
 	case t == "void":
-		return ""
+		return "", true
 	}
-	return "undefined as any"
+	return "undefined as any", true
 }

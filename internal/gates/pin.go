@@ -110,6 +110,7 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 	byFile := map[string][]bodyTarget{}
 	mutants := map[int]int{} // mutant id → index in res.Symbols
 	seen := map[string]bool{}
+	nextID := 0
 	for i, d := range append(append([]string(nil), p.Symbols...), p.Optional...) {
 		optional := i >= len(p.Symbols)
 		o := pinOutcome{Decl: d, QName: d}
@@ -140,18 +141,23 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 			continue // declared twice, or declared and scaffolded
 		}
 		seen[defs[0].Key()] = true
-		id := len(res.Symbols) + 1
 		o.def = defs[0]
 		o.QName, o.At = defs[0].QName(), fmt.Sprintf("%s:%d", defs[0].File, defs[0].Line)
-		for _, s := range defs {
-			if !s.Kind.Callable() || !s.HasBody() {
-				continue
+		// One mutant per zero value the symbol's language leaves open
+		// (an unannotated Python function may mean None or 0): pinned
+		// means every one of them fails a test.
+		for _, z := range zeroValues(defs[0]) {
+			nextID++
+			for _, s := range defs {
+				if !s.Kind.Callable() || !s.HasBody() {
+					continue
+				}
+				o.Weaker = o.Weaker || s.Weaker
+				byFile[s.File] = append(byFile[s.File], bodyTarget{Sym: s, ID: nextID, Zero: z})
 			}
-			o.Weaker = o.Weaker || s.Weaker
-			byFile[s.File] = append(byFile[s.File], bodyTarget{Sym: s, ID: id})
+			mutants[nextID] = len(res.Symbols)
 		}
 		res.Weaker = res.Weaker || o.Weaker
-		mutants[id] = len(res.Symbols)
 		res.Symbols = append(res.Symbols, o)
 	}
 	if len(mutants) == 0 {
@@ -168,8 +174,8 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 			for _, t := range ts {
 				if i, ok := mutants[t.ID]; ok {
 					res.Symbols[i].Unchecked = "its file could not be rewritten: " + errText(err)
-					delete(mutants, t.ID)
 				}
+				delete(mutants, t.ID)
 			}
 			continue
 		}
@@ -251,6 +257,9 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 	sort.Ints(ids)
 	par := p.Parallel
 	if par <= 0 {
+		par = pinParallel
+	}
+	if par <= 0 {
 		par = runtime.NumCPU()
 	}
 	var (
@@ -259,6 +268,8 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 		sem  = make(chan struct{}, par)
 		ferr error
 	)
+	type outcome struct{ by, unchecked string }
+	got := map[int]outcome{}
 	for _, id := range ids {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -274,16 +285,40 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 				}
 				return
 			}
-			o := &res.Symbols[mutants[id]]
-			o.Pinned, o.By, o.Unchecked = by != "", by, unchecked
+			got[id] = outcome{by, unchecked}
 		}(id)
 	}
 	wg.Wait()
 	if ferr != nil {
 		return nil, ferr
 	}
+	// A symbol is pinned when each of its mutants failed a test.
+	pinned := map[int]bool{}
+	for _, id := range ids {
+		i := mutants[id]
+		o := &res.Symbols[i]
+		r := got[id]
+		switch {
+		case r.unchecked != "":
+			o.Unchecked = r.unchecked
+		case r.by == "":
+			pinned[i] = false
+		default:
+			if _, ok := pinned[i]; !ok {
+				pinned[i] = true
+				o.By = r.by
+			}
+		}
+	}
+	for i, ok := range pinned {
+		res.Symbols[i].Pinned = ok && res.Symbols[i].Unchecked == ""
+	}
 	return res, nil
 }
+
+// pinParallel, when positive, replaces one mutant run per CPU (the
+// benchmark compares the two).
+var pinParallel int
 
 // runMutant runs the tests with mutant id on. It returns the test that
 // failed under it ("" for none), or why the run says nothing.
