@@ -7,15 +7,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
 
 // Config is the merged git configuration of a repository, read the way git
-// reads it: system, global (XDG, then ~/.gitconfig), local, worktree; later
-// files win. Includes are not followed.
+// reads it: system, global (XDG, then ~/.gitconfig), local, worktree, then
+// the command line's (git -c); later ones win. The files are read here;
+// when one of them has an [include] or [includeIf] section, whose
+// conditions (gitdir:, onbranch:, hasconfig:) only git evaluates as git
+// does, the whole configuration is what `git config --list --includes`
+// prints instead.
 type Config struct {
 	vars []configVar // every file's variables, in the order git lists them
+	// includes: a file read has an include section.
+	includes bool
 }
 
 type configVar struct {
@@ -53,8 +60,39 @@ func LoadConfig(r *Repo) *Config {
 			c.add(filepath.Join(r.GitDir, "config.worktree"))
 		}
 	}
+	if c.includes && r != nil {
+		if vars, err := listConfig(r); err == nil {
+			c.vars = vars
+			return c
+		}
+	}
 	c.addEnv()
 	return c
+}
+
+// listConfig is the configuration git itself reads for r, includes
+// followed, from `git config --list -z --includes`: one entry per
+// "key\nvalue" (a key alone is a bare true) ended by a NUL. Reading the
+// configuration takes no caller's context (it is read once, at Open), so
+// the process is bounded here.
+func listConfig(r *Repo) ([]configVar, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := Command(ctx, "git", "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes")
+	cmd.Dir = r.GitDir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		key, value, _ := strings.Cut(rec, "\n")
+		c.addKey(key, value)
+	}
+	return c.vars, nil
 }
 
 // addEnv adds, after the files so that they win as in git, the settings
@@ -159,6 +197,11 @@ func (c *Config) add(path string) {
 	}
 	if vars, ok := parseConfig(b); ok {
 		c.vars = append(c.vars, vars...)
+		for _, v := range vars {
+			if strings.EqualFold(v.section, "include") || strings.EqualFold(v.section, "includeif") {
+				c.includes = true
+			}
+		}
 	}
 }
 

@@ -98,3 +98,54 @@ func TestLoadConfig_CommandLineSettings(t *testing.T) {
 		t.Error("-c ideate.spares=false lost to the file's true")
 	}
 }
+
+// Includes are followed as git follows them, so commits carry the identity
+// git itself would use: a global includeIf "gitdir:" that names this
+// repository (and one that names another, which does not apply), and a
+// local [include] path, whose values win as their place in the file says.
+func TestLoadConfig_IncludesAsGitFollowsThem(t *testing.T) {
+	dir := gt.NewRepo(t)
+	tmp := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	work := write("work.inc", "[user]\n\tname = Work Person\n\temail = work@example.com\n")
+	other := write("other.inc", "[user]\n\tname = Other Person\n")
+	global := write("global", "[user]\n\tname = Global Person\n\temail = global@example.com\n"+
+		"[includeIf \"gitdir:"+dir+"/\"]\n\tpath = "+work+"\n"+
+		"[includeIf \"gitdir:/elsewhere/\"]\n\tpath = "+other+"\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	want := gt.Git(t, dir, "config", "user.name") + " <" + gt.Git(t, dir, "config", "user.email") + ">"
+	if want != "Work Person <work@example.com>" {
+		t.Fatalf("git itself reads %q: the fixture is wrong", want)
+	}
+	s := open(t, dir)
+	if id := s.Identity(); id.Name+" <"+id.Email+">" != want {
+		t.Fatalf("identity %s <%s>, git reads %s", id.Name, id.Email, want)
+	}
+	c := commit(t, s, "who", gitstore.ZeroHash)
+	if err := s.UpdateRef(t.Context(), "refs/ideate/who", c, gitstore.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if got := gt.Git(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>", "refs/ideate/who"); got != want+"|"+want {
+		t.Fatalf("the commit carries %q, want %q", got, want)
+	}
+
+	// A local [include] after the local value wins over it, as in git.
+	local := write("local.inc", "[user]\n\temail = included@example.com\n")
+	gt.Git(t, dir, "config", "user.email", "local@example.com")
+	gt.Git(t, dir, "config", "include.path", local)
+	if got := open(t, dir).Identity().Email; got != gt.Git(t, dir, "config", "user.email") || got != "included@example.com" {
+		t.Fatalf("email %q, git reads %q", got, gt.Git(t, dir, "config", "user.email"))
+	}
+	// And `git -c` still wins over every file.
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'user.name'='Command Line'")
+	if got := open(t, dir).Identity().Name; got != "Command Line" {
+		t.Fatalf("name %q with git -c user.name", got)
+	}
+	gt.Fsck(t, dir)
+}

@@ -2,6 +2,7 @@ package gitstore_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -411,4 +412,51 @@ func TestStore_RefParts_AgreesWithGit(t *testing.T) {
 	if got := strings.Join(list, "\n"); got != want {
 		t.Fatalf("Refs:\n%s\nwant (git for-each-ref):\n%s", got, want)
 	}
+}
+
+// A repository git ideate cannot write without harm is refused at
+// discovery, with UnsupportedRepo, before anything is written: SHA-256
+// object names (git init --object-format=sha256) and reftable refs (git
+// 2.39 cannot make one, so the extension is written into the config as
+// newer git writes it). The same config with the files backend opens.
+func TestDiscover_RefusesSHA256AndReftable(t *testing.T) {
+	sha256 := filepath.Join(t.TempDir(), "sha256")
+	gt.Git(t, t.TempDir(), "init", "-q", "--object-format=sha256", sha256)
+	reftable := gt.NewRepo(t)
+	gt.Git(t, reftable, "config", "core.repositoryformatversion", "1")
+	gt.Git(t, reftable, "config", "extensions.refStorage", "reftable")
+	files := gt.NewRepo(t) // format version 0, which git 2.39 still reads
+	gt.Git(t, files, "config", "extensions.refStorage", "files")
+	for _, dir := range []string{sha256, reftable} {
+		before := tree(t, dir)
+		_, err := gitstore.Open(dir)
+		if apperr.CodeOf(err) != gitstore.UnsupportedRepo {
+			t.Fatalf("%s: Open = %v, want %s", dir, err, gitstore.UnsupportedRepo)
+		}
+		if _, err := gitstore.Open(filepath.Join(dir, ".git")); apperr.CodeOf(err) != gitstore.UnsupportedRepo {
+			t.Fatalf("%s/.git: Open = %v", dir, err)
+		}
+		if after := tree(t, dir); after != before {
+			t.Fatalf("%s: files changed by the refusal:\n%s\nthen\n%s", dir, before, after)
+		}
+	}
+	s := open(t, files)
+	c := commit(t, s, "files backend", gitstore.ZeroHash)
+	if err := s.UpdateRef(t.Context(), "refs/ideate/ok", c, gitstore.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	gt.Fsck(t, files)
+}
+
+// tree lists every file under dir with its size.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			fmt.Fprintf(&b, "%s %d\n", p, fi.Size())
+		}
+		return nil
+	})
+	return b.String()
 }

@@ -36,7 +36,7 @@ func errMoved(ref, while string) error {
 type LockPolicy struct {
 	Timeout    time.Duration // how long to wait for a held lock (default DefaultLockTimeout)
 	StaleAfter time.Duration // minimum age of an unheld lock before it is broken (default DefaultStaleAfter)
-	Fsync      bool          // fsync objects, the ref file and its directory
+	Fsync      bool          // fsync every file and directory written, whatever core.fsync says (see syncSet)
 }
 
 // The defaults of LockPolicy.
@@ -105,7 +105,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if _, err := f.WriteString(line); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
 	}
-	if pol.Fsync {
+	if s.sync.ref {
 		if err := f.Sync(); err != nil {
 			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
 		}
@@ -114,12 +114,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
 	}
 	done = true
-	if pol.Fsync {
-		if d, err := os.Open(filepath.Dir(path)); err == nil {
-			d.Sync()
-			d.Close()
-		}
-	}
+	s.sync.syncDir(filepath.Dir(path))
 	return nil
 }
 

@@ -60,7 +60,7 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 		return apperr.Wrap(apperr.Write, err, "cannot create an object file in %s", dir)
 	}
 	_, werr := f.Write(buf.Bytes())
-	if werr == nil && s.lockPolicy.Fsync {
+	if werr == nil && s.sync.loose {
 		werr = f.Sync()
 	}
 	cerr := f.Close()

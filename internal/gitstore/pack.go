@@ -352,11 +352,11 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 		// and the pack below must not be replaced or removed.
 		return "", nil, nil
 	}
-	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes())
+	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes(), s.sync.pack)
 	if err != nil {
 		return "", nil, err
 	}
-	tmpIdx, err := s.writeTemp(dir, "tmp_idx_", idx.Bytes())
+	tmpIdx, err := s.writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.packMeta)
 	if err != nil {
 		os.Remove(tmpPack)
 		return "", nil, err
@@ -387,12 +387,7 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 		os.Remove(keep)
 		return "", nil, apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
 	}
-	if s.lockPolicy.Fsync {
-		if d, err := os.Open(dir); err == nil {
-			d.Sync()
-			d.Close()
-		}
-	}
+	s.sync.syncDir(dir)
 	s.maint.packed()
 	var held *packBytes
 	if len(buf.Bytes())+idx.Len() <= heldPackMax {
@@ -403,7 +398,7 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 
 // writeTemp writes data to a new read-only temporary file in dir (made
 // when missing) and returns its name.
-func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
+func (s *Store) writeTemp(dir, prefix string, data []byte, sync bool) (string, error) {
 	f, err := createTemp(dir, prefix)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = mkdirAll(dir); err == nil {
@@ -413,14 +408,14 @@ func (s *Store) writeTemp(dir, prefix string, data []byte) (string, error) {
 	if err != nil {
 		return "", apperr.Wrap(apperr.Write, err, "cannot create a pack file in %s", dir)
 	}
-	return s.fillTemp(f, data)
+	return fillTemp(f, data, sync)
 }
 
 // fillTemp writes data to f, a new temporary file, makes it
 // read-only and closes it; it removes f when any of that fails.
-func (s *Store) fillTemp(f *os.File, data []byte) (string, error) {
+func fillTemp(f *os.File, data []byte, sync bool) (string, error) {
 	_, werr := f.Write(data)
-	if werr == nil && s.lockPolicy.Fsync {
+	if werr == nil && sync {
 		werr = f.Sync()
 	}
 	if werr == nil {

@@ -48,6 +48,13 @@ func helperMain(role string) int {
 			}
 		}
 		return 0
+	case "loose":
+		// One object outside any transaction: a loose object.
+		if _, err := s.WriteBlob([]byte(fmt.Sprintf("loose %d", os.Getpid()))); err != nil {
+			fmt.Fprintln(os.Stderr, "write:", err)
+			return 1
+		}
+		return 0
 	}
 	return 2
 }

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -119,13 +118,44 @@ func fromGitDir(gd string) (*Repo, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "cannot read %s/commondir", gd)
 	}
-	if cfg, err := os.ReadFile(filepath.Join(r.CommonDir, "config")); err == nil {
-		low := bytes.ToLower(cfg)
-		if bytes.Contains(low, []byte("objectformat")) && bytes.Contains(low, []byte("sha256")) {
-			return nil, apperr.New(apperr.NotARepo, "%s uses SHA-256 object names, which git ideate does not support yet", gd)
-		}
+	if err := checkFormat(r.CommonDir); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// UnsupportedRepo is the code of a repository whose format git ideate
+// cannot write without corrupting it: SHA-256 object names, or refs kept
+// other than as files (reftable), where a ref written as a loose file is
+// invisible to git.
+const UnsupportedRepo apperr.Code = "UNSUPPORTED_REPOSITORY"
+
+// checkFormat refuses a repository whose config (the common one, where
+// git keeps its extensions) asks for SHA-256 objects or another ref
+// storage than files. It runs at discovery, before anything is written.
+func checkFormat(common string) error {
+	b, err := os.ReadFile(filepath.Join(common, "config"))
+	if err != nil {
+		return nil
+	}
+	vars, _ := parseConfig(b)
+	for _, v := range vars {
+		if !strings.EqualFold(v.section, "extensions") || v.sub != "" {
+			continue
+		}
+		val := strings.ToLower(strings.TrimSpace(v.value))
+		switch strings.ToLower(v.key) {
+		case "objectformat":
+			if val != "sha1" {
+				return apperr.New(UnsupportedRepo, "%s uses %s object names (extensions.objectFormat); git ideate reads and writes SHA-1 repositories only", common, v.value)
+			}
+		case "refstorage":
+			if val != "files" {
+				return apperr.New(UnsupportedRepo, "%s keeps its refs in %s (extensions.refStorage); git ideate writes refs as files, which git would not see there", common, v.value)
+			}
+		}
+	}
+	return nil
 }
 
 // StateDir is the per-clone directory for caches and telemetry

@@ -40,6 +40,7 @@ type Store struct {
 	cache objCache
 
 	pend pending
+	sync syncSet
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -98,6 +99,7 @@ func OpenRepo(r *Repo, opt Options) *Store {
 		cfg:           cfg,
 		refs:          &refReader{dir: r.CommonDir},
 		lockPolicy:    opt.Lock,
+		sync:          readSyncSet(cfg, opt.Lock.Fsync),
 		objCacheBytes: opt.ObjectCache,
 		Now:           time.Now,
 	}
@@ -118,7 +120,10 @@ func (s *Store) Config() *Config { return s.cfg }
 
 // SetLockPolicy replaces the ref lock policy (tests, and callers that need
 // a shorter wait).
-func (s *Store) SetLockPolicy(p LockPolicy) { s.lockPolicy = p }
+func (s *Store) SetLockPolicy(p LockPolicy) {
+	s.lockPolicy = p
+	s.sync = readSyncSet(s.cfg, p.Fsync)
+}
 
 // Close releases mapped pack files.
 func (s *Store) Close() error {

@@ -1,0 +1,97 @@
+package gitstore_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// syncedFiles runs role (race_test.go's helper) in a process of its own
+// under strace and returns the kinds of file it fsynced: "pack" and "idx"
+// (a write's pack and its index), "ref" (a ref's lock, just before it is
+// renamed over the ref), "loose" (a loose object), "dir".
+func syncedFiles(t *testing.T, dir, role string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("strace"); err != nil {
+		t.Skip("strace is not installed")
+	}
+	out := filepath.Join(t.TempDir(), "trace")
+	cmd := exec.Command("strace", "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", out, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PROCTEST_ROLE="+role, "GITSTORE_TEST_DIR="+dir, "GITSTORE_TEST_N=1",
+		"GITSTORE_TEST_REF=refs/ideate/counter", "GIT_IDEATE_NO_MAINTENANCE=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		if strings.Contains(string(b), "ptrace") || strings.Contains(string(b), "Operation not permitted") {
+			t.Skipf("strace cannot trace here: %s", b)
+		}
+		t.Fatalf("%s under strace: %v\n%s", role, err, b)
+	}
+	trace, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, m := range regexp.MustCompile(`f(?:data)?sync\(\d+<([^>]*)>\)\s+= 0`).FindAllStringSubmatch(string(trace), -1) {
+		p := m[1]
+		switch base := filepath.Base(p); {
+		case strings.HasPrefix(base, "tmp_pack_"):
+			kinds = append(kinds, "pack")
+		case strings.HasPrefix(base, "tmp_idx_"):
+			kinds = append(kinds, "idx")
+		case strings.HasSuffix(base, ".lock"):
+			kinds = append(kinds, "ref")
+		case strings.HasPrefix(base, "tmp_obj_"):
+			kinds = append(kinds, "loose")
+		default:
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				kinds = append(kinds, "dir")
+			} else {
+				kinds = append(kinds, p)
+			}
+		}
+	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+// A write forces to disk what git's core.fsync names, as git does: by
+// default (committed without loose-object) the pack alone; "all" the
+// pack, its index and the ref; loose objects with loose-object (or the
+// deprecated core.fsyncObjectFiles); nothing with "none" or
+// core.fsyncMethod=writeout-only. ideate.fsync=true (LockPolicy.Fsync,
+// set by the caller) adds the directories.
+func TestWrite_FsyncAsGitsCoreFsyncSays(t *testing.T) {
+	for _, tc := range []struct {
+		name, role string
+		config     [][2]string
+		want       string
+	}{
+		{"default", "counter", nil, "pack"},
+		{"default loose", "loose", nil, ""},
+		{"all", "counter", [][2]string{{"core.fsync", "all"}}, "idx,pack,ref"},
+		{"reference", "counter", [][2]string{{"core.fsync", "reference"}}, "pack,ref"},
+		{"none", "counter", [][2]string{{"core.fsync", "none"}}, ""},
+		{"no pack", "counter", [][2]string{{"core.fsync", "-pack,reference"}}, "ref"},
+		{"loose-object", "loose", [][2]string{{"core.fsync", "loose-object"}}, "loose"},
+		{"fsyncObjectFiles", "loose", [][2]string{{"core.fsyncObjectFiles", "true"}}, "loose"},
+		{"writeout-only", "counter", [][2]string{{"core.fsync", "all"}, {"core.fsyncMethod", "writeout-only"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := gt.NewRepo(t)
+			for _, kv := range tc.config {
+				gt.Git(t, dir, "config", kv[0], kv[1])
+			}
+			if got := strings.Join(syncedFiles(t, dir, tc.role), ","); got != tc.want {
+				t.Fatalf("fsynced %q, want %q", got, tc.want)
+			}
+			if tc.role == "counter" {
+				gt.Fsck(t, dir)
+			}
+		})
+	}
+}
