@@ -41,6 +41,8 @@
 //	9   bearer-token                [Proxy-]Authorization ":"/"=" Bearer + 16+ token68      the header
 //	10  connection-string-password  the password of scheme://user:password@                scheme, user,
 //	                                                                                         "@host…"
+//	    password-assignment         the value of a key ending in password/passwd (any case,   key, separator,
+//	                                any prefix: DB_PASSWORD) after "=" ":" ":=" "=>"          quotes
 //	    gitlab-token                glpat- + 20+ [A-Za-z0-9_-]                               none
 //	    google-api-key              AIza + exactly 35 [A-Za-z0-9_-]                          none
 //	    stripe-secret-key           sk_live_ rk_live_ sk_test_ rk_test_ + 24+ alnum          none
@@ -52,7 +54,7 @@
 //	                                entropy >= 4.3 bits/char, not shaped like an identifier
 //
 // Rules 1–11 and their names are those of the reference implementation; the
-// five unnumbered rules are additions for well-known token formats.
+// six unnumbered rules are additions for well-known token formats.
 //
 // To keep ordinary text untouched the gate is stricter than the bare
 // patterns above in a few places, each documented at the rule:
@@ -87,7 +89,7 @@
 //
 // # Cost
 //
-// The rule table (16 regular expressions, no counted repetitions) is
+// The rule table (17 regular expressions, no counted repetitions) is
 // compiled once, on first use, in about 0.2 ms. Each prefixed rule runs its
 // regular expression only where its literal prefix occurs ("-----BEGIN",
 // "AKIA", "gh", "sk-", "xox", "eyJ", "authorization", "://", …); the

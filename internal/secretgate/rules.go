@@ -272,6 +272,11 @@ func mixed(v string) bool {
 // rather than a generated credential: it has no digit and is made of
 // word-length runs (see wordShape). Generated tokens of 16 or more
 // characters practically always contain a digit.
+// noValue are the words a password key is set to when there is no
+// password to keep.
+var noValue = map[string]bool{"none": true, "null": true, "nil": true, "true": true, "false": true, "required": true,
+	"optional": true, "empty": true, "redacted": true, "unset": true, "changeme": true, "string": true, "str": true}
+
 func placeholder(v string) bool {
 	_, _, d := classes(v)
 	return !d && wordShape(v) >= 3
@@ -436,6 +441,30 @@ func buildRules() []rule {
 		group:    1,
 		accept: func(s string, m []int) bool {
 			return !passwordPlaceholder().MatchString(s[m[2]:m[3]])
+		},
+	})
+
+	// A password assignment: a key that ends in password or passwd, any
+	// case and with any prefix (password=, DB_PASSWORD:, "passwd": ,
+	// db_password :=), then "=", ":", ":=" or "=>", then the value, quoted
+	// or not. The key, the separator and the quotes are kept. Template
+	// placeholders ("${DB_PASS}", "<password>", "****") and words that say
+	// there is no value (none, null, required, …) are left. The value may
+	// not hold "[" or "]", so a marker is never a value.
+	anchor("password-assignment", anchored{
+		triggers: []string{"passw"},
+		fold:     true,
+		re:       lazy(`(?i)^passw(?:or)?d["']?[ \t]*(?::=|=>|=|:[ \t"'])[ \t]*["']?([^\s"'\[\],;=>][^\s"'\[\],;]*)`),
+		group:    1,
+		accept: func(s string, m []int) bool {
+			v := s[m[2]:m[3]]
+			lv := strings.ToLower(v)
+			// A bare ":" is a YAML or JSON key only with a blank or a
+			// quote after it (so "user:password:GID" is no key), a value
+			// that opens a comment is none, and one that names a
+			// password again is code (`type passwd = C.struct_passwd`).
+			return !passwordPlaceholder().MatchString(v) && !noValue[lv] && !strings.HasPrefix(v, "//") &&
+				!strings.HasPrefix(v, "#") && !strings.Contains(lv, "passw")
 		},
 	})
 
