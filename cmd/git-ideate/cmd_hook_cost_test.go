@@ -79,6 +79,22 @@ func TestHookGate_Binary_CostRerun(t *testing.T) {
 	ended("toolu_c8", test, "Exit code 2")
 	wantAllow(t, "after a run that changed its tree", pre("toolu_c9", test))
 
+	// The bookkeeping keeps no command text verbatim: a key digest and the
+	// command with its secrets redacted.
+	secret := "go test ./strutil/ -args password=Hunter2Secret"
+	wantAllow(t, "a run with a secret", pre("toolu_s1", secret))
+	ended("toolu_s1", secret, "Exit code 1")
+	runs, _ := filepath.Glob(filepath.Join(dir, ".git", "ideate", "dispatch", "runs*", "*.json"))
+	if len(runs) == 0 {
+		t.Fatal("no run remembered under .git/ideate/dispatch/runs*")
+	}
+	for _, f := range runs {
+		b, _ := os.ReadFile(f)
+		if strings.Contains(string(b), "Hunter2Secret") || !strings.Contains(string(b), `"key":"sha256:`) {
+			t.Errorf("%s keeps the command verbatim: %s", f, b)
+		}
+	}
+
 	// The override is on the execution log with what the gate would have said.
 	if r := cli(t, dir, "", "exec", "log", "--phase", "cost", "--json"); strings.Count(r.out, "already ran on this unchanged tree") != 1 ||
 		!strings.Contains(r.out, "the fix landed in a dependency") {

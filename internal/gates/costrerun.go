@@ -1,6 +1,8 @@
 package gates
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"path"
 	"slices"
 	"strings"
@@ -16,8 +18,8 @@ import (
 // call whose key and fingerprint are equal would run the same command on
 // the same tree.
 type CostRun struct {
-	Key         string `json:"key"`
-	Command     string `json:"command"`     // the line as the agent wrote it
+	Key         string `json:"key"`         // CostKeyDigest of the run's CostKey: no command text
+	Command     string `json:"command"`     // the line as the agent wrote it, secrets redacted
 	Fingerprint string `json:"fingerprint"` // the worktree's state the run saw
 	Head        string `json:"head,omitempty"`
 	At          string `json:"at"`     // when it ended, RFC 3339
@@ -43,6 +45,13 @@ func CostKey(f *CostFacts, line string) string {
 		return ""
 	}
 	return strings.Join(c.keys, "\n")
+}
+
+// CostKeyDigest is what a remembered run keeps of its CostKey: a digest,
+// so the clone's state holds no command text beyond the redacted Command.
+func CostKeyDigest(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // note records a simple command of the line for the key when it is
@@ -73,7 +82,7 @@ func (c *costCheck) note(raw, words []string, override, dir string, known bool) 
 func (c *costCheck) rerun() {
 	e := c.f.Earlier
 	if e == nil || c.keyUnsure || len(c.keys) == 0 || c.f.Fingerprint == "" || e.Fingerprint != c.f.Fingerprint ||
-		e.Key != strings.Join(c.keys, "\n") {
+		e.Key != CostKeyDigest(strings.Join(c.keys, "\n")) {
 		return
 	}
 	var b strings.Builder

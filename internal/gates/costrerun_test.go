@@ -65,7 +65,7 @@ func TestCost_Rerun(t *testing.T) {
 	top := costFixture(t)
 	const fp = "sha256:aaaa"
 	earlier := func(line string) *gates.CostRun {
-		return &gates.CostRun{Key: gates.CostKey(costFacts(top, "go"), line), Command: line, Fingerprint: fp,
+		return &gates.CostRun{Key: gates.CostKeyDigest(gates.CostKey(costFacts(top, "go"), line)), Command: line, Fingerprint: fp,
 			Head: "0123456789abcdef0123456789abcdef01234567", At: "2026-12-01T01:02:03Z", Result: "Exit code 1", ToolUseID: "toolu_01"}
 	}
 	rows := []struct {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -26,6 +27,9 @@ import (
 //	                                          with the worktree's fingerprint before it
 //	dispatch/runs/<sha256(task, key)>.json    the newest run of that command in
 //	                                          that task's worktree (gates.CostRun)
+//
+// Neither keeps the command as written: the key is a digest
+// (gates.CostKeyDigest) and the command passes the secret gate.
 //
 // PostToolUse (exit 0) and PostToolUseFailure (its error's first line)
 // take the pending file and keep the run only when the worktree's
@@ -55,6 +59,10 @@ func (c *call) recall(state string, f *gates.CostFacts, command string) *pending
 	if key == "" || state == "" {
 		return nil
 	}
+	// The clone's state keeps no command text verbatim: the key as a
+	// digest, the command with its secrets redacted.
+	key = gates.CostKeyDigest(key)
+	command, _ = secretgate.Scan(command)
 	fp, head, err := Fingerprint(f.Top, f.Scope)
 	if err != nil {
 		c.d.warn("the worktree of task %s has no fingerprint (%v); the same-tree rule says nothing", f.Task, err)
