@@ -125,7 +125,7 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File
 	deadline := time.Now().Add(pol.Timeout)
 	wait := 50 * time.Microsecond
 	for {
-		f, err := openRaw(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
 			// A fresh inode: nobody else can hold its flock yet.
 			if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {

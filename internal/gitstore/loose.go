@@ -50,10 +50,10 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	f, err := createTemp(dir, "tmp_obj_")
+	f, err := os.CreateTemp(dir, "tmp_obj_")
 	for i := 0; i < 100 && errors.Is(err, os.ErrNotExist); i++ {
 		if err = mkdirAll(dir); err == nil {
-			f, err = createTemp(dir, "tmp_obj_")
+			f, err = os.CreateTemp(dir, "tmp_obj_")
 		}
 	}
 	if err != nil {

@@ -399,10 +399,10 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 // writeTemp writes data to a new read-only temporary file in dir (made
 // when missing) and returns its name.
 func (s *Store) writeTemp(dir, prefix string, data []byte, sync bool) (string, error) {
-	f, err := createTemp(dir, prefix)
+	f, err := os.CreateTemp(dir, prefix)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = mkdirAll(dir); err == nil {
-			f, err = createTemp(dir, prefix)
+			f, err = os.CreateTemp(dir, prefix)
 		}
 	}
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
@@ -42,92 +41,12 @@ type refReader struct {
 	mu     sync.Mutex
 	packed packedRefs
 
-	// loose holds the values of loose ref files a listing read, keyed by
-	// what lstat tells of the file (see looseKey), so that a long-lived
-	// process lists a namespace of many loose refs (board items between
-	// two pack-refs) with one lstat per file instead of an open, a read
-	// and a close.
-	lmu   sync.Mutex
-	loose map[string]looseEntry
-
 	// exactBuf is where readExact reads packed-refs, kept from call to
 	// call: 1.5 MB at 16,000 board items, read by every create and every
 	// guard on a packed ref, was 81 % of an MCP server's allocations and
-	// set off a garbage collection per call .
+	// set off a garbage collection per call.
 	exactMu  sync.Mutex
 	exactBuf []byte
-}
-
-// looseKey identifies one version of a loose ref file. Every version is a
-// new inode (git and git ideate both write the lock and rename it over the
-// ref), but an inode number can come back two versions later; the change
-// time cannot, once the clock has moved past it. So a value is cached only
-// when its file's change time lies more than racyLoose in the past when
-// the file is read (git's "racy" rule for its index): any later version
-// then has a later change time, and a key that matches is the same file.
-type looseKey struct {
-	ino, size, mtime, ctime int64
-}
-
-type looseEntry struct {
-	key looseKey
-	h   Hash
-}
-
-// racyLoose is how old a loose ref's change time must be for its value to
-// be cached: far above the coarsest file-time tick (10 ms at HZ=100).
-const racyLoose = 100 * time.Millisecond
-
-// testHookReadLoose, when set, is called for every loose ref a listing
-// reads from its file (tests).
-var testHookReadLoose func(name string)
-
-// maxLooseCached bounds the cache; past it, it starts over.
-const maxLooseCached = 1 << 16
-
-// cachedLoose returns the cached value of the loose ref name whose file
-// lstat described as fi, when the cache holds that very file.
-func (r *refReader) cachedLoose(name string, fi os.FileInfo) (Hash, bool) {
-	k, ok := looseKeyOf(fi)
-	if !ok {
-		return ZeroHash, false
-	}
-	r.lmu.Lock()
-	e, hit := r.loose[name]
-	r.lmu.Unlock()
-	return e.h, hit && e.key == k
-}
-
-// readLoose reads the loose ref file p of name, taking its key from the
-// open file so the two belong to one version, and caches the value when
-// the file is old enough (racyLoose). ok is false when the file is gone
-// or does not hold an object name.
-func (r *refReader) readLoose(p, name string) (Hash, bool, error) {
-	if testHookReadLoose != nil {
-		testHookReadLoose(name)
-	}
-	var buf [refFileMax]byte
-	var st fileStat
-	b, err := readSmall(p, buf[:0], refFileMax, &st)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return ZeroHash, false, nil
-		}
-		return ZeroHash, false, err
-	}
-	h, ok := parseHashLine(b)
-	if !ok {
-		return ZeroHash, false, nil
-	}
-	if k, kok := looseKeyOfStat(&st); kok && time.Now().UnixNano()-k.ctime > int64(racyLoose) && time.Now().UnixNano()-k.mtime > int64(racyLoose) {
-		r.lmu.Lock()
-		if r.loose == nil || len(r.loose) >= maxLooseCached {
-			r.loose = map[string]looseEntry{}
-		}
-		r.loose[name] = looseEntry{k, h}
-		r.lmu.Unlock()
-	}
-	return h, true, nil
 }
 
 type packedRefs struct {
@@ -187,11 +106,16 @@ func statKey(path string) (fileKey, error) {
 	if err != nil {
 		return fileKey{}, err
 	}
+	return keyOf(fi), nil
+}
+
+// keyOf is the fileKey of an existing file.
+func keyOf(fi os.FileInfo) fileKey {
 	k := fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano(), exists: true}
 	if _, ino, ok := osproc.Inode(fi); ok {
 		k.ino = int64(ino)
 	}
-	return k, nil
+	return k
 }
 
 // ValidRefName reports whether name is a ref under refs/ that git accepts.
@@ -604,20 +528,18 @@ func (r *refReader) listOnce(prefix string, withPacked bool) (packedPart, loose 
 		if !strings.HasPrefix(name, prefix) {
 			return nil
 		}
-		if fi, err := d.Info(); err == nil {
-			if h, ok := r.cachedLoose(name, fi); ok {
-				loose = append(loose, Ref{Name: name, Hash: h})
-				return nil
-			}
-		}
 		// Gone (pruned by pack-refs after we listed it: the packed value,
 		// which pack-refs wrote first, stands), or not an object name: no
 		// loose value.
-		h, ok, err := r.readLoose(p, name)
+		var buf [refFileMax]byte
+		b, err := readSmall(p, buf[:0], refFileMax, nil)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		if ok {
+		if h, ok := parseHashLine(b); ok {
 			loose = append(loose, Ref{Name: name, Hash: h})
 		}
 		return nil
