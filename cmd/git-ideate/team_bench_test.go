@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -30,8 +31,28 @@ func BenchmarkTaskStart_RemoteOverLocal(b *testing.B) {
 	ids[remote] = teamItems(b, remote, local, 1)[0]
 	ids[local] = ids[remote]
 	var took [2][]time.Duration
+	var push []time.Duration
+	tree := gt.Git(b, remote, "rev-parse", "HEAD^{tree}")
+	old := ""
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		// The floor: one plain leased push of one ref to the same remote,
+		// carrying one new commit (a claim carries one too).
+		b.StopTimer()
+		args := []string{"commit-tree", tree, "-m", fmt.Sprintf("push %d", i)}
+		if old != "" {
+			args = append(args, "-p", old)
+		}
+		next := gt.Git(b, remote, args...)
+		b.StartTimer()
+		cmd := exec.Command("git", "push", "-q", "--force-with-lease=refs/ideate/bench:"+old, "origin", next+":refs/ideate/bench")
+		cmd.Dir = remote
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("plain push: %v\n%s", err, out)
+		}
+		push = append(push, time.Since(t0))
+		old = next
 		for k, dir := range []string{remote, local} {
 			cmd := ideateCmd(dir, "task", "start", "S1-01/T1", "--item", ids[dir], "--human", "alice", "--scope", "x/**")
 			t0 := time.Now()
@@ -50,13 +71,17 @@ func BenchmarkTaskStart_RemoteOverLocal(b *testing.B) {
 	b.ReportMetric(float64(r.Microseconds())/1000, "remote-ms")
 	b.ReportMetric(float64(l.Microseconds())/1000, "local-ms")
 	b.ReportMetric(float64(r)/float64(l), "remote/local")
+	p := medianOf(push)
+	b.ReportMetric(float64(p.Microseconds())/1000, "plain-push-ms")
+	b.ReportMetric(float64(r-l)/float64(p), "claim-cost/plain-push")
 }
 
 // BenchmarkSync_FinishedTwoCloneSprint: after two clones executed a four
 // task sprint through a smart-HTTP remote (TestTeamSprint's script), a
 // clone's `git ideate sync` that brings everything of the sprint (items,
 // record, execution log, notes, task refs, task branches): each iteration
-// times the first sync of a fresh clone, and a sync with nothing to do.
+// times the first sync of a fresh clone of the same smart-HTTP remote,
+// and a sync with nothing to do.
 //
 //	go test ./cmd/git-ideate -run '^$' -bench Sync_FinishedTwoCloneSprint -benchtime 5x
 func BenchmarkSync_FinishedTwoCloneSprint(b *testing.B) {
@@ -81,12 +106,14 @@ func BenchmarkSync_FinishedTwoCloneSprint(b *testing.B) {
 		wc.run("sync")
 	}
 	wa.run("sync")
+	url := gt.Git(b, a, "remote", "get-url", "origin") // the smart-HTTP server
+	_ = bare
 	var first, again []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := filepath.Join(b.TempDir(), "clone")
-		if out, err := exec.Command("git", "clone", "-q", bare, dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command("git", "clone", "-q", url, dir).CombinedOutput(); err != nil {
 			b.Fatalf("clone: %v\n%s", err, out)
 		}
 		b.StartTimer()
