@@ -15,7 +15,7 @@ import (
 	"github.com/ideate/git-ideate/internal/mcpserver"
 )
 
-// BenchmarkMCPTools runs the tools of bench/writebench's mixed run in
+// BenchmarkMCPTools runs the tools of the bench program's mcp scenario in
 // process, one cycle (append, create, claim, complete, read) per
 // iteration, so that a profile shows where a call's time goes:
 //

@@ -225,24 +225,12 @@ func TestAnalyzeStructure_OwnTreeQuiet(t *testing.T) {
 	if n < 100 {
 		t.Fatalf("only %d files under %s", n, root)
 	}
-	// Real duplicates in this tree when the check was written (the
-	// benchmark programs are separate main packages that copied helpers;
-	// two packages each keep a copy of a small helper). They are true
-	// findings, kept here so the test fails on any new one.
+	// Real duplicates in this tree: two packages each keep a copy of a
+	// small helper. They are true findings, kept here so the test fails on
+	// any new one.
 	known := map[string]bool{
-		"duplicate_helper main.js":             true, // bench/hookbench and bench/guardbench
-		"near_copy main.fillItems":             true, // bench/syncbench copies bench/boardbench's fill
-		"near_copy main.row":                   true, // bench/syncbench copies benchutil.Row
-		"duplicate_helper gitstore.shellQuote": true, // a copy in bench/hookbench
-		"duplicate_helper main.shellQuote":     true,
-		"duplicate_helper record.shown":        true, // board.shown
-		"duplicate_helper board.shown":         true,
-		// Found by the similarity check (near copies that are not equal).
-		"near_copy main.run":            true, // bench/hookbench and benchutil.Run copy bench/guardbench's run
-		"near_copy benchutil.Run":       true,
-		"near_copy main.createItems":    true, // bench/writebench copies bench/boardbench's fill
-		"near_copy main.p90":            true, // bench/writebench: benchutil.Median with another index
-		"near_copy main.client.tool":    true, // bench/writebench copies bench/mcpbench's client.call
+		"duplicate_helper record.shown": true, // board.shown
+		"duplicate_helper board.shown":  true,
 		"near_copy transcripts.marshal": true, // paging.marshalPayload: JSON without HTML escaping, newline cut
 	}
 	for _, f := range high {

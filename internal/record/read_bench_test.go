@@ -24,7 +24,7 @@ import (
 //
 //	go test ./internal/record -run '^$' -bench ReadPage10k -benchtime 400x -cpuprofile cpu.out
 //
-// The fill takes minutes (Append in process, as bench/writebench does);
+// The fill takes minutes (Append in process);
 // IDEATE_BENCH_REPO=/some/dir keeps the filled repository there and reuses
 // it on the next run. IDEATE_BENCH_RECORDS changes the size.
 func BenchmarkReadPage10k(b *testing.B) {
