@@ -33,7 +33,7 @@ func completionSession(t *testing.T, dir string) string {
 }
 
 // The work-completion record names the session the completion was made
-// in, not the holder's agent (issue 11, hook attribution): the host's
+// in, not the holder's agent: the host's
 // session through the MCP server, the CLI call's own session otherwise.
 func TestWorkCompletion_RecordCarriesTheSession(t *testing.T) {
 	dir := gt.NewRepo(t)

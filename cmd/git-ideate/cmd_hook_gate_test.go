@@ -219,7 +219,7 @@ func wantAllow(t *testing.T, what string, d hostDecision) {
 
 // Every path of the dispatch binding and the role guard, through the
 // built binary with payloads shaped like the recorded ones.
-// The planning→execution gate through the binary (issue 13): an execution
+// The planning→execution gate through the binary: an execution
 // agent's dispatch is denied before a PASS of the plan's check is stored,
 // allowed after, denied again after an edit to the plan, and while the
 // stored check of the current plan is a FAIL.

@@ -64,8 +64,8 @@ type McpCmd struct{}
 func (c *McpCmd) Run(ctx context.Context, env *Env) error {
 	// main turns the collector off for short CLI calls; a server lives for
 	// a whole session, so it collects as usual, and harder near a soft
-	// limit, which keeps its memory flat (issue 19: 134 MiB after 10k
-	// calls with the collector off).
+	// limit, which keeps its memory flat (134 MiB after 10k calls with the
+	// collector off).
 	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(mcpMemoryLimit)
 	lctx, stopLimit := context.WithCancel(ctx)

@@ -9,7 +9,7 @@ import (
 )
 
 // With a remote that decides claims, `work ready` lists this clone's copy
-// of the board, which may lag the remote: it says so (issue 11, defect 5),
+// of the board, which may lag the remote: it says so,
 // in JSON (stale, remote, as_of) and in a note on stderr; without one, the
 // output is as it was.
 func TestWorkReady_SaysWhenItsViewMayBeStale(t *testing.T) {

@@ -1,7 +1,7 @@
 package main
 
-// No input may reach a commit in a form git fsck --strict rejects (issue
-// 11, defect 2: a NUL in a title through MCP landed in a commit message,
+// No input may reach a commit in a form git fsck --strict rejects (a NUL
+// in a title through MCP once landed in a commit message,
 // and a remote with receive.fsckObjects=true then refused every later
 // push). Every write verb gets random bytes — through the store methods
 // (found by reflection, as in writegate_test.go), the MCP tools and the

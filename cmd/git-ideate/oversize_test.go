@@ -1,7 +1,7 @@
 package main
 
-// Issue 11, defect 3: `--spec -` was cut at 1,048,577 bytes and stored
-// with exit 0. Every text input read from stdin, and every bounded field
+// An oversized input once was cut at 1,048,577 bytes (`--spec -`) and
+// stored with exit 0. Every text input read from stdin, and every bounded field
 // through MCP, is either stored whole or refused with a typed error that
 // changes nothing.
 

@@ -434,9 +434,9 @@ func argValues(fn any, args []any) []reflect.Value {
 	return vals
 }
 
-// TestWriteVerbs_SecretInEveryField_NeverReachesAnObject is defect 1 of
-// issue 11 at the library: every text leaf of every write method's
-// arguments, one at a time.
+// TestWriteVerbs_SecretInEveryField_NeverReachesAnObject: a secret in
+// any text leaf of any write method's arguments, one at a time, never
+// reaches an object (the gate sits below every entry point).
 func TestWriteVerbs_SecretInEveryField_NeverReachesAnObject(t *testing.T) {
 	fx := newLibFixture(t)
 	var sec secrets

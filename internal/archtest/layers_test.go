@@ -24,7 +24,7 @@ const tableDoc = "docs/ARCHITECTURE.md"
 // knownExceptions are imports the rule forbids that the code still has,
 // each with why and what removes it. Keyed "from -> to" with paths from
 // the module root. Empty since record stopped importing the Claude Code
-// transcript reader (issue 10): add an entry only with its reason and the
+// transcript reader: add an entry only with its reason and the
 // change that will remove it.
 var knownExceptions = map[string]string{}
 
@@ -35,6 +35,7 @@ type row struct {
 	kind      string // lib, test, cmd, bench
 	status    string // present, reserved
 	sameFloor []string
+	onlyFrom  []string // the packages that may import it; none: any the floors allow
 	line      int
 }
 
@@ -152,8 +153,11 @@ func decodePackages(t *testing.T, out []byte) map[string]pkg {
 	return pkgs
 }
 
+// tableHeader is how the layer table's header starts.
+const tableHeader = "| package | floor | kind | status | same floor | only from |"
+
 // parseTable reads the layer table: the Markdown table whose header starts
-// "| package | floor | kind | status | same floor |".
+// with tableHeader.
 func parseTable(doc []byte) ([]row, error) {
 	var rows []row
 	sc := bufio.NewScanner(bytes.NewReader(doc))
@@ -162,7 +166,7 @@ func parseTable(doc []byte) ([]row, error) {
 		n++
 		line := strings.TrimSpace(sc.Text())
 		if !in {
-			if strings.HasPrefix(line, "| package | floor | kind | status | same floor |") {
+			if strings.HasPrefix(line, tableHeader) {
 				if found {
 					return nil, fmt.Errorf("line %d: a second layer table", n)
 				}
@@ -178,8 +182,8 @@ func parseTable(doc []byte) ([]row, error) {
 			continue
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
-		if len(cells) < 5 {
-			return nil, fmt.Errorf("line %d: %d cells, want at least 5", n, len(cells))
+		if len(cells) < 6 {
+			return nil, fmt.Errorf("line %d: %d cells, want at least 6", n, len(cells))
 		}
 		for i := range cells {
 			cells[i] = strings.TrimSpace(cells[i])
@@ -209,13 +213,18 @@ func parseTable(doc []byte) ([]row, error) {
 				return nil, fmt.Errorf("line %d: same floor %q names no path in backticks", n, c)
 			}
 		}
+		if c := cells[5]; c != "—" && c != "-" && c != "" {
+			if r.onlyFrom = backticked(c); len(r.onlyFrom) == 0 {
+				return nil, fmt.Errorf("line %d: only from %q names no path in backticks", n, c)
+			}
+		}
 		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
 	if !found {
-		return nil, errors.New("no layer table (a header starting | package | floor | kind | status | same floor |)")
+		return nil, errors.New("no layer table (a header starting " + tableHeader + ")")
 	}
 	return rows, nil
 }
@@ -249,6 +258,11 @@ func check(rows []row, pkgs map[string]pkg, exceptions map[string]string) []stri
 		byPath[r.path] = r
 	}
 	for _, r := range rows {
+		for _, s := range r.onlyFrom {
+			if _, ok := byPath[s]; !ok {
+				bad("the row of %s (line %d) allows imports only from %s, which is not a row", r.path, r.line, s)
+			}
+		}
 		for _, s := range r.sameFloor {
 			if o, ok := byPath[s]; !ok || o.floor != r.floor {
 				bad("the row of %s (line %d) allows %s on its floor, but %s is not a row on floor %d", r.path, r.line, s, s, r.floor)
@@ -283,6 +297,8 @@ func check(rows []row, pkgs map[string]pkg, exceptions map[string]string) []stri
 				why = fmt.Sprintf("floor %d imports floor %d", from.floor, to.floor)
 			case to.floor == from.floor && !slices.Contains(from.sameFloor, imp):
 				why = fmt.Sprintf("both on floor %d and the row of %s does not name %s under same floor", from.floor, p.path, imp)
+			case len(to.onlyFrom) > 0 && !slices.Contains(to.onlyFrom, p.path):
+				why = fmt.Sprintf("%s may be imported only from %s", imp, strings.Join(to.onlyFrom, ", "))
 			default:
 				continue
 			}

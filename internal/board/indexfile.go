@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +15,6 @@ import (
 	"unsafe"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/gitstore/odb"
 )
 
 // The index file, version 2 (board-index.v2; version 1, board-index.v1,
@@ -53,14 +52,14 @@ type packedStamp struct {
 	absent  map[string]bool
 }
 
-// fileIndex is an index file as mapped, read line by line on demand.
+// fileIndex is an index file as read, parsed line by line on demand.
 type fileIndex struct {
 	kids, sorted string            // the sections, whole lines
 	n            int               // entries in sorted
 	tail         map[string]string // id → its last line in the tail, parsed on use (tailEntry)
 	tailLines    int
 	stamp        packedStamp
-	fault        atomic.Bool // the mapping faulted (the file was cut short under it), or a line did not parse
+	fault        atomic.Bool // a line did not parse: the index is rebuilt
 
 	parsedMu sync.Mutex
 	parsed   map[string]*entry // of tail
@@ -87,30 +86,6 @@ func (f *fileIndex) tailEntry(id string) (*entry, bool) {
 	}
 	f.parsed[id] = e
 	return e, true
-}
-
-// guarded runs fn with a fault of the mapping recorded in fault.
-func (f *fileIndex) guarded(fn func()) {
-	if catchFault(fn) {
-		f.fault.Store(true)
-	}
-}
-
-// catchFault runs fn and reports whether it faulted reading a mapping (a
-// file cut short under it): the fault is turned into a panic and
-// recovered; any other panic goes on.
-func catchFault(fn func()) (faulted bool) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			faulted = true
-		}
-	}()
-	fn()
-	return false
 }
 
 // lineAt is the whole line of text that holds byte i.
@@ -150,7 +125,7 @@ func search(text, key string) (string, bool) {
 // does not parse is not taken for a missing item: it marks the index
 // faulted, and its reader rebuilds it.
 func (f *fileIndex) sortedEntry(id string) (e *entry) {
-	f.guarded(func() {
+	func() {
 		if line, ok := search(f.sorted, id); ok {
 			e = new(entry)
 			if !parseEntry(line, e) {
@@ -158,7 +133,7 @@ func (f *fileIndex) sortedEntry(id string) (e *entry) {
 				f.fault.Store(true)
 			}
 		}
-	})
+	}()
 	return e
 }
 
@@ -175,7 +150,7 @@ func (f *fileIndex) get(id string) *entry {
 func (f *fileIndex) kidsOf(id string) []*entry {
 	var out []*entry
 	seen := map[string]bool{}
-	f.guarded(func() {
+	func() {
 		line, ok := search(f.kids, id)
 		if !ok {
 			return
@@ -192,7 +167,7 @@ func (f *fileIndex) kidsOf(id string) []*entry {
 				seen[kid] = true
 			}
 		}
-	})
+	}()
 	for kid, line := range f.tail {
 		if seen[kid] || parentOf(line) != id {
 			continue
@@ -207,7 +182,7 @@ func (f *fileIndex) kidsOf(id string) []*entry {
 // all parses every entry: the sorted ones, then the tail over them.
 func (f *fileIndex) all() map[string]*entry {
 	m := make(map[string]*entry, f.n+len(f.tail))
-	f.guarded(func() {
+	func() {
 		slab := make([]entry, f.n) // one allocation for every entry
 		rest := f.sorted
 		for len(rest) > 0 {
@@ -224,7 +199,7 @@ func (f *fileIndex) all() map[string]*entry {
 			}
 			m[e.id] = e
 		}
-	})
+	}()
 	for id := range f.tail {
 		if e, ok := f.tailEntry(id); ok {
 			m[id] = e
@@ -267,7 +242,7 @@ func (f *fileIndex) packedHas(id string) bool {
 		return false
 	}
 	found := false
-	f.guarded(func() { _, found = search(f.sorted, id) })
+	_, found = search(f.sorted, id)
 	return found
 }
 
@@ -385,7 +360,7 @@ func appendDiff(b []byte, r gitstore.Ref, first bool) ([]byte, bool) {
 
 // sortedIDs iterates over the sorted section's ids and tips.
 func (f *fileIndex) sortedIDs(yield func(string, gitstore.Hash) bool) {
-	f.guarded(func() {
+	func() {
 		rest := f.sorted
 		for len(rest) > 0 {
 			line, next, _ := strings.Cut(rest, "\n")
@@ -400,34 +375,40 @@ func (f *fileIndex) sortedIDs(yield func(string, gitstore.Hash) bool) {
 				return
 			}
 		}
-	})
+	}()
 }
 
-// readIndex maps the index file at path; an index that cannot be read is
+// indexMax bounds the index file read: one larger than any board makes
+// is not read (an empty index: it is only a cache, and is rebuilt).
+const indexMax = 1 << 30
+
+// readIndex reads the index file at path; an index that cannot be read is
 // an empty one (it is only a cache).
 func readIndex(path string) *boardIndex {
-	data, err := odb.MapFile(path)
+	data, err := readCapped(path, indexMax)
 	if err != nil {
 		return &boardIndex{byID: map[string]*entry{}}
 	}
 	return parseIndex(data)
 }
 
-// parseIndex reads the index file's bytes. They are mapped (odb.MapFile), and
-// the mapping is never undone: every field read from them is a substring of
-// them, nothing is copied. The file is only ever replaced by a rename or
-// appended to, never cut short, so the mapped bytes stay; if it were cut
-// short under the mapping, the fault that reading past its end raises is
-// turned into a panic here (and in fileIndex's reads) and the index is
-// empty, or faulted, as for any unreadable file.
-func parseIndex(data []byte) (idx *boardIndex) {
-	if catchFault(func() { idx = parseMapped(data) }) {
-		return &boardIndex{byID: map[string]*entry{}}
+// readCapped reads the file at path whole, an error past max bytes.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	return idx
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: over %d bytes", path, max)
+	}
+	return data, err
 }
 
-func parseMapped(data []byte) *boardIndex {
+// parseIndex reads the index file's bytes, which are never changed after:
+// every field read from them is a substring of them, nothing is copied.
+func parseIndex(data []byte) *boardIndex {
 	empty := func() *boardIndex { return &boardIndex{byID: map[string]*entry{}} }
 	if len(data) < headerLen {
 		return empty()

@@ -83,7 +83,7 @@ type HookPath interface{ AlwaysZero() }
 // os/signal's loop and its locked thread, and a CLI record append, work
 // claim or work list starts no process: without it an append took 7 % less
 // wall and 10 % less CPU time, a work list 11 % less of each, a PreToolUse
-// hook 4 % and 7 % (issue 19; medians of 200 interleaved calls).
+// hook 4 % and 7 % (medians of 200 interleaved calls).
 type Signals struct {
 	once   sync.Once
 	cancel context.CancelFunc

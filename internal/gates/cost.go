@@ -477,7 +477,7 @@ func rel(dir, p string) (string, bool) {
 // goValueFlags are go test's flags that take a value. (This and the
 // gates' other word sets are slices, laid out by the linker, not
 // package-level maps, which every git-ideate process would build at
-// init: issue 19.)
+// init.)
 var goValueFlags = []string{
 	"run", "bench", "count", "timeout", "tags", "coverprofile", "o", "p", "parallel", "cpu", "benchtime",
 	"covermode", "coverpkg", "exec", "ldflags", "gcflags", "asmflags", "mod", "modfile", "skip", "shuffle",

@@ -15,7 +15,8 @@ import (
 //   - no file the task changed still carries the shim marker (shim_left);
 //   - the test files are byte-identical to the verified RED commit
 //     (test_changed; no RED PASS verdict is no_red);
-//   - then Deps.Symbols, when set (issue 16's symbol checks).
+//   - then Deps.Symbols, when set (only stubs were added, with the
+//     declared names).
 //
 // The shim scan covers the files the task changed against its base: a
 // shim is the task's own, added by its RED commit. The run is recorded on

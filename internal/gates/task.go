@@ -34,8 +34,8 @@ type Deps struct {
 	// Log holds the stored verdicts: scaffold and green find the verified
 	// RED commit there. Nil: those gates answer UNVERIFIABLE.
 	Log VerdictLog
-	// Symbols, when set, adds the scaffold gate's symbol checks (issue 16:
-	// only stubs were added, with the declared names); nil skips them.
+	// Symbols, when set, adds the scaffold gate's symbol checks (only
+	// stubs were added, with the declared names); nil skips them.
 	Symbols func(ctx context.Context, in SymbolInput) ([]Reason, error)
 }
 

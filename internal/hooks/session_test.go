@@ -173,7 +173,7 @@ func TestSessionStart_StaysWithinBudget(t *testing.T) {
 // board — plus the earlier reports of its own type (the full agent_type:
 // another plugin's "worker" is not it). Scoping the whole digest to the
 // part after ':' left a git-ideate:worker with its predecessors' reports
-// and no decision or board item (issue 11).
+// and no decision or board item.
 func TestSubagentStart_Scope(t *testing.T) {
 	dir := gt.NewRepo(t)
 	rec, b := openStores(t, dir)
@@ -367,7 +367,7 @@ func TestPrimeWithin_BoundsTheScopeSearch(t *testing.T) {
 // blocked it, the summarizer failed) is followed by neither SessionStart
 // "compact" nor PostCompact. Its snapshot is not recorded: PreCompact
 // keeps it aside, SessionStart "compact" records it, and a later
-// PreCompact or the session's end drops an abandoned one (issue 11).
+// PreCompact or the session's end drops an abandoned one.
 func TestPreCompact_AbandonedCompactionIsNotRecorded(t *testing.T) {
 	dir := gt.NewRepo(t)
 	tr := writeTranscript(t, dir)

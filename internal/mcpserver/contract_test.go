@@ -15,8 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// The differential run against the reference implementation (issue 11)
-// found these payload and argument differences; each case pins the
+// A differential run against the reference implementation found these payload and argument differences; each case pins the
 // contract's behaviour.
 
 // work_create, work_update_meta, work_release and work_complete always

@@ -17,8 +17,8 @@ import (
 	"github.com/ideate/git-ideate/internal/record"
 )
 
-// BenchmarkReadPage10k is the MCP server's record_read of the first page
-// (issue 19): one long-lived Store over a record of 10,000 records (a few
+// BenchmarkReadPage10k is the MCP server's record_read of the first page:
+// one long-lived Store over a record of 10,000 records (a few
 // of them with references), the tip moved by an append before each read,
 // maintenance on. It reports the median and p90 of the reads alone:
 //

@@ -55,7 +55,7 @@ const (
 
 // decisionOf is the decision an escalation class takes. (This and the
 // sets below are switches, not package-level maps, which every process
-// would build at init: issue 19.)
+// would build at init.)
 func decisionOf(class string) string {
 	switch class {
 	case FoundationPoisoning:

@@ -21,7 +21,7 @@ type rule struct {
 
 // lazy returns src compiled on its first use. Most texts hold no trigger of
 // most rules, and compiling the whole table up front cost about 0.4 ms of
-// every CLI write, some 4 % of its CPU (perf, issue 19).
+// every CLI write, some 4 % of its CPU (perf).
 func lazy(src string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
 }

@@ -216,7 +216,7 @@ func set(ws ...string) map[string]bool {
 
 // keywords are each language's reserved words, built on first use: as
 // package-level maps they cost every git-ideate process 0.1 ms of init
-// (issue 19, GODEBUG=inittrace=1).
+// (GODEBUG=inittrace=1).
 var keywords = sync.OnceValue(func() map[Lang]map[string]bool {
 	jsKeywords := set("async", "await", "break", "case", "catch", "class", "const", "continue", "debugger",
 		"default", "delete", "do", "else", "enum", "export", "extends", "false", "finally", "for", "function", "if",

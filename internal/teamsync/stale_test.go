@@ -14,7 +14,7 @@ import (
 // staleRemotes runs body over a bare remote reached as a path and through
 // `git daemon` on 127.0.0.1: clone b's copy of the board is behind the
 // remote, and every verb b makes through the authority must be decided on
-// the remote's state, not refused from b's copy (issue 11, defect 5).
+// the remote's state, not refused from b's copy.
 func staleRemotes(t *testing.T, body func(t *testing.T, bare, url string)) {
 	t.Run("file", func(t *testing.T) {
 		bare := newRemote(t)
