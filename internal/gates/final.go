@@ -15,6 +15,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/shell"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -322,7 +323,14 @@ func runMatrixCommand(ctx context.Context, dir, line string, timeout time.Durati
 	cmd.Dir = dir
 	out := &tailBuffer{max: 2048}
 	cmd.Stdout, cmd.Stderr = out, out
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		// The command's whole group dies with the gate, however the gate ends.
+		release, _ := osproc.KillGroupOnExit(cmd)
+		err = cmd.Wait()
+		_ = osproc.KillGroup(cmd.Process)
+		release()
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

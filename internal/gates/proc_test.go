@@ -12,6 +12,7 @@ import (
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/proctest"
 )
@@ -59,7 +60,12 @@ const fakeRunner = `
 
 const fakeScript = `#!/bin/sh
 [ -n "$GATE_TRACE" ] && echo "start $$" >> "$GATE_TRACE"
-[ -n "$GATE_SLEEP" ] && sleep "$GATE_SLEEP"
+[ -n "$GATE_PIDS" ] && echo $$ >> "$GATE_PIDS"
+if [ -n "$GATE_SLEEP" ]; then
+	sleep "$GATE_SLEEP" &
+	[ -n "$GATE_PIDS" ] && echo $! >> "$GATE_PIDS"
+	wait
+fi
 act=pass
 grep -q shim strutil/reverse.go 2>/dev/null && act=fail
 [ -n "$IDEATE_MUTANT" ] && act=fail
@@ -118,6 +124,55 @@ func TestJudge_Kill9LeavesNoVerdict(t *testing.T) {
 	if es := verdicts(t, f, "S1-01/T1"); len(es) != 1 || es[0].Result != "PASS" || es[0].Commit != v.Commit {
 		t.Fatalf("after the kill: %+v", es)
 	}
+}
+
+// A gate killed with SIGKILL while its tests run takes them with it: the
+// runner and what the runner started (here a sleep) are gone soon after.
+func TestJudge_Kill9KillsTheTestProcesses(t *testing.T) {
+	f := newFakeFixture(t)
+	wt := f.start(t, "S1-01/T1", declared)
+	commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
+	pids := filepath.Join(t.TempDir(), "pids")
+	p := proctest.Start(t, proctest.Spec{Role: "gate", Env: []string{"GATE_DIR=" + f.dir, "GATE_TASK=S1-01/T1", "GATE_NAME=red",
+		"GATE_PIDS=" + pids, "GATE_SLEEP=120"}})
+	var procs []int
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(procs) < 2 {
+		procs = procs[:0]
+		b, _ := os.ReadFile(pids)
+		for _, w := range strings.Fields(string(b)) {
+			var n int
+			fmt.Sscan(w, &n)
+			procs = append(procs, n)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gate's run never started: %s", p.Stderr())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !p.Kill() {
+		t.Fatalf("the gate ended before the kill: %s %s", p.Output(), p.Stderr())
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for _, pid := range procs {
+		for !osproc.Gone(pid) && !zombie(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("test process %d outlived its killed gate", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// zombie reports whether pid is a dead process no one has reaped yet.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 // Two gates on one task at once take turns: their runs do not overlap, and

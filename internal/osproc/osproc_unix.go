@@ -85,3 +85,34 @@ func Inode(fi os.FileInfo) (dev, ino uint64, ok bool) {
 	}
 	return uint64(st.Dev), uint64(st.Ino), true
 }
+
+// KillGroupOnExit makes the process group cmd leads (cmd started, in a
+// group of its own through Group) die with this process, however this
+// process ends, kill -9 included: a watcher shell joins the group and
+// blocks reading a pipe whose only writer is this process; when the
+// writer closes (release, or the kernel closing it at this process's
+// death) the watcher kills the whole group, itself with it. Pdeathsig
+// alone would reach only the direct child, never what it started. Call
+// release once the command was waited for.
+func KillGroupOnExit(cmd *exec.Cmd) (release func(), err error) {
+	if cmd.Process == nil {
+		return func() {}, errors.New("osproc: the command was not started")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return func() {}, err
+	}
+	watch := exec.Command("/bin/sh", "-c", "read -r _; kill -KILL 0")
+	watch.Stdin = r
+	watch.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: cmd.Process.Pid}
+	err = watch.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return func() {}, err
+	}
+	return func() {
+		w.Close()
+		_ = watch.Wait()
+	}, nil
+}

@@ -270,6 +270,7 @@ func execute(ctx context.Context, argv []string, dir string, env []string, timeo
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	osproc.Group(cmd)
+	osproc.DieWithParent(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if sink != nil {
 		cmd.Stdout = io.MultiWriter(out, sink)
@@ -280,9 +281,14 @@ func execute(ctx context.Context, argv []string, dir string, env []string, timeo
 	if err := cmd.Start(); err != nil {
 		return execResult{code: -1, out: out, startErr: apperr.Wrap(RunnerFailed, err, "start %s: %v", argv[0], err)}
 	}
+	// The run's whole group dies with this process, however it ends: a
+	// gate killed while it judges leaves no test running. Without a
+	// watcher (no /bin/sh) the leader still dies with it (DieWithParent).
+	release, _ := osproc.KillGroupOnExit(cmd)
 	err := cmd.Wait()
 	// Whatever the leader did, no process of its group outlives the run.
 	_ = osproc.KillGroup(cmd.Process)
+	release()
 	res := execResult{code: 0, out: out}
 	if err != nil {
 		var ee *exec.ExitError
