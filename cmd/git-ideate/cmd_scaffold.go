@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ideate/git-ideate/internal/corecmd"
-	"os"
 
-	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/scaffold"
 )
 
@@ -26,26 +24,11 @@ type scaffoldOut struct {
 // Run scaffolds, logs each action and prints them with what was left to
 // the post-planner. It commits nothing.
 func (c *ScaffoldCmd) Run(ctx context.Context, env *Env) error {
-	g, err := env.Git()
+	d, err := scaffoldDeps(env, c.planFlags)
 	if err != nil {
 		return err
 	}
-	m, err := openTasks(env)
-	if err != nil {
-		return err
-	}
-	x, err := env.Exec()
-	if err != nil {
-		return err
-	}
-	fsRoot, root := planRoot(env, c.planFlags)
-	if top, ok := g.Repo().MainWorkTree(); ok && c.Dir == "" {
-		fsRoot = top
-	}
-	load := func(ctx context.Context) (*plan.Sprint, error) {
-		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: c.Sprint})
-	}
-	r, err := scaffold.RunTask(ctx, scaffold.TaskDeps{Git: g, Tasks: m, Exec: x, Plan: load}, c.Task, c.Attempt)
+	r, err := scaffold.RunTask(ctx, d, c.Task, c.Attempt)
 	if err != nil {
 		return err
 	}

@@ -94,59 +94,9 @@ func fromPlan(ctx context.Context, env *Env, f planFlags, task string) (scope, t
 // Run claims, then creates or reuses the worktree; a claim taken here is
 // released again when the worktree cannot be made.
 func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
-	m, err := openTasks(env)
+	t, notes, err := c.start(ctx, env)
 	if err != nil {
 		return err
-	}
-	if err := worktree.CheckTaskID(c.Task); err != nil {
-		return err
-	}
-	in := worktree.StartInput{Task: c.Task, Attempt: c.Attempt, Role: c.Role, Base: c.Base, Scope: c.Scope, Tests: c.Test}
-	var notes []string
-	if len(c.Scope) == 0 && len(c.Test) == 0 {
-		scope, tests, err := fromPlan(ctx, env, c.planFlags, c.Task)
-		if err != nil {
-			notes = append(notes, "no scope or tests from the plan: "+apperr.Message(err))
-		} else {
-			in.Scope, in.Tests = scope, tests
-		}
-	}
-	var b *board.Store
-	var claimed bool
-	if c.Item != "" {
-		if c.Human == "" {
-			return apperr.New(apperr.Schema, "--human is required with --item")
-		}
-		// With ideate.remote set the remote decides the claim, as it does
-		// for `work claim`: a start that loses there has made nothing here.
-		if b, err = env.AuthBoard(""); err != nil {
-			return err
-		}
-		who := board.Actor{Human: c.Human, Agent: c.Agent}
-		in.Item, in.Holder = c.Item, who.String()
-		note, err := claimForStart(ctx, m, b, c, who, &in)
-		if err != nil {
-			return err
-		}
-		claimed = note == ""
-		if note != "" {
-			notes = append(notes, note)
-		}
-	}
-	t, err := m.Start(ctx, in)
-	if err != nil {
-		if claimed {
-			if _, rerr := b.Release(ctx, c.Item, in.Token, "task start failed: "+apperr.Message(err)); rerr != nil {
-				env.Warn("the claim on " + c.Item + " could not be released: " + apperr.Message(rerr))
-			} else {
-				_ = m.ForgetIntent(c.Task)
-			}
-		}
-		return err
-	}
-	if c.Item != "" {
-		// The contract now records the claim.
-		_ = m.ForgetIntent(c.Task)
 	}
 	if c.JSON {
 		return corecmd.WriteJSON(env.Out, taskOut{MessageType: "task", Task: t, Notes: notes}, true)
@@ -169,6 +119,66 @@ func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
 		fmt.Fprintln(env.Out, "  note: "+n)
 	}
 	return nil
+}
+
+// start is the task start the CLI and the MCP tool share: the task with
+// notes on what was taken from the plan or reused.
+func (c *TaskStartCmd) start(ctx context.Context, env *Env) (*worktree.Task, []string, error) {
+	m, err := openTasks(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := worktree.CheckTaskID(c.Task); err != nil {
+		return nil, nil, err
+	}
+	in := worktree.StartInput{Task: c.Task, Attempt: c.Attempt, Role: c.Role, Base: c.Base, Scope: c.Scope, Tests: c.Test}
+	var notes []string
+	if len(c.Scope) == 0 && len(c.Test) == 0 {
+		scope, tests, err := fromPlan(ctx, env, c.planFlags, c.Task)
+		if err != nil {
+			notes = append(notes, "no scope or tests from the plan: "+apperr.Message(err))
+		} else {
+			in.Scope, in.Tests = scope, tests
+		}
+	}
+	var b *board.Store
+	var claimed bool
+	if c.Item != "" {
+		if c.Human == "" {
+			return nil, nil, apperr.New(apperr.Schema, "--human is required with --item")
+		}
+		// With ideate.remote set the remote decides the claim, as it does
+		// for `work claim`: a start that loses there has made nothing here.
+		if b, err = env.AuthBoard(""); err != nil {
+			return nil, nil, err
+		}
+		who := board.Actor{Human: c.Human, Agent: c.Agent}
+		in.Item, in.Holder = c.Item, who.String()
+		note, err := claimForStart(ctx, m, b, c, who, &in)
+		if err != nil {
+			return nil, nil, err
+		}
+		claimed = note == ""
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	t, err := m.Start(ctx, in)
+	if err != nil {
+		if claimed {
+			if _, rerr := b.Release(ctx, c.Item, in.Token, "task start failed: "+apperr.Message(err)); rerr != nil {
+				env.Warn("the claim on " + c.Item + " could not be released: " + apperr.Message(rerr))
+			} else {
+				_ = m.ForgetIntent(c.Task)
+			}
+		}
+		return nil, nil, err
+	}
+	if c.Item != "" {
+		// The contract now records the claim.
+		_ = m.ForgetIntent(c.Task)
+	}
+	return t, notes, nil
 }
 
 // claimForStart takes the task's claim and sets in.Token. The intent
@@ -269,15 +279,7 @@ type TaskListCmd struct {
 
 // Run lists.
 func (c *TaskListCmd) Run(ctx context.Context, env *Env) error {
-	m, err := openTasks(env)
-	if err != nil {
-		return err
-	}
-	b, err := env.Board()
-	if err != nil {
-		return err
-	}
-	tasks, err := m.List(ctx, c.All, boardClaims{ctx, b})
+	tasks, err := listTasks(ctx, env, c.All)
 	if err != nil {
 		return err
 	}
@@ -379,9 +381,18 @@ type taskClose struct {
 }
 
 func (c *taskClose) close(ctx context.Context, env *Env, status string, force bool) error {
-	m, err := openTasks(env)
+	t, notes, err := c.do(ctx, env, status, force)
 	if err != nil {
 		return err
+	}
+	return c.print(env, t, status, notes)
+}
+
+// do is the close the CLI and the MCP tools share.
+func (c *taskClose) do(ctx context.Context, env *Env, status string, force bool) (*worktree.Task, []string, error) {
+	m, err := openTasks(env)
+	if err != nil {
+		return nil, nil, err
 	}
 	ct, err := m.Contract(c.Task)
 	var notes []string
@@ -390,18 +401,18 @@ func (c *taskClose) close(ctx context.Context, env *Env, status string, force bo
 		// writing one.
 		note, rerr := c.releaseUnrecorded(ctx, env, m)
 		if rerr != nil {
-			return rerr
+			return nil, nil, rerr
 		}
 		if note != "" {
 			notes = append(notes, note)
 			if err != nil {
 				// Nothing else of the task exists.
-				return c.print(env, &worktree.Task{Contract: worktree.Contract{Task: c.Task}}, status, notes)
+				return &worktree.Task{Contract: worktree.Contract{Task: c.Task}}, notes, nil
 			}
 		}
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	boardVerb := func() error {
 		if ct.Item == "" || ct.Status != worktree.StatusOpen {
@@ -423,10 +434,10 @@ func (c *taskClose) close(ctx context.Context, env *Env, status string, force bo
 		// The worktree must be clean before the item is completed; the
 		// completion must land before the worktree goes.
 		if _, dirtyErr := m.Close(ctx, worktree.CloseInput{Task: c.Task, Status: status, Note: c.Note, Token: ct.Token, Force: false, DryRun: true}); dirtyErr != nil {
-			return dirtyErr
+			return nil, nil, dirtyErr
 		}
 		if err := boardVerb(); err != nil {
-			return err
+			return nil, nil, err
 		}
 	} else if err := boardVerb(); err != nil {
 		// A claim already lost cannot be released; the worktree still
@@ -434,9 +445,9 @@ func (c *taskClose) close(ctx context.Context, env *Env, status string, force bo
 		notes = append(notes, "claim not released: "+apperr.Message(err))
 	}
 	if t, err = m.Close(ctx, worktree.CloseInput{Task: c.Task, Status: status, Note: c.Note, Force: force}); err != nil {
-		return err
+		return nil, nil, err
 	}
-	return c.print(env, t, status, notes)
+	return t, notes, nil
 }
 
 func (c *taskClose) print(env *Env, t *worktree.Task, status string, notes []string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/ideate/git-ideate/internal/corecmd"
+	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/testrun"
 )
 
@@ -14,7 +15,7 @@ type TestCmd struct {
 // TestClassifyCmd classifies a runner's output read from stdin.
 type TestClassifyCmd struct {
 	Format     string   `help:"Output format: go-test-json, junit-xml, jest-json." placeholder:"F"`
-	Dialect    string   `help:"Producer of the output (junit-xml needs one): pytest, vitest, jest-junit, gotestsum, cargo-nextest, surefire; jest-json takes jest or vitest." placeholder:"D"`
+	Dialect    string   `help:"Producer of the output (junit-xml needs one): pytest (or pytest-plugin), vitest, jest-junit, gotestsum, cargo-nextest (or nextest), cargo-test (or libtest), surefire (or maven-surefire); jest-json takes jest or vitest." placeholder:"D"`
 	Declared   []string `help:"Test ids the run must account for, comma-separated or repeated; each gets exactly one outcome (NOT_RUN when the output never names it)." placeholder:"ID,ID"`
 	StubMarker []string `name:"stub-marker" help:"Text that makes a failure FAIL_STUB (repeatable; default SUB-AGENT-TODO)." placeholder:"M"`
 	Root       string   `help:"Prefix cut from absolute file paths in the results." placeholder:"DIR"`
@@ -25,14 +26,18 @@ type TestClassifyCmd struct {
 // Run prints the report; an output that cannot be read in the declared
 // format is an UNVERIFIABLE error after the report is printed.
 func (c *TestClassifyCmd) Run(env *Env) error {
-	rep, err := testrun.Classify(env.In, testrun.Options{
+	top := ""
+	if g, err := env.Git(); err == nil {
+		top = g.Repo().WorkTree // a plan's Go ids are matched against go.mod's module there
+	}
+	rep, err := gates.Classify(env.In, testrun.Options{
 		Format:      testrun.Format(c.Format),
 		Dialect:     testrun.Dialect(c.Dialect),
 		Declared:    c.Declared,
 		StubMarkers: c.StubMarker,
 		Root:        c.Root,
 		TimedOut:    c.TimedOut,
-	})
+	}, top)
 	if werr := corecmd.WriteJSON(env.Out, rep, true); werr != nil {
 		return werr
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"github.com/ideate/git-ideate/internal/corecmd"
+	"github.com/ideate/git-ideate/internal/scaffold"
 	"path/filepath"
 
 	"github.com/ideate/git-ideate/internal/gates"
@@ -45,7 +46,10 @@ func backendFor(e *Env, session string) (*mcpserver.Backend, error) {
 			return d, err
 		},
 		Plan:     func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) },
-		Revision: func() (revision.Deps, error) { return revisionFor(e, planFlags{}) }}, nil
+		Revision: func() (revision.Deps, error) { return revisionFor(e, planFlags{}) },
+		Tasks:    mcpTasks{e},
+		Scaffold: func() (scaffold.TaskDeps, error) { return scaffoldDeps(e, planFlags{}) },
+		Now:      corecmd.Now}, nil
 }
 
 // hookStoresFor opens the stores a hook handler uses, in the repository

@@ -585,6 +585,19 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 			}
 			return map[string]any{"actor_human": "alice", "actor_agent": "w", "tenant_id": "local"}
 		},
+		"task_start": func() map[string]any {
+			return map[string]any{"task": "S1-01/T1", "item": fx.item(t), "actor_human": "alice", "actor_agent": "w", "base": "HEAD",
+				"role": "red-worker", "scope": []string{"strutil/**"}, "tests": []string{"strutil/reverse_test.go::TestReverse"}}
+		},
+		"task_complete": func() map[string]any { return map[string]any{"task": "S1-01/T1", "note": "n"} },
+		"task_release":  func() map[string]any { return map[string]any{"task": "S1-01/T1", "note": "n"} },
+		"task_abandon":  func() map[string]any { return map[string]any{"task": "S1-01/T1", "note": "n"} },
+		"task_attempt":  func() map[string]any { return map[string]any{"task": "S1-01/T1"} },
+		"task_feedback": func() map[string]any { return map[string]any{"task": "S1-01/T1"} },
+		"scaffold":      func() map[string]any { return map[string]any{"task": "S1-01/T1"} },
+		"memory_add": func() map[string]any {
+			return map[string]any{"role": "green-worker", "text": "check the lease", "evidence": "exec:1", "date": "2026-01-02"}
+		},
 		"steering_put": func() map[string]any {
 			return map[string]any{"id": "GP-2", "kind": "principle", "statement": "s", "domain": "d", "status": "active",
 				"references": `[{"rel":"clarifies","id":"` + fx.steeringID(t, "GP-0") + `"}]`}

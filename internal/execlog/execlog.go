@@ -98,6 +98,9 @@ type Filter struct {
 	Commit                     string // a full object name or a prefix of one
 	Attempt                    int
 	Limit                      int // at most this many, newest first; 0: all
+	// Before, when set, keeps only entries whose ID sorts before it: the
+	// next page after an entry of that ID.
+	Before string
 }
 
 // Log is the execution log of one repository. It is safe for concurrent
@@ -430,7 +433,8 @@ func (f Filter) match(e Entry) bool {
 	c := strings.ToLower(strings.TrimSpace(f.Commit))
 	return (f.Task == "" || e.Task == f.Task) && (f.Phase == "" || e.Phase == f.Phase) &&
 		(f.Event == "" || e.Event == f.Event) && (f.Result == "" || e.Result == f.Result) &&
-		(f.Attempt == 0 || e.Attempt == f.Attempt) && (c == "" || e.Commit != "" && strings.HasPrefix(e.Commit, c))
+		(f.Attempt == 0 || e.Attempt == f.Attempt) && (c == "" || e.Commit != "" && strings.HasPrefix(e.Commit, c)) &&
+		(f.Before == "" || e.ID < f.Before)
 }
 
 // walk calls fn on every entry of the current tip, newest first, until it

@@ -34,10 +34,10 @@ func execTools() []toolDef {
 			desc:   "Make the board hold the sprint: a parent item per story, an item per task with its wave and dependencies as depends_on, so work_list's claimable items are the tasks whose wave may start. Idempotent (keyed by task id); refused with GATE_FAIL unless plan_check passes.",
 			schema: obj([]string{"actor_human"}, argSprint, argHuman, argAgent, argTenant)},
 		{name: "exec_log", run: execLog, readOnly: true,
-			desc: "The execution log, newest first: gate verdicts (phase red|scaffold|green|final|plan, result PASS|FAIL|UNVERIFIABLE with reason classes, the judged commit) and other execution events. Advance a task only on a stored PASS. truncated is true when the 40k-character budget cut the page: narrow the filter or lower limit.",
+			desc: "The execution log, newest first: gate verdicts (phase red|scaffold|green|final|plan, result PASS|FAIL|UNVERIFIABLE with reason classes, the judged commit) and other execution events. Advance a task only on a stored PASS. Paged like record_read: pass next_cursor back as cursor until it is null (truncated: the 40k-character budget cut this page).",
 			schema: obj(nil, arg{"task", str, "Only this task (S1-01/T2)."}, arg{"phase", str, "Only this phase (red, scaffold, green, final, plan, …)."},
 				arg{"result", `"type":"string","enum":["PASS","FAIL","UNVERIFIABLE"]`, "Only verdicts with this result."},
-				arg{"include_tests", boolean, "Include each verdict's per-test outcomes (default: tests is null)."}, argLimit)},
+				arg{"include_tests", boolean, "Include each verdict's per-test outcomes (default: tests is null)."}, argLimit, argCursor)},
 		{name: "escalations", run: escalations, readOnly: true,
 			desc:   "The escalations on the execution log, newest first: a task whose revision was exhausted or a stalled wave, with its class (foundation-poisoning, isolated, scope-defect, no-progress, budget), decision (halt-chain, continue, human, hard-stop) and evidence (verdict, failing tests, dependents, halted worktrees). Decide them at the next planning session.",
 			schema: obj(nil, argLimit)},
@@ -58,7 +58,7 @@ func execTools() []toolDef {
 			schema: obj([]string{"output", "format"}, arg{"output", str, "The runner's output (go test -json lines, a JUnit XML report, or jest/vitest JSON)."},
 				arg{"format", `"type":"string","enum":["go-test-json","junit-xml","jest-json"]`, "The output's format."},
 				arg{"dialect", str, "Producer (junit-xml needs one): " + testrun.DialectSpellings(testrun.JUnitXML) + "; jest-json takes " + testrun.DialectSpellings(testrun.JestJSON) + "."},
-				arg{"declared", strArr, "Test ids the run must account for; each gets exactly one outcome (NOT_RUN when never named)."},
+				arg{"declared", strArr, "Test ids the run must account for, as the plan writes them (path::Name) or as the runner does; each gets exactly one outcome (NOT_RUN when never named)."},
 				arg{"stub_markers", strArr, "Texts that make a failure FAIL_STUB (default SUB-AGENT-TODO)."},
 				arg{"root", str, "Prefix cut from absolute file paths."},
 				arg{"timed_out", boolean, "The run was killed at its deadline."})},
@@ -191,13 +191,15 @@ type execLogOut struct {
 	OK        bool            `json:"ok"`
 	Entries   []execlog.Entry `json:"entries"`
 	Truncated bool            `json:"truncated"`
+	// NextCursor continues the read; null at the end.
+	NextCursor *string `json:"next_cursor"`
 }
 
 func execLog(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
-		Task, Phase, Result string
-		IncludeTests        bool
-		Limit               *int
+		Task, Phase, Result, Cursor string
+		IncludeTests                bool
+		Limit                       *int
 	}
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
@@ -205,26 +207,36 @@ func execLog(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 	if b.Exec == nil {
 		return nil, apperr.New(apperr.Internal, "this server has no execution log")
 	}
-	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > paging.MaxLimit) {
-		return nil, apperr.New(apperr.Schema, "limit must be 1..%d", paging.MaxLimit)
-	}
-	es, err := b.Exec.List(ctx, execlog.Filter{Task: a.Task, Phase: a.Phase, Result: a.Result, Limit: paging.Limit(a.Limit)})
+	filter := a.Task + "\x00" + a.Phase + "\x00" + a.Result
+	pos, err := paging.Position(a.Cursor, "exec", filter, 1)
 	if err != nil {
 		return nil, err
+	}
+	f := execlog.Filter{Task: a.Task, Phase: a.Phase, Result: a.Result, Limit: paging.Limit(a.Limit) + 1}
+	if pos != nil {
+		f.Before = pos[0]
+	}
+	es, err := b.Exec.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	more := len(es) == f.Limit
+	if more {
+		es = es[:len(es)-1]
 	}
 	if !a.IncludeTests {
 		for i := range es {
 			es[i].Tests = nil
 		}
 	}
-	kept, cut, err := paging.Trim(es, paging.CompactLen)
+	kept, next, err := paging.Finish(es, more, paging.CompactLen, "exec", filter, func(e execlog.Entry) []string { return []string{e.ID} })
 	if err != nil {
 		return nil, err
 	}
 	if kept == nil {
 		kept = []execlog.Entry{}
 	}
-	return execLogOut{OK: true, Entries: kept, Truncated: cut}, nil
+	return execLogOut{OK: true, Entries: kept, Truncated: next != nil && len(kept) < len(es), NextCursor: next}, nil
 }
 
 func gateRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
@@ -290,7 +302,7 @@ func testRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 	return out, nil
 }
 
-func testClassify(_ context.Context, _ *Backend, raw json.RawMessage) (any, error) {
+func testClassify(_ context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
 		Output, Format, Dialect, Root string
 		Declared, StubMarkers         []string
@@ -299,8 +311,12 @@ func testClassify(_ context.Context, _ *Backend, raw json.RawMessage) (any, erro
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	rep, err := testrun.Classify(strings.NewReader(a.Output), testrun.Options{Format: testrun.Format(a.Format),
-		Dialect: testrun.Dialect(a.Dialect), Declared: a.Declared, StubMarkers: a.StubMarkers, Root: a.Root, TimedOut: a.TimedOut})
+	top := ""
+	if b.Git != nil {
+		top = b.Git.Repo().WorkTree
+	}
+	rep, err := gates.Classify(strings.NewReader(a.Output), testrun.Options{Format: testrun.Format(a.Format),
+		Dialect: testrun.Dialect(a.Dialect), Declared: a.Declared, StubMarkers: a.StubMarkers, Root: a.Root, TimedOut: a.TimedOut}, top)
 	if err != nil {
 		return nil, err
 	}
@@ -323,9 +339,6 @@ func escalations(ctx context.Context, b *Backend, raw json.RawMessage) (any, err
 	}
 	if b.Revision == nil {
 		return nil, apperr.New(apperr.Internal, "this server has no revision loop")
-	}
-	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > paging.MaxLimit) {
-		return nil, apperr.New(apperr.Schema, "limit must be 1..%d", paging.MaxLimit)
 	}
 	d, err := b.Revision()
 	if err != nil {

@@ -65,7 +65,6 @@ func TestServer_PlanTools(t *testing.T) {
 	if none := h.ok("exec_log", map[string]any{"result": "FAIL"}); len(none["entries"].([]any)) != 0 {
 		t.Fatalf("exec_log FAIL filter: %v", none)
 	}
-	h.fails("exec_log", map[string]any{"limit": 0}, "SCHEMA")
 	h.fails("plan_import", map[string]any{}, "schema-validation") // actor_human is required
 	im := h.ok("plan_import", map[string]any{"actor_human": "sup"})
 	if im["created"] != float64(5) || len(im["items"].([]any)) != 5 {
@@ -98,6 +97,20 @@ func TestServer_PlanTools(t *testing.T) {
 	}
 	h.fails("plan_import", map[string]any{"actor_human": "sup"}, "GATE_FAIL")
 	h.fails("plan_check", map[string]any{"sprint": 7}, "NOT_FOUND")
+	// limit is clamped as the other reads' is, and a cursor pages on.
+	first := h.ok("exec_log", map[string]any{"limit": 0})
+	if len(first["entries"].([]any)) != 1 || first["next_cursor"] == nil {
+		t.Fatalf("exec_log limit 0 (clamped to 1): %v", first)
+	}
+	second := h.ok("exec_log", map[string]any{"limit": 0, "cursor": first["next_cursor"]})
+	e1, e2 := first["entries"].([]any)[0].(map[string]any), second["entries"].([]any)
+	if len(e2) != 1 || e2[0].(map[string]any)["id"] == e1["id"] || second["next_cursor"] != nil {
+		t.Fatalf("exec_log second page: %v after %v", second, first)
+	}
+	h.fails("exec_log", map[string]any{"cursor": first["next_cursor"], "phase": "red"}, "CURSOR_MISMATCH")
+	if big := h.ok("exec_log", map[string]any{"limit": 100000}); len(big["entries"].([]any)) != 2 {
+		t.Fatalf("exec_log limit 100000 (clamped to 500): %v", big)
+	}
 }
 
 func TestServer_TestClassify(t *testing.T) {
@@ -155,5 +168,7 @@ func TestServer_Escalations(t *testing.T) {
 	if one := h.ok("escalations", map[string]any{"limit": 1}); len(one["escalations"].([]any)) != 1 {
 		t.Fatalf("limit 1: %v", one)
 	}
-	h.fails("escalations", map[string]any{"limit": 0}, "SCHEMA")
+	if one := h.ok("escalations", map[string]any{"limit": 0}); len(one["escalations"].([]any)) != 1 {
+		t.Fatalf("limit 0 (clamped to 1): %v", one)
+	}
 }

@@ -32,8 +32,11 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"github.com/ideate/git-ideate/internal/scaffold"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
@@ -86,9 +89,19 @@ type Backend struct {
 	// TaskDeps is what test_run reads (the tasks, the repository, the
 	// plan); nil: test_run answers INTERNAL.
 	TaskDeps func() (gates.Deps, error)
-	// Revision builds the revision loop (escalations reads it); nil:
-	// escalations answers INTERNAL.
+	// Revision builds the revision loop (escalations, task_attempt,
+	// task_feedback and task_show use it); nil: they answer INTERNAL.
 	Revision func() (revision.Deps, error)
+	// Tasks are the task commands' functions the CLI runs too (task
+	// start, list, complete, release, abandon); nil: those tools answer
+	// INTERNAL.
+	Tasks TaskVerbs
+	// Scaffold builds what the scaffold step reads and writes; nil: the
+	// scaffold tool answers INTERNAL.
+	Scaffold func() (scaffold.TaskDeps, error)
+	// Now is the clock for dates the tools fill in (memory_add); nil:
+	// time.Now.
+	Now func() time.Time
 
 	steering *steering.Store // the store of this call (steering tools)
 }
@@ -109,7 +122,7 @@ type Server struct {
 
 // New registers every tool.
 func New(version string, open Opener) *Server {
-	s := &Server{version: version, open: open, tools: append(append(append(tools(), execTools()...), retroTools()...), symbolTools()...), byName: map[string]*toolDef{}}
+	s := &Server{version: version, open: open, tools: slices.Concat(tools(), execTools(), taskTools(), retroTools(), symbolTools()), byName: map[string]*toolDef{}}
 	for i := range s.tools {
 		t := &s.tools[i]
 		t.compiled = mustCompile(t.schema)
@@ -239,6 +252,9 @@ func (s *Server) Call(ctx context.Context, name string, raw json.RawMessage) *To
 	call.steering = st
 	out, err := t.run(ctx, &call, raw)
 	if err != nil {
+		if next := nextStep(t.name, err); next != "" {
+			err = apperr.Wrap(apperr.CodeOf(err), err, "%s.%s", apperr.Message(err), next)
+		}
 		return errorResult(err)
 	}
 	text, jerr := marshal(out)
