@@ -1,5 +1,5 @@
 // Package plan reads, validates and writes the playbook's planning
-// artifacts (seed 004; ../shared/reference/playbook-artifacts.md): the
+// artifacts (the agile/TDD execution playbook's own files): the
 // files under docs/agents/sprint<N>/ that the human and the supervisor
 // write during planning and that execution must not start without.
 //

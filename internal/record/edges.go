@@ -28,7 +28,7 @@ import (
 // that finds it a few records behind diffs them and leaves the file as it
 // is: rewriting it on every CLI read made each read create a file, the
 // costly part of a read on some file systems, and replace another (a
-// deletion, which makes the next creates dearer; see docs/ARCHITECTURE.md).
+// deletion, which makes the next creates dearer; see docs/PERF-LOG.md).
 // A lost, stale or corrupt file is only slower: it is diffed forward or
 // rebuilt from the record.
 const edgesFile = "record-edges.v1"
