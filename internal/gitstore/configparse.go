@@ -7,11 +7,7 @@ import "strings"
 // `key = value` and bare `key` (true) lines, `#` and `;` comments, double
 // quotes, the escapes \n \t \b \\ \" and a backslash ending a line. A
 // file git would refuse (a variable before any section, a bad header,
-// an unterminated quote) is not used at all, as before (ok false).
-//
-// It replaces go-git's reader, whose gcfg dependency imports encoding/gob:
-// gob's package init was the costliest of the binary's (0.3–0.9 ms of
-// every call, GODEBUG=inittrace=1), and this is all gitstore needs.
+// an unterminated quote) is not used at all (ok false).
 func parseConfig(data []byte) (vars []configVar, ok bool) {
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	section, sub, inSection := "", "", false

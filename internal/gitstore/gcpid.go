@@ -21,11 +21,11 @@ import (
 // on where it lands in the directory's order. The pack then stays without
 // an index, and every object in it is gone for git.
 //
-// That is what lost commits beside `git gc --auto` with one pack per
-// transaction (issue 19, TestStore_Transact_RaceWithGitGC): git gc's last
-// listing of objects/pack saw a writer's pack-X.idx and not its
-// pack-X.pack, deleted the index and the .keep, and the ref then named a
-// commit nobody could read. git's own pack writers (index-pack for a fetch
+// That loses commits beside `git gc --auto` with one pack per
+// transaction (TestStore_Transact_RaceWithGitGC): git gc's last
+// listing of objects/pack sees a writer's pack-X.idx and not its
+// pack-X.pack, deletes the index and the .keep, and the ref then names a
+// commit nobody can read. git's own pack writers (index-pack for a fetch
 // or a push) have the same window; with a pack per write it is hit within
 // seconds.
 //

@@ -22,22 +22,16 @@ import (
 // object count the way git does (entries in objects/17 × 256) and, past
 // gc.auto, starts a detached background repack.
 //
-// It does not start `git gc --auto`: under a burst of appends, objects keep
-// arriving while gc packs, its final check then warns "too many unreachable
-// loose objects", and a detached gc that warned writes gc.log, which stops
-// every later `git gc --auto` for a day (gc.logExpiry) while loose objects
-// pile up (seen in bench/recordbench: 57k loose objects at 10k records).
+// It does not start `git gc --auto`: under a burst of appends a detached gc
+// warns "too many unreachable loose objects" and writes gc.log, which stops
+// every later `git gc --auto` for a day while loose objects pile up.
 // Instead it packs the loose objects (`git pack-objects` of every loose
-// object by name), or, past gc.autoPackLimit packs, `git repack -A -d -q`
-// followed by `git prune
-// --expire=1.hour.ago` (objects of lost compare-and-swap attempts are
-// unreachable; an hour is far beyond any write in flight) and `git
-// pack-refs --all`.
-//
-// The check costs one small directory read, at most once per 256 objects
-// written by a process, and one stat per commit; a lock file under
-// .git/ideate keeps two repacks from running at once. Disabled by
-// ideate.maintenance=false or $GIT_IDEATE_NO_MAINTENANCE.
+// object by name), or, past gc.autoPackLimit packs, runs `git repack -A -d
+// -q`, `git prune --expire=1.hour.ago` (objects of lost compare-and-swap
+// attempts are unreachable; an hour is far beyond any write in flight) and
+// `git pack-refs --all`. A lock file under .git/ideate keeps two jobs from
+// running at once. Disabled by ideate.maintenance=false or
+// $GIT_IDEATE_NO_MAINTENANCE.
 //
 // # Nothing is deleted after the call has answered
 //
@@ -46,8 +40,7 @@ import (
 // (on a miss they rescan the packs), but a reader that lists files first
 // and opens them later does not: `git fsck` run while `git repack -d`
 // deletes reports "object corrupt or missing" for a loose object it had
-// listed, or "packfile … cannot be accessed" (issue 11, defect 7: 3 of 30
-// fsck runs right after a burst of writes). No order of deletions avoids
+// listed, or "packfile … cannot be accessed". No order of deletions avoids
 // that, so deletions happen only inside a call, never after it answered:
 //
 //   - The usual repack (pack-objects, no deletion) runs in the background and
@@ -74,11 +67,6 @@ import (
 //
 // When a command, hook or MCP call has answered, nothing it started is
 // still deleting, so git commands run after it see a whole repository.
-// What a call pays, measured with 4,000 commits of 3 objects and the
-// default gc.auto (6,700) on a 2-core machine at load 10–15: the slowest
-// commit (the one that ran prune-packed) took 0.37–0.78 s, against
-// 2.2–3.0 s when the commit that started the repack waited for all of it;
-// medians 4–8 ms either way.
 //
 // # Not bound to a context
 //
@@ -99,11 +87,9 @@ type maintenance struct {
 	packs   int // packs this process wrote since it last counted them
 	// listed is the number of packs the last listing of objects/pack found
 	// (-1: none yet), sinceListed the packs this process wrote since then.
-	// Until they add up to rollUpAt no roll-up can be due, so a long-lived
-	// process does not list a directory that, once grown by a burst, stays
-	// large on ext4: that listing was 2.4 % of an MCP server's CPU in an
-	// append run (perf), a tenth of an append's own. Packs other processes
-	// write meanwhile are theirs to count.
+	// Until they add up to rollUpAt no roll-up can be due, so the directory
+	// is not listed after every commit. Packs other processes write
+	// meanwhile are theirs to count.
 	listed, sinceListed int
 	// child is closed when the last roll-up or repack this process
 	// started has ended (nil: it started none).
@@ -132,9 +118,7 @@ const rollUpAt = 16
 // roll-up its own process runs rather than add to them. A burst of
 // in-process commits (the MCP server, a sync: a few ms each) outruns a
 // roll-up (a git process of ~100 ms, more on a loaded machine), and every
-// read searches every pack: CI on a loaded 2-core machine saw 152 packs
-// during 400 commits in a row where an idle one saw under 100. Past this
-// count the commit that would add one more waits (ctx bounds the wait)
+// read searches every pack. Past this count the commit that would add one more waits (ctx bounds the wait)
 // until the roll-up has ended and deletes what it merged; below it no
 // commit waits for a roll-up. Packs other processes write meanwhile are
 // not counted, and their roll-ups not waited for.
@@ -350,10 +334,8 @@ func (s *Store) PackRefsNow(ctx context.Context, threshold int, prefixes ...stri
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // packRefsEvery is the least time between two background pack-refs. Every
-// claim lists the board's items, and each loose one costs an lstat: with 5 s
-// between runs, an MCP server making 150 board writes a second had 160–290
-// loose items, and a claim took 5.1–5.8 ms at 5,000 items; at 250 ms, 18–30
-// loose items and 3.3–4.5 ms (issue 19).
+// claim lists the board's items and reads each loose one, so a burst of
+// board writes is packed again within a quarter of a second.
 const packRefsEvery = 250 * time.Millisecond
 
 // PackRefsIfLoose starts `git pack-refs --all` in the background when the
@@ -398,11 +380,9 @@ func (m *maintenance) running() bool {
 // process has started a second line, "pid <N> <host>", names the shell
 // that removes the lock as its last step. A shell killed before that
 // step (kill -9, the OOM killer, a machine put to sleep and restarted)
-// leaves the lock behind. Judged by its age alone, such a lock stopped
-// every roll-up for 30 minutes while each write added a pack: 5,000 packs
-// in six minutes of MCP calls, every read searching them all and the
-// server collecting garbage without pause (issue 19). So a lock whose
-// shell is gone on this host is stale at once.
+// leaves the lock behind. Judged by its age alone, such a lock would stop
+// every roll-up for 30 minutes while each write adds a pack, so a lock
+// whose shell is gone on this host is stale at once.
 const (
 	lockMaxAge   = 30 * time.Minute // past it, any lock is stale
 	lockNoPidAge = time.Minute      // past it, a lock that never got its pid line is stale
@@ -472,14 +452,9 @@ func lockStarted(f *os.File, pid int) {
 // packs. Packs with a .keep file are never chosen.
 //
 // Objects, not bytes (as git counts too): a write's pack stores its trees
-// undeflated and nothing as a delta, so it takes several times the bytes
-// its objects take once merged. Weighed by bytes, a few dozen writes
-// outweighed the pack of thousands that the roll-ups had made, so the
-// roll-ups merged that pack again and again: over 2,000 MCP appends
-// (tmpfs, git's CPU recorded per process, two runs each) 22–23 roll-ups,
-// four of them large, 0.79–0.93 s of CPU and 148–573 packs at the end;
-// weighed by objects 39–53 roll-ups, two large, 0.49–0.69 s and 57–232
-// packs. A pack's object count is read off its index's size
+// undeflated and nothing as a delta, so weighed by bytes a few dozen
+// writes would outweigh the roll-ups' large pack and have it merged again
+// and again. A pack's object count is read off its index's size
 // (idxObjects).
 func (m *maintenance) rollUpSet() (merged []string) {
 	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
@@ -564,13 +539,10 @@ func (m *maintenance) rollUpSet() (merged []string) {
 // deleted after a call has answered.
 //
 // What git is told decides what the roll-up costs. `git pack-objects
-// --stdin-packs` with only the merged packs walks the history from their
-// commits down to the root to name the objects, so each roll-up cost more
-// the longer the history: 55 ms of CPU for 32 one-append packs over 3,000
-// records, and roll-ups took 6.2 s of CPU across 2,000 MCP appends — on a
-// 2-core machine a second process as busy as the server (issue 19). The
-// object names read from the merged packs' indexes need no walk: 12.8 ms,
-// and a pack as small. The caller reads the indexes of up to
+// --stdin-packs` walks the history from the merged packs' commits down to
+// the root, so a roll-up would cost more the longer the history; the
+// object names read from the merged packs' indexes need no walk. The
+// caller reads the indexes of up to
 // rollUpListMax objects; the roll-up's shell has `git show-index` read
 // the rest before pack-objects starts, outside the caller's call. Any
 // failure there ends the roll-up before pack-objects runs: no mark, so

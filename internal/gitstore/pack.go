@@ -20,14 +20,12 @@ import (
 
 // pending holds the objects written inside a transaction until they are
 // stored together as one pack (see flush). A record append writes nine
-// objects; as loose objects that was nine new files and nine renames, and
-// in a long-lived process most of an append's time went to the file
-// system's inode allocator (issue 19). One pack is two files (the pack
-// and its index), whatever the number of objects.
+// objects; as loose objects that would be nine new files and nine
+// renames. One pack is two files (the pack and its index), whatever the
+// number of objects.
 //
 // Objects are buffered only while a transaction runs in this Store
-// (depth > 0); a write outside any transaction is a loose object, as
-// before. Whatever is buffered is stored before anything outside this
+// (depth > 0); a write outside any transaction is a loose object. Whatever is buffered is stored before anything outside this
 // process could need it: before a ref moves (updateRef), before a git
 // process starts, and when the transaction ends. Until then ReadObject
 // finds it here.
@@ -175,7 +173,7 @@ func (s *Store) flush() (keep string, err error) {
 	if len(s.pend.objs) == 0 {
 		return "", nil
 	}
-	keep, held, err := s.writePack(s.pend.objs)
+	keep, err = s.writePack(s.pend.objs)
 	if errors.Is(err, errGCRuns) {
 		keep, err = "", nil
 		for _, o := range s.pend.objs {
@@ -190,27 +188,15 @@ func (s *Store) flush() (keep string, err error) {
 	}
 	if keep != "" {
 		// This process reads its own writes back at once (the board
-		// re-reads what it published): add the new pack now, from the
-		// bytes just written, rather than list objects/pack again on
-		// the first miss.
+		// re-reads what it published): add the new pack now rather than
+		// list objects/pack again on the first miss.
 		if db, derr := s.db(); derr == nil {
-			base := strings.TrimSuffix(keep, ".keep")
-			if held == nil || db.AddPackBytes(base, held.idx, held.data) != nil {
-				db.AddPack(base)
-			}
+			db.AddPack(strings.TrimSuffix(keep, ".keep"))
 		}
 	}
 	s.pend.objs, s.pend.at = nil, nil
 	return keep, nil
 }
-
-// packBytes are the .idx and .pack bytes of a pack just written, which
-// the store's object reader keeps rather than mapping the files again
-// (odb.DB.AddPackBytes), for a pack of at most heldPackMax bytes in all:
-// a write's pack is a few KiB; a large one (a big blob) is mapped.
-type packBytes struct{ idx, data []byte }
-
-const heldPackMax = 64 << 10
 
 // errGCRuns is writePack's answer when a git gc runs: nothing was put in
 // place, and the objects are to be stored loose (see gcRunning).
@@ -251,7 +237,7 @@ func (s *Store) flushNow() error {
 // trees along one path, a blob and a commit: nothing to delta against
 // inside one write; repacks delta them later). Each object is compressed
 // at git's loose level, 1.
-func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
+func (s *Store) writePack(objs []pendObj) (string, error) {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
@@ -296,7 +282,7 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 			zw.Reset(buf)
 			zw.Write(o.data)
 			if err := zw.Close(); err != nil {
-				return "", nil, err
+				return "", err
 			}
 		}
 		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
@@ -350,21 +336,21 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 		// The same objects, the same pack, already in place (an attempt
 		// of this process that lost its swap wrote them): nothing to do,
 		// and the pack below must not be replaced or removed.
-		return "", nil, nil
+		return "", nil
 	}
 	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes(), s.sync.pack)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	tmpIdx, err := s.writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.packMeta)
 	if err != nil {
 		os.Remove(tmpPack)
-		return "", nil, err
+		return "", err
 	}
 	if err := os.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
-		return "", nil, apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
+		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
 	}
 	if testHookPackPlaced != nil {
 		testHookPackPlaced(base)
@@ -375,25 +361,21 @@ func (s *Store) writePack(objs []pendObj) (string, *packBytes, error) {
 	if gcRunning(s.repo.CommonDir) {
 		os.Remove(base + ".pack")
 		os.Remove(tmpIdx)
-		return "", nil, errGCRuns
+		return "", errGCRuns
 	}
 	keep := base + ".keep"
 	if err := os.Link(base+".pack", keep); err != nil && !errors.Is(err, os.ErrExist) {
 		os.Remove(tmpIdx)
-		return "", nil, apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
+		return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 	}
 	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
 		os.Remove(keep)
-		return "", nil, apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
+		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
 	}
 	s.sync.syncDir(dir)
 	s.maint.packed()
-	var held *packBytes
-	if len(buf.Bytes())+idx.Len() <= heldPackMax {
-		held = &packBytes{idx: idx.Bytes(), data: append([]byte(nil), buf.Bytes()...)}
-	}
-	return keep, held, nil
+	return keep, nil
 }
 
 // writeTemp writes data to a new read-only temporary file in dir (made

@@ -42,9 +42,8 @@ type refReader struct {
 	packed packedRefs
 
 	// exactBuf is where readExact reads packed-refs, kept from call to
-	// call: 1.5 MB at 16,000 board items, read by every create and every
-	// guard on a packed ref, was 81 % of an MCP server's allocations and
-	// set off a garbage collection per call.
+	// call: every create and every guard on a packed ref reads the whole
+	// file, megabytes on a large board.
 	exactMu  sync.Mutex
 	exactBuf []byte
 }
@@ -74,9 +73,7 @@ func contentVersion(data []byte, exists bool) string {
 }
 
 // contentHash is a 64-bit hash of b, two lanes of multiply and rotate over
-// its 8-byte words and a final mix: 16 µs for the 100 KB of a
-// 1,000-item board's packed-refs, with no table to build at start (the
-// Castagnoli CRC built one in every CLI process: 1.5 % of a claim). It
+// its 8-byte words and a final mix, with no table to build at start. It
 // tells versions of one file apart; it is no defence against a file made
 // to collide.
 func contentHash(b []byte) uint64 {

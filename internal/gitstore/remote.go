@@ -441,8 +441,8 @@ const ShadowRoot = "refs/ideate-push/"
 //
 // Its cost is linear in the number of refs. `git push` matches N explicit
 // refspecs and N --force-with-lease=<ref>:<old> options against each other
-// and against the remote's refs in O(N²) (a first sync of 10k item refs
-// took almost 6 minutes that way, measured), and a glob over refs/ideate/*
+// and against the remote's refs in O(N²) (minutes for a first sync of
+// 10k item refs), and a glob over refs/ideate/*
 // makes git rewrite the tracking copy of every ref it finds up to date
 // (seconds with 10k items). So the new values are staged as shadow refs
 // (ShadowRoot) and pushed with one glob refspec, the lease taken from a

@@ -92,8 +92,7 @@ func (c *baseCache) put(k cacheKey, typ oid.ObjectType, data []byte) bool {
 }
 
 // dropPacks forgets every entry of the given packs, in one pass over the
-// cache: a rescan drops up to maxAddedPacks packs at once, and a pass per
-// pack was 2 % of an MCP server's CPU in an append run (perf).
+// cache: a rescan drops up to maxAddedPacks packs at once.
 func (c *baseCache) dropPacks(ids map[uint64]bool) {
 	if len(ids) == 0 {
 		return

@@ -455,18 +455,6 @@ func (db *DB) AddPack(base string) error {
 	return db.addPack(base, func(id uint64) (*pack, error) { return openPack(id, base) })
 }
 
-// AddPackBytes is AddPack for a pack whose bytes the caller has in hand,
-// having just written them: idx and data are its .idx and .pack, which
-// the DB keeps (the caller must not change them) instead of opening and
-// mapping the files. A writer reading its own objects back then costs no
-// open, fstat, mmap and munmap of two files per write, nor the page
-// faults of reading them through a new mapping (AddPack and the .pack's
-// first use were 4 % of an MCP server's CPU in a create, claim and
-// complete run, pprof). They are checked as the files would be.
-func (db *DB) AddPackBytes(base string, idx, data []byte) error {
-	return db.addPack(base, func(id uint64) (*pack, error) { return memPack(id, base, idx, data) })
-}
-
 func (db *DB) addPack(base string, open func(id uint64) (*pack, error)) error {
 	db.scanMu.Lock()
 	defer db.scanMu.Unlock()

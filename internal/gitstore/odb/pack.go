@@ -52,14 +52,11 @@ type pack struct {
 
 	idx  []byte // mapped .idx, once ensureIdx has succeeded
 	data []byte // mapped .pack, once mapData has succeeded
-	// inMem: idx and data are the bytes a writer of this process handed
-	// over (memPack), not mappings.
-	inMem bool
 
 	// The .idx is mapped on the first lookup that reaches the pack
 	// (ensureIdx), as git does: a CLI call finds the tip and the trie path
 	// it reads in the newest packs, so a scan that only lists them saves an
-	// open, an fstat, an mmap and a close for each of the others (issue 19).
+	// open, an fstat, an mmap and a close for each of the others.
 	idxMu    sync.Mutex
 	idxState atomic.Int32 // idxUnopened, idxReady, idxGone or idxBad
 	idxErr   error        // idxBad: why the index cannot be used
@@ -102,23 +99,6 @@ func openPack(id uint64, base string) (*pack, error) {
 		return nil, err
 	}
 	p.idxState.Store(idxReady)
-	return p, nil
-}
-
-// memPack is a pack whose .idx and .pack are idx and data, in memory
-// (see DB.AddPackBytes), checked as openPack and mapData check the files.
-func memPack(id uint64, base string, idx, data []byte) (*pack, error) {
-	p := lazyPack(id, base)
-	p.inMem = true
-	p.idx = idx
-	if err := p.parseIdx(); err != nil {
-		return nil, fmt.Errorf("odb: %s: %w", p.idxPath, err)
-	}
-	p.idxState.Store(idxReady)
-	p.data = data
-	if err := p.checkPack(); err != nil {
-		return nil, fmt.Errorf("odb: %s: %w", p.packPath, err)
-	}
 	return p, nil
 }
 
@@ -204,10 +184,6 @@ func (p *pack) mapData() error {
 func (p *pack) unmap() error {
 	p.dataMu.Lock()
 	defer p.dataMu.Unlock()
-	if p.inMem {
-		p.idx, p.data = nil, nil
-		return nil
-	}
 	err1 := UnmapFile(p.idx)
 	err2 := UnmapFile(p.data)
 	p.idx, p.data = nil, nil

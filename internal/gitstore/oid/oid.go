@@ -1,12 +1,6 @@
 // Package oid names git objects: a SHA-1 object name (Hash) and an object
 // type (ObjectType), with the hash of an object computed as git computes
 // it, collision detection included.
-//
-// It stands where go-git's plumbing package stood. That package was the
-// only part of go-git the tool used, and importing it cost every process
-// about 0.4 ms of start-up (its package initialisers and the regexp and
-// crypto packages it pulls in), measured against a hello-world binary
-// (issue 19).
 package oid
 
 import (
