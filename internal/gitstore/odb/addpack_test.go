@@ -219,4 +219,3 @@ func countPacks(db *DB, f func(*pack) bool) int {
 	}
 	return n
 }
-
