@@ -124,10 +124,21 @@ func dropCompaction(c *call, st *Stores) {
 // subagentStop writes a subagent-outcome record with the subagent's final
 // report. The host also fires SubagentStop for the summarizer it runs at
 // compaction, with an empty agent_type and no SubagentStart; that one is
-// recorded as a compaction-summary instead.
+// recorded as a compaction-summary instead. An agent whose role has a
+// stop gate is recorded by the gate's entry, and only for a stop it lets
+// through (outcome): a refused stop is no outcome.
 func subagentStop(c *call) (Response, error) {
-	p := c.p
 	agentCopy(c)
+	if StopGates[ExecutionRole(c.p.AgentType)] != "" {
+		return Response{}, nil
+	}
+	return c.outcome("finished")
+}
+
+// outcome records how the subagent ended ("finished", or how the host
+// ended it).
+func (c *call) outcome(how string) (Response, error) {
+	p := c.p
 	sid := sessionLabel(p)
 	anchor := p.AgentTranscriptPath
 	if anchor == "" {
@@ -151,7 +162,7 @@ func subagentStop(c *call) (Response, error) {
 	}
 	in.Kind = "subagent-outcome"
 	in.Scope = agentType
-	in.Claim = fmt.Sprintf("Subagent %s (%s) finished in session %s.", id, textfmt.Fit(textfmt.OneLine(agentType), 80), sid)
+	in.Claim = fmt.Sprintf("Subagent %s (%s) %s in session %s.", id, textfmt.Fit(textfmt.OneLine(agentType), 80), how, sid)
 	if msg == "" {
 		// Hosts before 2.1.47 send no last_assistant_message: read the
 		// subagent's own transcript for its last words.
@@ -161,7 +172,7 @@ func subagentStop(c *call) (Response, error) {
 	}
 	in.Content = textfmt.Fit(msg, MaxReport)
 	if in.Content == "" {
-		in.Content = fmt.Sprintf("Subagent %s (%s) finished in session %s without a final message.", id, agentType, sid)
+		in.Content = fmt.Sprintf("Subagent %s (%s) %s in session %s without a final message.", id, agentType, how, sid)
 	}
 	return c.capture(in)
 }

@@ -132,6 +132,8 @@
 // executes, which is while .git/ideate/executing/ is not empty (the
 // worktree manager keeps one file per open task). SubagentStop blocks are
 // counted per agent (reset when stop_hook_active is false); the reason
-// says which of CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) it is, after
-// which the host ends the agent and the stored verdict stands.
+// says which of CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) it is; the
+// host honours that many and ends the agent at its next stop, and the
+// stored verdict stands. A gated agent's subagent-outcome record is
+// written only for a stop that is let through (or that the host ends).
 package hooks

@@ -414,6 +414,7 @@ func (c *call) agentStop() (*Decision, error) {
 	if b == nil {
 		if p.StopHookActive {
 			c.d.warn("an unbound %s (agent %s) stopped again; no %s verdict is recorded", role, p.AgentID, name)
+			c.stopped("finished unbound, with no " + string(name) + " verdict")
 			return nil, nil
 		}
 		return &Decision{Block: true, Reason: fmt.Sprintf("git ideate: this %s is bound to no task, so no %s verdict can be recorded: %s", role, name, why)}, nil
@@ -439,9 +440,18 @@ func (c *call) agentStop() (*Decision, error) {
 	}
 	if v.Passed() {
 		os.Remove(dispatchPath(st.StateDir, "blocks", p.AgentID))
+		c.stopped("finished")
 		return nil, nil
 	}
 	return c.stopBlock(st, b.Task, "git ideate gate "+v.String()), nil
+}
+
+// stopped records the outcome of a gated agent whose stop is let through
+// (or that the host ends past its block cap).
+func (c *call) stopped(how string) {
+	if _, err := c.outcome(how); err != nil {
+		c.d.warn("the outcome of agent %s is not recorded: %s", c.p.AgentID, errText(err))
+	}
 }
 
 // stopBlock blocks a stop, counting consecutive blocks per agent: the
@@ -463,9 +473,16 @@ func (c *call) stopBlock(st *Stores, task, reason string) *Decision {
 			limit = x
 		}
 	}
+	// The host honours limit consecutive blocks and ends the agent at the
+	// stop after the last of them (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=3: the
+	// agent is ended at its 4th stop).
 	suffix := fmt.Sprintf(" (stop %d of %d refused", n, limit)
-	if n >= limit {
-		suffix += "; the host ends the agent now, and the recorded verdict stands"
+	switch {
+	case n == limit:
+		suffix += "; the last block the host honours: at the agent's next stop the host ends it, and the recorded verdict stands"
+	case n > limit:
+		suffix = fmt.Sprintf(" (stop %d, past the host's cap of %d blocks: the host ends the agent now, and the recorded verdict stands", n, limit)
+		c.stopped(fmt.Sprintf("was ended by the host after %d refused stops", limit))
 	}
 	if task != "" {
 		suffix += "; task " + task

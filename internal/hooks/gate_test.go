@@ -181,17 +181,23 @@ func TestGate_AsksTheGateOfThePointAndRole(t *testing.T) {
 		return map[string]any{"hook_event_name": "SubagentStop", "session_id": "s1", "transcript_path": tr, "cwd": wt, "agent_id": agent,
 			"agent_type": "git-ideate:" + role, "stop_hook_active": active, "last_assistant_message": "done"}
 	}
-	// The catch-all SubagentStop entry captures and asks no gate.
-	if out, _ := hook(t, reg, false, wt, stop("a1", "red-worker", false)); out != "" || len(red.seen) != 0 || len(records(t, dir)) != 1 {
-		t.Fatalf("catch-all: %s, red asked %d times", out, len(red.seen))
+	// The catch-all SubagentStop entry asks no gate, and leaves a gated
+	// role's outcome to the gate entry.
+	if out, _ := hook(t, reg, false, wt, stop("a1", "red-worker", false)); out != "" || len(red.seen) != 0 || len(records(t, dir)) != 0 {
+		t.Fatalf("catch-all: %s, red asked %d times, %d records", out, len(red.seen), len(records(t, dir)))
 	}
-	// The gate entry asks the red gate for the bound task, captures nothing.
+	// The gate entry asks the red gate for the bound task and, the stop
+	// let through, records the outcome.
 	if out, notes := hook(t, reg, true, wt, stop("a1", "red-worker", false)); out != "" {
 		t.Fatalf("red PASS: %s %q", out, notes)
 	}
 	in = red.last(t)
 	if in.Point != gates.AgentStop || in.Task != "S1-01/T1" || in.Role != "red-worker" || in.Agent != "a1" || in.Dir != wt || len(records(t, dir)) != 1 {
 		t.Fatalf("red input %+v", in)
+	}
+	// Another agent's catch-all is recorded as before.
+	if hook(t, reg, false, wt, stop("w1", "worker", false)); len(records(t, dir)) != 2 {
+		t.Fatalf("a plain subagent's stop: %d records", len(records(t, dir)))
 	}
 	// FAIL and UNVERIFIABLE block with the verdict; blocks are counted
 	// per agent while stop_hook_active holds, and the cap is named.
@@ -212,12 +218,28 @@ func TestGate_AsksTheGateOfThePointAndRole(t *testing.T) {
 			t.Fatalf("%s: %s", task, out)
 		}
 	}
+	// A refused stop is no outcome: no record for any of them.
+	if n := len(records(t, dir)); n != 2 {
+		t.Fatalf("refused stops left %d records, want 2", n)
+	}
+	// The host honours 8 blocks and ends the agent at its 9th stop.
 	for n := 2; n <= 8; n++ {
 		out, _ := hook(t, reg, true, wt, stop("b1", "red-worker", true))
 		_, reason := decisionOf(t, out)
-		if !strings.Contains(reason, "(stop "+string(rune('0'+n))+" of 8 refused") || n == 8 != strings.Contains(reason, "the host ends the agent now") {
+		if !strings.Contains(reason, "(stop "+string(rune('0'+n))+" of 8 refused") || n == 8 != strings.Contains(reason, "at the agent's next stop the host ends it") ||
+			strings.Contains(reason, "ends the agent now") {
 			t.Fatalf("block %d: %s", n, reason)
 		}
+	}
+	if n := len(records(t, dir)); n != 2 {
+		t.Fatalf("refused stops left %d records, want 2", n)
+	}
+	out, _ = hook(t, reg, true, wt, stop("b1", "red-worker", true))
+	if _, reason := decisionOf(t, out); !strings.Contains(reason, "(stop 9, past the host's cap of 8 blocks: the host ends the agent now") {
+		t.Fatalf("stop 9: %s", reason)
+	}
+	if recs := records(t, dir); len(recs) != 3 || !strings.Contains(recs[len(recs)-1].Claim+recs[0].Claim, "ended by the host after 8 refused stops") {
+		t.Fatalf("the agent the host ended: %d records", len(recs))
 	}
 	// A new stop (not after a block) counts from 1 again.
 	if out, _ := hook(t, reg, true, wt, stop("b1", "red-worker", false)); !strings.Contains(out, "stop 1 of 8") {
