@@ -91,7 +91,13 @@ func (r *rpc) callAsync(id int, tool string, args map[string]any) {
 
 func (r *rpc) wait(id int) json.RawMessage {
 	r.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return r.waitFor(id, 20*time.Second)
+}
+
+// waitFor waits up to d for the answer to id.
+func (r *rpc) waitFor(id int, d time.Duration) json.RawMessage {
+	r.t.Helper()
+	deadline := time.Now().Add(d)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
