@@ -63,6 +63,7 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 		Gates:    hookGates(env),
 		GateOnly: c.Gate,
 		Now:      corecmd.Now,
+		Confine:  confineCommand,
 	}
 	d.Judge = hookJudge(env, d.Gates)
 	d.Run(ctx, env.In, env.Out, event)

@@ -52,6 +52,14 @@ func main() {
 		os.Exit(corecmd.ExitOK)
 	}
 	ctx, sig := corecmd.StartProcess()
+	if len(os.Args) > 1 && os.Args[1] == "confine" {
+		// The confining entry: its command's own exit status, and a
+		// signal ends the command's group before the check runs.
+		sig.Watch()
+		code := runConfine(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+		sig.Close()
+		os.Exit(code)
+	}
 	if eagerSignals(os.Args[1:]) {
 		sig.Watch()
 	}

@@ -64,6 +64,10 @@ type GuardFacts struct {
 	Extensions []string
 	// Sprint: a sprint executes (a task contract is open).
 	Sprint bool
+	// Confined: a bound execution agent's Bash command will run under
+	// operating-system confinement (the hook rewrites it), which holds
+	// what it writes; the guard reads it only without confinement.
+	Confined bool
 	// Content is a Write's new content (the shim marker is looked for in
 	// it).
 	Content    string
@@ -88,7 +92,9 @@ type GuardFacts struct {
 //
 // Bash counts as a write to every target it names (BashWrites); a
 // command whose targets cannot be told is UNVERIFIABLE for an execution
-// agent and ignored for anyone else.
+// agent and ignored for anyone else. A bound execution agent's Bash
+// command that will run confined (GuardFacts.Confined) passes: the
+// confinement holds it.
 var Guard = Func(guard)
 
 type guardFail struct {
@@ -115,10 +121,14 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 			targets = append(targets, writeTarget{path: p, content: in.Tool == "Write" && f.HasContent})
 		}
 	case "Bash":
+		if exec && f.Confined {
+			return Verdict{Result: PASS}, nil
+		}
 		w, unknown := BashWrites(in.Command)
 		if unknown != "" {
 			if exec {
-				return verdictOf(guardFail{class: "unknown_command", detail: "cannot tell what this command writes: " + unknown + "; use plain commands (Write/Edit for files)", unverifiable: true}), nil
+				return verdictOf(guardFail{class: "unknown_command", detail: "cannot tell what this command writes: " + unknown +
+					"; no operating-system confinement holds commands here, so the guard reads them (the weaker mode) and runs only what it can read: use plain commands (Write/Edit for files)", unverifiable: true}), nil
 			}
 			// Outside an execution role the known targets still count.
 		}
@@ -315,4 +325,3 @@ func within(root, abs string) (string, bool) {
 	}
 	return filepath.ToSlash(rel), true
 }
-

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/textfmt"
@@ -239,4 +240,32 @@ func createWhole(path string, data []byte) (exists bool, err error) {
 
 func replaceWhole(path string, data []byte) error {
 	return atomicfile.Replace(path, data, atomicfile.Options{})
+}
+
+// Binding is what an agent's binding says about its task: what the
+// confining entry holds its commands to.
+type Binding struct {
+	Task, Role, Worktree string
+	TestGlobs            []string
+	ShimMarker           string
+	Extensions           []string // the source extensions (a shim is source)
+	Frozen               []string
+}
+
+// ReadBinding reads the binding of agent in the state directory; an
+// agent that is not bound is NotFound.
+func ReadBinding(state, agent string) (*Binding, error) {
+	if !idRe().MatchString(agent) {
+		return nil, apperr.New(apperr.Schema, "agent id %q is not usable", agent)
+	}
+	var b bindingRec
+	ok, err := readJSON(dispatchPath(state, "agents", agent+".json"), &b)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "the binding of agent %s cannot be read", agent)
+	}
+	if !ok {
+		return nil, apperr.New(apperr.NotFound, "agent %s is bound to no task", agent)
+	}
+	return &Binding{Task: b.Task, Role: b.Role, Worktree: b.Worktree, TestGlobs: b.Policy.TestGlobs, ShimMarker: b.Policy.ShimMarker,
+		Extensions: b.Policy.Extensions, Frozen: b.Frozen}, nil
 }

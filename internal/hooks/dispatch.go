@@ -73,6 +73,12 @@ type Dispatcher struct {
 	// stops the handler before it writes anything. It is called at most
 	// once per Dispatch.
 	Open func(dir, session string) (*Stores, error)
+	// Confine, when set, is the command line that runs command confined
+	// for a bound execution agent (task, role, agent id), "" when no
+	// confinement exists here: the guard then reads commands instead
+	// (the weaker mode). Called with an empty command it only says
+	// whether confinement exists.
+	Confine func(task, role, agent, command string) string
 	// StateDir, when set, finds the state directory (.git/ideate) of the
 	// repository containing dir without opening its stores: the capture
 	// of a tool call or prompt needs nothing else. nil: Open is used.

@@ -128,6 +128,7 @@ func (c *call) beforeTool() (*Decision, error) {
 		}
 		in.Task, in.Attempt, in.Role = b.Task, ct.Attempt, role
 		f.Bound, f.Worktree = true, ct.Path
+		f.Confined = tool == "Bash" && c.d.Confine != nil && c.d.Confine(b.Task, role, p.AgentID, "") != ""
 		f.TestGlobs, f.ShimMarker, f.Extensions = b.Policy.TestGlobs, b.Policy.ShimMarker, b.Policy.Extensions
 		f.Frozen = b.Frozen
 		if tool == "Bash" {
@@ -158,7 +159,32 @@ func (c *call) beforeTool() (*Decision, error) {
 		}
 	}
 	c.remember(st.StateDir, run)
+	if f.Confined {
+		return c.confined(in.Task, in.Role)
+	}
 	return nil, nil
+}
+
+// confined allows a bound execution agent's Bash call with its command
+// rewritten to run under the confining entry (Dispatcher.Confine); the
+// rest of the tool input is kept.
+func (c *call) confined(task, role string) (*Decision, error) {
+	p := c.p
+	var ti map[string]json.RawMessage
+	if err := json.Unmarshal(p.ToolInput, &ti); err != nil || ti == nil {
+		return deny("the Bash call's input cannot be read, so it cannot be confined"), nil
+	}
+	wrapped := c.d.Confine(task, role, p.AgentID, lookup(p.ToolInput, "command"))
+	cmd, err := json.Marshal(wrapped)
+	if err != nil {
+		return deny("the Bash command cannot be confined: %v", err), nil
+	}
+	ti["command"] = cmd
+	data, err := json.Marshal(ti)
+	if err != nil {
+		return deny("the Bash command cannot be confined: %v", err), nil
+	}
+	return &Decision{UpdatedInput: data, Reason: "git ideate: runs confined to task " + task + "'s worktree"}, nil
 }
 
 // registered reports whether reg holds a gate called name.

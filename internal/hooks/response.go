@@ -17,6 +17,9 @@ const MaxContext = 9900
 type Decision struct {
 	Block  bool
 	Reason string // shown to the model (PreToolUse, Stop, SubagentStop) or the user; required when blocking
+	// UpdatedInput, on PreToolUse without Block, allows the call with this
+	// tool input in place of the model's (a Bash command run confined).
+	UpdatedInput json.RawMessage
 }
 
 // Response is what a hook hands back to the host: context to add to the
@@ -42,10 +45,11 @@ var takesContext = map[string]bool{
 }
 
 type specificOutput struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-	AdditionalContext        string `json:"additionalContext,omitempty"`
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+	AdditionalContext        string          `json:"additionalContext,omitempty"`
 }
 
 type output struct {
@@ -57,7 +61,8 @@ type output struct {
 // Render is the host's output for r: one JSON object and a newline, or nil
 // when there is nothing to say. Every object names its event in
 // hookSpecificOutput.hookEventName. A blocking decision becomes
-// permissionDecision "deny" on PreToolUse and the top-level
+// permissionDecision "deny" on PreToolUse (an allowing one with
+// UpdatedInput, "allow" and the new input) and the top-level
 // decision "block" with its reason on Stop, SubagentStop, PostToolUse,
 // UserPromptSubmit and PreCompact; on events that cannot block it is
 // dropped. Context is passed only on events that take it, cut to
@@ -71,6 +76,11 @@ func (r Response) Render() []byte {
 	said := false
 	if takesContext[r.Event] && r.AdditionalContext != "" {
 		so.AdditionalContext = cutUTF16(r.AdditionalContext, MaxContext)
+		said = true
+	}
+	if d := r.Decision; d != nil && !d.Block && d.UpdatedInput != nil && r.Event == "PreToolUse" {
+		so.PermissionDecision, so.UpdatedInput = "allow", d.UpdatedInput
+		so.PermissionDecisionReason = d.Reason
 		said = true
 	}
 	if d := r.Decision; d != nil && d.Block {

@@ -34,6 +34,9 @@ func TestResponse_Render(t *testing.T) {
 			`{"decision":"block","reason":"Blocked by a git ideate gate.","hookSpecificOutput":{"hookEventName":"Stop"}}`},
 		{"no opinion", hooks.Response{Event: "PreToolUse", Decision: &hooks.Decision{Reason: "fine"}}, ""},
 		{"block where nothing can block", hooks.Response{Event: "SessionStart", Decision: block}, ""},
+		{"pre tool use allow with a new input", hooks.Response{Event: "PreToolUse", Decision: &hooks.Decision{Reason: "confined", UpdatedInput: []byte(`{"command":"x 'y'"}`)}},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"confined","updatedInput":{"command":"x 'y'"}}}`},
+		{"a new input where none is taken", hooks.Response{Event: "Stop", Decision: &hooks.Decision{UpdatedInput: []byte(`{}`)}}, ""},
 	} {
 		got := string(c.r.Render())
 		if c.want != "" {

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/confine"
+	"github.com/ideate/git-ideate/internal/corecmd"
+	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/hooks"
+)
+
+// The hidden confine entry runs a bound worker's Bash command held to
+// its role (package confine). The PreToolUse hook rewrites the command
+// of a bound execution agent's Bash call to
+//
+//	git-ideate confine --task T --role R --agent A -- 'COMMAND'
+//
+// which reads the agent's binding, runs COMMAND under
+//
+//	git-ideate confine --enter --rw DIR… -- bash -c COMMAND
+//
+// (the process that restricts itself and becomes bash), and undoes what
+// the role may not change. It is parsed here, before the command tree,
+// so that the command's own exit status comes back unchanged.
+
+// runConfine runs the confine entry with args (after "confine") and
+// returns the exit status.
+func runConfine(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
+	var task, role, agent string
+	var rw []string
+	enter := false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		name, val, has := strings.Cut(a, "=")
+		if name == "--enter" {
+			enter = true
+			continue
+		}
+		if !has {
+			if i+1 >= len(args) {
+				return confineFail(errw, apperr.New(apperr.Schema, "%s needs a value", a))
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "--task":
+			task = val
+		case "--role":
+			role = val
+		case "--agent":
+			agent = val
+		case "--rw":
+			rw = append(rw, val)
+		default:
+			return confineFail(errw, apperr.New(apperr.Schema, "unknown flag %s", name))
+		}
+	}
+	rest := args[i:]
+	if enter {
+		return confineFail(errw, confine.Enter(rw, rest))
+	}
+	if task == "" || role == "" || agent == "" || len(rest) != 1 {
+		return confineFail(errw, apperr.New(apperr.Schema, "usage: git ideate confine --task T --role R --agent A -- 'COMMAND'"))
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return confineFail(errw, apperr.Wrap(apperr.Internal, err, "no working directory"))
+	}
+	repo, err := gitstore.Discover(cwd)
+	if err != nil {
+		return confineFail(errw, err)
+	}
+	state := repo.StateDir()
+	b, err := hooks.ReadBinding(state, agent)
+	if err != nil {
+		return confineFail(errw, err)
+	}
+	if b.Task != task || b.Role != role {
+		return confineFail(errw, apperr.New(apperr.Schema, "agent %s is bound as the %s of task %s, not the %s of task %s", agent, b.Role, b.Task, role, task))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return confineFail(errw, apperr.Wrap(apperr.Internal, err, "cannot name this binary"))
+	}
+	spec := confine.Spec{
+		Worktree: b.Worktree, Role: role, TestGlobs: b.TestGlobs, ShimMarker: b.ShimMarker, Frozen: b.Frozen,
+		Extensions: b.Extensions,
+		StateDir:   filepath.Join(state, "confine", strings.ReplaceAll(task, "/", "+")),
+		CacheDir:   filepath.Join(state, "confine", "cache"),
+		Enter:      []string{exe, "confine", "--enter"},
+	}
+	code, err := confine.Run(ctx, spec, rest[0], in, out, errw)
+	if err != nil {
+		fmt.Fprintf(errw, "git ideate confine: %s\n", corecmd.FormatError(err))
+		if code <= 0 {
+			return corecmd.ExitStatus(err)
+		}
+	}
+	return code
+}
+
+func confineFail(errw io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(errw, "git ideate confine: %s\n", corecmd.FormatError(err))
+	return corecmd.ExitStatus(err)
+}
+
+// confineCommand is the command line that runs command confined for a
+// bound execution agent, "" when this system has no confinement or
+// IDEATE_CONFINE=0 turns it off (then the guard reads commands: the
+// weaker mode).
+func confineCommand(task, role, agent, command string) string {
+	if !confine.Available() || os.Getenv("IDEATE_CONFINE") == "0" {
+		return ""
+	}
+	exe, err := os.Executable()
+	if err != nil || strings.HasSuffix(filepath.Base(exe), ".test") {
+		return ""
+	}
+	return shellQuote(exe) + " confine --task " + shellQuote(task) + " --role " + shellQuote(role) +
+		" --agent " + shellQuote(agent) + " -- " + shellQuote(command)
+}
+
+// shellQuote quotes s as one word for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

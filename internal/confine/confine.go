@@ -1,0 +1,833 @@
+package confine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
+	"github.com/ideate/git-ideate/internal/pathglob"
+)
+
+// Roles whose file classes Run holds.
+const (
+	RoleRed      = "red-worker"
+	RoleGreen    = "green-worker"
+	RoleScaffold = "scaffolder"
+)
+
+// The attempt's files: init.md no role changes, output.md every role may.
+const (
+	initFile   = ".ideate/init.md"
+	outputFile = ".ideate/output.md"
+)
+
+// A Spec is one confined run.
+type Spec struct {
+	Worktree   string   // the task's worktree (absolute)
+	Role       string   // RoleRed, RoleGreen or RoleScaffold
+	TestGlobs  []string // the runners' test globs (git wildmatch, worktree-relative)
+	ShimMarker string   // marks a shim, which a red-worker may write
+	Extensions []string // source extensions: a shim is a source file (DefaultExtensions when empty)
+	Frozen     []string // worktree-relative files a green-worker or scaffolder may not change
+	StateDir   string   // the task's own directory for temporary files (made when missing)
+	// CacheDir holds the workers' caches (GOCACHE, XDG_CACHE_HOME): one
+	// for the repository's workers, apart from the caches the gates'
+	// own runs read. StateDir/cache when empty.
+	CacheDir string
+	// Enter is the argv that enters confinement and runs the argv after
+	// it: this binary's hidden entry (see Enter).
+	Enter []string
+	Shell string // the shell that runs the command ("bash" when empty)
+	// Dir is where the command starts: inside the worktree, else the
+	// worktree's top.
+	Dir string
+}
+
+// maxSaved caps the bytes of forbidden files Run keeps copies of (dirty
+// or untracked ones: the others are in the index).
+const maxSaved = 64 << 20
+
+// Run runs command (shell text) confined by spec, with the given
+// standard streams, and returns its exit status. What the role may not
+// change is undone when it returns and reported on stderr. An error means
+// the command did not run, or its outcome could not be checked (then
+// nothing it did was kept unchecked: err says what).
+func Run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if !Available() {
+		return -1, apperr.New(apperr.Unverifiable, "no operating-system confinement here (%s)", Mode())
+	}
+	if spec.Role != RoleRed && spec.Role != RoleGreen && spec.Role != RoleScaffold {
+		return -1, apperr.New(apperr.Schema, "role %q is not an execution role", spec.Role)
+	}
+	wt, err := filepath.EvalSymlinks(spec.Worktree)
+	if err != nil {
+		return -1, apperr.Wrap(apperr.NotFound, err, "the task's worktree %s", spec.Worktree)
+	}
+	spec.Worktree = wt
+	lay, err := layoutOf(wt)
+	if err != nil {
+		return -1, err
+	}
+	tmp, cache := filepath.Join(spec.StateDir, "tmp"), spec.CacheDir
+	if cache == "" {
+		cache = filepath.Join(spec.StateDir, "cache")
+	}
+	for _, d := range []string{tmp, cache, lay.logDir} {
+		if d != "" {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return -1, apperr.Wrap(apperr.Write, err, "cannot make %s", d)
+			}
+		}
+	}
+	before, err := snapshot(ctx, &spec, lay)
+	if err != nil {
+		return -1, err
+	}
+	writable := []string{wt, lay.admin, lay.objects, tmp, cache}
+	if lay.refDir != "" {
+		writable = append(writable, lay.refDir, lay.logDir)
+	}
+	shell := spec.Shell
+	if shell == "" {
+		shell = "bash"
+	}
+	argv := append(append(append([]string(nil), spec.Enter...), rulesArgs(writable)...), "--", shell, "-c", command)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	osproc.Group(cmd)
+	cmd.Dir = wt
+	if d, err := filepath.EvalSymlinks(spec.Dir); err == nil && d != "" {
+		if rel, err := filepath.Rel(wt, d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			cmd.Dir = d
+		}
+	}
+	cmd.Env = childEnv(os.Environ(), tmp, cache)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	becomeReaper()
+	runErr := cmd.Run()
+	// What the command left running in its group would write after the
+	// check: it ends with the command.
+	if cmd.Process != nil {
+		osproc.KillGroup(cmd.Process)
+	}
+	reapOrphans()
+	code := 0
+	if runErr != nil {
+		if ee, ok := runErr.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			code = -1
+		}
+	}
+	undone, err := restore(context.WithoutCancel(ctx), &spec, lay, before)
+	if len(undone) > 0 {
+		fmt.Fprintf(stderr, "git ideate confine: a %s may not change these, so they were put back:\n", spec.Role)
+		for _, u := range undone {
+			fmt.Fprintf(stderr, "  %s\n", u)
+		}
+		if code == 0 {
+			code = 1
+		}
+	}
+	if err != nil {
+		return code, err
+	}
+	if runErr != nil && code == -1 {
+		return code, apperr.Wrap(apperr.Internal, runErr, "the confined command could not run")
+	}
+	return code, nil
+}
+
+// childEnv is the command's environment: nothing that points git
+// elsewhere or loads code into every program, and the task's own
+// temporary and cache directories.
+func childEnv(env []string, tmp, cache string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "GIT_") && !keptGitVar(name):
+		case name == "LD_PRELOAD", name == "LD_LIBRARY_PATH", name == "LD_AUDIT", name == "BASH_ENV", name == "ENV",
+			name == "TMPDIR", name == "GOCACHE", name == "GOTMPDIR", name == "XDG_CACHE_HOME", name == "npm_config_cache":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return append(out,
+		"TMPDIR="+tmp, "GOTMPDIR="+tmp, "GOCACHE="+filepath.Join(cache, "go-build"),
+		"XDG_CACHE_HOME="+cache, "npm_config_cache="+filepath.Join(cache, "npm"),
+		"GIT_TERMINAL_PROMPT=0",
+		// No background maintenance: it would write where the command may not.
+		"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0",
+		"GIT_CONFIG_KEY_1=maintenance.auto", "GIT_CONFIG_VALUE_1=false",
+		"IDEATE_CONFINED=1")
+}
+
+// keptGitVar: the git variables the command keeps, those that say who
+// commits and which configuration files the user chose; the others point
+// git at another repository, index, object store or configuration.
+func keptGitVar(name string) bool {
+	return strings.HasPrefix(name, "GIT_AUTHOR_") || strings.HasPrefix(name, "GIT_COMMITTER_") ||
+		name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_CONFIG_NOSYSTEM"
+}
+
+// layout is where a linked worktree's git files are.
+type layout struct {
+	admin   string // .git/worktrees/<name>
+	common  string // .git
+	objects string
+	branch  string // refs/heads/… the worktree's HEAD names ("" when detached)
+	refDir  string // the directory holding the branch's ref file
+	logDir  string // the directory holding the branch's reflog
+}
+
+// layoutOf reads the worktree's .git file, its admin directory's
+// commondir and HEAD: a task worktree is always a linked worktree.
+func layoutOf(wt string) (*layout, error) {
+	gf, err := readSmall(filepath.Join(wt, ".git"))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "%s is not a linked worktree (no .git file)", wt)
+	}
+	admin, ok := strings.CutPrefix(strings.TrimSpace(string(gf)), "gitdir: ")
+	if !ok {
+		return nil, apperr.New(apperr.NotARepo, "%s/.git does not name a git directory", wt)
+	}
+	if !filepath.IsAbs(admin) {
+		admin = filepath.Join(wt, admin)
+	}
+	admin, err = filepath.EvalSymlinks(admin)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "the admin directory of %s", wt)
+	}
+	cd, err := readSmall(filepath.Join(admin, "commondir"))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "%s is not a linked worktree's admin directory", admin)
+	}
+	common := strings.TrimSpace(string(cd))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(admin, common)
+	}
+	common, err = filepath.EvalSymlinks(common)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "the git directory of %s", wt)
+	}
+	l := &layout{admin: admin, common: common, objects: filepath.Join(common, "objects")}
+	head, err := readSmall(filepath.Join(admin, "HEAD"))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.NotARepo, err, "the HEAD of %s", wt)
+	}
+	if ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: "); ok && strings.HasPrefix(ref, "refs/heads/") && !strings.Contains(ref, "..") {
+		l.branch = ref
+		l.refDir = filepath.Dir(filepath.Join(common, filepath.FromSlash(ref)))
+		l.logDir = filepath.Dir(filepath.Join(common, "logs", filepath.FromSlash(ref)))
+		if l.refDir == filepath.Join(common, "refs", "heads") {
+			// A branch at the top of refs/heads shares its directory with
+			// every branch: no ref directory is opened for it.
+			return nil, apperr.New(apperr.Schema, "the worktree's branch %s is not a task branch", ref)
+		}
+	}
+	return l, nil
+}
+
+func readSmall(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
+// isTest reports whether rel is a test file by the runners' globs.
+func (s *Spec) isTest(rel string) bool {
+	for _, g := range s.TestGlobs {
+		if pathglob.Match(g, rel) || !strings.Contains(g, "/") && pathglob.Match(g, path.Base(rel)) {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultExtensions are the source extensions when the standards name
+// none.
+var DefaultExtensions = []string{".go", ".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".rs", ".java", ".kt", ".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".scala"}
+
+func (s *Spec) isSource(rel string) bool {
+	exts := s.Extensions
+	if len(exts) == 0 {
+		exts = DefaultExtensions
+	}
+	for _, e := range exts {
+		if strings.HasSuffix(rel, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// guarded reports whether rel is of a class the role may not change
+// (a red-worker's shims aside, see forbidden).
+func (s *Spec) guarded(rel string) bool {
+	switch rel {
+	case initFile:
+		return true
+	case outputFile:
+		return false
+	}
+	if s.Role == RoleRed {
+		return !s.isTest(rel)
+	}
+	if s.isTest(rel) {
+		return true
+	}
+	for _, f := range s.Frozen {
+		if f == rel {
+			return true
+		}
+	}
+	return false
+}
+
+// forbidden reports whether the role may not make rel hold after: before
+// and after are its content then and now (nil when absent), for a shim
+// (marked content, which a red-worker may write).
+func (s *Spec) forbidden(rel string, before, after []byte) bool {
+	if !s.guarded(rel) {
+		return false
+	}
+	if s.Role == RoleRed && rel != initFile {
+		if s.ShimMarker == "" || !s.isSource(rel) {
+			return true
+		}
+		// A shim: what it holds now (or held, when it is gone) is marked.
+		mark := []byte(s.ShimMarker)
+		if after != nil {
+			return !bytes.Contains(after, mark)
+		}
+		return before == nil || !bytes.Contains(before, mark)
+	}
+	return true
+}
+
+// git runs git in dir with a clean environment and returns its output.
+func git(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
+	osproc.Group(cmd)
+	cmd.Dir = dir
+	cmd.Env = append(childEnvBase(), env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), apperr.Wrap(apperr.Internal, err, "git %s: %s", strings.Join(args, " "), strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// childEnvBase is our own git calls' environment: the inherited one
+// without GIT_* (which could point them elsewhere).
+func childEnvBase() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(name, "GIT_") || keptGitVar(name) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+}
+
+// entry is one path of git status.
+type entry struct {
+	untracked bool
+}
+
+// status lists the paths that differ between HEAD, the index and the
+// worktree, untracked ones included, and the HEAD commit ("" unborn).
+func status(ctx context.Context, wt string) (map[string]entry, string, error) {
+	out, err := git(ctx, wt, nil, nil, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+	if err != nil {
+		return nil, "", err
+	}
+	paths := map[string]entry{}
+	head := ""
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		r := string(rec)
+		switch {
+		case strings.HasPrefix(r, "# branch.oid "):
+			if h := strings.TrimPrefix(r, "# branch.oid "); h != "(initial)" {
+				head = h
+			}
+		case strings.HasPrefix(r, "1 "):
+			if f := strings.SplitN(r, " ", 9); len(f) == 9 {
+				paths[f[8]] = entry{}
+			}
+		case strings.HasPrefix(r, "u "):
+			if f := strings.SplitN(r, " ", 11); len(f) == 11 {
+				paths[f[10]] = entry{}
+			}
+		case strings.HasPrefix(r, "? "):
+			paths[r[2:]] = entry{untracked: true}
+		}
+	}
+	return paths, head, nil
+}
+
+// saved is a file's state before the command.
+type saved struct {
+	exists bool
+	mode   os.FileMode
+	data   []byte // content, or a symlink's target
+	// big: too large to keep a copy of (maxKept); size and mtime stand
+	// for its content.
+	big         bool
+	size, mtime int64
+}
+
+// maxKept is the largest file Run keeps a copy of.
+const maxKept = 8 << 20
+
+// before is what Run notes before the command runs.
+type before struct {
+	head      string
+	headFile  []byte
+	indexCopy string
+	dirty     map[string]entry
+	files     map[string]saved // forbidden paths that were dirty or untracked
+	protected map[string]saved // files no command may change (admin files, .git file)
+	refs      map[string][]byte
+}
+
+func snapshot(ctx context.Context, spec *Spec, lay *layout) (*before, error) {
+	b := &before{files: map[string]saved{}, protected: map[string]saved{}, refs: map[string][]byte{}}
+	for _, p := range protectedFiles(spec, lay) {
+		b.protected[p] = readState(p)
+	}
+	var err error
+	if b.headFile, err = readSmall(filepath.Join(lay.admin, "HEAD")); err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot read the worktree's HEAD")
+	}
+	b.indexCopy = filepath.Join(spec.StateDir, "index.before")
+	if err := copyFile(filepath.Join(lay.admin, "index"), b.indexCopy); err != nil {
+		return nil, err
+	}
+	if b.dirty, b.head, err = status(ctx, spec.Worktree); err != nil {
+		return nil, err
+	}
+	total := 0
+	for p := range b.dirty {
+		if !spec.guarded(p) {
+			continue
+		}
+		s := readState(filepath.Join(spec.Worktree, filepath.FromSlash(p)))
+		total += len(s.data)
+		if total > maxSaved {
+			return nil, apperr.New(apperr.Unverifiable, "more than %d MiB of uncommitted files the %s may not change; commit or remove them first", maxSaved>>20, spec.Role)
+		}
+		b.files[p] = s
+	}
+	if lay.refDir != "" {
+		ents, _ := os.ReadDir(lay.refDir)
+		for _, e := range ents {
+			if data, err := readSmall(filepath.Join(lay.refDir, e.Name())); err == nil {
+				b.refs[e.Name()] = data
+			}
+		}
+	}
+	return b, nil
+}
+
+// protectedFiles are the files no command changes: the worktree's .git
+// file and init.md (git status may not show them: ignored), and its admin
+// directory's pointers and config.
+func protectedFiles(spec *Spec, lay *layout) []string {
+	out := []string{filepath.Join(spec.Worktree, ".git"), filepath.Join(spec.Worktree, filepath.FromSlash(initFile))}
+	for _, n := range []string{"commondir", "gitdir", "config.worktree", "locked", "info/sparse-checkout", "info/exclude"} {
+		out = append(out, filepath.Join(lay.admin, filepath.FromSlash(n)))
+	}
+	return append(out, filepath.Join(lay.objects, "info", "alternates"), filepath.Join(lay.objects, "info", "http-alternates"))
+}
+
+// readState reads what p is now: content and mode, a symlink's target,
+// or absent. A file too large to keep reads as present without content.
+func readState(p string) saved {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return saved{}
+	}
+	s := saved{exists: true, mode: fi.Mode()}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, _ := os.Readlink(p)
+		s.data = []byte(t)
+	case fi.Mode().IsRegular():
+		s.size, s.mtime = fi.Size(), fi.ModTime().UnixNano()
+		if fi.Size() > maxKept {
+			s.big = true
+		} else {
+			s.data, _ = os.ReadFile(p)
+		}
+	}
+	return s
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if os.IsNotExist(err) {
+		os.Remove(to)
+		return nil
+	}
+	if err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot read %s", from)
+	}
+	if err := os.WriteFile(to, data, 0o600); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write %s", to)
+	}
+	return nil
+}
+
+// put makes p hold s (a new inode, so no hard link carries it along).
+func put(p string, s saved) error {
+	if !s.exists || s.big { // a file too large to keep a copy of goes
+		if err := os.RemoveAll(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := p + ".ideate-restore"
+	os.Remove(tmp)
+	if s.mode&os.ModeSymlink != 0 {
+		if err := os.Symlink(string(s.data), tmp); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(tmp, s.data, s.mode.Perm()); err != nil {
+		return err
+	} else if err := os.Chmod(tmp, s.mode.Perm()); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+func same(a, b saved) bool {
+	if a.big || b.big {
+		return a.big == b.big && a.size == b.size && a.mtime == b.mtime && a.mode == b.mode
+	}
+	return a.exists == b.exists && (!a.exists || a.mode == b.mode && bytes.Equal(a.data, b.data))
+}
+
+// restore undoes what the role may not change and says what it undid.
+func restore(ctx context.Context, spec *Spec, lay *layout, b *before) ([]string, error) {
+	var undone []string
+	// First what points git elsewhere, before git is asked anything.
+	for p, s := range b.protected {
+		if now := readState(p); !same(now, s) {
+			if err := put(p, s); err != nil {
+				return undone, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+			}
+			undone = append(undone, "git file "+p)
+		}
+	}
+	headPath := filepath.Join(lay.admin, "HEAD")
+	if now, _ := readSmall(headPath); !bytes.Equal(now, b.headFile) {
+		if err := put(headPath, saved{exists: true, mode: 0o644, data: b.headFile}); err != nil {
+			return undone, apperr.Wrap(apperr.Write, err, "cannot put back the worktree's HEAD")
+		}
+		undone = append(undone, "the worktree's HEAD (it stays on its task branch)")
+	}
+	// Other task branches.
+	if lay.refDir != "" {
+		own := path.Base(lay.branch)
+		ents, _ := os.ReadDir(lay.refDir)
+		seen := map[string]bool{}
+		for _, e := range ents {
+			n := e.Name()
+			seen[n] = true
+			if n == own {
+				continue
+			}
+			p := filepath.Join(lay.refDir, n)
+			old, had := b.refs[n]
+			if now, err := readSmall(p); had && err == nil && bytes.Equal(now, old) {
+				continue
+			}
+			if err := put(p, saved{exists: had, mode: 0o644, data: old}); err != nil {
+				return undone, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+			}
+			undone = append(undone, "ref "+filepath.ToSlash(strings.TrimPrefix(p, lay.common+string(filepath.Separator))))
+		}
+		for n, old := range b.refs {
+			if !seen[n] && n != own {
+				if err := put(filepath.Join(lay.refDir, n), saved{exists: true, mode: 0o644, data: old}); err == nil {
+					undone = append(undone, "ref "+n+" (deleted)")
+				}
+			}
+		}
+	}
+	after, head, err := status(ctx, spec.Worktree)
+	if err != nil {
+		return undone, err
+	}
+	// Commits that change a forbidden path come off the branch; the
+	// index and the worktree keep what the command left, and are judged
+	// below like any uncommitted change.
+	if head != b.head && lay.branch != "" {
+		var changed []string
+		if b.head != "" && head != "" {
+			out, err := git(ctx, spec.Worktree, nil, nil, "diff", "--name-only", "-z", "--no-renames", b.head, head)
+			if err != nil {
+				return undone, err
+			}
+			changed = splitZ(out)
+		} else if head != "" {
+			out, err := git(ctx, spec.Worktree, nil, nil, "ls-tree", "-r", "-z", "--name-only", head)
+			if err != nil {
+				return undone, err
+			}
+			changed = splitZ(out)
+		}
+		var bad []string
+		for _, p := range changed {
+			now := readState(filepath.Join(spec.Worktree, filepath.FromSlash(p)))
+			if spec.forbidden(p, nil, now.data) {
+				bad = append(bad, p)
+			}
+		}
+		if len(bad) > 0 || head == "" {
+			args := []string{"update-ref", "-m", "git ideate confine: a commit the role may not make", lay.branch, b.head}
+			if b.head == "" {
+				args = []string{"update-ref", "-d", lay.branch}
+			}
+			if _, err := git(ctx, spec.Worktree, nil, nil, args...); err != nil {
+				return undone, err
+			}
+			undone = append(undone, fmt.Sprintf("the commits since %s (they change %s); your other changes stay in the index", short(b.head), strings.Join(bad, ", ")))
+			if after, _, err = status(ctx, spec.Worktree); err != nil {
+				return undone, err
+			}
+		}
+	}
+	cands := map[string]bool{}
+	for p := range b.dirty {
+		cands[p] = true
+	}
+	for p := range after {
+		cands[p] = true
+	}
+	var paths []string
+	for p := range cands {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var fix []string // forbidden paths whose index entry is checked
+	for _, p := range paths {
+		abs := filepath.Join(spec.Worktree, filepath.FromSlash(p))
+		now := readState(abs)
+		if !spec.guarded(p) {
+			if u := linkOut(spec, p, abs, now); u != "" {
+				if err := os.Remove(abs); err == nil {
+					undone = append(undone, u)
+				}
+			}
+			continue
+		}
+		want, kept := b.files[p]
+		if !kept {
+			if _, was := b.dirty[p]; was {
+				continue // dirty before, and its copy could not be kept: the snapshot refused that
+			}
+			// Clean before: it held what the index held.
+			var err error
+			if want, err = indexState(ctx, spec.Worktree, b.indexCopy, p); err != nil {
+				return undone, err
+			}
+		}
+		if spec.Role != RoleRed || same(now, want) || spec.forbidden(p, want.data, now.data) {
+			fix = append(fix, p) // its staged content may not change either
+		}
+		if same(now, want) || !spec.forbidden(p, want.data, now.data) {
+			if u := linkOut(spec, p, abs, now); u != "" {
+				if err := put(abs, want); err == nil {
+					undone = append(undone, u)
+				}
+			}
+			continue
+		}
+		if err := put(abs, want); err != nil {
+			return undone, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+		}
+		undone = append(undone, p)
+	}
+	if len(fix) > 0 {
+		u, err := restoreIndex(ctx, spec.Worktree, b.indexCopy, fix)
+		if err != nil {
+			return undone, err
+		}
+		undone = append(undone, u...)
+	}
+	return undone, nil
+}
+
+// linkOut says why a changed path must go: a symlink that leads out of
+// the worktree or onto a file the role may not change, or a hard link
+// (another name of a file, which may be one the role may not change or
+// one outside). "" when it may stay.
+func linkOut(spec *Spec, rel, abs string, now saved) string {
+	if !now.exists {
+		return ""
+	}
+	if now.mode&os.ModeSymlink != 0 {
+		t := string(now.data)
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(abs), t)
+		}
+		if r, err := filepath.EvalSymlinks(t); err == nil {
+			t = r
+		}
+		in, err := filepath.Rel(spec.Worktree, filepath.Clean(t))
+		if err != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) {
+			return rel + " (a symlink out of the worktree)"
+		}
+		in = filepath.ToSlash(in)
+		if in == ".git" || strings.HasPrefix(in, ".git/") || spec.forbidden(in, nil, readState(filepath.Join(spec.Worktree, in)).data) {
+			return rel + " (a symlink to " + in + ", which the " + spec.Role + " may not change)"
+		}
+		return ""
+	}
+	if now.mode.IsRegular() {
+		if fi, err := os.Lstat(abs); err == nil && nlink(fi) > 1 {
+			return rel + " (a hard link to another file)"
+		}
+	}
+	return ""
+}
+
+// indexState is what the index copy held for p: blob content and mode,
+// or absent.
+func indexState(ctx context.Context, wt, index, p string) (saved, error) {
+	out, err := git(ctx, wt, []string{"GIT_INDEX_FILE=" + index}, nil, "ls-files", "-s", "-z", "--", ":(literal)"+p)
+	if err != nil {
+		return saved{}, err
+	}
+	rec := strings.TrimSuffix(string(out), "\x00")
+	meta, _, ok := strings.Cut(rec, "\t")
+	f := strings.Fields(meta)
+	if !ok || len(f) < 3 {
+		return saved{}, nil
+	}
+	data, err := git(ctx, wt, nil, nil, "cat-file", "blob", f[1])
+	if err != nil {
+		return saved{}, err
+	}
+	mode := os.FileMode(0o644)
+	switch f[0] {
+	case "100755":
+		mode = 0o755
+	case "120000":
+		mode = os.ModeSymlink | 0o777
+	}
+	return saved{exists: true, mode: mode, data: data}, nil
+}
+
+// restoreIndex puts the index entries of paths back as the copy held
+// them, and says which it changed.
+func restoreIndex(ctx context.Context, wt, index string, paths []string) ([]string, error) {
+	args := []string{"ls-files", "-s", "-z", "--"}
+	for _, p := range paths {
+		args = append(args, ":(literal)"+p)
+	}
+	was, err := git(ctx, wt, []string{"GIT_INDEX_FILE=" + index}, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	now, err := git(ctx, wt, nil, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	entries := func(out []byte) map[string]string {
+		m := map[string]string{}
+		for _, rec := range splitZ(out) {
+			if meta, p, ok := strings.Cut(rec, "\t"); ok {
+				m[p] = meta
+			}
+		}
+		return m
+	}
+	w, n := entries(was), entries(now)
+	var info bytes.Buffer
+	var changed []string
+	for _, p := range paths {
+		if w[p] == n[p] {
+			continue
+		}
+		changed = append(changed, "the index entry of "+p)
+		if n[p] != "" {
+			// Every stage of the path goes, then the old entry comes back.
+			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", len(strings.Fields(n[p])[1])), p)
+		}
+		if m := w[p]; m != "" {
+			f := strings.Fields(m)
+			fmt.Fprintf(&info, "%s %s %s\t%s\x00", f[0], f[1], f[2], p)
+		}
+	}
+	if info.Len() > 0 {
+		if _, err := git(ctx, wt, nil, info.Bytes(), "update-index", "-z", "--index-info"); err != nil {
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+func splitZ(out []byte) []string {
+	var s []string
+	for _, r := range bytes.Split(out, []byte{0}) {
+		if len(r) > 0 {
+			s = append(s, string(r))
+		}
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "the start"
+	}
+	return h
+}
+
+// rulesArgs is the writable set as Enter's arguments.
+func rulesArgs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d != "" {
+			out = append(out, "--rw", d)
+		}
+	}
+	return out
+}

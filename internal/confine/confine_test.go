@@ -1,0 +1,151 @@
+package confine_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ideate/git-ideate/internal/confine"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// The test binary is its own confining entry: run with
+// CONFINE_TEST_ENTER=1 it restricts itself and becomes the command.
+func TestMain(m *testing.M) {
+	if os.Getenv("CONFINE_TEST_ENTER") == "1" {
+		args := os.Args[1:]
+		var rw []string
+		for len(args) > 1 && args[0] == "--rw" {
+			rw = append(rw, args[1])
+			args = args[2:]
+		}
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		err := confine.Enter(rw, args)
+		os.Stderr.WriteString("enter: " + err.Error() + "\n")
+		os.Exit(125)
+	}
+	os.Exit(m.Run())
+}
+
+type fixture struct {
+	main, wt, other string
+}
+
+// newFixture: a repository with a production file and a test, and two
+// task worktrees on task branches.
+func newFixture(t *testing.T) fixture {
+	if !confine.Available() {
+		t.Skip("no confinement here: " + confine.Mode())
+	}
+	dir := gt.NewRepo(t)
+	os.MkdirAll(filepath.Join(dir, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pkg", "a.go"), []byte("package pkg\n\nfunc A() int { return 1 }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "pkg", "a_test.go"), []byte("package pkg\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif A() != 1 {\n\t\tt.Fatal(A())\n\t}\n}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-qm", "base")
+	root := t.TempDir()
+	f := fixture{main: dir, wt: filepath.Join(root, "T1"), other: filepath.Join(root, "T2")}
+	gt.Git(t, dir, "worktree", "add", "-q", "-b", "ideate/task/T1", f.wt)
+	gt.Git(t, dir, "worktree", "add", "-q", "-b", "ideate/task/T2", f.other)
+	return f
+}
+
+func (f fixture) run(t *testing.T, role, command string) (int, string) {
+	t.Helper()
+	exe, _ := os.Executable()
+	spec := confine.Spec{Worktree: f.wt, Role: role, TestGlobs: []string{"**/*_test.go"}, ShimMarker: "agentic:shim",
+		StateDir: filepath.Join(t.TempDir(), "state"), Enter: []string{exe}}
+	t.Setenv("CONFINE_TEST_ENTER", "1")
+	var out, errb bytes.Buffer
+	code, err := confine.Run(context.Background(), spec, command, nil, &out, &errb)
+	os.Unsetenv("CONFINE_TEST_ENTER")
+	if err != nil {
+		t.Fatalf("%q: %v (stderr %s)", command, err, errb.String())
+	}
+	return code, out.String() + errb.String()
+}
+
+func read(t *testing.T, p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+func TestRun_HoldsTheRole(t *testing.T) {
+	f := newFixture(t)
+	prod, test := filepath.Join(f.wt, "pkg", "a.go"), filepath.Join(f.wt, "pkg", "a_test.go")
+	prodWas, testWas := read(t, prod), read(t, test)
+	base := strings.TrimSpace(gt.Git(t, f.wt, "rev-parse", "HEAD"))
+	for _, c := range []struct {
+		role, cmd string
+		check     func() string // "" when the outcome is right
+	}{
+		{"red-worker", "timeout 5 touch pkg/new.go; echo x >> pkg/a.go", func() string {
+			if _, err := os.Stat(filepath.Join(f.wt, "pkg", "new.go")); err == nil || read(t, prod) != prodWas {
+				return "a production file changed"
+			}
+			return ""
+		}},
+		{"red-worker", "printf 'package pkg\\n' > pkg/b_test.go", func() string {
+			if read(t, filepath.Join(f.wt, "pkg", "b_test.go")) != "package pkg\n" {
+				return "the test was not kept"
+			}
+			return ""
+		}},
+		{"red-worker", "echo x > " + filepath.Join(f.main, "pkg", "a.go") + "; echo y > " + filepath.Join(f.other, "z.go"), func() string {
+			if read(t, filepath.Join(f.main, "pkg", "a.go")) != prodWas {
+				return "the main checkout changed"
+			}
+			if _, err := os.Stat(filepath.Join(f.other, "z.go")); err == nil {
+				return "another worktree changed"
+			}
+			return ""
+		}},
+		{"red-worker", "echo '// x' >> pkg/a.go && git commit -qam evil", func() string {
+			if h := strings.TrimSpace(gt.Git(t, f.wt, "rev-parse", "HEAD")); h != base || read(t, prod) != prodWas {
+				return "the forbidden commit stayed"
+			}
+			if s := gt.Git(t, f.wt, "status", "--porcelain"); s != "" {
+				return "left changes: " + s
+			}
+			return ""
+		}},
+		{"green-worker", "ln pkg/a_test.go pkg/evil.go && echo '// x' >> pkg/evil.go", func() string {
+			if read(t, test) != testWas {
+				return "the test changed through a hard link"
+			}
+			return ""
+		}},
+		{"green-worker", "git update-ref refs/heads/ideate/task/T2 HEAD~0 && git config user.name evil; git update-ref refs/ideate/x HEAD", func() string {
+			if gt.Git(t, f.main, "for-each-ref", "refs/ideate") != "" || strings.Contains(read(t, filepath.Join(f.main, ".git", "config")), "evil") {
+				return "refs/ideate or config changed"
+			}
+			return ""
+		}},
+		{"green-worker", "(sleep 0.3; echo x >> pkg/a_test.go) & setsid sh -c 'sleep 0.3; echo y >> pkg/a_test.go' & true", func() string {
+			if read(t, test) != testWas {
+				return "a process left behind wrote the test"
+			}
+			return ""
+		}},
+		{"green-worker", "printf 'package pkg\\n\\nfunc A() int { return 2 }\\n' > pkg/a.go && gofmt -l pkg/ && git add -A && git commit -qm 'feat(pkg): two'", func() string {
+			if !strings.Contains(read(t, prod), "return 2") || strings.TrimSpace(gt.Git(t, f.wt, "log", "-1", "--format=%s")) != "feat(pkg): two" {
+				return "the allowed commit was not kept"
+			}
+			return ""
+		}},
+	} {
+		code, out := f.run(t, c.role, c.cmd)
+		if msg := c.check(); msg != "" {
+			t.Errorf("%s %q (exit %d): %s\n%s", c.role, c.cmd, code, msg, out)
+		}
+		gt.Git(t, f.wt, "reset", "-q", "--hard", base)
+		gt.Git(t, f.wt, "clean", "-qfdx")
+	}
+	gt.Fsck(t, f.main)
+}
