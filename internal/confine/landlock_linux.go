@@ -5,20 +5,19 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"unsafe"
 
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/landlock-lsm/go-landlock/landlock"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
 // abi is the kernel's Landlock ABI version, 0 when Landlock is off.
 func abi() int {
-	v, err := ll.LandlockGetABIVersion()
-	if err != nil {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
 		return 0
 	}
-	return v
+	return int(v)
 }
 
 // Available reports whether commands can be confined here.
@@ -40,6 +39,26 @@ func itoa(n int) string {
 	return itoa(n/10) + string(rune('0'+n%10))
 }
 
+// writeRights are the rights the domain handles at an ABI version: every
+// kind of write. Reading and running are not handled, so they stay open
+// everywhere.
+func writeRights(v int) uint64 {
+	r := uint64(unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM)
+	if v >= 2 {
+		r |= unix.LANDLOCK_ACCESS_FS_REFER // renames and links across directories
+	}
+	if v >= 3 {
+		r |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	return r
+}
+
+// fileRights are the rights a rule on a file (not a directory) may hold.
+const fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+
 // devices are the files any command may write.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx"}
 
@@ -47,33 +66,62 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/
 // everything below it) and the device files, then replaces the process
 // with argv. Reading and running stay open everywhere. It returns only
 // on failure: when Landlock cannot restrict writes, nothing runs.
+//
+// One thread restricts itself and becomes argv: a Landlock domain passes
+// through execve, and no other thread of this process runs anything
+// before the exec replaces them all.
 func Enter(rw []string, argv []string) error {
 	if len(argv) == 0 {
 		return apperr.New(apperr.Schema, "nothing to run")
 	}
-	if v := abi(); v < 1 {
+	v := abi()
+	if v < 1 {
 		return apperr.New(apperr.Unverifiable, "Landlock is not enabled in this kernel, so the command is not run")
 	}
 	prog, err := exec.LookPath(argv[0])
 	if err != nil {
 		return apperr.Wrap(apperr.NotFound, err, "%s", argv[0])
 	}
-	rules := []landlock.Rule{landlock.RODirs("/")}
-	for _, d := range rw {
-		rules = append(rules, landlock.RWDirs(d).WithRefer())
+	runtime.LockOSThread()
+	handled := writeRights(v)
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return apperr.Wrap(apperr.Unverifiable, errno, "Landlock refused a ruleset, so the command is not run")
 	}
-	var devs []string
-	for _, d := range devices {
-		if _, err := os.Stat(d); err == nil {
-			devs = append(devs, d)
+	defer unix.Close(int(fd))
+	add := func(path string, rights uint64) error {
+		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(pfd)
+		rule := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(pfd)}
+		if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
+			return errno
+		}
+		return nil
+	}
+	for _, d := range rw {
+		if err := add(d, handled); err != nil {
+			return apperr.Wrap(apperr.Unverifiable, err, "cannot open %s to the command, so it is not run", d)
 		}
 	}
-	rules = append(rules, landlock.RWFiles(devs...).WithIoctlDev(), landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing())
-	// One thread restricts itself and becomes argv: the domain passes
-	// through execve, and no other thread of ours runs unrestricted.
-	runtime.LockOSThread()
-	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
-		return apperr.Wrap(apperr.Unverifiable, err, "Landlock refused the rules, so the command is not run")
+	for _, d := range devices {
+		if _, err := os.Stat(d); err == nil {
+			add(d, fileRights&handled) // a device missing here is nothing to open
+		}
+	}
+	for _, d := range []string{"/dev/pts", "/dev/shm"} {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			add(d, handled)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return apperr.Wrap(apperr.Unverifiable, err, "cannot set no_new_privs, so the command is not run")
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
+		return apperr.Wrap(apperr.Unverifiable, errno, "Landlock did not restrict this process, so the command is not run")
 	}
 	if err := checkRestricted(rw); err != nil {
 		return err
@@ -81,11 +129,10 @@ func Enter(rw []string, argv []string) error {
 	return syscall.Exec(prog, argv, os.Environ())
 }
 
-// checkRestricted proves that writes are held: creating a file in the
-// root directory's temporary place must fail now (unless it is one of
-// the writable places).
+// checkRestricted proves that writes are held: making a file in / or
+// /tmp (unless one is a writable place) must fail now.
 func checkRestricted(rw []string) error {
-	for _, probe := range []string{"/", "/tmp", os.TempDir()} {
+	for _, probe := range []string{"/", "/tmp"} {
 		inside := false
 		for _, d := range rw {
 			if d == probe {
@@ -95,7 +142,7 @@ func checkRestricted(rw []string) error {
 		if inside {
 			continue
 		}
-		fd, err := unix.Open(probe, unix.O_TMPFILE|unix.O_WRONLY, 0o600)
+		fd, err := unix.Open(probe, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 		if err == nil {
 			unix.Close(fd)
 			return apperr.New(apperr.Unverifiable, "Landlock did not restrict writes (a file could still be made in %s), so the command is not run", probe)
