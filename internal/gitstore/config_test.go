@@ -49,7 +49,7 @@ func TestStore_AddLocalConfig(t *testing.T) {
 // a subcommand, and every value is compared with what git itself reads.
 func TestLoadConfig_CommandLineSettings(t *testing.T) {
 	dir := gt.NewRepo(t)
-	gt.Git(t, dir, "config", "ideate.spares", "true")
+	gt.Git(t, dir, "config", "ideate.maintenance", "true")
 	gt.Git(t, dir, "config", "a.Sub.key", "from the file")
 	bin := t.TempDir()
 	dump := filepath.Join(t.TempDir(), "params")
@@ -57,7 +57,7 @@ func TestLoadConfig_CommandLineSettings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "git-envdump"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-c", "ideate.spares=false", "-c", "a.Sub.key=two  words", "-c", "bare.flag",
+	args := []string{"-c", "ideate.maintenance=false", "-c", "a.Sub.key=two  words", "-c", "bare.flag",
 		"-c", "q.v=it's a 'quote' and a !", "-c", "x.y=a=b"}
 	cmd := exec.Command("git", append(args, "envdump")...)
 	cmd.Dir = dir
@@ -80,7 +80,7 @@ func TestLoadConfig_CommandLineSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := gitstore.LoadConfig(r)
-	for _, k := range [][3]string{{"ideate", "", "spares"}, {"a", "Sub", "key"}, {"q", "", "v"}, {"x", "", "y"}, {"count", "", "first"}} {
+	for _, k := range [][3]string{{"ideate", "", "maintenance"}, {"a", "Sub", "key"}, {"q", "", "v"}, {"x", "", "y"}, {"count", "", "first"}} {
 		name := k[0] + "." + k[2]
 		if k[1] != "" {
 			name = k[0] + "." + k[1] + "." + k[2]
@@ -94,8 +94,8 @@ func TestLoadConfig_CommandLineSettings(t *testing.T) {
 	if !c.Bool("bare", "flag", false) {
 		t.Error("a -c key with no value is not true")
 	}
-	if c.Bool("ideate", "spares", true) {
-		t.Error("-c ideate.spares=false lost to the file's true")
+	if c.Bool("ideate", "maintenance", true) {
+		t.Error("-c ideate.maintenance=false lost to the file's true")
 	}
 }
 
