@@ -175,7 +175,12 @@ func (s *Server) List() []map[string]any {
 	list := make([]map[string]any, 0, len(s.tools))
 	for _, t := range s.tools {
 		tl := map[string]any{"name": t.name, "description": t.desc, "inputSchema": json.RawMessage(t.schema)}
-		if t.readOnly {
+		switch {
+		case t.sweeps:
+			// It writes only the expiry of lapsed claims: doing that
+			// again changes nothing.
+			tl["annotations"] = map[string]any{"readOnlyHint": false, "idempotentHint": true}
+		case t.readOnly:
 			tl["annotations"] = map[string]any{"readOnlyHint": true}
 		}
 		list = append(list, tl)

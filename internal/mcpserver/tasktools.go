@@ -56,7 +56,7 @@ func taskTools() []toolDef {
 				arg{"role", str, "Dispatched role: red-worker, scaffolder, green-worker, …"},
 				arg{"scope", strArr, "Globs the task may change (default: the task's Files: in the plan)."},
 				arg{"tests", strArr, "Declared test ids (default: the task's tests in the story's plan.md)."}, argSprint)},
-		{name: "task_list", run: taskList, readOnly: true,
+		{name: "task_list", run: taskList, readOnly: true, sweeps: true,
 			desc:   "The started tasks: worktree, status, attempt, role, and whether the claim each was started under still holds.",
 			schema: obj(nil, arg{"all", boolean, "Include completed, released and abandoned tasks."})},
 		{name: "task_complete", run: taskCloser(worktree.StatusCompleted),

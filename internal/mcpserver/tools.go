@@ -15,6 +15,10 @@ import (
 type toolDef struct {
 	name, desc, schema string
 	readOnly, gated    bool
+	// sweeps marks a read that returns expired claims to open first (a
+	// write the board would derive anyway): it runs beside other reads,
+	// but is not annotated read-only.
+	sweeps bool
 	// long marks a call that runs for seconds or minutes (it runs tests):
 	// reads do not wait for it, it reports progress and is cancelled when
 	// the client goes.
@@ -100,10 +104,10 @@ func tools() []toolDef {
 			desc: "Create an open work item on the delegation board.",
 			schema: obj([]string{"title", "spec", "spec_format", "actor_human"}, arg{"title", str, "One line."}, argSpec, argSpecFmt,
 				argHuman, argAgent, argDeps, argParent, argSupersedes, argRefs, argTenant)},
-		{name: "work_get", run: workGet, readOnly: true,
+		{name: "work_get", run: workGet, readOnly: true, sweeps: true,
 			desc:   "Get one work item with its full spec (null when it does not exist). Expired claims are released first.",
 			schema: obj([]string{"id"}, argID)},
-		{name: "work_list", run: workList, readOnly: true,
+		{name: "work_list", run: workList, readOnly: true, sweeps: true,
 			desc: "List work items newest first with a derived claimable flag (expired claims are swept first). Paged like record_read.",
 			schema: obj(nil, argTenant, arg{"status", `"type":"string","enum":["open","in_progress","done","cancelled"]`, "Only items in this status."},
 				arg{"parent_id", strOrNil, "Omit for all, an id for its children, null for roots."},
@@ -134,7 +138,7 @@ func tools() []toolDef {
 		{name: "work_reopen", run: workReopen,
 			desc:   "Move a done item back to open.",
 			schema: obj([]string{"id", "actor_human"}, argID, argHuman, argAgent)},
-		{name: "work_events", run: workEvents, readOnly: true,
+		{name: "work_events", run: workEvents, readOnly: true, sweeps: true,
 			desc:   "Every event of an item (its audit trail), oldest first.",
 			schema: obj([]string{"id"}, argID)},
 		{name: "steering_read", run: steeringRead, readOnly: true, gated: true,
