@@ -7,15 +7,21 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // Isolate makes the test independent of the machine's git configuration:
 // no system config, a private global config with a test identity, and no
-// background maintenance unless a test turns it on.
+// background maintenance unless a test turns it on. Go's build and module
+// caches stay the machine's: under the empty HOME go would otherwise build
+// the standard library from nothing for every task's test run (80–100 s).
 func Isolate(t testing.TB) {
 	t.Helper()
+	for k, v := range goCaches() {
+		t.Setenv(k, v)
+	}
 	home := t.TempDir()
 	global := filepath.Join(home, "gitconfig")
 	if err := os.WriteFile(global, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tautoDetach = false\n"), 0o644); err != nil {
@@ -30,6 +36,17 @@ func Isolate(t testing.TB) {
 		os.Unsetenv(k)
 	}
 }
+
+// goCaches are GOCACHE and GOMODCACHE as go reports them before any test
+// changes HOME, and GOTOOLCHAIN=local; none when go is not installed.
+var goCaches = sync.OnceValue(func() map[string]string {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	f := strings.Fields(string(out))
+	if err != nil || len(f) != 2 {
+		return nil
+	}
+	return map[string]string{"GOCACHE": f[0], "GOMODCACHE": f[1], "GOTOOLCHAIN": "local"}
+})
 
 // NewRepo isolates the test and returns the top of a fresh non-bare
 // repository with one commit on main.
