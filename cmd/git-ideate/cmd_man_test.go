@@ -41,12 +41,7 @@ func TestHelpAndVersionWords(t *testing.T) {
 
 // A binary built with the commit stamped names it in --version.
 func TestVersionNamesCommit(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "git-ideate")
-	const c = "0123456789abcdef0123456789abcdef01234567"
-	out, err := exec.Command("go", "build", "-ldflags", "-X github.com/ideate/git-ideate/internal/corecmd.commit="+c, "-o", exe, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	exe, c := binPath, stampedCommit
 	for _, arg := range []string{"version", "--version"} {
 		r := runProcess(t, exec.Command(exe, arg), "")
 		if r.code != 0 || !strings.Contains(r.out, "commit "+c) {

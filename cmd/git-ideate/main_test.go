@@ -19,6 +19,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // helperPath the tree-sitter helper beside it ("" where go has no cgo).
 var binPath, helperPath string
 
+// stampedCommit is the commit binPath is built to name.
+const stampedCommit = "0123456789abcdef0123456789abcdef01234567"
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	// The guard's tests judge its reading of commands (the weaker mode);
@@ -29,7 +32,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binPath = filepath.Join(dir, "git-ideate")
-	build := exec.Command("go", "build", "-o", binPath, ".")
+	// Stamped with a commit, as a release is (TestVersionNamesCommit).
+	build := exec.Command("go", "build", "-ldflags", "-X github.com/ideate/git-ideate/internal/corecmd.commit="+stampedCommit, "-o", binPath, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as released: pure Go
 	out, err := build.CombinedOutput()
 	if err != nil {
