@@ -8,7 +8,8 @@
 // # What it owns
 //
 //   - Discovery: Discover finds the repository the way git does ($GIT_DIR,
-//     a subdirectory, a linked worktree's gitfile, a bare repository);
+//     a subdirectory, a linked worktree's gitfile, a bare repository) and
+//     refuses one it cannot write (SHA-256 objects, reftable refs);
 //     Repo.StateDir is the per-clone directory for caches and telemetry.
 //   - Objects: a transaction's writes as one pack (see pending: two files
 //     instead of one per object, kept by a .keep until the ref moves),
@@ -23,7 +24,12 @@
 //     (Format). RootTree reads a tip's root tree and checks that entry;
 //     EnsureFormat adds it before a write. A newer or unreadable version is
 //     the store's error, never a misread.
-//   - Notes on refs/notes/ideate, the git configuration as git merges it,
+//   - Durability as git's core.fsync says (see syncSet): by git's default
+//     a write's pack is fsynced before it is renamed into place.
+//   - A worktree's changes against a base (WorktreeChanges), read through
+//     `git status --porcelain=v2` and a tree diff.
+//   - Notes on refs/notes/ideate, the git configuration as git merges it
+//     (includes followed),
 //     the commit identity, fetch into a tracking namespace and leased
 //     atomic pushes (TrackingRoot, ShadowRoot), and background repacks.
 //
@@ -67,7 +73,8 @@
 // Failures the caller can act on are *apperr.Error: Conflict wrapping
 // ErrStale when a compare-and-swap lost (Transact retries it; CommitOn
 // and UpdateRef return it), Locked when a ref lock stays held past
-// LockPolicy.Timeout, NotARepo outside a repository, Schema for a bad ref
+// LockPolicy.Timeout, NotARepo outside a repository, UnsupportedRepo
+// for a SHA-256 or reftable one, Schema for a bad ref
 // name or object name, NotFound for a name that resolves to nothing, the
 // Format's code for a store written by a newer git ideate, NoRemote and
 // RemoteFailed for remotes. I/O failures are returned wrapped as they are.
