@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/confine"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
@@ -148,4 +151,71 @@ func TestRun_HoldsTheRole(t *testing.T) {
 		gt.Git(t, f.wt, "clean", "-qfdx")
 	}
 	gt.Fsck(t, f.main)
+}
+
+// BenchmarkRun: a worker's `go test ./pkg/` (and `true`, the bare
+// cost) run bare and run confined, interleaved call by call, the same
+// workers' cache warm for both; it reports the median of each and their
+// difference, what confinement costs a call.
+func BenchmarkRun(b *testing.B) {
+	if !confine.Available() {
+		b.Skip("no confinement here: " + confine.Mode())
+	}
+	dir := gt.NewRepo(b)
+	os.MkdirAll(filepath.Join(dir, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pkg", "a.go"), []byte("package pkg\n\nfunc A() int { return 1 }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "pkg", "a_test.go"), []byte("package pkg\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif A() != 1 {\n\t\tt.Fatal(A())\n\t}\n}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
+	gt.Git(b, dir, "add", "-A")
+	gt.Git(b, dir, "commit", "-qm", "base")
+	wt := filepath.Join(b.TempDir(), "T1")
+	gt.Git(b, dir, "worktree", "add", "-q", "-b", "ideate/task/T1", wt)
+	state := filepath.Join(b.TempDir(), "state")
+	cache := filepath.Join(state, "cache")
+	exe, _ := os.Executable()
+	spec := confine.Spec{Worktree: wt, Role: "green-worker", TestGlobs: []string{"**/*_test.go"}, StateDir: state, CacheDir: cache, Enter: []string{exe}}
+	for _, cmd := range []string{"go test ./pkg/ >/dev/null", "true"} {
+		bare := func() time.Duration {
+			c := exec.Command("bash", "-c", cmd)
+			c.Dir = wt
+			c.Env = append(os.Environ(), "GOCACHE="+filepath.Join(cache, "go-build"), "TMPDIR="+filepath.Join(state, "tmp"))
+			start := time.Now()
+			if out, err := c.CombinedOutput(); err != nil {
+				b.Fatalf("%v %s", err, out)
+			}
+			return time.Since(start)
+		}
+		confined := func() time.Duration {
+			os.Setenv("CONFINE_TEST_ENTER", "1")
+			defer os.Unsetenv("CONFINE_TEST_ENTER")
+			var out bytes.Buffer
+			start := time.Now()
+			if code, err := confine.Run(context.Background(), spec, cmd, nil, &out, &out); err != nil || code != 0 {
+				b.Fatalf("%d %v %s", code, err, out.String())
+			}
+			return time.Since(start)
+		}
+		confined() // fills the cache and makes TMPDIR
+		name := strings.Fields(cmd)[0]
+		if name == "go" {
+			name = "go-test"
+		}
+		b.Run(name, func(b *testing.B) {
+			var bs, cs []time.Duration
+			for b.Loop() {
+				bs = append(bs, bare())
+				cs = append(cs, confined())
+			}
+			mb, mc := median(bs), median(cs)
+			b.ReportMetric(float64(mb.Microseconds())/1000, "bare-ms")
+			b.ReportMetric(float64(mc.Microseconds())/1000, "confined-ms")
+			b.ReportMetric(float64((mc-mb).Microseconds())/1000, "overhead-ms")
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
 }
