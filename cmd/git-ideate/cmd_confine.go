@@ -139,3 +139,38 @@ func confineCommand(task, role, agent, command string) string {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// DoctorCmd says how this system holds a bound worker's commands.
+type DoctorCmd struct {
+	JSON bool `help:"Print one JSON object."`
+}
+
+// doctorOut is what doctor prints with --json.
+type doctorOut struct {
+	MessageType string `json:"message_type"`
+	Confinement string `json:"confinement"` // "landlock ABI n", "sandbox-exec …", or "none: …"
+	Confined    bool   `json:"confined"`    // bound workers' Bash calls run confined
+	Mode        string `json:"mode"`        // "confined" or "parser (weaker)"
+}
+
+// Run prints the confinement in force: confined, or the guard's reading
+// of commands (the weaker mode) and why.
+func (c *DoctorCmd) Run(env *Env) error {
+	o := doctorOut{MessageType: "doctor", Confinement: confine.Mode(), Confined: confine.Available(), Mode: "confined"}
+	why := ""
+	if os.Getenv("IDEATE_CONFINE") == "0" {
+		o.Confined, why = false, " (IDEATE_CONFINE=0 turns it off)"
+	}
+	if !o.Confined {
+		o.Mode = "parser (weaker)"
+	}
+	if c.JSON {
+		return corecmd.WriteJSON(env.Out, o, true)
+	}
+	if o.Confined {
+		fmt.Fprintf(env.Out, "confinement: %s\nmode: confined: a bound worker's Bash calls run under it (git ideate confine), held to the task's worktree and the role's files\n", o.Confinement)
+		return nil
+	}
+	fmt.Fprintf(env.Out, "confinement: %s%s\nmode: parser, the weaker mode: the guard reads each Bash call of a bound worker and denies what it cannot tell\n", o.Confinement, why)
+	return nil
+}

@@ -314,3 +314,24 @@ func diffState(a, b map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// doctor says which mode holds a bound worker's commands.
+func TestDoctor(t *testing.T) {
+	t.Setenv("IDEATE_CONFINE", "")
+	r := mustOK(t, cli(t, t.TempDir(), "", "doctor", "--json"))
+	var o struct {
+		Confinement string `json:"confinement"`
+		Confined    bool   `json:"confined"`
+		Mode        string `json:"mode"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &o); err != nil {
+		t.Fatalf("%q: %v", r.out, err)
+	}
+	if o.Confined != confine.Available() || o.Confinement != confine.Mode() || (o.Mode == "confined") != o.Confined {
+		t.Errorf("doctor: %+v, confinement here %q", o, confine.Mode())
+	}
+	t.Setenv("IDEATE_CONFINE", "0")
+	if r := mustOK(t, cli(t, t.TempDir(), "", "doctor")); !strings.Contains(r.out, "the weaker mode") {
+		t.Errorf("doctor with confinement off: %q", r.out)
+	}
+}

@@ -43,6 +43,7 @@ type CLI struct {
 	Transcripts TranscriptsCmd       `cmd:"" help:"The clone's capture of prompts, tool calls and transcripts under .git/ideate/transcripts: its size (du) and the manual cut (prune)."`
 	Serve       ServeCmd             `cmd:"" help:"Serve a read-only web page of the sprint on a loopback port: waves, task states, attempts, verdicts, the board, escalations, the retro's counts and the record, following new commits live."`
 	Retro       RetroCmd             `cmd:"" help:"The retrospective's input: failed verdicts by reason class, escalations, feedback and sync conflicts since the last planning, grouped into patterns with counts and evidence, recurring ones first."`
+	Doctor      DoctorCmd            `cmd:"" help:"Say how this system holds a bound worker's commands: Landlock confinement (its ABI), or the guard's reading of commands, the weaker mode."`
 }
 
 func main() {
