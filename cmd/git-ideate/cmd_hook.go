@@ -122,10 +122,10 @@ func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, 
 		stop[n] = true
 	}
 	return func(ctx context.Context, name gates.Name, in gates.Input) (gates.Verdict, error) {
-		if name == gates.CostName {
+		if name == gates.CostName || name == gates.GuardName {
 			v, err := reg.Run(ctx, name, in)
 			if err == nil {
-				logCost(ctx, env, v, in)
+				logCall(ctx, env, v, in)
 			}
 			return v, err
 		}
@@ -140,31 +140,50 @@ func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, 
 	}
 }
 
-// logCost writes a cost verdict that passed a command on an explicit
-// override to the execution log (phase "cost", the command in the
-// detail), so every override is auditable. Denials and plain passes write
-// nothing: a commit per call would double the hook's time (guardbench:
-// 23 ms against 12 ms), and the host shows the denial to the agent. A
-// failed write is a warning; the decision stands.
-func logCost(ctx context.Context, env *Env, v gates.Verdict, in gates.Input) {
+// logCall writes what a per-call gate (guard, cost) refused, and a cost
+// verdict that passed a command on an explicit override, to the execution
+// log as a verdict of that gate: the task and attempt, the reasons, and
+// in the detail the agent's role, the tool and a digest of the command
+// (never its text, which can hold secrets). A reviewer then sees what a
+// worker tried, and the retrospective counts it. Plain passes write
+// nothing: a commit per call would double the hook's time. A failed write
+// is a warning; the decision stands.
+func logCall(ctx context.Context, env *Env, v gates.Verdict, in gates.Input) {
 	override := false
 	for _, r := range v.Reasons {
 		if r.Class == "override" {
 			override = true
 		}
 	}
-	if !v.Passed() || !override {
+	if v.Passed() && !override {
 		return
 	}
 	x, err := env.Exec()
 	if err != nil {
+		env.Warn("the " + string(v.Gate) + " verdict could not be logged: " + apperr.Message(err))
 		return
 	}
-	v.Task, v.Attempt = in.Task, in.Attempt
+	if v.Task == "" {
+		v.Task, v.Attempt = in.Task, in.Attempt
+	}
+	v.Reasons = append([]gates.Reason(nil), v.Reasons...) // the host's copy keeps the text
+	for i := range v.Reasons {
+		v.Reasons[i].Detail = gates.RedactCommand(v.Reasons[i].Detail, in.Command)
+	}
 	e := gates.Entry(v)
+	if e.Phase == "" {
+		e.Phase = string(gates.GuardName)
+	}
 	e.Actor = "git-ideate hook"
-	e.Detail = in.Command
-	if _, err := x.Append(ctx, e); err != nil {
-		env.Warn("the cost verdict could not be logged: " + apperr.Message(err))
+	e.Detail = gates.CallDetail(in)
+	if _, err := x.Append(ctx, e); err != nil && e.Task != "" {
+		// A task id the log refuses (a typo'd dispatch) is logged without it.
+		e.Task, e.Story = "", ""
+		_, err = x.Append(ctx, e)
+		if err != nil {
+			env.Warn("the " + e.Phase + " verdict could not be logged: " + apperr.Message(err))
+		}
+	} else if err != nil {
+		env.Warn("the " + e.Phase + " verdict could not be logged: " + apperr.Message(err))
 	}
 }

@@ -96,8 +96,10 @@ func TestHookGate_Binary_CostRerun(t *testing.T) {
 	}
 
 	// The override is on the execution log with what the gate would have said.
-	if r := cli(t, dir, "", "exec", "log", "--phase", "cost", "--json"); strings.Count(r.out, "already ran on this unchanged tree") != 1 ||
-		!strings.Contains(r.out, "the fix landed in a dependency") {
+	// So is every denial, with the command's digest, never its text.
+	if r := cli(t, dir, "", "exec", "log", "--phase", "cost", "--json"); strings.Count(r.out, "already ran on this unchanged tree") != 3 ||
+		!strings.Contains(r.out, "the fix landed in a dependency") || strings.Contains(r.out, "go test ./strutil/") ||
+		strings.Count(r.out, `"result": "FAIL"`) != 2 || !strings.Contains(r.out, "command sha256:") {
 		t.Fatalf("cost entries in the exec log:\n%s", r.out)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
@@ -288,7 +291,8 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantDeny(t, "red go test ./...", s.bash("ared", "red-worker", redWT, "go test ./... 2>&1 | tail -20"), "`go test ./strutil/`")
 	wantAllow(t, "red go test", s.bash("ared", "red-worker", redWT, "go test ./strutil/ 2>&1 | tail -20"))
 	wantAllow(t, "red go test override", s.bash("ared", "red-worker", redWT, "IDEATE_COST_OVERRIDE='the whole module on purpose' go test ./..."))
-	if r := cli(t, dir, "", "exec", "log", "--phase", "cost"); strings.Count(r.out, "\n") != 1 || !strings.Contains(r.out, "override") {
+	if r := cli(t, dir, "", "exec", "log", "--phase", "cost"); strings.Count(r.out, "\n") != 2 || !strings.Contains(r.out, "result=PASS class=override") ||
+		!strings.Contains(r.out, "result=FAIL class=too_wide") {
 		t.Fatalf("cost entries in the exec log:\n%s", r.out)
 	}
 	wantAllow(t, "red git status", s.bash("ared", "red-worker", redWT, "git status --short && git diff && git log --oneline -3"))
@@ -310,9 +314,27 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantDeny(t, "green git restore", s.bash("agreen", "green-worker", greenWT, "git restore strutil/reverse_test.go"), "test_changed")
 	wantDeny(t, "green rm a test", s.bash("agreen", "green-worker", greenWT, "rm strutil/reverse_test.go"), "test_changed")
 
-	// Other sub-agents: no planning artifacts, the rest passes.
-	wantDeny(t, "helper edits the plan", hookCall(t, dir, with(s.subTool, "cwd", dir, "tool_name", "Write", "tool_input", map[string]any{"file_path": "docs/agents/sprint1/plan.md", "content": "x"})), "planning_artifact")
+	// Other sub-agents while tasks are open: they read, and write nothing
+	// in the repository (main checkout and task worktrees).
+	helper := func(cwd, agentType, tool string, input map[string]any) hostDecision {
+		return hookCall(t, cwd, with(s.subTool, "cwd", cwd, "agent_id", "ahelp", "agent_type", agentType, "tool_name", tool, "tool_input", input))
+	}
+	wantDeny(t, "helper edits the plan", helper(dir, "general-purpose", "Write", map[string]any{"file_path": "docs/agents/sprint1/plan.md", "content": "x"}), "sprint_read_only")
+	wantDeny(t, "helper writes source", helper(dir, "general-purpose", "Write", map[string]any{"file_path": filepath.Join(dir, "strutil", "reverse.go"), "content": "x"}), "sprint_read_only")
+	wantDeny(t, "helper edits a frozen test", helper(greenWT, "Explore", "Edit", map[string]any{"file_path": "strutil/reverse_test.go", "old_string": "a", "new_string": "b"}), "sprint_read_only")
+	wantDeny(t, "helper's shell writes", helper(greenWT, "other-plugin:coder", "Bash", map[string]any{"command": "echo x > strutil/reverse.go"}), "sprint_read_only")
+	wantDeny(t, "helper's unreadable command", helper(dir, "general-purpose", "Bash", map[string]any{"command": `python3 -c 'open("strutil/a.go","w")'`}), "unknown_command")
 	wantAllow(t, "helper runs a command", hookCall(t, dir, with(s.subTool, "cwd", dir)))
+	wantAllow(t, "helper reads", helper(dir, "general-purpose", "Bash", map[string]any{"command": "git log --oneline -3 && grep -rn Reverse strutil"}))
+	wantAllow(t, "helper writes outside", helper(dir, "general-purpose", "Write", map[string]any{"file_path": filepath.Join(t.TempDir(), "notes.md"), "content": "x"}))
+	wantDeny(t, "helper dispatches a worker", helper(dir, "general-purpose", "Agent", map[string]any{"prompt": "ideate-task: S1-09/T9", "subagent_type": "red-worker"}), "no_contract")
+	// Reviewers write nothing at all; they run the gates.
+	wantDeny(t, "reviewer writes notes", helper(dir, "git-ideate:structural-reviewer", "Bash", map[string]any{"command": "echo note > review-notes.txt"}), "read_only")
+	wantDeny(t, "reviewer writes outside", helper(dir, "final-gate", "Write", map[string]any{"file_path": filepath.Join(t.TempDir(), "n.md"), "content": "x"}), "read_only")
+	wantAllow(t, "reviewer runs a gate", helper(dir, "git-ideate:final-gate", "Bash", map[string]any{"command": "git ideate exec log --phase green 2>/dev/null | head"}))
+	// The plugin's agents without the plugin's prefix are the same roles.
+	s.meta("abare", "red-worker", "toolu_none")
+	wantDeny(t, "unprefixed red-worker, unbound", helper(redWT, "red-worker", "Bash", map[string]any{"command": "ls"}), "unbound")
 
 	// The main session while the tasks are open: no production source.
 	main := func(tool string, input map[string]any) hostDecision {
@@ -491,4 +513,71 @@ func TestHookGate_Binary_RealRedGate(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"frozen":["strutil/reverse_test.go"]`) {
 		t.Fatalf("green binding without RED's frozen files: %s %v", b, err)
 	}
+}
+
+// A dispatch waits for the task's dependencies (the plan's waves and
+// `Depends on:`) to pass GREEN, however the task was started; every
+// refusal is on the execution log with the role, task, tool and reason
+// class, and without the command's text.
+func TestHookGate_Binary_WaveOrderAndDenialLog(t *testing.T) {
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker"})
+	// S1-02/T1 is in wave 2 and depends on S1-01/T2: started without a
+	// board item, it has a contract all the same.
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--role", "red-worker", "--test", "strutil/slug_test.go::TestSlug", "--scope", "strutil/**"))
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-07/T1", "--role", "red-worker", "--test", "strutil/x_test.go::TestX", "--scope", "strutil/**"))
+	s := newSession(t, dir)
+	d := s.dispatch("toolu_w2", "red-worker", "ideate-task: S1-02/T1")
+	wantDeny(t, "wave 2 before wave 1", d, "dependency_open")
+	for _, want := range []string{"S1-01/T1", "S1-01/T2"} {
+		if !strings.Contains(d.reason, want) {
+			t.Errorf("the denial does not name %s: %s", want, d.reason)
+		}
+	}
+	wantDeny(t, "a task outside the plan", s.dispatch("toolu_w3", "red-worker", "ideate-task: S1-07/T1"), "not_in_plan")
+	wantAllow(t, "wave 1", s.dispatch("toolu_w1", "red-worker", "ideate-task: S1-01/T1"))
+
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := execlog.Open(g)
+	green := func(task, result string) {
+		if _, err := log.Append(context.Background(), execlog.Entry{Task: task, Attempt: 1, Phase: "green", Event: execlog.EventVerdict, Result: result}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	green("S1-01/T1", "PASS")
+	green("S1-01/T2", "FAIL")
+	g.Close()
+	d = s.dispatch("toolu_w4", "red-worker", "ideate-task: S1-02/T1")
+	wantDeny(t, "one dependency failed GREEN", d, "dependency_open")
+	if strings.Contains(d.reason, "S1-01/T1,") || !strings.Contains(d.reason, "S1-01/T2") {
+		t.Errorf("the denial names the wrong tasks: %s", d.reason)
+	}
+	g, _ = gitstore.Open(dir)
+	log = execlog.Open(g)
+	green("S1-01/T2", "PASS")
+	g.Close()
+	wantAllow(t, "every dependency passed GREEN", s.dispatch("toolu_w5", "red-worker", "ideate-task: S1-02/T1"))
+
+	// A worker's refused calls are logged for the review and the retro.
+	redWT := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	s.meta("ared", "red-worker", "toolu_w1")
+	secret := `python3 -c 'open("strutil/a.go","w").write("TOKEN=hunter2")'`
+	wantDeny(t, "red inline code", s.bash("ared", "red-worker", redWT, secret), "unknown_command")
+	wantDeny(t, "red writes production", s.tool("ared", "red-worker", redWT, "Write", map[string]any{"file_path": "strutil/reverse.go", "content": "package strutil\n"}), "not_a_test")
+	r := cli(t, dir, "", "exec", "log", "--phase", "guard", "--json")
+	for _, want := range []string{`"class": "dependency_open"`, `"class": "not_in_plan"`, `"class": "unknown_command"`, `"class": "not_a_test"`,
+		"role red-worker (agent ared); tool Bash; command sha256:", "tool Write; path strutil/reverse.go", `"task": "S1-01/T1"`, `"task": "S1-02/T1"`, "dispatch git-ideate:red-worker"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("the guard's log lacks %q:\n%s", want, r.out)
+		}
+	}
+	if strings.Contains(r.out, "hunter2") || strings.Contains(r.out, "open(") {
+		t.Errorf("the command's text is in the log:\n%s", r.out)
+	}
+	if rr := cli(t, dir, "", "retro", "--json"); !strings.Contains(rr.out, "not_a_test") {
+		t.Errorf("the retrospective does not count the refusals:\n%s", rr.out)
+	}
+	gt.Git(t, dir, "fsck", "--strict")
 }

@@ -68,6 +68,11 @@ type GuardFacts struct {
 	// operating-system confinement (the hook rewrites it), which holds
 	// what it writes; the guard reads it only without confinement.
 	Confined bool
+	// Agent: the binding of an execution role's sub-agent and its task's
+	// contract (set for every such sub-agent, bound or not).
+	Agent *AgentFacts
+	// Dispatch: an Agent call that would start an execution role.
+	Dispatch *DispatchFacts
 	// Content is a Write's new content (the shim marker is looked for in
 	// it).
 	Content    string
@@ -110,7 +115,26 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 	if f == nil {
 		return Verdict{Result: UNVERIFIABLE, Reasons: []Reason{{Class: "no_facts", Detail: "the guard was asked without the agent's binding facts"}}}, nil
 	}
+	if in.Tool == "Agent" || in.Tool == "Task" {
+		switch {
+		case f.Subagent && (IsExecutionRole(in.Role) || IsReviewerRole(in.Role)):
+			return verdictOf(guardFail{class: "dispatch", detail: "a " + in.Role + " dispatches no agents; do the task's work yourself"}), nil
+		case f.Dispatch != nil:
+			return judgeDispatch(f.Dispatch), nil
+		}
+		return Verdict{Result: PASS}, nil
+	}
+	if f.Subagent && IsExecutionRole(in.Role) {
+		if fail := judgeAgent(in.Role, f.Agent); fail != nil {
+			return verdictOf(*fail), nil
+		}
+	}
 	exec := f.Bound && IsExecutionRole(in.Role)
+	// A reviewer writes nothing; a sub-agent bound to no task writes
+	// nothing in the repository while a sprint executes. Both are held
+	// to commands whose writes can be told.
+	readOnly := f.Subagent && (IsReviewerRole(in.Role) || f.Sprint && !IsExecutionRole(in.Role))
+	strict := exec || readOnly
 	var targets []writeTarget
 	switch in.Tool {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
@@ -126,7 +150,7 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 		}
 		w, unknown := BashWrites(in.Command)
 		if unknown != "" {
-			if exec {
+			if strict {
 				return verdictOf(guardFail{class: "unknown_command", detail: "cannot tell what this command writes: " + unknown +
 					"; no operating-system confinement holds commands here, so the guard reads them (the weaker mode) and runs only what it can read: use plain commands (Write/Edit for files)", unverifiable: true}), nil
 			}
@@ -135,15 +159,16 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 		for _, t := range w {
 			targets = append(targets, writeTarget{path: t.Path, dir: t.Dir, mkdir: t.Mkdir})
 		}
-	case "Agent", "Task":
-		if exec {
-			return verdictOf(guardFail{class: "dispatch", detail: "a " + in.Role + " dispatches no agents; do the task's work yourself"}), nil
-		}
-		return Verdict{Result: PASS}, nil
 	default:
 		return Verdict{Result: PASS}, nil
 	}
 	for _, t := range targets {
+		if readOnly {
+			if fail := f.judgeReadOnly(in.Role, t); fail != nil {
+				return verdictOf(*fail), nil
+			}
+			continue
+		}
 		if fail := f.judge(in.Role, exec, t); fail != nil {
 			return verdictOf(*fail), nil
 		}

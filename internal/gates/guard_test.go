@@ -138,6 +138,9 @@ func TestGuard(t *testing.T) {
 		return f
 	}
 	run := func(role, tool, cmd string, paths []string, f *gates.GuardFacts) gates.Verdict {
+		if f != nil && f.Bound && f.Agent == nil && gates.IsExecutionRole(role) {
+			f.Agent = &gates.AgentFacts{Task: "S1-01/T1", Status: "open", Open: true, TaskRole: role}
+		}
 		v, err := gates.Guard.Run(context.Background(), gates.Input{Point: gates.BeforeTool, Role: role, Tool: tool, Command: cmd, Paths: paths, Guard: f})
 		if err != nil {
 			t.Fatal(err)

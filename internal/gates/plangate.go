@@ -105,14 +105,15 @@ const PlanGateName Name = "plan"
 // be started only while the newest verdict stored for the current plan's
 // tree is a PASS. No verdict for this tree (never checked, or the plan was
 // edited since) and a FAIL both FAIL; a plan that cannot be loaded is
-// UNVERIFIABLE. Any other input passes: the gate has nothing to say about
-// it. open gives the execution log and the sprint in force for in.
+// UNVERIFIABLE. When in.Task names the task dispatched, every unit it
+// waits for (its `Depends on:`, the waves before its own; plan.Schedule)
+// must have passed GREEN: the newest green verdict of each is a PASS, else
+// FAIL dependency_open naming them; a task the checked plan does not list
+// is FAIL not_in_plan. This holds however the task was started. Any other
+// input passes: the gate has nothing to say about it. open gives the execution log and the sprint in force for in.
 func PlanGate(open func(ctx context.Context, in Input) (*execlog.Log, *plan.Sprint, error)) Gate {
 	return Func(func(ctx context.Context, in Input) (Verdict, error) {
-		role := in.Dispatch
-		if i := strings.LastIndexByte(role, ':'); i >= 0 {
-			role = role[i+1:]
-		}
+		role := RoleOf(in.Dispatch)
 		if in.Point != BeforeTool || !IsExecutionRole(role) {
 			return Verdict{Result: PASS}, nil
 		}
@@ -133,6 +134,51 @@ func PlanGate(open func(ctx context.Context, in Input) (*execlog.Log, *plan.Spri
 			return Verdict{Result: FAIL, Reasons: []Reason{{Class: "plan_failed",
 				Detail: fmt.Sprintf("sprint %d's plan failed its check (exec %s, %d finding(s)): fix it and run `git ideate plan check` before dispatching %s", s.Number, e.ID, len(e.Reasons), in.Dispatch)}}}, nil
 		}
-		return Verdict{Result: PASS}, nil
+		if in.Task == "" {
+			return Verdict{Result: PASS}, nil
+		}
+		return dependenciesPassed(ctx, log, s, in.Task)
 	})
+}
+
+// dependenciesPassed checks that every unit task waits for passed GREEN.
+func dependenciesPassed(ctx context.Context, log *execlog.Log, s *plan.Sprint, task string) (Verdict, error) {
+	var unit *plan.Unit
+	units := plan.Schedule(s)
+	for i := range units {
+		if units[i].Ref == task {
+			unit = &units[i]
+		}
+	}
+	if unit == nil {
+		return Verdict{Result: FAIL, Reasons: []Reason{{Class: "not_in_plan",
+			Detail: fmt.Sprintf("task %s is not in sprint %d's checked plan, so its place in the waves is unknown", task, s.Number)}}}, nil
+	}
+	if len(unit.After) == 0 {
+		return Verdict{Result: PASS}, nil
+	}
+	green := map[string]string{} // task → its newest green result
+	err := log.Each(ctx, func(e execlog.Entry) bool {
+		if e.Phase == "green" && e.Event == execlog.EventVerdict {
+			if _, seen := green[e.Task]; !seen {
+				green[e.Task] = e.Result
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	var open []string
+	for _, ref := range unit.After {
+		if green[ref] != string(PASS) {
+			open = append(open, ref)
+		}
+	}
+	if len(open) == 0 {
+		return Verdict{Result: PASS}, nil
+	}
+	return Verdict{Result: FAIL, Reasons: []Reason{{Class: "dependency_open", Paths: open,
+		Detail: fmt.Sprintf("task %s (wave %d) waits for %s, which %s not passed GREEN yet: dispatch it when they have", task, unit.Wave,
+			strings.Join(open, ", "), map[bool]string{true: "has", false: "have"}[len(open) == 1])}}}, nil
 }

@@ -19,7 +19,7 @@ import (
 
 // PluginName is the plugin's name: its agents' types are
 // "git-ideate:<agent>".
-const PluginName = "git-ideate"
+const PluginName = gates.PluginName
 
 // TaskLine names the task a dispatch of an execution role is for: a line
 // of the dispatch prompt "ideate-task: S1-01/T1".
@@ -47,15 +47,12 @@ const PolicyFile = "guard-policy.json"
 // StaleAfter is how long dispatch files are kept.
 const StaleAfter = 72 * time.Hour
 
-// ExecutionRole is the execution role of a host agent type
-// ("git-ideate:red-worker" → "red-worker"), "" for any other agent and
-// for the main session.
+// ExecutionRole is the execution role of a host agent type, plugin-
+// qualified or not ("git-ideate:red-worker" and "red-worker" →
+// "red-worker"; the post-planner is a scaffolder), "" for any other agent
+// and for the main session.
 func ExecutionRole(agentType string) string {
-	r, ok := strings.CutPrefix(agentType, PluginName+":")
-	if ok && r == PostPlanner {
-		return gates.RoleScaffold
-	}
-	if ok && gates.IsExecutionRole(r) {
+	if r := gates.RoleOf(agentType); gates.IsExecutionRole(r) {
 		return r
 	}
 	return ""
@@ -64,7 +61,7 @@ func ExecutionRole(agentType string) string {
 // PostPlanner is the playbook's name of the scaffolding pass's agent: the
 // plugin's post-planner works a task started with role scaffolder, bound,
 // guarded and judged as one.
-const PostPlanner = "post-planner"
+const PostPlanner = gates.PostPlanner
 
 // policy is what the guard needs from the standards.
 type policy struct {

@@ -80,10 +80,12 @@
 //	              with its task's scope and declared tests and the cost
 //	              rules cached with the dispatch) on Write, Edit,
 //	              MultiEdit, NotebookEdit, Bash and Agent (ToolMatcher);
-//	              every call of an execution agent goes through its
-//	              binding first
+//	              the hooks gather the facts (the agent's role and
+//	              binding, its task's contract, a dispatch's task and the
+//	              plan gate's verdict on it) and the guard decides; a
+//	              refusal is stored through Dispatcher.Judge
 //	SubagentStop  in the gate entries only (anchored matchers
-//	              ^git-ideate:<role>$, `git ideate hook --gate`, GateOnly):
+//	              ^(git-ideate:)?<role>$, `git ideate hook --gate`, GateOnly):
 //	              StopGates[role] (red-worker → red, scaffolder →
 //	              scaffold, green-worker → green) for the agent's task,
 //	              through Dispatcher.Judge, which stores the verdict; then
@@ -106,11 +108,13 @@
 // # Binding an execution agent to its task
 //
 // The host links no Agent call to the agent it starts, and the model's
-// words are not trusted. An execution role (git-ideate:red-worker,
-// scaffolder, green-worker) is dispatched by an Agent call whose prompt
-// names its task on a line "ideate-task: S1-01/T1"; the dispatch is
-// denied unless that task has an open contract for that role (and without
-// isolation: the task's worktree is ours). An approved dispatch is written
+// words are not trusted. An execution role (red-worker, scaffolder or
+// post-planner, green-worker; plugin-qualified or not: gates.RoleOf) is
+// dispatched by an Agent call whose prompt names its task on a line
+// "ideate-task: S1-01/T1"; the dispatch is denied unless that task has an
+// open contract for that role (and without isolation: the task's worktree
+// is ours), the plan's check passed and every task it waits for (its
+// `Depends on:`, the waves before its own) passed GREEN. An approved dispatch is written
 // under .git/ideate/dispatch/pending/<tool_use_id>.json with the guard
 // policy read from the standards (test globs, shim marker, source
 // extensions; also cached in .git/ideate/guard-policy.json for the main
@@ -130,7 +134,10 @@
 // contract (its ref): no scan of the repository on the allow path. The
 // main session is held to "no production source" while a sprint
 // executes, which is while .git/ideate/executing/ is not empty (the
-// worktree manager keeps one file per open task). SubagentStop blocks are
+// worktree manager keeps one file per open task); meanwhile a sub-agent
+// bound to no task (general-purpose, Explore, another plugin's) writes
+// nothing in the repository. Reviewers (structural-reviewer, final-gate,
+// archivist) write nothing at all. SubagentStop blocks are
 // counted per agent (reset when stop_hook_active is false); the reason
 // says which of CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) it is; the
 // host honours that many and ends the agent at its next stop, and the

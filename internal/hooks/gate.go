@@ -73,32 +73,39 @@ func isFileTool(t string) bool {
 	return t == "Write" || t == "Edit" || t == "MultiEdit" || t == "NotebookEdit"
 }
 
-// beforeTool: the binding of execution agents and the role guard.
+// beforeTool gathers the facts of a tool call (the agent's role and
+// binding, its task's contract, a dispatch's task) and asks the gates;
+// the role guard decides (gates.Guard), and a denial is the gates'
+// verdict, stored through d.Judge.
 func (c *call) beforeTool() (*Decision, error) {
 	p := c.p
-	role := ExecutionRole(p.AgentType)
+	role := gates.RoleOf(p.AgentType)
 	sub := p.AgentID != ""
 	tool := p.ToolName
 	if role == "" && !isFileTool(tool) && tool != "Bash" && tool != "Agent" && tool != "Task" {
 		return nil, nil // nothing the guard looks at
 	}
-	if !sub && (tool == "Agent" || tool == "Task") {
-		if r := ExecutionRole(lookup(p.ToolInput, "subagent_type")); r != "" {
-			return c.approveDispatch(r)
+	in := c.d.GateInput(c.event, p)
+	in.Role = role
+	dispatch := ""
+	if tool == "Agent" || tool == "Task" {
+		if r := gates.RoleOf(in.Dispatch); gates.IsExecutionRole(r) && !(sub && role != "") {
+			dispatch = r
 		}
-		return nil, nil
 	}
 	st, err := c.execStores()
 	if err != nil {
-		if role != "" {
-			return deny("a %s cannot be checked against its task: %s", role, errText(err)), nil
-		}
-		if apperr.Is(err, apperr.NotARepo) {
+		if role == "" && dispatch == "" && apperr.Is(err, apperr.NotARepo) {
 			return nil, nil
 		}
-		return nil, err
+		if role == "" && dispatch == "" {
+			return nil, err
+		}
+		// A guarded agent or a dispatch that cannot be checked is refused.
+		v := gates.Verdict{Gate: gates.GuardName, Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "no_repository",
+			Detail: "the call cannot be checked against its task: " + errText(err)}}}
+		return c.refuse(v), nil
 	}
-	in := c.d.GateInput(c.event, p)
 	f := &gates.GuardFacts{Subagent: sub, Cwd: in.Dir, Top: st.Top}
 	if p.Cwd != "" && filepath.IsAbs(p.Cwd) {
 		f.Cwd = p.Cwd
@@ -111,22 +118,27 @@ func (c *call) beforeTool() (*Decision, error) {
 			f.Content, f.HasContent = *ti.Content, true
 		}
 	}
+	var pending *dispatchRec
 	switch {
-	case role != "":
+	case dispatch != "":
+		f.Dispatch, pending = c.dispatchFacts(st, dispatch, &in)
+	case sub && gates.IsExecutionRole(role):
+		a := &gates.AgentFacts{}
+		f.Agent = a
 		b, why := c.bind(st, role)
 		if b == nil {
-			return deny("this %s is bound to no task, so every call is refused: %s", role, why), nil
+			a.Unbound = why
+			break
 		}
+		a.Task = b.Task
+		in.Task = b.Task
 		ct, err := st.Tasks.Contract(b.Task)
-		switch {
-		case err != nil:
-			return deny("the contract of task %s cannot be read: %s", b.Task, errText(err)), nil
-		case ct.Status != worktree.StatusOpen:
-			return deny("task %s is %s; its %s has nothing more to do", b.Task, ct.Status, role), nil
-		case ct.Role != role:
-			return deny("task %s is open for a %s now, not a %s", b.Task, ct.Role, role), nil
+		if err != nil {
+			a.ContractErr = errText(err)
+			break
 		}
-		in.Task, in.Attempt, in.Role = b.Task, ct.Attempt, role
+		a.Status, a.Open, a.TaskRole = string(ct.Status), ct.Status == worktree.StatusOpen, ct.Role
+		in.Attempt = ct.Attempt
 		f.Bound, f.Worktree = true, ct.Path
 		f.Confined = tool == "Bash" && c.d.Confine != nil && c.d.Confine(b.Task, role, p.AgentID, "") != ""
 		f.TestGlobs, f.ShimMarker, f.Extensions = b.Policy.TestGlobs, b.Policy.ShimMarker, b.Policy.Extensions
@@ -135,7 +147,9 @@ func (c *call) beforeTool() (*Decision, error) {
 			in.Cost = &gates.CostFacts{Task: b.Task, Top: ct.Path, Cwd: f.Cwd, Scope: ct.Scope, Tests: ct.Tests,
 				TestGlobs: b.Policy.TestGlobs, Rules: b.Policy.Cost, RulesErr: b.Policy.CostErr}
 		}
-	case !sub:
+	case sub:
+		f.Sprint = executing(st.StateDir)
+	default:
 		f.Sprint = executing(st.StateDir)
 		if f.Sprint {
 			pol, err := c.policy(st, false)
@@ -146,6 +160,9 @@ func (c *call) beforeTool() (*Decision, error) {
 		}
 	}
 	in.Guard = f
+	if f.Agent != nil && !f.Bound || f.Dispatch != nil && f.Dispatch.TaskErr != "" {
+		in.Cost = nil
+	}
 	var run *pendingRun
 	if in.Cost != nil && registered(c.d.Gates, gates.CostName) {
 		run = c.recall(st.StateDir, in.Cost, in.Command)
@@ -155,7 +172,14 @@ func (c *call) beforeTool() (*Decision, error) {
 			continue
 		}
 		if v := c.judge(name, in); !v.Passed() {
-			return &Decision{Block: true, Reason: "git ideate gate " + v.String()}, nil
+			return c.refuse(v), nil
+		}
+	}
+	if pending != nil {
+		if err := c.approve(st, pending); err != nil {
+			v := gates.Verdict{Gate: gates.GuardName, Task: pending.Task, Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "bookkeeping",
+				Detail: fmt.Sprintf("the dispatch of task %s cannot be written down: %v", pending.Task, err)}}}
+			return c.refuse(v), nil
 		}
 	}
 	c.remember(st.StateDir, run)
@@ -185,6 +209,14 @@ func (c *call) confined(task, role string) (*Decision, error) {
 		return deny("the Bash command cannot be confined: %v", err), nil
 	}
 	return &Decision{UpdatedInput: data, Reason: "git ideate: runs confined to task " + task + "'s worktree"}, nil
+}
+
+// refuse is the host's denial of a verdict that did not pass.
+func (c *call) refuse(v gates.Verdict) *Decision {
+	if v.Gate == "" {
+		v.Gate = gates.GuardName
+	}
+	return &Decision{Block: true, Reason: "git ideate gate " + v.String()}
 }
 
 // registered reports whether reg holds a gate called name.
@@ -217,74 +249,78 @@ func (c *call) judge(name gates.Name, in gates.Input) gates.Verdict {
 	return v
 }
 
-// approveDispatch checks an Agent call of an execution role: its prompt
-// names an open task of that role on an ideate-task: line. An approved
-// dispatch is written down for the agent's binding; anything else is
-// denied.
-func (c *call) approveDispatch(role string) (*Decision, error) {
+// dispatchFacts gathers what the guard judges of an Agent call that
+// would start an execution role: the task its prompt names on an
+// ideate-task: line, the plan gate's verdict on it (the plan's check and
+// the task's dependencies), the task's contract and the standards. It
+// returns the dispatch to write down when the guard approves it.
+func (c *call) dispatchFacts(st *Stores, role string, in *gates.Input) (*gates.DispatchFacts, *dispatchRec) {
 	p := c.p
+	d := &gates.DispatchFacts{Role: role}
 	task, err := taskOfPrompt(lookup(p.ToolInput, "prompt"))
+	if err == nil {
+		err = worktree.CheckTaskID(task)
+	}
 	if err != nil {
-		return deny("a %s dispatch must name its task: %v", role, err), nil
+		d.TaskErr = apperr.Message(err)
+		return d, nil
 	}
-	if err := worktree.CheckTaskID(task); err != nil {
-		return deny("%s", apperr.Message(err)), nil
-	}
-	if lookup(p.ToolInput, "isolation") != "" {
-		return deny("a %s works in its task's worktree, which git ideate made; dispatch it without isolation", role), nil
-	}
-	if !idRe().MatchString(p.ToolUseID) {
-		return deny("the Agent call carries no usable tool_use_id, so its agent could not be bound to task %s", task), nil
-	}
-	st, err := c.execStores()
-	if err != nil {
-		return deny("cannot check task %s: %s", task, errText(err)), nil
-	}
+	d.Task, in.Task = task, task
+	d.Isolation = lookup(p.ToolInput, "isolation") != ""
+	d.NoToolUse = !idRe().MatchString(p.ToolUseID)
 	// The planning→execution gate: no execution agent starts before the
-	// current plan's check passed (when the composition root registered it).
-	for _, name := range c.d.Gates.Names() {
-		if name != gates.PlanGateName {
-			continue
+	// current plan's check passed and the task's dependencies passed
+	// GREEN (when the composition root registered it).
+	if registered(c.d.Gates, gates.PlanGateName) {
+		pin := *in
+		pin.Guard, pin.Cost = nil, nil
+		v, err := c.d.Gates.Run(c.ctx, gates.PlanGateName, pin)
+		if err != nil {
+			v = gates.Verdict{Gate: gates.PlanGateName, Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "error", Detail: errText(err)}}}
 		}
-		v, err := c.d.Gates.Run(c.ctx, name, c.d.GateInput(c.event, p))
-		if err != nil || !v.Passed() {
-			return deny("%s", v.String()), nil
-		}
+		d.Plan = &v
 	}
 	ct, err := st.Tasks.Contract(task)
 	switch {
 	case apperr.Is(err, apperr.NotFound):
-		return deny("task %s has no contract; start it first (git ideate task start --task %s --role %s)", task, task, role), nil
+		d.NoContract = true
+		return d, nil
 	case err != nil:
-		return deny("the contract of task %s cannot be read: %s", task, errText(err)), nil
-	case ct.Status != worktree.StatusOpen:
-		return deny("task %s is %s, not open; start it again for the %s", task, ct.Status, role), nil
-	case ct.Role != role:
-		return deny("task %s is open for a %s, not a %s; dispatch git-ideate:%s or restart the task with --role %s", task, orNone(ct.Role), role, orNone(ct.Role), role), nil
+		d.ContractErr = errText(err)
+		return d, nil
+	}
+	d.Status, d.Open, d.TaskRole = string(ct.Status), ct.Status == worktree.StatusOpen, ct.Role
+	in.Attempt = ct.Attempt
+	if !d.Open || d.TaskRole != role {
+		return d, nil
 	}
 	pol, err := c.policy(st, true)
 	if err != nil {
-		return deny("the standards cannot be read, so a %s could not be guarded: %s", role, errText(err)), nil
+		d.PolicyErr = errText(err)
+		return d, nil
 	}
-	if len(pol.TestGlobs) == 0 {
-		return deny("standards.md names no test globs (## Test runners), so a %s could not be guarded", role), nil
-	}
-	now := c.d.now()
-	rec := dispatchRec{ToolUseID: p.ToolUseID, Session: p.SessionID, Task: task, Attempt: ct.Attempt, Role: role,
-		Worktree: ct.Path, Policy: pol, Created: now.UTC().Format(time.RFC3339Nano)}
+	d.NoTestGlobs = len(pol.TestGlobs) == 0
+	rec := &dispatchRec{ToolUseID: p.ToolUseID, Session: p.SessionID, Task: task, Attempt: ct.Attempt, Role: role,
+		Worktree: ct.Path, Policy: pol, Created: c.d.now().UTC().Format(time.RFC3339Nano)}
 	if role != gates.RoleRed {
 		frozen, err := c.frozen(st, ct, pol.ShimMarker)
 		if err != nil {
-			return deny("the files RED froze for task %s cannot be read: %s", task, errText(err)), nil
+			d.FrozenErr = errText(err)
+			return d, nil
 		}
 		rec.Frozen = frozen
 	}
+	return d, rec
+}
+
+// approve writes an approved dispatch down for its agent's binding.
+func (c *call) approve(st *Stores, rec *dispatchRec) error {
 	data, _ := json.Marshal(rec)
-	if _, err := createWhole(dispatchPath(st.StateDir, "pending", p.ToolUseID+".json"), data); err != nil {
-		return deny("the dispatch of task %s cannot be written down: %v", task, err), nil
+	if _, err := createWhole(dispatchPath(st.StateDir, "pending", rec.ToolUseID+".json"), data); err != nil {
+		return err
 	}
-	sweepStale(st.StateDir, now)
-	return nil, nil
+	sweepStale(st.StateDir, c.d.now())
+	return nil
 }
 
 // frozen lists what the task's verified RED commit changed against the
@@ -326,13 +362,6 @@ func (c *call) frozen(st *Stores, ct *worktree.Contract, shim string) ([]string,
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(no role)"
-	}
-	return s
 }
 
 // bind returns the agent's binding, making it on the agent's first call:

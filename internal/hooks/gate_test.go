@@ -34,6 +34,9 @@ func (g *fakeGate) Run(_ context.Context, in gates.Input) (gates.Verdict, error)
 	g.mu.Lock()
 	g.seen = append(g.seen, in)
 	g.mu.Unlock()
+	if in.Guard != nil && in.Guard.Dispatch != nil {
+		return gates.Guard.Run(context.Background(), in) // a dispatch: the real guard's facts
+	}
 	text := in.Command + " " + in.Task + " " + strings.Join(in.Paths, " ")
 	switch {
 	case strings.Contains(text, "unfinished"):
@@ -413,10 +416,12 @@ func TestGate_CostBeforeBash(t *testing.T) {
 }
 
 // The playbook's post-planner is the scaffolder: bound, guarded and
-// judged as one; other agent types are no execution role.
+// judged as one; the plugin's agents count with or without the plugin's
+// prefix; other agent types are no execution role.
 func TestExecutionRole_PostPlanner(t *testing.T) {
 	for in, want := range map[string]string{"git-ideate:post-planner": gates.RoleScaffold, "git-ideate:scaffolder": gates.RoleScaffold,
-		"git-ideate:green-worker": gates.RoleGreen, "git-ideate:archivist": "", "post-planner": "", "other:post-planner": ""} {
+		"git-ideate:green-worker": gates.RoleGreen, "git-ideate:archivist": "", "post-planner": gates.RoleScaffold, "red-worker": gates.RoleRed,
+		"other:post-planner": "", "other:red-worker": "", "general-purpose": "", "Explore": ""} {
 		if got := hooks.ExecutionRole(in); got != want {
 			t.Errorf("ExecutionRole(%q) = %q, want %q", in, got, want)
 		}

@@ -46,9 +46,10 @@ func (h Hook) Command(hookCommand string) string {
 // ends the cost gate's remembered run of an expensive one (costrun.go);
 // PostToolUseFailure (Bash) ends that of a failed one. UserPromptSubmit
 // captures the prompt, Stop copies the session's transcript. SubagentStop has the catch-all capture entry and, per
-// execution role, an entry anchored on the plugin's agent type (a matcher
-// with ':' is an unanchored regex, so `git-ideate:red-worker` alone would
-// also select `git-ideate:red-worker-extra`) that runs the role's gate.
+// execution role, an entry anchored on the agent type, plugin-qualified or
+// not (a matcher with ':' is an unanchored regex, so `git-ideate:red-worker`
+// alone would also select `git-ideate:red-worker-extra`), that runs the
+// role's gate.
 var table = []struct {
 	Hook
 	run handler
@@ -58,10 +59,10 @@ var table = []struct {
 	{Hook{Event: "SessionEnd", Timeout: 2}, sessionEnd},
 	{Hook{Event: "PreCompact", Timeout: 30}, preCompact},
 	{Hook{Event: "SubagentStop", Timeout: 30}, subagentStop},
-	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":red-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
-	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":scaffolder$", Timeout: StopGateTimeout, Gate: true}, nil},
-	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":" + PostPlanner + "$", Timeout: StopGateTimeout, Gate: true}, nil},
-	{Hook{Event: "SubagentStop", Matcher: "^" + PluginName + ":green-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "SubagentStop", Matcher: "^(" + PluginName + ":)?red-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "SubagentStop", Matcher: "^(" + PluginName + ":)?scaffolder$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "SubagentStop", Matcher: "^(" + PluginName + ":)?" + PostPlanner + "$", Timeout: StopGateTimeout, Gate: true}, nil},
+	{Hook{Event: "SubagentStop", Matcher: "^(" + PluginName + ":)?green-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "PreToolUse", Matcher: ToolMatcher, Timeout: 10}, nil},
 	{Hook{Event: "PostToolUse", Timeout: 30}, postToolUse},
 	{Hook{Event: "PostToolUseFailure", Matcher: "Bash", Timeout: 10}, postToolUseFailure},

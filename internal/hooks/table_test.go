@@ -61,11 +61,11 @@ func TestHooks_MatchPluginHooksJSON(t *testing.T) {
 	if len(file.Hooks) != len(seen) {
 		t.Fatalf("hooks/hooks.json has %d events, the table %d", len(file.Hooks), len(seen))
 	}
-	// The stop gates are anchored on the plugin's agent types and have
+	// The stop gates are anchored on the plugin's agent types (prefixed or not) and have
 	// the time of a test run; the tool guard is quick.
 	for _, h := range table {
 		switch {
-		case h.Gate && (h.Event != "SubagentStop" || !strings.HasPrefix(h.Matcher, "^git-ideate:") || !strings.HasSuffix(h.Matcher, "$") || h.Timeout < 300):
+		case h.Gate && (h.Event != "SubagentStop" || !strings.HasPrefix(h.Matcher, "^(git-ideate:)?") || !strings.HasSuffix(h.Matcher, "$") || h.Timeout < 300):
 			t.Errorf("gate entry %+v", h)
 		case h.Event == "PreToolUse" && (h.Matcher != hooks.ToolMatcher || h.Timeout > 15):
 			t.Errorf("PreToolUse entry %+v", h)
