@@ -653,3 +653,74 @@ func binaryFromTarGz(t *testing.T, p string) []byte {
 		}
 	}
 }
+
+// While there is no binary, no hook that needs a gate is allowed: a
+// dispatch of an execution role and every write tool call of the plugin's
+// sub-agents are denied, and a stop gate blocks, each saying the install
+// is under way (or why it failed), at once; any other hook spools and
+// says nothing.
+func TestLauncher_FirstLaunchFailsClosed(t *testing.T) {
+	root := copyPlugin(t)
+	tools := toolDir(t) // no go, no git-ideate-full
+	const installing = "git ideate is still being installed; retry in "
+	const failed = "git ideate could not be installed ("
+	for _, c := range []struct {
+		name, payload string
+		args          []string
+		deny, block   bool
+	}{
+		{name: "red-worker dispatch", payload: `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_use_id":"toolu_1","tool_input":{"prompt":"ideate-task: S1-01/T1","subagent_type":"git-ideate:red-worker"}}`, deny: true},
+		{name: "unprefixed post-planner dispatch", payload: `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Task","tool_input":{"prompt":"x","subagent_type":"post-planner"}}`, deny: true},
+		{name: "bound worker's Write", payload: `{"session_id":"s","agent_id":"a1","agent_type":"git-ideate:green-worker","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"a.go","content":"x"}}`, deny: true},
+		{name: "bound worker's Bash", payload: "{\n  \"session_id\": \"s\",\n  \"agent_id\": \"a1\",\n  \"agent_type\": \"red-worker\",\n  \"hook_event_name\": \"PreToolUse\",\n  \"tool_name\": \"Bash\",\n  \"tool_input\": {\"command\": \"timeout 5 touch prod.go\"}\n}", deny: true},
+		{name: "reviewer's Bash", payload: `{"session_id":"s","agent_id":"a2","agent_type":"git-ideate:structural-reviewer","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo n > notes"}}`, deny: true},
+		{name: "stop gate", payload: `{"session_id":"s","agent_id":"a1","agent_type":"git-ideate:red-worker","hook_event_name":"SubagentStop","stop_hook_active":false}`, args: []string{"--gate"}, block: true},
+		{name: "general-purpose dispatch", payload: `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"prompt":"look","subagent_type":"general-purpose"}}`},
+		{name: "a role named in a string", payload: `{"session_id":"s","agent_id":"a3","agent_type":"Explore","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo \"agent_type\":\"red-worker\""}}`},
+		{name: "main session's Bash", payload: `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`},
+		{name: "session start", payload: `{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}`},
+	} {
+		for _, mode := range []struct {
+			env  []string
+			want string
+		}{
+			// A download that may still come: the install is under way.
+			{[]string{"GIT_IDEATE_NO_DOWNLOAD=", "GIT_IDEATE_RELEASE_URL=http://127.0.0.1:1/x"}, installing},
+			// Nothing to get it from: the message says so.
+			{[]string{"GIT_IDEATE_NO_DOWNLOAD=1"}, failed},
+		} {
+			data := t.TempDir()
+			env := append([]string{"CLAUDE_PLUGIN_DATA=" + data, "PATH=" + tools}, mode.env...)
+			t0 := time.Now()
+			r := run(t, root, env, c.payload, append([]string{"hook"}, c.args...)...)
+			took := time.Since(t0)
+			if r.code != 0 || took > 10*time.Second {
+				t.Errorf("%s: exit %d after %v, stderr %q", c.name, r.code, took, r.err)
+			}
+			switch {
+			case c.deny:
+				var m struct {
+					HSO struct {
+						Event    string `json:"hookEventName"`
+						Decision string `json:"permissionDecision"`
+						Reason   string `json:"permissionDecisionReason"`
+					} `json:"hookSpecificOutput"`
+				}
+				if err := json.Unmarshal([]byte(r.out), &m); err != nil || m.HSO.Event != "PreToolUse" || m.HSO.Decision != "deny" ||
+					!strings.HasPrefix(m.HSO.Reason, mode.want) || strings.Count(r.out, "\n") != 1 {
+					t.Errorf("%s: stdout %q (%v), want a deny saying %q", c.name, r.out, err, mode.want)
+				}
+			case c.block:
+				var m struct{ Decision, Reason string }
+				if err := json.Unmarshal([]byte(r.out), &m); err != nil || m.Decision != "block" || !strings.HasPrefix(m.Reason, mode.want) ||
+					strings.Contains(r.out, "build failed") {
+					t.Errorf("%s: stdout %q (%v), want a block saying %q", c.name, r.out, err, mode.want)
+				}
+			default:
+				if r.out != "" {
+					t.Errorf("%s: stdout %q, want nothing", c.name, r.out)
+				}
+			}
+		}
+	}
+}
