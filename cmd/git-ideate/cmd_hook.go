@@ -100,6 +100,7 @@ func hookGates(env *Env) *gates.Registry {
 	reg := gates.NewRegistry()
 	_ = reg.Register(gates.GuardName, gates.Guard)
 	_ = reg.Register(gates.CostName, gates.Cost)
+	_ = reg.Register(gates.EscapeName, gates.Escape)
 	_ = reg.Register(gates.PlanGateName, gates.PlanGate(func(ctx context.Context, _ gates.Input) (*execlog.Log, *plan.Sprint, error) {
 		log, err := env.Exec()
 		if err != nil {
@@ -122,7 +123,7 @@ func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, 
 		stop[n] = true
 	}
 	return func(ctx context.Context, name gates.Name, in gates.Input) (gates.Verdict, error) {
-		if name == gates.CostName || name == gates.GuardName {
+		if name == gates.CostName || name == gates.GuardName || name == gates.EscapeName {
 			v, err := reg.Run(ctx, name, in)
 			if err == nil {
 				logCall(ctx, env, v, in)
@@ -140,7 +141,8 @@ func hookJudge(env *Env, reg *gates.Registry) func(context.Context, gates.Name, 
 	}
 }
 
-// logCall writes what a per-call gate (guard, cost) refused, and a cost
+// logCall writes what a per-call gate (guard, cost) or the check after
+// the fact (escape) refused, and a cost
 // verdict that passed a command on an explicit override, to the execution
 // log as a verdict of that gate: the task and attempt, the reasons, and
 // in the detail the agent's role, the tool and a digest of the command

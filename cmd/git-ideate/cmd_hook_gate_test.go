@@ -581,3 +581,64 @@ func TestHookGate_Binary_WaveOrderAndDenialLog(t *testing.T) {
 	}
 	gt.Git(t, dir, "fsck", "--strict")
 }
+
+// The check after the fact: at a worker's stop, a change to the main
+// checkout or an idle task's worktree since its dispatch, a symlink out of
+// its worktree or a hard-linked file is FAIL escaped_write naming the
+// paths; a GREEN link onto a test is FAIL link_to_test. The main
+// session's planning edits and another working agent's worktree are not
+// the worker's doing.
+func TestHookGate_Binary_EscapedWrite(t *testing.T) {
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "green-worker"})
+	s := newSession(t, dir)
+	redWT := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	greenWT := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T2")
+	wantAllow(t, "red dispatch", s.dispatch("toolu_r", "red-worker", "ideate-task: S1-01/T1"))
+	s.meta("ared", "red-worker", "toolu_r")
+	wantAllow(t, "green dispatch", s.dispatch("toolu_g", "green-worker", "ideate-task: S1-01/T2"))
+	s.meta("agreen", "green-worker", "toolu_g")
+	wantAllow(t, "green binds", s.bash("agreen", "green-worker", greenWT, "ls"))
+	stop := func(agent, role, wt string) hostDecision {
+		return hookCall(t, wt, with(s.subStop, "cwd", wt, "transcript_path", s.transcript, "agent_id", agent, "agent_type", role, "stop_hook_active", false), "--gate")
+	}
+
+	// Nothing escaped: the red gate itself judges.
+	if d := stop("ared", "red-worker", redWT); d.kind != "block" || !strings.Contains(d.reason, "git ideate gate red: ") {
+		t.Fatalf("clean stop: %+v", d)
+	}
+	// Writes no guard saw: one in the main checkout, one through a
+	// symlink the worker left, a planning edit of the main session, and
+	// the green-worker's own work in its worktree.
+	escaped := filepath.Join(dir, "strutil", "escaped.go")
+	os.WriteFile(escaped, []byte("package strutil\n"), 0o644)
+	os.Symlink(filepath.Join(dir, "strutil", "reverse.go"), filepath.Join(redWT, "strutil", "out_test.go"))
+	os.WriteFile(filepath.Join(dir, "docs", "agents", "sprint1", "notes.md"), []byte("a note\n"), 0o644)
+	os.WriteFile(filepath.Join(greenWT, "strutil", "truncate.go"), []byte("package strutil\n"), 0o644)
+	d := stop("ared", "git-ideate:red-worker", redWT)
+	if d.kind != "block" || !strings.Contains(d.reason, "gate escape: FAIL: escaped_write") || !strings.Contains(d.reason, escaped) ||
+		!strings.Contains(d.reason, "strutil/out_test.go") || strings.Contains(d.reason, "notes.md") || strings.Contains(d.reason, "truncate.go") {
+		t.Fatalf("escaped: %+v", d)
+	}
+	r := cli(t, dir, "", "exec", "log", "--phase", "escape", "--json")
+	if !strings.Contains(r.out, `"class": "escaped_write"`) || !strings.Contains(r.out, `"task": "S1-01/T1"`) {
+		t.Fatalf("the escape is not logged:\n%s", r.out)
+	}
+	// Undone, the stop goes on to the role's gate.
+	os.Remove(escaped)
+	os.Remove(filepath.Join(redWT, "strutil", "out_test.go"))
+	if d := stop("ared", "red-worker", redWT); d.kind != "block" || strings.Contains(d.reason, "escape") {
+		t.Fatalf("after undoing: %+v", d)
+	}
+
+	// GREEN: a production-named link onto a test, and a hard link.
+	os.Symlink("reverse_test.go", filepath.Join(greenWT, "strutil", "alias.go"))
+	if err := os.Link(filepath.Join(greenWT, "strutil", "reverse_test.go"), filepath.Join(greenWT, "strutil", "hard.go")); err != nil {
+		t.Fatal(err)
+	}
+	d = stop("agreen", "git-ideate:green-worker", greenWT)
+	if d.kind != "block" || !strings.Contains(d.reason, "link_to_test") || !strings.Contains(d.reason, "strutil/alias.go") ||
+		!strings.Contains(d.reason, "hard links") || !strings.Contains(d.reason, "strutil/hard.go") {
+		t.Fatalf("green links: %+v", d)
+	}
+	gt.Git(t, dir, "fsck", "--strict")
+}

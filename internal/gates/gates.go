@@ -67,6 +67,9 @@ type Input struct {
 	// Cost is what the cost gate judges a Bash call against (cost.go);
 	// nil for a call bound to no task.
 	Cost *CostFacts
+	// Escape is what the check after the fact compares at an execution
+	// agent's stop (escape.go).
+	Escape *EscapeFacts
 }
 
 // Reason is one thing a gate found.

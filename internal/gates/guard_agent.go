@@ -82,6 +82,7 @@ type DispatchFacts struct {
 	PolicyErr   string // the standards cannot be read
 	NoTestGlobs bool   // the standards name no test globs
 	FrozenErr   string // the files RED froze cannot be read
+	SnapshotErr string // the working trees' state cannot be recorded
 }
 
 // judgeAgent decides what the binding of an execution role's sub-agent
@@ -133,6 +134,8 @@ func judgeDispatch(d *DispatchFacts) Verdict {
 		return verdictOf(guardFail{class: "no_test_globs", detail: "standards.md names no test globs (## Test runners), so a " + role + " could not be guarded", unverifiable: true})
 	case d.FrozenErr != "":
 		return verdictOf(guardFail{class: "frozen_unreadable", detail: "the files RED froze for task " + d.Task + " cannot be read: " + d.FrozenErr, unverifiable: true})
+	case d.SnapshotErr != "":
+		return verdictOf(guardFail{class: "snapshot_unreadable", detail: "the working trees' state cannot be recorded, so what the " + role + " changes outside its worktree could not be checked: " + d.SnapshotErr, unverifiable: true})
 	}
 	return Verdict{Result: PASS}
 }

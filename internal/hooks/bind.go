@@ -32,6 +32,7 @@ const TaskLine = "ideate-task:"
 //	dispatch/claims/<tool_use_id>        the agent id that took it (created once)
 //	dispatch/agents/<agent_id>.json      the agent's binding: its dispatch
 //	dispatch/blocks/<agent_id>           consecutive SubagentStop blocks
+//	dispatch/stopped/<agent_id>          the agent's stop passed its gate
 //	dispatch/runs-pending/, runs/        the cost gate's remembered runs (costrun.go)
 //
 // Files are created whole (written aside, then linked into place), so a
@@ -85,8 +86,11 @@ type dispatchRec struct {
 	Policy    policy `json:"policy"`
 	// Frozen are the files the task's verified RED commit changed (shims
 	// aside), for a green-worker or scaffolder.
-	Frozen  []string `json:"frozen,omitempty"`
-	Created string   `json:"created"`
+	Frozen []string `json:"frozen,omitempty"`
+	// Before is every working tree's state at the dispatch
+	// (gates.TakeSnapshot), which the stop gate compares.
+	Before  map[string]string `json:"before,omitempty"`
+	Created string            `json:"created"`
 }
 
 // bindingRec ties an agent to the dispatch that started it.
@@ -141,7 +145,7 @@ func dispatchPath(state string, parts ...string) string {
 
 // sweepStale removes dispatch files older than StaleAfter.
 func sweepStale(state string, now time.Time) {
-	for _, sub := range []string{"pending", "claims", "agents", "blocks", "runs-pending", "runs"} {
+	for _, sub := range []string{"pending", "claims", "agents", "blocks", "stopped", "runs-pending", "runs"} {
 		dir := dispatchPath(state, sub)
 		ents, err := os.ReadDir(dir)
 		if err != nil {

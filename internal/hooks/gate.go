@@ -310,6 +310,16 @@ func (c *call) dispatchFacts(st *Stores, role string, in *gates.Input) (*gates.D
 		}
 		rec.Frozen = frozen
 	}
+	// What the worker could change outside its worktree shows at its
+	// stop against this.
+	if registered(c.d.Gates, gates.EscapeName) {
+		before, err := gates.TakeSnapshot(c.ctx, st.Top)
+		if err != nil {
+			d.SnapshotErr = errText(err)
+			return d, nil
+		}
+		rec.Before = before
+	}
 	return d, rec
 }
 
@@ -390,7 +400,7 @@ func (c *call) bind(st *Stores, role string) (*bindingRec, string) {
 	var meta hostMeta
 	metaPath := subagentFile(p.TranscriptPath, agent, ".meta.json")
 	if ok, _ := readJSON(metaPath, &meta); ok && meta.ToolUseID != "" {
-		if meta.AgentType != "" && meta.AgentType != p.AgentType {
+		if meta.AgentType != "" && gates.RoleOf(meta.AgentType) != gates.RoleOf(p.AgentType) {
 			return nil, fmt.Sprintf("the host's meta file says agent %s is a %s", agent, meta.AgentType)
 		}
 		if !idRe().MatchString(meta.ToolUseID) {
@@ -475,8 +485,12 @@ func (c *call) agentStop() (*Decision, error) {
 		return &Decision{Block: true, Reason: fmt.Sprintf("git ideate: this %s is bound to no task, so no %s verdict can be recorded: %s", role, name, why)}, nil
 	}
 	in := gates.Input{Point: gates.AgentStop, Task: b.Task, Attempt: b.Attempt, Role: role, Agent: p.AgentID, Session: p.SessionID, Dir: b.Worktree}
+	base := ""
 	if ct, err := st.Tasks.Contract(b.Task); err == nil {
 		in.Attempt, in.Dir = ct.Attempt, ct.Path
+		if h := ct.BaseHash(); !h.IsZero() {
+			base = h.String()
+		}
 	}
 	// Answer before the host kills the hook at its timeout: a gate cut
 	// short blocks with its reason and stores no verdict.
@@ -484,6 +498,17 @@ func (c *call) agentStop() (*Decision, error) {
 	defer cancel()
 	saved := c.ctx
 	c.ctx = ctx
+	// First what the worker changed where no gate of its role looks: the
+	// other working trees, and links in its own.
+	if registered(c.d.Gates, gates.EscapeName) {
+		ein := in
+		ein.Escape = &gates.EscapeFacts{Before: b.Before, Skip: activeWorktrees(st.StateDir, p.AgentID), Worktree: in.Dir, Base: base,
+			TestGlobs: b.Policy.TestGlobs, Frozen: b.Frozen}
+		if v := c.judge(gates.EscapeName, ein); !v.Passed() {
+			c.ctx = saved
+			return c.stopBlock(st, b.Task, "git ideate gate "+v.String()), nil
+		}
+	}
 	v := c.judge(name, in)
 	c.ctx = saved
 	// The worker's report of this attempt, kept with the task whatever
@@ -496,6 +521,9 @@ func (c *call) agentStop() (*Decision, error) {
 	if v.Passed() {
 		os.Remove(dispatchPath(st.StateDir, "blocks", p.AgentID))
 		c.stopped("finished")
+		if _, err := createWhole(dispatchPath(st.StateDir, "stopped", p.AgentID), []byte(b.Task)); err != nil {
+			c.d.warn("cannot mark agent %s stopped: %v", p.AgentID, err)
+		}
 		return nil, nil
 	}
 	return c.stopBlock(st, b.Task, "git ideate gate "+v.String()), nil
@@ -663,4 +691,34 @@ func (d *Dispatcher) GateInput(event string, p *Payload) gates.Input {
 		in.Point = gates.AgentStop
 	}
 	return in
+}
+
+// activeWorktrees are the worktrees other agents may be changing now:
+// those of approved dispatches not yet taken, and of bound agents (other
+// than self) whose stop has not passed its gate.
+func activeWorktrees(state, self string) []string {
+	var out []string
+	pending, _ := os.ReadDir(dispatchPath(state, "pending"))
+	for _, e := range pending {
+		var d dispatchRec
+		if ok, _ := readJSON(dispatchPath(state, "pending", e.Name()), &d); ok && d.Worktree != "" {
+			if _, err := os.Stat(dispatchPath(state, "claims", d.ToolUseID)); err != nil {
+				out = append(out, d.Worktree)
+			}
+		}
+	}
+	agents, _ := os.ReadDir(dispatchPath(state, "agents"))
+	for _, e := range agents {
+		agent := strings.TrimSuffix(e.Name(), ".json")
+		if agent == self {
+			continue
+		}
+		var b bindingRec
+		if ok, _ := readJSON(dispatchPath(state, "agents", e.Name()), &b); ok && b.Worktree != "" {
+			if _, err := os.Stat(dispatchPath(state, "stopped", agent)); err != nil {
+				out = append(out, b.Worktree)
+			}
+		}
+	}
+	return out
 }
