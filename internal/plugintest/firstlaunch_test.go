@@ -664,11 +664,38 @@ func TestLauncher_FirstLaunchFailsClosed(t *testing.T) {
 	tools := toolDir(t) // no go, no git-ideate-full
 	const installing = "git ideate is still being installed; retry in "
 	const failed = "git ideate could not be installed ("
+	// A repository whose sprint executes (an open task's marker, as the
+	// worktree manager keeps it), a linked worktree of it, and one at rest.
+	sprint, rest := t.TempDir(), t.TempDir()
+	for _, args := range [][]string{{"init", "-q", sprint}, {"init", "-q", rest},
+		{"-C", sprint, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "base"},
+		{"-C", sprint, "worktree", "add", "-q", filepath.Join(sprint, ".ideate", "worktrees", "T1")}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.MkdirAll(filepath.Join(sprint, ".git", "ideate", "executing"), 0o755)
+	os.WriteFile(filepath.Join(sprint, ".git", "ideate", "executing", "S1-01+T1"), nil, 0o644)
+	linked := filepath.Join(sprint, ".ideate", "worktrees", "T1", "sub")
+	os.MkdirAll(linked, 0o755)
+	write := func(cwd, agent, tool string) string {
+		p := map[string]any{"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": map[string]any{"file_path": "a.go", "command": "ls"}}
+		if agent != "" {
+			p["agent_id"], p["agent_type"] = "a9", agent
+		}
+		b, _ := json.Marshal(p)
+		return string(b)
+	}
 	for _, c := range []struct {
 		name, payload string
 		args          []string
 		deny, block   bool
 	}{
+		{name: "general-purpose Write during a sprint", payload: write(sprint, "general-purpose", "Write"), deny: true},
+		{name: "Explore Bash in a task worktree during a sprint", payload: write(linked, "Explore", "Bash"), deny: true},
+		{name: "main session Edit during a sprint", payload: write(sprint, "", "Edit"), deny: true},
+		{name: "main session Bash during a sprint", payload: write(sprint, "", "Bash")},
+		{name: "general-purpose Write at rest", payload: write(rest, "general-purpose", "Write")},
 		{name: "red-worker dispatch", payload: `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_use_id":"toolu_1","tool_input":{"prompt":"ideate-task: S1-01/T1","subagent_type":"git-ideate:red-worker"}}`, deny: true},
 		{name: "unprefixed post-planner dispatch", payload: `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Task","tool_input":{"prompt":"x","subagent_type":"post-planner"}}`, deny: true},
 		{name: "bound worker's Write", payload: `{"session_id":"s","agent_id":"a1","agent_type":"git-ideate:green-worker","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"a.go","content":"x"}}`, deny: true},
