@@ -24,6 +24,10 @@ func medianOf(d []time.Duration) time.Duration {
 // Reports the medians and their ratio (remote ÷ local):
 //
 //	go test ./cmd/git-ideate -run '^$' -bench TaskStart_RemoteOverLocal -benchtime 20x
+//
+// The claim adds one leased push to the start: measured on a loaded 2-core
+// VM, remote 197 ms, local 50 ms (3.95×), the claim's share 1.13× a plain
+// push of one new commit (130 ms).
 func BenchmarkTaskStart_RemoteOverLocal(b *testing.B) {
 	_, remote, local := teamRemote(b, true)
 	gt.Git(b, local, "config", "--unset", "ideate.remote")
@@ -84,6 +88,9 @@ func BenchmarkTaskStart_RemoteOverLocal(b *testing.B) {
 // and a sync with nothing to do.
 //
 //	go test ./cmd/git-ideate -run '^$' -bench Sync_FinishedTwoCloneSprint -benchtime 5x
+//
+// Measured on a loaded 2-core VM: 194 ms for the first sync, 39 ms for one
+// with nothing to do.
 func BenchmarkSync_FinishedTwoCloneSprint(b *testing.B) {
 	bare, a, c := teamSprintRepo(b)
 	wa, wc := &worker{t: b, dir: a, who: "alice"}, &worker{t: b, dir: c, who: "bob"}
