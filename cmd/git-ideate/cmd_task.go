@@ -9,6 +9,9 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
+	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
 
@@ -57,16 +60,12 @@ func openTasks(env *Env) (*worktree.Manager, error) {
 	return m, nil
 }
 
-// fromPlan reads the task's scope (its Files:) and declared tests from the
-// sprint's plan.
-func fromPlan(ctx context.Context, env *Env, f planFlags, task string) (scope, tests []string, err error) {
-	s, err := loadPlan(ctx, env, f)
-	if err != nil {
-		return nil, nil, err
-	}
-	story, tk, ok := strings.Cut(task, "/")
-	if !ok {
-		return nil, nil, apperr.New(apperr.NotFound, "%q is not a plan task reference (S1-01/T2)", task)
+// taskInPlan returns the task's scope (its Files:) and declared tests
+// from the loaded sprint; ok is false when the plan holds no such task.
+func taskInPlan(s *plan.Sprint, task string) (scope, tests []string, ok bool) {
+	story, tk, found := strings.Cut(task, "/")
+	if !found {
+		return nil, nil, false
 	}
 	for _, sd := range s.StoryDirs {
 		if sd.Story != story || sd.Tasks == nil {
@@ -85,10 +84,24 @@ func fromPlan(ctx context.Context, env *Env, f planFlags, task string) (scope, t
 					}
 				}
 			}
-			return t.Files, tests, nil
+			return t.Files, tests, true
 		}
 	}
-	return nil, nil, apperr.New(apperr.NotFound, "the plan of sprint %d has no task %s", s.Number, task)
+	return nil, nil, false
+}
+
+// planTasks lists the task references a sprint holds, for messages.
+func planTasks(s *plan.Sprint) []string {
+	var out []string
+	for _, sd := range s.StoryDirs {
+		if sd.Tasks == nil {
+			continue
+		}
+		for _, t := range sd.Tasks.Tasks {
+			out = append(out, sd.Story+"/"+t.ID)
+		}
+	}
+	return out
 }
 
 // Run claims, then creates or reuses the worktree; a claim taken here is
@@ -133,13 +146,23 @@ func (c *TaskStartCmd) start(ctx context.Context, env *Env) (*worktree.Task, []s
 	}
 	in := worktree.StartInput{Task: c.Task, Attempt: c.Attempt, Role: c.Role, Base: c.Base, Scope: c.Scope, Tests: c.Test}
 	var notes []string
-	if len(c.Scope) == 0 && len(c.Test) == 0 {
-		scope, tests, err := fromPlan(ctx, env, c.planFlags, c.Task)
-		if err != nil {
-			notes = append(notes, "no scope or tests from the plan: "+apperr.Message(err))
-		} else {
+	// Where a plan declares tasks, a task is one of them: an id it does not
+	// hold would get a worktree, a branch and verdicts no gate can place.
+	s, perr := loadPlan(ctx, env, c.planFlags)
+	switch {
+	case perr == nil && len(planTasks(s)) > 0:
+		scope, tests, ok := taskInPlan(s, c.Task)
+		if !ok {
+			return nil, nil, apperr.New(apperr.NotFound, "the plan of sprint %d (%s) has no task %s; its tasks are %s: start one of them, or add the task to its story's tasks.md and run git ideate plan check",
+				s.Number, s.Dir, c.Task, joinOrNone(planTasks(s)))
+		}
+		if len(c.Scope) == 0 && len(c.Test) == 0 {
 			in.Scope, in.Tests = scope, tests
 		}
+	case perr == nil && len(c.Scope) == 0 && len(c.Test) == 0:
+		notes = append(notes, fmt.Sprintf("no scope or tests from the plan: sprint %d declares no task", s.Number))
+	case len(c.Scope) == 0 && len(c.Test) == 0:
+		notes = append(notes, "no scope or tests from the plan: "+apperr.Message(perr))
 	}
 	var b *board.Store
 	var claimed bool
@@ -436,6 +459,11 @@ func (c *taskClose) do(ctx context.Context, env *Env, status string, force bool)
 		if _, dirtyErr := m.Close(ctx, worktree.CloseInput{Task: c.Task, Status: status, Note: c.Note, Token: ct.Token, Force: false, DryRun: true}); dirtyErr != nil {
 			return nil, nil, dirtyErr
 		}
+		if ct.Status == worktree.StatusOpen {
+			if err := requirePass(ctx, env, m, c.Task); err != nil {
+				return nil, nil, err
+			}
+		}
 		if err := boardVerb(); err != nil {
 			return nil, nil, err
 		}
@@ -489,6 +517,36 @@ func (c *taskClose) releaseUnrecorded(ctx context.Context, env *Env, m *worktree
 		note = fmt.Sprintf("the claim on item %s (token %d) that an unfinished start took is released", pending.Item, v.Claim.ClaimToken)
 	}
 	return note, m.ForgetIntent(c.Task)
+}
+
+// requirePass refuses to complete a task whose worktree HEAD has neither
+// a GREEN PASS nor a final PASS verdict on the execution log: completing
+// frees its dependants, and nothing may advance without a PASS.
+func requirePass(ctx context.Context, env *Env, m *worktree.Manager, task string) error {
+	_, ch, err := m.Changes(ctx, task)
+	if err != nil {
+		return err
+	}
+	x, err := env.Exec()
+	if err != nil {
+		return err
+	}
+	head := ch.Head.String()
+	for _, phase := range []string{"final", "green"} {
+		v, found, err := x.Latest(ctx, task, phase, head)
+		if err != nil {
+			return err
+		}
+		if found && v.Result == execlog.PASS {
+			return nil
+		}
+	}
+	why := "no GREEN verdict at all"
+	if v, found, err := x.Latest(ctx, task, "green", ""); err == nil && found {
+		why = fmt.Sprintf("its newest GREEN verdict is %s at %s", v.Result, shortID(v.Commit))
+	}
+	return apperr.New(gates.NoPass, "task %s has no GREEN PASS (nor final PASS) verdict at its HEAD %s (%s): run git ideate gate green --task %s, then git ideate gate final --task %s, before git ideate task complete",
+		task, shortID(head), why, task, task)
 }
 
 // TaskCompleteCmd completes a task.

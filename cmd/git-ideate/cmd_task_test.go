@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/execlog"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
@@ -112,6 +114,18 @@ func TestTask_CLI_StartScopeCompleteOnTheBoard(t *testing.T) {
 	}
 	gt.Git(t, st.Path, "checkout", "--", "README")
 	gt.Git(t, st.Path, "commit", "-qam", "work")
+	// Committed but never passed a gate: refused, naming the gate to run.
+	if r := bin(t, dir, "", "task", "complete", "S1-01/T1"); r.code != 1 || !strings.Contains(r.err, "NO_PASS") || !strings.Contains(r.err, "git ideate gate green --task S1-01/T1") {
+		t.Errorf("complete without a GREEN PASS: %+v", r)
+	}
+	if s := itemStatus(t, dir, item); s != "in_progress" {
+		t.Errorf("after a completion refused for want of a PASS the item is %s", s)
+	}
+	storeVerdict(t, dir, "S1-01/T1", "green", "FAIL", gt.Git(t, st.Path, "rev-parse", "HEAD"))
+	if r := bin(t, dir, "", "task", "complete", "S1-01/T1"); r.code != 1 || !strings.Contains(r.err, "newest GREEN verdict is FAIL") {
+		t.Errorf("complete after a GREEN FAIL: %+v", r)
+	}
+	storeVerdict(t, dir, "S1-01/T1", "green", "PASS", gt.Git(t, st.Path, "rev-parse", "HEAD"))
 	done := parseTask(t, mustOK(t, bin(t, dir, "", "task", "complete", "S1-01/T1", "--note", "green", "--json")).out)
 	if done.Status != "completed" || itemStatus(t, dir, item) != "done" {
 		t.Errorf("complete: %+v, item %s", done, itemStatus(t, dir, item))
@@ -194,6 +208,49 @@ func TestTask_CLI_ProcessRace(t *testing.T) {
 		t.Errorf("%d worktrees, want the main one and the winner's", n)
 	}
 	gt.Fsck(t, dir)
+}
+
+// storeVerdict appends a gate verdict for task at commit to the execution
+// log, as a gate that judged it would.
+func storeVerdict(t *testing.T, dir, task, phase, result, commit string) {
+	t.Helper()
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	defer env.Close()
+	x, err := env.Exec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Append(t.Context(), execlog.Entry{Task: task, Attempt: 1, Phase: phase, Event: "verdict", Result: result, Commit: commit}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Where there is a plan, task start refuses a task id it does not hold —
+// another story's, an unknown task number, a bare T1 — and makes no
+// worktree or branch for it; its own tasks start.
+func TestTask_CLI_StartRefusesIDsThePlanDoesNotHold(t *testing.T) {
+	dir := gt.NewRepo(t)
+	src := filepath.Join("..", "..", "internal", "plan", "testdata", "example")
+	if out, err := exec.Command("cp", "-r", filepath.Join(src, "docs"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-q", "-m", "plan")
+	for _, id := range []string{"S2-01/T9", "S1-01/T9", "T1"} {
+		r := bin(t, dir, "", "task", "start", id)
+		if r.code != 1 || !strings.Contains(r.err, "NOT_FOUND") || !strings.Contains(r.err, "has no task "+id) || !strings.Contains(r.err, "S1-01/T1, S1-01/T2, S1-02/T1") && !strings.Contains(r.err, "S1-01/T1 S1-01/T2 S1-02/T1") {
+			t.Errorf("start %s: %+v", id, r)
+		}
+	}
+	if b := gt.Git(t, dir, "branch", "--list"); strings.Count(b, "\n") > 0 || strings.Contains(b, "T9") {
+		t.Errorf("branches after refused starts:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".ideate", "worktrees")); err == nil {
+		if es, _ := os.ReadDir(filepath.Join(dir, ".ideate", "worktrees")); len(es) > 0 {
+			t.Errorf("worktrees after refused starts: %v", es)
+		}
+	}
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1"))
 }
 
 // Without --scope or --test, the task's Files: and declared tests come

@@ -74,8 +74,8 @@ func TestTestRun_CLI_RecordsARunOfTheTasksWorktree(t *testing.T) {
 		t.Errorf("uncommitted run:\n%s\n%s", r.out, r.err)
 	}
 	// No runner for the tests' language: NO_RUNNER.
-	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T9", "--test", "py/test_x.py::test_a", "--scope", "py/**"))
-	if r := bin(t, dir, "", "test", "run", "--task", "S1-01/T9"); r.code != 1 || !strings.Contains(r.err, "NO_RUNNER") {
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T2", "--test", "py/test_x.py::test_a", "--scope", "py/**"))
+	if r := bin(t, dir, "", "test", "run", "--task", "S1-01/T2"); r.code != 1 || !strings.Contains(r.err, "NO_RUNNER") {
 		t.Errorf("no runner: %+v", r)
 	}
 }

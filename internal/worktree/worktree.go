@@ -719,7 +719,7 @@ func (m *Manager) Close(ctx context.Context, in CloseInput) (*Task, error) {
 				if len(dirty) > 5 {
 					more, dirty = fmt.Sprintf(" and %d more", len(dirty)-5), dirty[:5]
 				}
-				return nil, apperr.New(Dirty, "task %s has uncommitted changes (%s%s); commit them or force", in.Task, strings.Join(dirty, ", "), more)
+				return nil, apperr.New(Dirty, "task %s has uncommitted changes (%s%s): commit them in the task's worktree, or discard them with git ideate task release %s", in.Task, strings.Join(dirty, ", "), more, in.Task)
 			}
 		}
 		if in.DryRun {
