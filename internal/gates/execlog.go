@@ -2,6 +2,7 @@ package gates
 
 import (
 	"context"
+	"strings"
 
 	"github.com/ideate/git-ideate/internal/execlog"
 )
@@ -17,9 +18,32 @@ type execLog struct{ l *execlog.Log }
 // Actor is who the stored verdicts name as their writer.
 const Actor = "git-ideate gate"
 
+// Append stores v unless the newest verdict of the same gate on the same
+// task, attempt and commit already says the same (result and reason
+// classes): a gate asked again about unchanged facts adds nothing, so the
+// log and retro count judgements, not repetitions. Judge holds the task's
+// lock around it, so the read and the write see no other verdict between.
 func (x execLog) Append(ctx context.Context, v Verdict) error {
-	_, err := x.l.Append(ctx, Entry(v))
+	e := Entry(v)
+	if e.Task != "" && e.Commit != "" {
+		prev, found, err := x.l.Latest(ctx, e.Task, e.Phase, e.Commit)
+		if err != nil {
+			return err
+		}
+		if found && prev.Commit == e.Commit && prev.Attempt == e.Attempt && prev.Result == e.Result && classes(prev.Reasons) == classes(e.Reasons) {
+			return nil
+		}
+	}
+	_, err := x.l.Append(ctx, e)
 	return err
+}
+
+func classes(rs []execlog.Reason) string {
+	var b []string
+	for _, r := range rs {
+		b = append(b, r.Class)
+	}
+	return strings.Join(b, ",")
 }
 
 func (x execLog) LatestPass(ctx context.Context, task string, gate Name) (string, bool, error) {

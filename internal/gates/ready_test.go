@@ -71,3 +71,20 @@ func TestWriteReady_SectionPerTask(t *testing.T) {
 		}
 	}
 }
+
+// A gate asked twice about the same commit, with the same result, stores
+// one verdict; a different result on that commit is stored.
+func TestJudge_SameVerdictOnTheSameCommitIsStoredOnce(t *testing.T) {
+	f := newFakeFixture(t)
+	wt := f.start(t, "S1-01/T1", declared)
+	commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
+	f.judge(t, "red", "S1-01/T1")
+	f.judge(t, "red", "S1-01/T1")
+	if es := verdicts(t, f, "S1-01/T1"); len(es) != 1 {
+		t.Fatalf("two identical RED verdicts stored %d entries", len(es))
+	}
+	f.judge(t, "green", "S1-01/T1")
+	if es := verdicts(t, f, "S1-01/T1"); len(es) != 2 {
+		t.Fatalf("a GREEN verdict after the RED one: %d entries", len(es))
+	}
+}

@@ -123,3 +123,18 @@ func TestCheck_UncitedRuleSaysWhatASourceIs(t *testing.T) {
 		}
 	}
 }
+
+// The example sprint the docs show (docs/examples/sprint1) passes the
+// check with no finding.
+func TestCheck_DocsExampleSprintPasses(t *testing.T) {
+	s, err := plan.LoadDir(t.Context(), filepath.Join("..", "..", "docs"), plan.Options{Root: "examples", Sprint: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := plan.Check(s); len(fs) != 0 {
+		t.Fatalf("docs/examples/sprint1 has findings: %v", keys(fs))
+	}
+	if sum := s.Summary(); sum.Stories != 2 || sum.Tasks != 2 || sum.Tests != 2 || sum.Waves != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+}
