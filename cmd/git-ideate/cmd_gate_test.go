@@ -33,7 +33,7 @@ func TestGate_CLI_ExitStatuses(t *testing.T) {
 	test := "strutil/reverse_test.go::TestReverse_ASCII"
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--test", test, "--scope", "strutil/**"))
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T2", "--test", test, "--scope", "strutil/**"))
-	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T3", "--test", "py/test_x.py::test_a", "--scope", "py/**"))
+	mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--test", "py/test_x.py::test_a", "--scope", "py/**"))
 	wt := func(task string) string {
 		return filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+"))
 	}
@@ -48,10 +48,10 @@ func TestGate_CLI_ExitStatuses(t *testing.T) {
 		gt.Git(t, wt(task), "add", "-A")
 		gt.Git(t, wt(task), "commit", "-q", "-m", "red")
 	}
-	os.MkdirAll(filepath.Join(wt("S1-01/T3"), "py"), 0o755)
-	os.WriteFile(filepath.Join(wt("S1-01/T3"), "py", "test_x.py"), []byte("def test_a():\n    assert False\n"), 0o644)
-	gt.Git(t, wt("S1-01/T3"), "add", "-A")
-	gt.Git(t, wt("S1-01/T3"), "commit", "-q", "-m", "red")
+	os.MkdirAll(filepath.Join(wt("S1-02/T1"), "py"), 0o755)
+	os.WriteFile(filepath.Join(wt("S1-02/T1"), "py", "test_x.py"), []byte("def test_a():\n    assert False\n"), 0o644)
+	gt.Git(t, wt("S1-02/T1"), "add", "-A")
+	gt.Git(t, wt("S1-02/T1"), "commit", "-q", "-m", "red")
 
 	r := bin(t, dir, "", "gate", "red", "--task", "S1-01/T1")
 	if r.code != 0 || !strings.HasPrefix(r.out, "red: PASS [task S1-01/T1 attempt 1 commit ") {
@@ -89,7 +89,7 @@ func TestGate_CLI_ExitStatuses(t *testing.T) {
 		len(v.Reasons) != 1 || v.Reasons[0].Class != "unexpected_pass" || len(v.Tests) != 1 || v.Tests[0].Outcome != "PASS" {
 		t.Errorf("red FAIL verdict: %+v", v)
 	}
-	r = bin(t, dir, "", "gate", "red", "--task", "S1-01/T3")
+	r = bin(t, dir, "", "gate", "red", "--task", "S1-02/T1")
 	if r.code != 4 || !strings.Contains(r.out, "UNVERIFIABLE: unknown_format") || !strings.Contains(r.err, "UNVERIFIABLE") {
 		t.Errorf("unknown format: %+v", r)
 	}

@@ -67,7 +67,14 @@ func writeManPage(w io.Writer) error {
 	}
 	app := p.Model
 	fmt.Fprintf(w, ".TH GIT-IDEATE 1 \"\" \"git-ideate\" \"Git Manual\"\n")
-	fmt.Fprintf(w, ".SH NAME\ngit-ideate \\- %s\n", roff(app.Help))
+	// NAME is one short line (whatis and apropos list it): the first
+	// sentence of the help, without its period.
+	name := strings.TrimSpace(app.Help)
+	if i := strings.IndexAny(name, "\n"); i >= 0 {
+		name = name[:i]
+	}
+	name, _, _ = strings.Cut(name, ". ")
+	fmt.Fprintf(w, ".SH NAME\ngit-ideate \\- %s\n", roff(strings.TrimSuffix(strings.TrimSpace(name), ".")))
 	fmt.Fprintf(w, ".SH SYNOPSIS\n.B git ideate\n[\\-C \\fIDIR\\fR] \\fIcommand\\fR [\\fIflags\\fR]\n")
 	fmt.Fprintf(w, ".SH DESCRIPTION\n%s\n", roff(app.Help))
 	fmt.Fprintf(w, ".PP\n\\fBgit ideate help\\fR [\\fIcommand\\fR...] prints the help of a command; "+

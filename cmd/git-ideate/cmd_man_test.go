@@ -121,3 +121,17 @@ func TestManPageCheckedIn(t *testing.T) {
 		t.Fatalf("git ideate man: code %d, %d bytes", r.code, len(r.out))
 	}
 }
+
+// The man page's NAME line is one short sentence: whatis and apropos list
+// it, and the exit statuses belong in DESCRIPTION.
+func TestManPage_NameLineIsShort(t *testing.T) {
+	var b strings.Builder
+	if err := writeManPage(&b); err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(b.String(), ".SH NAME\n")
+	name, _, _ := strings.Cut(rest, "\n")
+	if len(name) > 120 || strings.Contains(name, "Exit status") || !strings.HasPrefix(name, `git-ideate \- `) {
+		t.Fatalf("NAME line (%d bytes): %s", len(name), name)
+	}
+}

@@ -74,7 +74,7 @@ func TestGoreleaserConfig_MatchesTheLocalBuild(t *testing.T) {
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}"`,
 		`name_template: "{{ .ProjectName }}_{{ .Version }}_checksums.txt"`,
 		"algorithm: sha256",
-		"- src: LICENSE\n", "- src: " + NoticesFile + "\n", "- src: README.md\n",
+		"- src: LICENSE\n", "- src: " + NoticesFile + "\n", "- src: README.md\n", "- src: " + ManPage + "\n        strip_parent: true\n",
 	}
 	for _, f := range BuildFlags {
 		want = append(want, "- "+f)
@@ -206,9 +206,9 @@ func TestBuild_Reproducible(t *testing.T) {
 		io.Copy(out, tr)
 		out.Close()
 	}
-	want := "git-ideate LICENSE THIRD_PARTY_NOTICES README.md"
+	want := "git-ideate LICENSE THIRD_PARTY_NOTICES README.md git-ideate.1"
 	if cgo {
-		want = "git-ideate git-ideate-symbols LICENSE THIRD_PARTY_NOTICES README.md"
+		want = "git-ideate git-ideate-symbols LICENSE THIRD_PARTY_NOTICES README.md git-ideate.1"
 		if v, err := exec.Command(filepath.Join(dir, "git-ideate-symbols"), "--version").Output(); err != nil || !strings.HasPrefix(string(v), "git-ideate-symbols ") {
 			t.Fatalf("the helper's --version: %q %v", v, err)
 		}
@@ -273,7 +273,7 @@ func TestBuild_Windows(t *testing.T) {
 			t.Fatalf("%s starts with %q, not a PE image", f.Name, head)
 		}
 	}
-	if strings.Join(names, " ") != "git-ideate.exe LICENSE THIRD_PARTY_NOTICES README.md" {
+	if strings.Join(names, " ") != "git-ideate.exe LICENSE THIRD_PARTY_NOTICES README.md git-ideate.1" {
 		t.Fatalf("zip holds %v", names)
 	}
 }
