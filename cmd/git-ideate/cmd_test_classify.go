@@ -16,7 +16,7 @@ type TestCmd struct {
 type TestClassifyCmd struct {
 	Format     string   `help:"Output format: go-test-json, junit-xml, jest-json." placeholder:"F"`
 	Dialect    string   `help:"Producer of the output (junit-xml needs one): pytest (or pytest-plugin), vitest, jest-junit, gotestsum, cargo-nextest (or nextest), cargo-test (or libtest), surefire (or maven-surefire); jest-json takes jest or vitest." placeholder:"D"`
-	Declared   []string `help:"Test ids the run must account for, comma-separated or repeated; each gets exactly one outcome (NOT_RUN when the output never names it)." placeholder:"ID,ID"`
+	Declared   []string `sep:"none" help:"A test id the run must account for (repeatable, one id per flag, so a parametrised id such as test_add[1, 2] keeps its commas); each gets exactly one outcome (NOT_RUN when the output never names it)." placeholder:"ID"`
 	StubMarker []string `name:"stub-marker" help:"Text that makes a failure FAIL_STUB (repeatable; default SUB-AGENT-TODO)." placeholder:"M"`
 	Root       string   `help:"Prefix cut from absolute file paths in the results." placeholder:"DIR"`
 	JSON       bool     `name:"json" help:"Accepted for symmetry: the report is always JSON."`

@@ -31,7 +31,7 @@ type classifyOut struct {
 // object per test, declared ids first.
 func TestTestClassify_GoJSON(t *testing.T) {
 	r := bin(t, t.TempDir(), testrunFixture(t, "evidence-go-test.jsonl"), "test", "classify", "--format", "go-test-json",
-		"--declared", "example.com/redprobe/calc::TestAlreadyPasses,example.com/redprobe/broken::TestUsesMissingSymbol")
+		"--declared", "example.com/redprobe/calc::TestAlreadyPasses", "--declared", "example.com/redprobe/broken::TestUsesMissingSymbol")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
@@ -94,5 +94,26 @@ func TestTestClassify_Unverifiable(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.out), &out); err != nil || out.Verdict != "UNVERIFIABLE" {
 			t.Errorf("%v: verdict %q (%v)", args, out.Verdict, err)
 		}
+	}
+}
+
+// --declared takes one id per flag, so a parametrised pytest id keeps the
+// commas of its parameters.
+func TestTestClassify_ParametrisedIDWithCommas(t *testing.T) {
+	report := `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="2"><testcase classname="tests.test_add" name="test_add[1, 2]" /><testcase classname="tests.test_add" name="test_add[3, 4]"><failure message="assert 7 == 8">assert 7 == 8</failure></testcase></testsuite></testsuites>`
+	r := bin(t, t.TempDir(), report, "test", "classify", "--format", "junit-xml", "--dialect", "pytest",
+		"--declared", "tests/test_add.py::test_add[1, 2]", "--declared", "tests/test_add.py::test_add[3, 4]")
+	var out classifyOut
+	if err := json.Unmarshal([]byte(r.out), &out); err != nil {
+		t.Fatalf("%v\n%s %s", err, r.out, r.err)
+	}
+	got := map[string]string{}
+	for _, x := range out.Tests {
+		if x.Declared {
+			got[x.ID] = x.Outcome
+		}
+	}
+	if len(got) != 2 || got["tests/test_add.py::test_add[1, 2]"] != "PASS" || got["tests/test_add.py::test_add[3, 4]"] != "FAIL_ASSERT" {
+		t.Fatalf("declared outcomes %v\n%s", got, r.out)
 	}
 }

@@ -126,8 +126,11 @@
 // go: "import/path::TestX/sub" (a declared "TestX" matches when only one
 // package has it). pytest: a node id "tests/test_x.py::TestK::test_y[p]"
 // matches the report's "tests.test_x.TestK::test_y[p]". JavaScript:
-// "file::describe > title", files compared by path suffix, titles with
-// " > ", " › " and jest's spaces folded alike. nextest and surefire:
+// "file > describe > title" or "file::describe > title" (the first " > "
+// segment is the file when it ends in .js, .ts or their kin), files
+// compared by path suffix, titles with " > ", " › " and jest's spaces
+// folded alike. A declared id that matches no result and no failed
+// group of its own file or package is NOT_RUN. nextest and surefire:
 // "classname::name". A declared pytest id without parameters ("test_x")
 // takes the worst outcome of its parametrized cases. A declared id
 // matching several tests is NOT_RUN with

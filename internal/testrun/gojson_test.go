@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"github.com/ideate/git-ideate/internal/apperr"
 	"os"
 	"os/exec"
 	"strings"
@@ -386,22 +387,43 @@ func TestRun_GoCompileStep_AttributesBuildFailures(t *testing.T) {
 	})
 	reasonHas(t, res.Report, "example.com/gm/bld::TestUsesMissing", "undefined: Mul")
 
-	// A plain compile step that fails stops the run: every declared test
-	// is BUILD_FAIL with the compiler's first error.
+	// The documented step, go vet {packages}, over a broken package and a
+	// sound one: go names the broken package, whose tests alone are
+	// BUILD_FAIL; the sound one's tests still run.
 	res, err = Run(context.Background(), Spec{
-		Compile:  &Step{Argv: []string{"go", "vet", "./bld"}},
-		Argv:     []string{"sh", "-c", "echo should not run; exit 3"},
+		Compile:  &Step{Argv: []string{"go", "vet", "./bld", "./nt"}},
+		Argv:     []string{"go", "test", "-json", "-count=1", "-run", "^TestReal$", "./nt"},
 		Dir:      dir,
 		Env:      goEnv,
 		Format:   GoJSON,
-		Declared: []string{"example.com/gm/bld::TestUsesMissing"},
+		Declared: []string{"example.com/gm/bld::TestUsesMissing", "example.com/gm/nt::TestReal"},
 		Timeout:  2 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want(t, res.Report, map[string]Outcome{"example.com/gm/bld::TestUsesMissing": BuildFail})
+	want(t, res.Report, map[string]Outcome{
+		"example.com/gm/bld::TestUsesMissing": BuildFail,
+		"example.com/gm/nt::TestReal":         Pass,
+	})
 	reasonHas(t, res.Report, "example.com/gm/bld::TestUsesMissing", "undefined: Mul")
+
+	// A plain compile step that fails and names no package stops the run:
+	// every declared test is BUILD_FAIL with its first error.
+	res, err = Run(context.Background(), Spec{
+		Compile:  &Step{Argv: []string{"sh", "-c", "echo 'error: the build broke'; exit 2"}},
+		Argv:     []string{"sh", "-c", "echo should not run; exit 3"},
+		Dir:      dir,
+		Env:      goEnv,
+		Format:   GoJSON,
+		Declared: []string{"example.com/gm/bld::TestUsesMissing", "example.com/gm/nt::TestReal"},
+		Timeout:  2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, res.Report, map[string]Outcome{"example.com/gm/bld::TestUsesMissing": BuildFail, "example.com/gm/nt::TestReal": BuildFail})
+	reasonHas(t, res.Report, "example.com/gm/nt::TestReal", "the build broke")
 	if strings.Contains(res.Output, "should not run") {
 		t.Error("the tests ran after a failed compile step")
 	}
@@ -505,4 +527,30 @@ func TestRun_Gotestsum_EveryOutcome(t *testing.T) {
 	})
 	reasonHas(t, res.Report, "example.com/gm/setup::TestNeedsDB", "connection refused")
 	reasonHas(t, res.Report, "example.com/gm/sub::TestTable/stub", "SUB-AGENT-TODO: sub stub")
+}
+
+// Output the format cannot read (go test without -json, read as
+// go-test-json) is UNVERIFIABLE, and the report lists every declared id
+// as UNVERIFIABLE: no test is left out, none is guessed.
+func TestRun_UnreadableOutputListsEveryDeclaredID(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, goModule)
+	declared := []string{"example.com/gm/nt::TestReal", "example.com/gm/calc::TestSubAssert"}
+	res, err := Run(context.Background(), Spec{
+		Argv:     []string{"go", "test", "-count=1", "-run", "^TestReal$", "./nt"},
+		Dir:      dir,
+		Env:      goEnv,
+		Format:   GoJSON,
+		Declared: declared,
+		Timeout:  2 * time.Minute,
+	})
+	if !apperr.Is(err, Unverifiable) || res == nil || res.Report == nil || res.Report.Verdict != VerdictUnverifiable {
+		t.Fatalf("Run: %v %+v", err, res)
+	}
+	if len(res.Report.Tests) != len(declared) {
+		t.Fatalf("tests %s, want every declared id", ids(res.Report))
+	}
+	want(t, res.Report, map[string]Outcome{declared[0]: Unknown, declared[1]: Unknown})
 }

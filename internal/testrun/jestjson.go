@@ -94,7 +94,7 @@ func parseJestJSON(r io.Reader, opts Options) (*parsed, error) {
 					res.Outcome, res.Reason = NotRun, "status "+strconv.Quote(t.Status)
 				case stubIn(first, markers):
 					res.Outcome = FailStub
-				case hasMatcherResult(t.FailureDetails) || strings.HasPrefix(first, "AssertionError") || strings.HasPrefix(first, "JestAssertionError"):
+				case hasMatcherResult(t.FailureDetails) || strings.HasPrefix(first, "AssertionError") || strings.HasPrefix(first, "JestAssertionError") || jestNodeAssert().MatchString(first):
 					res.Outcome = FailAssert
 				case strings.Contains(msg, "Exceeded timeout of") || strings.Contains(first, "Test timed out in"):
 					res.Outcome = Timeout
@@ -113,6 +113,10 @@ func parseJestJSON(r io.Reader, opts Options) (*parsed, error) {
 	}
 	return p, nil
 }
+
+// jestNodeAssert matches the first line jest writes for a node:assert
+// failure: "assert.strictEqual(received, expected)", "assert(received)".
+var jestNodeAssert = textfmt.Regexp(`^assert(\.[A-Za-z]+)?\(`)
 
 func hasMatcherResult(details []json.RawMessage) bool {
 	for _, d := range details {

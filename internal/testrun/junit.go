@@ -231,7 +231,7 @@ func (j *junitReader) pytest(cases []xmlCase) {
 	}
 	if collect != "" {
 		j.p.groups = append(j.p.groups, group{key: "*", outcome: NotRun,
-			reason: "no event for this test; pytest had a collection error in " + collect + " (without --continue-on-collection-errors the session stops there)"})
+			reason: "no event for this test; pytest had a collection error in " + collect + " and the session may have stopped there: select tests by file ({files}) with --continue-on-collection-errors, since a node id in a module that cannot be imported stops the session even with that flag"})
 	}
 }
 
@@ -414,7 +414,7 @@ func (j *junitReader) jestJUnit(cases []xmlCase) {
 			}
 		case j.stub(first):
 			j.add(id, FailStub, first, file, line)
-		case jestExpect().MatchString(first) || strings.HasPrefix(first, "AssertionError") || strings.HasPrefix(first, "JestAssertionError"):
+		case jestExpect().MatchString(first) || strings.HasPrefix(first, "AssertionError") || strings.HasPrefix(first, "JestAssertionError") || jestNodeAssert().MatchString(first):
 			j.add(id, FailAssert, first, file, line)
 		case strings.Contains(text, "Exceeded timeout of"):
 			j.add(id, Timeout, first, file, line)

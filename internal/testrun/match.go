@@ -170,9 +170,11 @@ func (p *parsed) fallback(d, k, q string, opts Options) Result {
 			best = g
 		}
 	}
-	if best == nil && q == "" {
-		// A declared id without its package or file: when the output has
-		// only one, the id can only be in it.
+	if _, isGo := p.scheme.(goScheme); best == nil && q == "" && isGo {
+		// A declared Go id without its package: when the output has only
+		// one package, the id can only be in it. (A JavaScript or Python id
+		// names its file; one that matches nothing is NOT_RUN, never
+		// charged with another file's failure.)
 		keys := map[string]bool{}
 		for i := range p.groups {
 			if p.groups[i].key != "*" {
@@ -270,19 +272,38 @@ func pyCanon(id string) string {
 	return first + "::" + name
 }
 
-// jsScheme: ids are "file::describe > title"; titles compare with their
-// separators (" > ", " › ", or jest's plain spaces) folded to one space, and
-// files compare by path suffix, so "calc.test.js::calc > adds" matches
-// "/abs/src/calc.test.js::calc adds". A result without a file (jest-junit
-// without addFileAttribute) matches on the title alone.
+// jsScheme: ids are "file::describe > title" or "file > describe > title"
+// (the first segment is the file when it ends in a JavaScript or
+// TypeScript extension); titles compare with their separators (" > ",
+// " › ", or jest's plain spaces) folded to one space, and files compare by
+// path suffix, so "calc.test.js > calc > adds" and
+// "calc.test.js::calc > adds" both match "/abs/src/calc.test.js::calc
+// adds". A result without a file (jest-junit without addFileAttribute)
+// matches on the title alone.
 type jsScheme struct{}
 
 func (jsScheme) split(id string) (string, string) {
 	file, title := "", id
 	if i := strings.Index(id, "::"); i >= 0 {
 		file, title = id[:i], id[i+2:]
+	} else {
+		for _, sep := range []string{" > ", " › "} {
+			if i := strings.Index(id, sep); i > 0 && jsFile(id[:i]) {
+				file, title = id[:i], id[i+len(sep):]
+				break
+			}
+		}
 	}
 	return jsTitle(title), file
+}
+
+// jsFile reports whether s names a JavaScript or TypeScript file.
+func jsFile(s string) bool {
+	switch path.Ext(strings.TrimSpace(s)) {
+	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+		return !strings.ContainsAny(s, " \t")
+	}
+	return false
 }
 
 func (jsScheme) qualMatch(d, r string) bool { return d == "" || r == "" || pathSuffix(d, r) }

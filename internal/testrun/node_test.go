@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -228,4 +229,65 @@ func TestRun_Vitest_JSONAndJUnit(t *testing.T) {
 	}
 	want(t, res.Report, junitWant)
 	reasonHas(t, res.Report, "calc.test.js::setup > needs db", "db down")
+}
+
+// A JavaScript id may name its file either way — "file > describe >
+// title" or "file::describe > title" — against jest's real JSON and JUnit
+// output; a declared id that matches nothing is NOT_RUN, never another
+// file's load error.
+func TestClassify_JSIdForms(t *testing.T) {
+	for _, x := range []struct {
+		fixture string
+		format  Format
+		dialect Dialect
+	}{{"jest-live.json", JestJSON, DialectJest}, {"jest-junit-live.xml", JUnitXML, DialectJestJUnit}} {
+		t.Run(x.fixture, func(t *testing.T) {
+			rep, err := Classify(strings.NewReader(fixture(t, x.fixture)), Options{Format: x.format, Dialect: x.dialect, Root: "ROOT",
+				Declared: []string{"calc.test.cjs > calc > sub asserts", "calc.test.cjs::calc > passes", "calc.test.cjs > calc > no such test", "other.test.cjs > never written"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want(t, rep, map[string]Outcome{
+				"calc.test.cjs > calc > sub asserts":  FailAssert,
+				"calc.test.cjs::calc > passes":        Pass,
+				"calc.test.cjs > calc > no such test": NotRun,
+				"other.test.cjs > never written":      NotRun,
+			})
+		})
+	}
+}
+
+// jest with node:assert: its failures are assertions (FAIL_ASSERT) in the
+// JSON report and through jest-junit, so an honest RED is not refused as a
+// runtime error.
+func TestRun_Jest_NodeAssert(t *testing.T) {
+	runners := nodeRunners(t, "jest", "jest-junit")
+	t.Parallel()
+	dir := jsProject(t, runners, map[string]string{
+		"package.json": `{"name":"ja","private":true}` + "\n",
+		"a.test.cjs": `const assert = require('node:assert');
+describe('calc', () => {
+  test('strict', () => { assert.strictEqual(1 + 1, 3); });
+  test('ok', () => { assert.ok(false); });
+  test('deep', () => { assert.deepStrictEqual({a: 1}, {a: 2}); });
+  test('throws', () => { null.x; });
+});
+`})
+	outcomes := map[string]Outcome{
+		"a.test.cjs > calc > strict": FailAssert, "a.test.cjs > calc > ok": FailAssert,
+		"a.test.cjs > calc > deep": FailAssert, "a.test.cjs > calc > throws": FailError,
+	}
+	jest := filepath.Join(dir, "node_modules/jest/bin/jest.js")
+	for _, spec := range []Spec{
+		{Argv: []string{"node", jest, "--ci", "--rootDir", ".", "--json", "--outputFile=report.json"}, Format: JestJSON, Dialect: DialectJest, ReportFile: "report.json"},
+		{Argv: []string{"node", jest, "--ci", "--rootDir", ".", "--reporters=jest-junit"}, Format: JUnitXML, Dialect: DialectJestJUnit, ReportFile: "junit.xml",
+			Env: []string{"JEST_JUNIT_OUTPUT_FILE=" + filepath.Join(dir, "junit.xml"), "JEST_JUNIT_ADD_FILE_ATTRIBUTE=true"}},
+	} {
+		spec.Dir, spec.Declared, spec.Timeout = dir, declaredOf(outcomes), 3*time.Minute
+		res, err := Run(context.Background(), spec)
+		if err != nil {
+			t.Fatalf("Run %s: %v\n%s", spec.Format, err, res.Output)
+		}
+		want(t, res.Report, outcomes)
+	}
 }

@@ -23,10 +23,13 @@ const (
 	NotRun     Outcome = "NOT_RUN"     // declared, but no terminal event
 	Timeout    Outcome = "TIMEOUT"     // started and was stopped by a timeout
 	Skip       Outcome = "SKIP"        // skipped (also pytest xfail)
+	// Unknown is every declared test's outcome in an UNVERIFIABLE report:
+	// the output could not be read, so nothing is known of any of them.
+	Unknown Outcome = "UNVERIFIABLE"
 )
 
 // Outcomes lists every outcome, for validation and stable counts.
-var Outcomes = []Outcome{Pass, FailAssert, FailStub, FailError, ErrorSetup, BuildFail, NotRun, Timeout, Skip}
+var Outcomes = []Outcome{Pass, FailAssert, FailStub, FailError, ErrorSetup, BuildFail, NotRun, Timeout, Skip, Unknown}
 
 // Verdict is the run-level judgement of a report.
 type Verdict string
@@ -217,6 +220,15 @@ func checkFormat(opts *Options) error {
 func unverifiable(opts Options, format string, args ...any) (*Report, error) {
 	e := apperr.New(Unverifiable, format, args...)
 	rep := &Report{Format: opts.Format, Dialect: opts.Dialect, Verdict: VerdictUnverifiable, Reason: e.Msg, Counts: map[Outcome]int{}, Tests: []Result{}}
+	seen := map[string]bool{}
+	for _, d := range opts.Declared {
+		if d = strings.TrimSpace(d); d == "" || seen[d] {
+			continue
+		}
+		seen[d] = true
+		rep.Tests = append(rep.Tests, Result{ID: d, Declared: true, Outcome: Unknown, Reason: e.Msg})
+		rep.Counts[Unknown]++
+	}
 	return rep, e
 }
 

@@ -190,6 +190,45 @@ func TestRun_Pytest_CollectionErrorAbortsTheSession(t *testing.T) {
 	reasonHas(t, res.Report, "tests/test_calc.py::test_passes", "--continue-on-collection-errors")
 }
 
+
+// The selection the docs give for pytest, the declared tests' files with
+// --continue-on-collection-errors, survives a module that cannot be
+// imported: its test is BUILD_FAIL, the other file's tests run and are
+// classified. Node ids instead stop the session even with the flag
+// (pytest exits 4, "not found"), and the reason says so.
+func TestRun_Pytest_OneBrokenModuleByFile(t *testing.T) {
+	py := pytestCmd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, pyProject)
+	declared := []string{"tests/test_calc.py::test_passes", "tests/test_calc.py::test_sub_assert", "tests/test_import.py::test_never"}
+	spec := Spec{
+		Argv:       append(py, "--continue-on-collection-errors", "--junitxml=report.xml", "tests/test_calc.py", "tests/test_import.py"),
+		Dir:        dir,
+		Format:     JUnitXML,
+		Dialect:    DialectPytest,
+		ReportFile: "report.xml",
+		Declared:   declared,
+		Timeout:    2 * time.Minute,
+	}
+	res, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, res.Output)
+	}
+	want(t, res.Report, map[string]Outcome{
+		"tests/test_calc.py::test_passes":     Pass,
+		"tests/test_calc.py::test_sub_assert": FailAssert,
+		"tests/test_import.py::test_never":    BuildFail,
+	})
+	spec.Argv = append(py, "--continue-on-collection-errors", "--junitxml=report.xml", "tests/test_calc.py::test_passes", "tests/test_import.py::test_never")
+	spec.Declared = []string{"tests/test_calc.py::test_passes", "tests/test_import.py::test_never"}
+	if res, err = Run(context.Background(), spec); err != nil {
+		t.Fatalf("Run: %v\n%s", err, res.Output)
+	}
+	want(t, res.Report, map[string]Outcome{"tests/test_calc.py::test_passes": NotRun, "tests/test_import.py::test_never": BuildFail})
+	reasonHas(t, res.Report, "tests/test_calc.py::test_passes", "select tests by file ({files})")
+}
+
 // A runner killed at its deadline writes no report: every declared test
 // is TIMEOUT, not UNVERIFIABLE and not a pass.
 func TestRun_Pytest_KilledBeforeItsReport(t *testing.T) {

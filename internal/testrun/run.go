@@ -344,11 +344,43 @@ func runCompile(ctx context.Context, spec Spec, opts Options, cap int) ([]group,
 	if ex.code == 0 {
 		return nil, ex.out.String(), nil, nil
 	}
+	if groups := goBuildGroups(ex.out.String()); len(groups) > 0 && !ex.timedOut {
+		// go build or go vet named the packages that failed: each one's
+		// tests are BUILD_FAIL, the others still run.
+		return groups, ex.out.String(), nil, nil
+	}
 	reason := fmt.Sprintf("the compile step failed (exit code %d): %s", ex.code, firstErrorLine(ex.out.String()))
 	if ex.timedOut {
 		reason = fmt.Sprintf("the compile step was killed at its deadline (%s)", spec.Timeout)
 	}
 	return nil, ex.out.String(), compileFailed(opts, reason), nil
+}
+
+// goBuildGroups reads the output of go build or go vet: each failing
+// package is a "# import/path" header (with " [import/path.test]" for its
+// test variant) followed by its errors. It returns one BUILD_FAIL group
+// per package with its first error, or nil when the output has no such
+// header.
+func goBuildGroups(out string) []group {
+	var groups []group
+	seen := map[string]bool{}
+	pkg := ""
+	for _, l := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(l)
+		if rest, ok := strings.CutPrefix(t, "# "); ok {
+			// "# p", "# p [p.test]", "# p_test [p.test]" or vet's "# [p]".
+			rest = strings.TrimPrefix(rest, "[")
+			pkg, _, _ = strings.Cut(rest, " ")
+			pkg = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(pkg, "]"), ".test"), "_test")
+			continue
+		}
+		if pkg == "" || t == "" || seen[pkg] {
+			continue
+		}
+		seen[pkg] = true
+		groups = append(groups, group{key: pkg, outcome: BuildFail, reason: "the compile step failed for package " + pkg + ": " + clip(t, 300)})
+	}
+	return groups
 }
 
 func compileFailed(opts Options, reason string) *Report {
