@@ -186,7 +186,7 @@ func claimToken(out []byte) int64 {
 
 // goBuild builds pkg into out with env added.
 func goBuild(out, pkg string, env ...string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)

@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	// builds with cgo; the in-process commands are pointed at it.
 	if cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output(); strings.TrimSpace(string(cgo)) == "1" {
 		helperPath = filepath.Join(dir, symbols.HelperName)
-		if out, err := exec.Command("go", "build", "-o", helperPath, "../git-ideate-symbols").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-trimpath", "-o", helperPath, "../git-ideate-symbols").CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", symbols.HelperName, err, out)
 			os.Exit(1)
 		}

@@ -12,7 +12,8 @@ import (
 )
 
 // TestMain builds the tree-sitter helper, as the release puts it beside
-// git-ideate, and names it through HelperEnv. Where go builds without cgo
+// git-ideate, and names it through HelperEnv (with -trimpath, as the
+// release builds it, so that tree-sitter's C is compiled once for both). Where go builds without cgo
 // there is no helper, and the tests check the fallback reader instead; a
 // cgo toolchain that cannot build the helper is a failure.
 func TestMain(m *testing.M) {
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 	cgo, _ := exec.Command("go", "env", "CGO_ENABLED").Output()
 	if strings.TrimSpace(string(cgo)) == "1" {
 		bin := filepath.Join(dir, HelperName)
-		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/git-ideate-symbols").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "../../cmd/git-ideate-symbols").CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "go build of the helper: %v\n%s", err, out)
 			os.Exit(1)
 		}
