@@ -58,7 +58,8 @@ var scenarios = []struct {
 type bench struct {
 	work string
 	scale
-	a, b subject
+	a, b   subject
+	config []string // KEY=VALUE set in every repository made
 }
 
 func main() {
@@ -70,6 +71,14 @@ func main() {
 	records := flag.Int("records", 10000, "records in the store before the record and MCP figures")
 	calls := flag.Int("calls", 200, "measured calls per figure")
 	files := flag.Int("files", 10000, "files in the worktree and symbols repositories")
+	var config []string
+	flag.Func("config", "KEY=VALUE: git config set in every repository the run makes (repeatable), e.g. core.fsync=none", func(kv string) error {
+		if !strings.Contains(kv, "=") {
+			return fmt.Errorf("%q is not KEY=VALUE", kv)
+		}
+		config = append(config, kv)
+		return nil
+	})
 	flag.Parse()
 	s := scale{*records, *calls, *files}
 	if *quick {
@@ -89,14 +98,14 @@ func main() {
 	if *b == "" {
 		*b = *a
 	}
-	bn := &bench{work: work, scale: s, a: ours("A", *a)}
+	bn := &bench{work: work, scale: s, a: ours("A", *a), config: config}
 	bn.b = ours("B", *b)
 	if *ref != "" {
 		bn.b = reference(*ref, *node)
 	}
 	want := flag.Args()
-	fmt.Printf("bench %s: %s/%s, %d CPUs, load %s; A %s, B %s; %d records, %d calls per figure, %d files\n",
-		time.Now().UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadAvg(), bn.a.describe(), bn.b.describe(), s.records, s.calls, s.files)
+	fmt.Printf("bench %s: %s/%s, %d CPUs, load %s; A %s, B %s; %d records, %d calls per figure, %d files; git config %v\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadAvg(), bn.a.describe(), bn.b.describe(), s.records, s.calls, s.files, config)
 	ran := 0
 	for _, sc := range scenarios {
 		if len(want) > 0 && !contains(want, sc.name) {

@@ -90,6 +90,10 @@ func (b *bench) newRepo(name string) string {
 	dir := filepath.Join(b.work, name)
 	must(os.MkdirAll(dir, 0o755))
 	git(dir, "init", "-q")
+	for _, kv := range b.config {
+		k, v, _ := strings.Cut(kv, "=")
+		git(dir, "config", k, v)
+	}
 	git(dir, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "--allow-empty", "-m", "init")
 	return dir
 }
