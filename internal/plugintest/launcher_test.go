@@ -35,9 +35,12 @@ func copyPlugin(t testing.TB) string {
 			}
 			return nil
 		}
+		// The sources go build reads: Go files and what they embed
+		// (templates, assets) under cmd/ and internal/.
+		src := strings.HasPrefix(rel, "cmd"+string(filepath.Separator)) || strings.HasPrefix(rel, "internal"+string(filepath.Separator))
 		keep := rel == "go.mod" || rel == "go.sum" || rel == filepath.Join("bin", "git-ideate") ||
 			rel == filepath.Join(".claude-plugin", "plugin.json") ||
-			strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")
+			src && !strings.HasSuffix(rel, "_test.go")
 		if !keep {
 			return nil
 		}
