@@ -168,7 +168,17 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		}
 	}
 	if len(dirty) > 0 {
-		j.add(true, "uncommitted", "the worktree holds uncommitted changes; a gate judges commits only: commit first, then ask again", dirty...)
+		// No commit was judged: the verdict names none (and so notes
+		// none), and it is placed in the plan like any other.
+		if s, err := d.Plan(ctx); err == nil {
+			if !inPlan(s, in.Task) {
+				j.add(false, ClassNotInPlan, fmt.Sprintf("task %s is not a task of sprint %d's plan", in.Task, s.Number))
+				return j.verdict(), nil
+			}
+			j.v.Sprint, j.v.Wave = s.Number, waveOf(s, in.Task)
+		}
+		j.v.Commit, j.v.Tree = "", ""
+		j.add(true, "uncommitted", "the worktree (HEAD "+head.String()[:12]+") holds uncommitted changes; a gate judges commits only: commit first, then ask again", dirty...)
 		return j.verdict(), nil
 	}
 	if elsewhere {
@@ -185,6 +195,10 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 			return Verdict{}, ctx.Err()
 		}
 		j.add(false, "no_plan", "the sprint's plan could not be read: "+apperr.Message(err))
+		return j.verdict(), nil
+	}
+	if !inPlan(s, in.Task) {
+		j.add(false, ClassNotInPlan, fmt.Sprintf("task %s is not a task of sprint %d's plan", in.Task, s.Number))
 		return j.verdict(), nil
 	}
 	j.v.Sprint, j.v.Wave = s.Number, waveOf(s, in.Task)

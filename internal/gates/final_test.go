@@ -79,6 +79,7 @@ func newFinalFx(t *testing.T, matrix ...string) *finalFx {
 	sprint := filepath.Join(dir, "docs", "agents", "sprint1")
 	write(t, filepath.Join(sprint, "standards.md"), standards(matrix...))
 	write(t, filepath.Join(sprint, "s1-01-reverse", "plan-ready.md"), ready)
+	write(t, filepath.Join(sprint, "s1-01-reverse", "tasks.md"), "---\ntype: tasks\nstory: S1-01\n---\n\n# S1-01 tasks\n\n## T1 — Reverse\n\nFiles: `strutil/**`\n\n## T2 — Later\n\nFiles: `strutil/later*`\n")
 	write(t, filepath.Join(dir, ".git", "info", "exclude"), "docs/\n.ideate/\n")
 	g, err := gitstore.Open(dir)
 	if err != nil {

@@ -35,7 +35,9 @@ func TaskLock(g *gitstore.Store) func(ctx context.Context, task string) (func(),
 // at once leave their verdicts one after the other, each about the facts
 // it saw. After a stored GREEN PASS, reg.Tick (when set) ticks the task's
 // plan-ready boxes, still under the lock; how that went is in the returned
-// verdict's Notes. An unknown gate is UnknownGate and stores nothing.
+// verdict's Notes. An unknown gate is UnknownGate and stores nothing; a
+// verdict about no task of the plan (Unplaced: a typo'd task id, no
+// contract, no plan) is returned and not stored.
 func Judge(ctx context.Context, reg *Registry, log VerdictLog, name Name, in Input) (Verdict, error) {
 	if in.Task != "" && reg.Lock != nil {
 		release, err := reg.Lock(ctx, in.Task)
@@ -51,7 +53,7 @@ func Judge(ctx context.Context, reg *Registry, log VerdictLog, name Name, in Inp
 	if err := ctx.Err(); err != nil {
 		return v, err
 	}
-	if log != nil {
+	if log != nil && !Unplaced(v) {
 		if err := log.Append(ctx, v); err != nil {
 			return v, err
 		}

@@ -77,7 +77,21 @@ const (
 	ClassSuppression     = "suppression"
 	ClassNoRed           = "no_red"
 	ClassNoLog           = "no_log"
+	ClassNotInPlan       = "not_in_plan"
 )
+
+// Unplaced reports whether v judged no task of the sprint's plan (no
+// task named, no contract, no readable plan, a task the plan does not
+// hold): such a verdict is answered, never stored.
+func Unplaced(v Verdict) bool {
+	for _, r := range v.Reasons {
+		switch r.Class {
+		case ClassNoTask, ClassNoContract, ClassNoPlan, ClassNotInPlan:
+			return true
+		}
+	}
+	return false
+}
 
 // OutcomeClass is the reason class of a test outcome that does not meet a
 // gate's expectation.
@@ -174,19 +188,6 @@ func (d *Deps) openTask(ctx context.Context, gate Name, in Input) (*taskState, *
 	}
 	s.tree = cm.Tree
 	s.v.Tree = cm.Tree.String()
-	var dirty []string
-	for _, x := range ch.List {
-		if x.Uncommitted {
-			dirty = append(dirty, x.Path)
-		}
-	}
-	if len(dirty) > 0 {
-		v := s.v
-		v.Result = FAIL
-		v.Reasons = []Reason{{Class: ClassUncommitted, Paths: dirty,
-			Detail: "the worktree holds uncommitted changes; a gate judges commits only: commit first, then ask again"}}
-		return s, &v, nil
-	}
 	sp, err := d.Plan(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -194,10 +195,29 @@ func (d *Deps) openTask(ctx context.Context, gate Name, in Input) (*taskState, *
 		}
 		return stop(UNVERIFIABLE, ClassNoPlan, "the sprint's plan could not be read: %s", apperr.Message(err))
 	}
+	if !inPlan(sp, in.Task) {
+		return stop(UNVERIFIABLE, ClassNotInPlan, "task %s is not a task of sprint %d's plan", in.Task, sp.Number)
+	}
 	s.sprint, s.st = sp, sp.Standards
 	s.v.Sprint = sp.Number
 	s.v.Wave = waveOf(sp, in.Task)
 	s.passRed = passOnRed(sp, in.Task)
+	var dirty []string
+	for _, x := range ch.List {
+		if x.Uncommitted {
+			dirty = append(dirty, x.Path)
+		}
+	}
+	if len(dirty) > 0 {
+		// No commit was judged: the verdict names none, so no note lands
+		// on the commit the worktree happens to stand on.
+		v := s.v
+		v.Result = FAIL
+		v.Commit, v.Tree = "", ""
+		v.Reasons = []Reason{{Class: ClassUncommitted, Paths: dirty,
+			Detail: "the worktree (HEAD " + ch.Head.String()[:12] + ") holds uncommitted changes; a gate judges commits only: commit first, then ask again"}}
+		return s, &v, nil
+	}
 	return s, nil, nil
 }
 
