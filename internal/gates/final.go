@@ -171,10 +171,6 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		// No commit was judged: the verdict names none (and so notes
 		// none), and it is placed in the plan like any other.
 		if s, err := d.Plan(ctx); err == nil {
-			if !inPlan(s, in.Task) {
-				j.add(false, ClassNotInPlan, fmt.Sprintf("task %s is not a task of sprint %d's plan", in.Task, s.Number))
-				return j.verdict(), nil
-			}
 			j.v.Sprint, j.v.Wave = s.Number, waveOf(s, in.Task)
 		}
 		j.v.Commit, j.v.Tree = "", ""
@@ -195,10 +191,6 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 			return Verdict{}, ctx.Err()
 		}
 		j.add(false, "no_plan", "the sprint's plan could not be read: "+apperr.Message(err))
-		return j.verdict(), nil
-	}
-	if !inPlan(s, in.Task) {
-		j.add(false, ClassNotInPlan, fmt.Sprintf("task %s is not a task of sprint %d's plan", in.Task, s.Number))
 		return j.verdict(), nil
 	}
 	j.v.Sprint, j.v.Wave = s.Number, waveOf(s, in.Task)

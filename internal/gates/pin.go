@@ -388,25 +388,6 @@ func planTask(sp *plan.Sprint, task string) *plan.Task {
 	return nil
 }
 
-// inPlan reports whether the sprint's plan holds task: its story's
-// tasks.md has it, or, for a story without a tasks.md, the story is one
-// of the sprint's.
-func inPlan(sp *plan.Sprint, task string) bool {
-	if planTask(sp, task) != nil {
-		return true
-	}
-	story, tk, ok := strings.Cut(task, "/")
-	if !ok || tk == "" {
-		return false
-	}
-	for _, sd := range sp.StoryDirs {
-		if sd.Story == story && sd.Tasks == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // laterNamers lists the tasks of the plan that run after task (they wait
 // for it, directly or through others) and name the symbol in their
 // Symbols: or Uses: line: the tasks whose tests can still pin a symbol
@@ -541,7 +522,7 @@ func (s *taskState) pinReasons(ctx context.Context, red gitstore.Hash, ran time.
 	}
 	if res.Weaker {
 		out = append(out, Reason{Class: ClassWeakerCheck, Severity: SevInfo,
-			Detail: "weaker check: this build has no tree-sitter, so the bodies outside Go were found by the fallback reader"})
+			Detail: "weaker check: the tree-sitter helper (" + symbols.HelperName + ") is absent, so the bodies outside Go were found by the fallback reader"})
 	}
 	return out, nil
 }
@@ -680,7 +661,7 @@ func (d FinalDeps) finalPins(ctx context.Context, sp *plan.Sprint, task string, 
 	}
 	if res.Weaker {
 		out = append(out, Reason{Class: ClassWeakerCheck, Severity: SevInfo,
-			Detail: "weaker check: this build has no tree-sitter, so the bodies outside Go were found by the fallback reader"})
+			Detail: "weaker check: the tree-sitter helper (" + symbols.HelperName + ") is absent, so the bodies outside Go were found by the fallback reader"})
 	}
 	return out, nil
 }

@@ -60,7 +60,7 @@ func TestGreen_Pinning_Pytest(t *testing.T) {
 				map[string]string{"tests/test_sub.py": "from calc import sub, mul\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n\n\ndef test_mul():\n    assert mul(0, 5) == 0\n",
 					"calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):  # agentic:shim\n    return 0\n\n\ndef mul(a, b):  # agentic:shim\n    return 1\n"},
 				map[string]string{"calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"}, "")
-			want(t, v, c.result, c.class)
+			wantPin(t, v, c.result, c.class)
 			if c.class != "" && !strings.Contains(v.String(), "calc.mul") {
 				t.Errorf("verdict does not name calc.mul: %s", v)
 			}
@@ -103,10 +103,25 @@ func TestGreen_Pinning_Vitest(t *testing.T) {
 				map[string]string{"src/calc.test.ts": "import { test, expect } from 'vitest';\nimport { sub, mul } from './calc';\n\ntest('sub subtracts', () => {\n  expect(sub(3, 1)).toBe(2);\n});\n\ntest('mul of zero', () => {\n  expect(mul(0, 5)).toBe(0);\n});\n",
 					"src/calc.ts": "// agentic:shim\nexport function sub(a: number, b: number): number {\n  return 0;\n}\n\nexport function mul(a: number, b: number): number {\n  return 1;\n}\n"},
 				map[string]string{"src/calc.ts": "export function sub(a: number, b: number): number {\n  return a - b;\n}\n\nexport function mul(a: number, b: number): number {\n  return a * b;\n}\n"}, nm)
-			want(t, v, c.result, c.class)
+			wantPin(t, v, c.result, c.class)
 			if c.class != "" && !strings.Contains(v.String(), "calc.mul") {
 				t.Errorf("verdict does not name calc.mul: %s", v)
 			}
 		})
 	}
+}
+
+// wantPin is want, where a note that the check was weaker (no tree-sitter
+// helper in this build) may stand beside the expected reasons.
+func wantPin(t *testing.T, v gates.Verdict, result gates.Result, class string) {
+	t.Helper()
+	var rs []gates.Reason
+	for _, r := range v.Reasons {
+		if r.Class == gates.ClassWeakerCheck && r.Severity == gates.SevInfo && strings.Contains(r.Detail, "weaker check") {
+			continue
+		}
+		rs = append(rs, r)
+	}
+	v.Reasons = rs
+	want(t, v, result, class)
 }

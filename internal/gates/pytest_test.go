@@ -67,7 +67,7 @@ func TestGates_PytestProject(t *testing.T) {
 	}
 	commit(t, wt, "green", map[string]string{"calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"})
 	v = f.judge(t, "green", "S1-01/T1")
-	want(t, v, gates.PASS, "")
+	wantPin(t, v, gates.PASS, "")
 	if st := gt.Git(t, wt, "status", "--porcelain", "--ignored"); st != "" {
 		t.Errorf("the gates' runs left files in the worktree:\n%s", st)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -88,7 +89,7 @@ func WriteReady(ctx context.Context, d PlanDeps, v Verdict) (*ReadyResult, error
 	rel := path.Join(sd.Dir, "plan-ready.md")
 	file := filepath.Join(d.Root, filepath.FromSlash(rel))
 	res := &ReadyResult{Path: file, Boxes: boxes}
-	old, err := os.ReadFile(file)
+	old, err := osproc.ReadRegular(file, MaxPlanFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		res.Created = true

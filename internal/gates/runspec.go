@@ -11,12 +11,17 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/shell"
 	"github.com/ideate/git-ideate/internal/testrun"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
+
+// MaxPlanFile caps what a gate reads of a file in the main tree or a
+// worktree (plan-ready.md, go.mod).
+const MaxPlanFile = plan.MaxFile
 
 // NoRunner is a task whose tests no runner in standards.md can run.
 const NoRunner apperr.Code = "NO_RUNNER"
@@ -253,7 +258,7 @@ func expandRunner(tmpl string, tests []string, report string, wide bool) ([]stri
 // at the worktree's top), and returns the way back. Without a go.mod the
 // ids are left as they are.
 func goDeclared(top string, tests []string) ([]string, map[string]string) {
-	b, err := os.ReadFile(filepath.Join(top, "go.mod"))
+	b, err := osproc.ReadRegular(filepath.Join(top, "go.mod"), MaxPlanFile)
 	if err != nil {
 		return tests, nil
 	}

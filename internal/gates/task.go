@@ -77,16 +77,16 @@ const (
 	ClassSuppression     = "suppression"
 	ClassNoRed           = "no_red"
 	ClassNoLog           = "no_log"
-	ClassNotInPlan       = "not_in_plan"
 )
 
 // Unplaced reports whether v judged no task of the sprint's plan (no
-// task named, no contract, no readable plan, a task the plan does not
-// hold): such a verdict is answered, never stored.
+// task named, a task never started, so without a contract — a typo'd id —,
+// no readable plan): such a verdict is answered, never stored. A task is
+// started only from the checked plan, so a contract places it there.
 func Unplaced(v Verdict) bool {
 	for _, r := range v.Reasons {
 		switch r.Class {
-		case ClassNoTask, ClassNoContract, ClassNoPlan, ClassNotInPlan:
+		case ClassNoTask, ClassNoContract, ClassNoPlan:
 			return true
 		}
 	}
@@ -159,6 +159,8 @@ func (d *Deps) openTask(ctx context.Context, gate Name, in Input) (*taskState, *
 	switch {
 	case ct == nil && err != nil && apperr.Is(err, apperr.NotFound):
 		return stop(UNVERIFIABLE, ClassNoContract, "%s", apperr.Message(err))
+	case ct == nil && err != nil && apperr.Is(err, apperr.Schema):
+		return stop(UNVERIFIABLE, ClassNoTask, "%s", apperr.Message(err))
 	case ct == nil && err != nil:
 		return nil, nil, err
 	}
@@ -194,9 +196,6 @@ func (d *Deps) openTask(ctx context.Context, gate Name, in Input) (*taskState, *
 			return nil, nil, err
 		}
 		return stop(UNVERIFIABLE, ClassNoPlan, "the sprint's plan could not be read: %s", apperr.Message(err))
-	}
-	if !inPlan(sp, in.Task) {
-		return stop(UNVERIFIABLE, ClassNotInPlan, "task %s is not a task of sprint %d's plan", in.Task, sp.Number)
 	}
 	s.sprint, s.st = sp, sp.Standards
 	s.v.Sprint = sp.Number

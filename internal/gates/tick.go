@@ -3,12 +3,12 @@ package gates
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
+	"github.com/ideate/git-ideate/internal/osproc"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
@@ -142,7 +142,7 @@ func tickAt(ctx context.Context, d PlanDeps, task string, head gitstore.Hash) (*
 	}
 	path := filepath.Join(d.Root, filepath.FromSlash(pr.Path))
 	res := &TickResult{Path: path, Commit: head.String(), Verdict: v.ID, Boxes: len(boxes), Ticked: []int{}}
-	data, err := os.ReadFile(path)
+	data, err := osproc.ReadRegular(path, MaxPlanFile)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot read %s: %v", path, err)
 	}
