@@ -17,10 +17,14 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // FileName is the shared config file at the top of the working tree.
 const FileName = ".ideate.json"
+
+// MaxFile caps the .ideate.json read.
+const MaxFile = 1 << 20
 
 // SchemaVersion is the newest config schema this version understands.
 const SchemaVersion = 10
@@ -183,7 +187,7 @@ func Load(workTree string, git *gitstore.Config) (*Config, error) {
 	c := Default()
 	if workTree != "" {
 		path := filepath.Join(workTree, FileName)
-		b, err := os.ReadFile(path)
+		b, err := osproc.ReadRegular(path, MaxFile)
 		switch {
 		case err == nil:
 			if err := c.parse(path, b); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -40,6 +41,10 @@ const TaskLine = "ideate-task:"
 // once stays taken. Files older than StaleAfter are removed when a new
 // dispatch is approved.
 const DispatchDir = "dispatch"
+
+// MaxStateFile caps a JSON file the hooks read: their own state and the
+// host's agent metadata.
+const MaxStateFile = 1 << 20
 
 // PolicyFile caches the guard policy the last dispatch read from the
 // standards, under the state directory, for the main session's guard.
@@ -126,7 +131,7 @@ func taskOfPrompt(prompt string) (string, error) {
 }
 
 func readJSON(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := osproc.ReadRegular(path, MaxStateFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -178,7 +183,7 @@ func subagentFile(transcript, agent, ext string) string {
 // firstPrompt reads the prompt from the first line of an agent's
 // transcript (message.content, a string or text blocks).
 func firstPrompt(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := osproc.OpenRegular(path)
 	if err != nil {
 		return "", err
 	}

@@ -233,12 +233,15 @@ func normalize(s string) string {
 }
 
 // Path is the memory file of the working tree at top.
+// MaxFile caps the memory file read.
+const MaxFile = 4 << 20
+
 func Path(top string) string { return filepath.Join(top, filepath.FromSlash(File)) }
 
 // Read reads and checks the memory file of the working tree at top. ok is
 // false when there is none.
 func Read(top string, bound int) (d *Doc, ok bool, err error) {
-	b, err := os.ReadFile(Path(top))
+	b, err := osproc.ReadRegular(Path(top), MaxFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return Parse("", bound), false, nil
 	}

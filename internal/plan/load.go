@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -78,7 +80,7 @@ func Load(ctx context.Context, fsys fs.FS, opt Options) (*Sprint, error) {
 			// A sprint directory not named sprint<N>: its stories.md or
 			// plan.md front matter says which sprint it is.
 			for _, name := range []string{"stories.md", "plan.md"} {
-				if b, err := fs.ReadFile(fsys, path.Join(root, name)); err == nil {
+				if b, err := readFile(fsys, path.Join(root, name)); err == nil {
 					if v, ok := parseMarkdown(name, b).front.Get("sprint"); ok {
 						if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
 							s.Number = n
@@ -167,6 +169,35 @@ type loader struct {
 
 // read returns the first of paths that exists, parsed, or nil. A file
 // that exists but cannot be read is a finding.
+// MaxFile caps a plan file read: a planning document is never near it.
+const MaxFile = 4 << 20
+
+// readFile reads a plan file only when it is a regular file (a symlink
+// followed to one) of at most MaxFile bytes: a committed standards.md that
+// links to /dev/zero, or a FIFO, is refused without being opened.
+func readFile(fsys fs.FS, p string) ([]byte, error) {
+	fi, err := fs.Stat(fsys, p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())
+	}
+	if fi.Size() > MaxFile {
+		return nil, fmt.Errorf("%s holds %d bytes, over the cap of %d", p, fi.Size(), MaxFile)
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFile+1))
+	if err == nil && len(b) > MaxFile {
+		err = fmt.Errorf("%s grew over the cap of %d bytes", p, MaxFile)
+	}
+	return b, err
+}
+
 func (l *loader) read(paths ...string) *mdoc {
 	if l.err != nil {
 		return nil
@@ -176,7 +207,7 @@ func (l *loader) read(paths ...string) *mdoc {
 		return nil
 	}
 	for _, p := range paths {
-		b, err := fs.ReadFile(l.fsys, p)
+		b, err := readFile(l.fsys, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

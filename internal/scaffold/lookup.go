@@ -2,12 +2,12 @@ package scaffold
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/symbols"
 )
 
@@ -56,7 +56,7 @@ func Defs(top, file string) (*Lookup, error) {
 	if symbols.LangOf(rel) == "" {
 		return nil, apperr.New(symbols.Unsupported, "%s is not a file the symbol index reads (Go, Python, JavaScript, TypeScript, Rust)", rel)
 	}
-	b, err := os.ReadFile(abs)
+	b, err := osproc.ReadRegular(abs, MaxSource)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotFound, err, "cannot read %s", rel)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/symbols"
 )
 
@@ -29,6 +30,9 @@ const (
 	Update = "update" // stubs appended to a file, or a shim definition cut from one
 	Delete = "delete" // a shim file removed
 )
+
+// MaxSource caps a source file the scaffolder or a look-up reads.
+const MaxSource = 8 << 20
 
 // Input is one scaffold run over a task's worktree.
 type Input struct {
@@ -264,7 +268,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		ss := byFile[p]
 		b, exists := read[p]
 		if !exists {
-			if old, err := os.ReadFile(filepath.Join(in.Dir, filepath.FromSlash(p))); err == nil && !shimFiles[p] {
+			if old, err := osproc.ReadRegular(filepath.Join(in.Dir, filepath.FromSlash(p)), MaxSource); err == nil && !shimFiles[p] {
 				b, exists = old, true
 			}
 		}

@@ -177,13 +177,25 @@ func openLocked(path string) (*os.File, error) {
 	}
 }
 
-// appendLine writes line (whole lines) to path in one write under its lock.
+// appendLine writes line (whole lines) to path in one write under its
+// lock. A write that fails or falls short (a full disk) is cut back off,
+// so the file never ends in half a line that the next event would be
+// appended to.
 func appendLine(path string, line []byte) error {
 	f, err := openLocked(path)
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(line)
+	size := fileSize(f)
+	n, werr := f.Write(line)
+	if werr == nil && n < len(line) {
+		werr = io.ErrShortWrite
+	}
+	if werr != nil && n > 0 {
+		if terr := f.Truncate(size); terr != nil {
+			werr = fmt.Errorf("%v; and it cannot be cut back: %v", werr, terr)
+		}
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -289,7 +301,9 @@ type CopyResult struct {
 // Memory stays within a few LineBuffers whatever the file's size.
 func (s *Store) Copy(ctx context.Context, src, dest string) (CopyResult, error) {
 	res := CopyResult{Dest: dest}
-	in, err := os.Open(src)
+	// The source is the host's path: a FIFO or a device (/dev/zero, or a
+	// symlink to it) is refused at once, never read.
+	in, _, err := osproc.OpenRegular(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return res, apperr.New(apperr.NotFound, "no transcript at %s", src)
 	}
@@ -315,15 +329,24 @@ func (s *Store) Copy(ctx context.Context, src, dest string) (CopyResult, error) 
 	if _, err := in.Seek(off, io.SeekStart); err != nil {
 		return res, apperr.Wrap(apperr.Internal, err, "cannot read %s: %v", src, err)
 	}
-	r := bufio.NewReaderSize(in, LineBuffer)
-	w := bufio.NewWriterSize(out, LineBuffer)
+	// Only what the source held when the copy began: a file that keeps
+	// growing does not keep the copy going.
+	r := bufio.NewReaderSize(io.LimitReader(in, fi.Size()-off), LineBuffer)
 	size0 := fileSize(out)
+	// Whole lines or nothing: a write that fails (a full disk) takes the
+	// destination back to where this copy began, so no half line is left
+	// for the next event to be glued to; the offset is not moved, and the
+	// next copy writes those lines again.
+	w := bufio.NewWriterSize(&wholeWriter{f: out, start: size0}, LineBuffer)
 	pos := off
 	var long *longLine
 	var lineStart int64 // the destination's size where a long line began
 	for {
 		if err := ctx.Err(); err != nil {
 			w.Flush()
+			if long != nil {
+				out.Truncate(lineStart) // no half of a long line left behind
+			}
 			return res, err
 		}
 		chunk, err := r.ReadSlice('\n')
@@ -378,6 +401,32 @@ func (s *Store) Copy(ctx context.Context, src, dest string) (CopyResult, error) 
 		}
 	}
 	return res, nil
+}
+
+// wholeWriter writes to a file and, once a write fails, cuts the file
+// back to start and fails every later write.
+type wholeWriter struct {
+	f     *os.File
+	start int64
+	err   error
+}
+
+func (w *wholeWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.f.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = err
+		if terr := w.f.Truncate(w.start); terr != nil {
+			w.err = fmt.Errorf("%v; and it cannot be cut back: %v", err, terr)
+		}
+		return n, w.err
+	}
+	return n, nil
 }
 
 func fileSize(f *os.File) int64 {

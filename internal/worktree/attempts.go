@@ -3,6 +3,7 @@ package worktree
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/secretgate"
 )
 
@@ -215,15 +217,19 @@ func (m *Manager) WorkerOutput(task string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	b, err := os.ReadFile(filepath.Join(c.Path, AttemptDir, OutputFile))
+	// The worker writes this file: a FIFO or a device is refused, and no
+	// more than MaxAttemptFile bytes are read.
+	f, _, err := osproc.OpenRegular(filepath.Join(c.Path, AttemptDir, OutputFile))
 	if os.IsNotExist(err) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, apperr.Wrap(apperr.Internal, err, "cannot read the output.md of task %s", task)
 	}
-	if len(b) > MaxAttemptFile {
-		b = b[:MaxAttemptFile]
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxAttemptFile))
+	if err != nil {
+		return nil, false, apperr.Wrap(apperr.Internal, err, "cannot read the output.md of task %s", task)
 	}
 	return b, true, nil
 }

@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Defaults applied by Options when a field is zero.
@@ -117,7 +118,8 @@ func (s Summary) ToolList() string {
 // Summarize scans the transcript file at path. It fails only when the file
 // cannot be opened or read; malformed content is counted, never fatal.
 func Summarize(path string, opt Options) (Summary, error) {
-	f, err := os.Open(path)
+	// A host's path: a FIFO or a device is refused, not waited on.
+	f, _, err := osproc.OpenRegular(path)
 	if err != nil {
 		return Summary{}, fmt.Errorf("transcript: %w", err)
 	}
