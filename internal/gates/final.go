@@ -36,6 +36,7 @@ const (
 	ClassSkip             = "skip"              // the GREEN PASS run skipped a test
 	ClassUnticked         = "unticked"          // a box of the task is not ticked
 	ClassUnbackedTick     = "unbacked_tick"     // a box is ticked with no GREEN PASS verdict behind it
+	ClassSprintUnfinished = "sprint_unfinished" // a task of the sprint due by this wave has no GREEN PASS
 )
 
 // FinalDeps are the final gate's dependencies: PlanDeps, and the bound of
@@ -52,6 +53,9 @@ type FinalDeps struct {
 //     started, or outlives its timeout, is UNVERIFIABLE);
 //   - the newest GREEN PASS verdict at the worktree's HEAD exists (FAIL
 //     no_green) and skipped no test (FAIL skip);
+//   - every other task of the sprint in this wave or an earlier one has
+//     a GREEN PASS as its newest GREEN verdict (FAIL sprint_unfinished,
+//     naming them);
 //   - every box of the task in its story's plan-ready.md is ticked (FAIL
 //     unticked), and each ticked box is backed by that verdict (FAIL
 //     unbacked_tick: a box ticked by hand, or before the GREEN gate passed
@@ -212,6 +216,37 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		}
 		if len(skipped) > 0 {
 			j.add(true, ClassSkip, fmt.Sprintf("the GREEN run (exec %s) skipped %d test(s): %s", green.ID, len(skipped), strings.Join(skipped, ", ")))
+		}
+	}
+
+	// The sprint: every other task of this wave and the waves before it
+	// has passed GREEN (its newest GREEN verdict is a PASS). A later
+	// wave's tasks are not due yet.
+	if wave := j.v.Wave; wave > 0 {
+		var open []string
+		for _, sd := range s.StoryDirs {
+			if sd.Tasks == nil {
+				continue
+			}
+			for _, t := range sd.Tasks.Tasks {
+				ref := sd.Story + "/" + t.ID
+				if ref == in.Task || t.GateOnly {
+					continue
+				}
+				if w := waveOf(s, ref); w == 0 || w > wave {
+					continue
+				}
+				g, found, err := d.Exec.Latest(ctx, ref, "green", "")
+				if err != nil {
+					return Verdict{}, err
+				}
+				if !found || g.Result != execlog.PASS {
+					open = append(open, ref)
+				}
+			}
+		}
+		if len(open) > 0 {
+			j.add(true, ClassSprintUnfinished, fmt.Sprintf("sprint %d is unfinished: %d task(s) of wave %d or before have no GREEN PASS: %s", s.Number, len(open), wave, strings.Join(open, ", ")))
 		}
 	}
 

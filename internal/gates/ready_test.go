@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
@@ -86,5 +88,47 @@ func TestJudge_SameVerdictOnTheSameCommitIsStoredOnce(t *testing.T) {
 	f.judge(t, "green", "S1-01/T1")
 	if es := verdicts(t, f, "S1-01/T1"); len(es) != 2 {
 		t.Fatalf("a GREEN verdict after the RED one: %d entries", len(es))
+	}
+}
+
+// The final gate judges the sprint: while another task of the same wave
+// (or an earlier one) has no GREEN PASS it is FAIL sprint_unfinished,
+// naming that task; a later wave's task is not due.
+func TestFinal_RefusesWhileTheSprintIsUnfinished(t *testing.T) {
+	f := newFakeFixture(t)
+	wt := f.start(t, "S1-01/T1", declared)
+	head := commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
+	l := execlog.Open(f.g)
+	green := func(task, commit string) {
+		t.Helper()
+		if _, err := l.Append(t.Context(), execlog.Entry{Task: task, Attempt: 1, Phase: "green", Event: "verdict", Result: "PASS", Commit: commit}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	green("S1-01/T1", head)
+	final := gates.Final(gates.FinalDeps{PlanDeps: gates.PlanDeps{Git: f.g, Tasks: f.m, Exec: l, Root: f.dir,
+		Plan: func(ctx context.Context) (*plan.Sprint, error) { return plan.LoadDir(ctx, f.dir, plan.Options{}) }}, Timeout: time.Minute})
+	unfinished := func() string {
+		t.Helper()
+		v, err := final.Run(t.Context(), gates.Input{Task: "S1-01/T1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range v.Reasons {
+			if r.Class == gates.ClassSprintUnfinished {
+				if v.Result != gates.FAIL {
+					t.Errorf("verdict %s with %s", v.Result, r.Detail)
+				}
+				return r.Detail
+			}
+		}
+		return ""
+	}
+	if d := unfinished(); !strings.Contains(d, "S1-01/T2") || strings.Contains(d, "S1-02/T1") {
+		t.Fatalf("sprint_unfinished: %q", d)
+	}
+	green("S1-01/T2", head)
+	if d := unfinished(); d != "" {
+		t.Fatalf("after S1-01/T2's GREEN PASS: %q", d)
 	}
 }

@@ -435,3 +435,18 @@ func TestLauncher(t *testing.T) {
 		}
 	})
 }
+
+// A git-ideate on PATH installed with go install …@v<version> says
+// "git-ideate v<version> …": the launcher takes it as this version.
+func TestLauncher_AcceptsAVPrefixedVersionOnPath(t *testing.T) {
+	root := repoRoot(t)
+	fake := t.TempDir()
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo \"git-ideate v" + release.Version + " (fake)\"; else echo \"fallback $*\"; fi\n"
+	if err := os.WriteFile(filepath.Join(fake, "git-ideate"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"CLAUDE_PLUGIN_DATA=" + t.TempDir(), "PATH=" + toolDir(t) + string(os.PathListSeparator) + fake}
+	if r := run(t, root, env, "", "mcp", "x"); r.code != 0 || r.out != "fallback mcp x\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+}

@@ -423,15 +423,13 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 		fb.Fix = append(fb.Fix, "make these tests reach their expected outcome: "+strings.Join(fb.Failing, ", "))
 	}
 	for _, c := range fb.Classes {
-		if s := fixFor(c); s != "" {
-			fb.Fix = append(fb.Fix, s)
-		}
+		fb.Fix = append(fb.Fix, fixFor(c, ct.Task, phaseOf(v.Phase, ct.Role)))
 	}
 	if len(fb.Outside) > 0 {
 		fb.Fix = append(fb.Fix, "take back the changes outside the scope: "+strings.Join(fb.Outside, ", "))
 	}
 	if len(fb.Fix) == 0 {
-		fb.Fix = append(fb.Fix, "finish the task so its gate can judge it: commit the work and stop")
+		fb.Fix = append(fb.Fix, "finish the task so its gate can judge it: commit the work, then run git ideate gate "+phaseOf(v.Phase, ct.Role)+" --task "+ct.Task)
 	}
 	b.WriteString("\nWhat to fix:\n")
 	for _, f := range fb.Fix {
@@ -484,34 +482,88 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 }
 
 // fixFor says what to do about a reason class ("" for none).
-func fixFor(class string) string {
+// phaseOf is the gate to ask again: the failed verdict's, else the one
+// the task's role answers to.
+func phaseOf(phase, role string) string {
+	if phase != "" {
+		return phase
+	}
+	switch strings.TrimPrefix(role, "git-ideate:") {
+	case "red-worker":
+		return "red"
+	case "scaffolder", "post-planner":
+		return "scaffold"
+	}
+	return "green"
+}
+
+// fixFor is the next step for a reason class: what to change and the
+// command (or file) that takes the task on, so no feedback ends without
+// one.
+func fixFor(class, task, phase string) string {
+	if phase == "" {
+		phase = "green"
+	}
+	again := "git ideate gate " + phase + " --task " + task
 	switch class {
 	case "regression":
-		return "a test that passed at the task's base fails now: find what your change broke and restore it"
+		return "a test that passed at the task's base fails now: find what your change broke, restore it, commit, then run " + again
 	case "build_fail":
-		return "the code does not build: fix the compile errors first"
-	case "stub_implemented":
-		return "leave the stubs' panic bodies to GREEN; scaffold only"
+		return "the code does not build: fix the compile errors, commit, then run " + again
+	case "stub_implemented", "body_implemented":
+		return "leave the stubs' panic bodies to GREEN (scaffold only): restore them, commit, then run " + again
 	case "shim_left":
-		return "remove the shims the tests no longer need"
+		return "delete the RED shims (files marked agentic:shim) the stubs replace, or run git ideate scaffold --task " + task + ", commit, then run " + again
+	case "stub_missing", "stub_duplicate", "stub_no_marker", "not_stub":
+		return "run git ideate scaffold --task " + task + " to write one stub per declared symbol (body failing with SUB-AGENT-TODO), commit, then run " + again
 	case "test_changed":
-		return "put the frozen test files back as RED committed them; change the code, not the tests"
+		return "put the frozen test files back as RED committed them (git checkout <red commit> -- <test file>); change the code, not the tests; then run " + again
 	case "suppression":
-		return "remove the suppression (skip, nolint, weakened assertion); the tests must pass as written"
+		return "remove the suppression (skip, nolint, weakened assertion) named in standards.md's Suppression patterns, commit, then run " + again
 	case "uncommitted":
-		return "commit your work: the gate judges the committed HEAD only"
-	case "not_run":
-		return "the declared tests did not run: check their names and build"
+		return "commit your work in the task's worktree (the gate judges the committed HEAD only), then run " + again
+	case "not_run", "no_tests":
+		return "the declared tests did not run: check their names against the story's plan.md and that they build, then run " + again
 	case "unexpected_pass":
-		return "a RED test passes already: it must fail by assertion until GREEN"
+		return "a RED test passes already: make it fail by assertion (a wrong-bodied shim), commit, then run git ideate gate red --task " + task
 	case "not_test_file":
-		return "RED writes test files and shims only"
-	case "timeout":
-		return "a test hangs or runs too long: find the loop or wait"
+		return "RED writes test files and shims only: take the other changes back, commit, then run git ideate gate red --task " + task
+	case "timeout", "matrix_timeout":
+		return "a test or command hangs or runs too long: find the loop or wait, commit, then run " + again
 	case "unpinned_symbol":
-		return "a declared symbol whose body returns a zero value still passes every declared test: a test defect; the task goes back to RED (restart it with --role red-worker) to add an assertion that a zero value fails"
+		return "a declared symbol whose body returns a zero value still passes every declared test: a test defect; the task goes back to RED (git ideate task start " + task + " --role red-worker) to add an assertion that a zero value fails"
+	case "matrix":
+		return "a command of standards.md's Gate matrix failed in the worktree (the reason names it): fix what it reports, commit, then run git ideate gate green --task " + task + " (its PASS ticks plan-ready.md) and git ideate gate final --task " + task
+	case "matrix_unrunnable":
+		return "a Gate matrix command of standards.md cannot run here: fix the command in standards.md (or install its tool), then run git ideate gate final --task " + task
+	case "no_matrix":
+		return "standards.md has no ## Gate matrix: add one (a fenced block of commands), run git ideate plan check, then git ideate gate final --task " + task
+	case "no_green", "unticked", "unbacked_tick", "skip":
+		return "run git ideate gate green --task " + task + " at the worktree's HEAD (its PASS ticks the task's plan-ready.md boxes), then git ideate gate final --task " + task
+	case "no_plan_ready", "no_boxes", "no_red":
+		return "run git ideate gate red --task " + task + " on the RED commit: its PASS writes the task's section of plan-ready.md"
+	case "sprint_unfinished":
+		return "finish the tasks the reason names (each needs a GREEN PASS: git ideate gate green --task <task>), then run git ideate gate final --task " + task + " again"
+	case "no_runner", "unknown_format", "runner_error", "no_test_globs":
+		return "standards.md's ## Test runners cannot run these tests: add or fix the runner for their language, run git ideate plan check, then " + again
+	case "no_plan", "plan_unreadable", "plan_failed", "plan_unchecked", "not_in_plan", "no_task":
+		return "run git ideate plan check and fix what it reports in docs/agents/sprint<N>/; the task must be one the plan holds"
+	case "no_contract", "no_worktree":
+		return "start the task first: git ideate task start " + task
+	case "not_head":
+		return "a gate judges the worktree's HEAD: commit there, then run " + again + " without --commit"
+	case "out_of_scope", "no_scope":
+		return "take back the changes outside the task's Files: (tasks.md), or change the plan and run git ideate plan check; then run " + again
+	case "orphan", "near_copy", "duplicate_helper", "parallel_impl", "weaker_check":
+		return "reuse the existing code the reason names instead of a new copy (standards.md's Active rules), commit, then run git ideate gate structure --task " + task
+	case "pin_unverifiable", "unreadable", "no_log", "no_facts", "error", "rules_unreadable":
+		return "the gate could not judge (the reason says what it lacked): fix that, then run " + again
+	case "costly", "too_wide", "rerun", "override":
+		return "run the narrower command the bounded-cost gate names (standards.md's Cost rules), then " + again
+	case "escaped_write", "link_to_test", "third_party", "dependency_open":
+		return "take back the change the reason names (the role may not make it), commit, then run " + again
 	}
-	return ""
+	return "the reason above says what failed: fix it, commit in the task's worktree, then run " + again
 }
 
 // CaptureOutput copies the worker's output.md from the task's worktree
