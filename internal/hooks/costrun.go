@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
@@ -134,9 +135,23 @@ func (c *call) settleRun(ok bool) {
 	}
 }
 
-// postToolUseFailure settles the run of a Bash call that failed.
+// postToolUseFailure captures the failed call (any tool) and settles the
+// run of a Bash call that failed.
 func postToolUseFailure(c *call) (Response, error) {
+	err := captureEvent(c)
 	c.settleRun(false)
+	if err != nil && !apperr.Is(err, apperr.NotARepo) {
+		return Response{}, err
+	}
+	return Response{}, nil
+}
+
+// permissionDenied captures a call the host denied (its auto mode's
+// classifier): what an agent tried belongs in its transcript too.
+func permissionDenied(c *call) (Response, error) {
+	if err := captureEvent(c); err != nil && !apperr.Is(err, apperr.NotARepo) {
+		return Response{}, err
+	}
 	return Response{}, nil
 }
 

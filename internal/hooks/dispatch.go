@@ -241,7 +241,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, p *Payload) (Re
 	event = CanonicalEvent(event)
 	c := &call{ctx: ctx, d: d, p: p, event: event}
 	if Gated(event) {
-		dec, err := c.gate()
+		dec, err := c.gateAndCapture()
 		if dec != nil || err != nil || d.GateOnly {
 			return Response{Event: event, Decision: dec}, err
 		}

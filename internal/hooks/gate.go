@@ -40,11 +40,24 @@ const DefaultBlockCap = 8
 // without a registry nothing is gated.
 func (d *Dispatcher) Gate(ctx context.Context, event string, p *Payload) *Decision {
 	c := &call{ctx: ctx, d: d, p: p, event: CanonicalEvent(event)}
-	dec, err := c.gate()
+	dec, err := c.gateAndCapture()
 	if err != nil {
 		d.warn("%s: %s", c.event, errText(err))
 	}
 	return dec
+}
+
+// gateAndCapture is gate, and the capture of a PreToolUse call it denied:
+// a denied call never reaches PostToolUse, so it is captured here with
+// the reason, and the transcripts show what the agent tried.
+func (c *call) gateAndCapture() (*Decision, error) {
+	dec, err := c.gate()
+	if dec != nil && dec.Block && c.event == "PreToolUse" {
+		if cerr := captureDenied(c, dec.Reason); cerr != nil && !apperr.Is(cerr, apperr.NotARepo) {
+			c.d.warn("the denied call is not captured: %s", errText(cerr))
+		}
+	}
+	return dec, err
 }
 
 // gate is Gate for one call.

@@ -9,7 +9,9 @@ import (
 )
 
 // The transcript capture (package transcripts holds the store): every
-// UserPromptSubmit and PostToolUse payload goes whole to the global log,
+// UserPromptSubmit, PostToolUse, PostToolUseFailure and PermissionDenied
+// payload, and every PreToolUse call the gates denied (as
+// PreToolUseDenied, with the reason), goes whole to the global log,
 // and to its task's log when the agent is bound to a task; Stop copies the
 // session's transcript, SubagentStop the agent's (into its task's slice
 // when bound), SessionEnd the session's tail. SubagentStart stages the
@@ -107,6 +109,22 @@ func captureEvent(c *call) error {
 		c.stage(ts, b)
 	}
 	return nil
+}
+
+// captureDenied captures a PreToolUse call the gates denied, as event
+// "PreToolUseDenied" whose payload is the call's with the denial's reason
+// under "ideate_denied".
+func captureDenied(c *call, reason string) error {
+	fields := make(map[string]json.RawMessage, len(c.p.Fields)+1)
+	for k, v := range c.p.Fields {
+		fields[k] = v
+	}
+	r, _ := json.Marshal(reason)
+	fields["ideate_denied"] = r
+	saved, savedEvent := c.p.Fields, c.event
+	c.p.Fields, c.event = fields, "PreToolUseDenied"
+	defer func() { c.p.Fields, c.event = saved, savedEvent }()
+	return captureEvent(c)
 }
 
 // userPromptSubmit captures the prompt.
