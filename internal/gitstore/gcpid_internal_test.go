@@ -26,9 +26,7 @@ func writeGCPid(t *testing.T, commonDir string, pid int, host string) {
 // writer puts no .idx in place and stores the transaction's objects loose;
 // the commit is whole and the pack directory holds nothing of it.
 func TestWritePack_GCRunningWhenThePackIsInPlace_ObjectsGoLoose(t *testing.T) {
-	old := PerWritePacks
-	PerWritePacks = true
-	t.Cleanup(func() { PerWritePacks = old; testHookPackPlaced = nil })
+	t.Cleanup(func() { testHookPackPlaced = nil })
 	dir := gt.NewRepo(t)
 	s, err := Open(dir)
 	if err != nil {

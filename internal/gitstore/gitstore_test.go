@@ -361,7 +361,7 @@ func TestStore_ReadObject_Missing(t *testing.T) {
 	}
 }
 
-// TestStore_RefParts_AgreesWithGit: Refs and RefParts list what git
+// TestStore_RefParts_AgreesWithGit: Refs and RefPartsVersion list what git
 // for-each-ref lists, in its order, with packed and loose refs of the same
 // names, a name only loose, and nested names ("t/a/b" sorts after "t/a-c"
 // in git's byte order, though a directory walk meets it first).
@@ -380,7 +380,7 @@ func TestStore_RefParts_AgreesWithGit(t *testing.T) {
 	}
 	want := gt.Git(t, dir, "for-each-ref", "--format=%(refname) %(objectname)", p)
 	var each, list []string
-	packed, loose, err := s.RefParts(p)
+	packed, loose, _, err := s.RefPartsVersion(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestStore_RefParts_AgreesWithGit(t *testing.T) {
 		list = append(list, r.Name+" "+r.Hash.String())
 	}
 	if got := strings.Join(each, "\n"); got != want {
-		t.Fatalf("RefParts:\n%s\nwant (git for-each-ref):\n%s", got, want)
+		t.Fatalf("RefPartsVersion:\n%s\nwant (git for-each-ref):\n%s", got, want)
 	}
 	if got := strings.Join(list, "\n"); got != want {
 		t.Fatalf("Refs:\n%s\nwant (git for-each-ref):\n%s", got, want)

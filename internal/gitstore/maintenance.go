@@ -17,65 +17,27 @@ import (
 	"time"
 )
 
-// maintenance keeps the repository healthy without user action: many small
-// commits leave many loose objects, so after commits it estimates the loose
-// object count the way git does (entries in objects/17 × 256) and, past
-// gc.auto, starts a detached background repack.
+// maintenance keeps the repository healthy without user action. Past
+// gc.auto loose objects (git's estimate: entries in objects/17 × 256) a
+// commit starts a detached repack: `git pack-objects` of every loose
+// object, or, past gc.autoPackLimit packs, `git repack -A -d`, `git prune
+// --expire=1.hour.ago` and `git pack-refs --all`. It never starts `git gc
+// --auto`, whose gc.log after a burst of appends stops every later auto gc
+// for a day. A lock file under .git/ideate keeps two jobs apart; it is off
+// with ideate.maintenance=false or $GIT_IDEATE_NO_MAINTENANCE.
 //
-// It does not start `git gc --auto`: under a burst of appends a detached gc
-// warns "too many unreachable loose objects" and writes gc.log, which stops
-// every later `git gc --auto` for a day while loose objects pile up.
-// Instead it packs the loose objects (`git pack-objects` of every loose
-// object by name), or, past gc.autoPackLimit packs, runs `git repack -A -d
-// -q`, `git prune --expire=1.hour.ago` (objects of lost compare-and-swap
-// attempts are unreachable; an hour is far beyond any write in flight) and
-// `git pack-refs --all`. A lock file under .git/ideate keeps two jobs from
-// running at once. Disabled by ideate.maintenance=false or
-// $GIT_IDEATE_NO_MAINTENANCE.
+// Nothing is deleted after a call has answered: a reader that lists files
+// and opens them later (`git fsck` beside `git repack -d`) reports missing
+// objects. So the background jobs (the usual repack, the roll-up of small
+// packs chosen as `git repack --geometric=2` would) delete nothing and
+// leave a mark; the next commit does the deletions (prune-packed, the
+// merged packs) before it returns; the full repack is waited for by the
+// commit that started it; and no deletion happens while a git gc runs
+// (see gcRunning).
 //
-// # Nothing is deleted after the call has answered
-//
-// Maintenance takes things away: the loose copies of what was packed, the
-// packs a full repack made redundant. git's object readers tolerate that
-// (on a miss they rescan the packs), but a reader that lists files first
-// and opens them later does not: `git fsck` run while `git repack -d`
-// deletes reports "object corrupt or missing" for a loose object it had
-// listed, or "packfile … cannot be accessed". No order of deletions avoids
-// that, so deletions happen only inside a call, never after it answered:
-//
-//   - The usual repack (pack-objects, no deletion) runs in the background and
-//     deletes nothing; when it is done it leaves a "repacked" mark.
-//
-//   - The next commit that finds the mark and no repack running deletes the
-//     loose copies (`git prune-packed`) before it returns: an unlink per
-//     packed object, no packing.
-//
-//   - The full repack (`repack -A -d`, prune), once per gc.autoPackLimit
-//     repacks, is waited for by the commit that started it.
-//
-//   - A transaction's objects are one pack (see pending), so packs pile up
-//     rather than loose objects: past rollUpAt packs, a commit starts a
-//     roll-up in the background (the small packs merged into one, chosen
-//     as `git repack --geometric=2` chooses them, see rollUpSet), and the
-//     commit after it deletes the merged packs: two or three unlinks per
-//     pack, no packing.
-//
-//   - None of these deletions happens while a git gc runs (gc.pid): its
-//     last listing may have missed a pack maintenance just made and
-//     delete that pack's index (see gcRunning); the next commit looks
-//     again.
-//
-// When a command, hook or MCP call has answered, nothing it started is
-// still deleting, so git commands run after it see a whole repository.
-//
-// # Not bound to a context
-//
-// The repack itself is the one process gitstore starts that no ctx
-// governs: it is started detached (a session of its own, see detached), so
-// a cancelled caller, a ^C or a killed hook stops waiting for a full
-// repack but does not kill it half-way, which would leave temporary packs
-// behind and gain nothing (it holds no lock the caller needs). ctx bounds
-// the wait and the prune-packed a commit runs.
+// The repack is the one process no ctx governs: it runs in a session of
+// its own (see detached), since killing it half-way leaves temporary packs
+// and gains nothing. ctx bounds only the wait.
 type maintenance struct {
 	enabled   bool
 	threshold int64
@@ -85,11 +47,9 @@ type maintenance struct {
 	written int
 	checked bool
 	packs   int // packs this process wrote since it last counted them
-	// listed is the number of packs the last listing of objects/pack found
-	// (-1: none yet), sinceListed the packs this process wrote since then.
-	// Until they add up to rollUpAt no roll-up can be due, so the directory
-	// is not listed after every commit. Packs other processes write
-	// meanwhile are theirs to count.
+	// listed is the pack count of the last listing of objects/pack (-1:
+	// none yet), sinceListed the packs this process wrote since: below
+	// rollUpAt together, no roll-up is due and nothing is listed.
 	listed, sinceListed int
 	// child is closed when the last roll-up or repack this process
 	// started has ended (nil: it started none).
@@ -114,19 +74,14 @@ var testHookListPacks func()
 // rollUpAt is the number of packs at which a commit starts a roll-up.
 const rollUpAt = 16
 
-// PacksAtMost is the number of packs at which a commit waits for the
-// roll-up its own process runs rather than add to them. A burst of
-// in-process commits (the MCP server, a sync: a few ms each) outruns a
-// roll-up (a git process of ~100 ms, more on a loaded machine), and every
-// read searches every pack. Past this count the commit that would add one more waits (ctx bounds the wait)
-// until the roll-up has ended and deletes what it merged; below it no
-// commit waits for a roll-up. Packs other processes write meanwhile are
-// not counted, and their roll-ups not waited for.
+// PacksAtMost is the pack count past which a commit waits (bounded by ctx)
+// for its own process's roll-up rather than add another pack: a burst of
+// in-process commits of a few ms outruns a roll-up of ~100 ms, and every
+// read searches every pack. Other processes' packs are not counted.
 const PacksAtMost = 8 * rollUpAt
 
-// waitRollUp waits until child (the roll-up this process started) has
-// ended or ctx is done, then deletes the packs it merged. A child already
-// ended is not waited for: the commit's finishRepack has deleted them.
+// waitRollUp waits until child, this process's roll-up, has ended or ctx
+// is done, then deletes the packs it merged.
 func (m *maintenance) waitRollUp(ctx context.Context, child <-chan struct{}) {
 	select {
 	case <-child:
@@ -145,8 +100,8 @@ func (m *maintenance) waitRollUp(ctx context.Context, child <-chan struct{}) {
 // rollUpWaits counts the commits that waited for a roll-up (tests).
 var rollUpWaits atomic.Int64
 
-// committed runs after a commit: when the loose objects are past gc.auto
-// it starts the repack and waits until it is done or ctx is.
+// committed runs after a commit: it finishes what a background job left,
+// starts a repack or roll-up when one is due, and waits for a full repack.
 func (m *maintenance) committed(ctx context.Context) {
 	if !m.enabled || m.threshold <= 0 {
 		return
@@ -194,9 +149,8 @@ func (m *maintenance) committed(ctx context.Context) {
 	}
 }
 
-// finishRepack deletes the loose copies of what a finished background
-// repack packed (`git prune-packed`), once: the mark is taken by rename,
-// so of two committers one runs it.
+// finishRepack runs `git prune-packed` once after a background repack:
+// the mark is taken by rename, so of two committers one runs it.
 func (m *maintenance) finishRepack(ctx context.Context) {
 	m.finishRollUp()
 	dir := m.store.repo.StateDir()
@@ -208,10 +162,7 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 		return // its repack is finishing, or another one runs
 	}
 	if gcRunning(m.store.repo.CommonDir) {
-		// A git gc that listed objects/pack while the repack put its pack
-		// in place may yet delete that pack's index (see gcRunning); the
-		// loose copies stay until it has ended.
-		return
+		return // it may yet delete the new pack's index (see gcRunning)
 	}
 	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
 	if os.Rename(mark, taken) != nil {
@@ -222,21 +173,15 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 }
 
 // needed applies git's own test (builtin/gc.c): more than
-// ceil(gc.auto/256) loose objects in objects/17. Using the same test means
-// a spawned `git gc --auto` never decides there is nothing to do.
+// ceil(gc.auto/256) loose objects in objects/17.
 func (m *maintenance) needed() bool {
-	return m.LooseEstimate()/256 > (m.threshold+255)/256
-}
-
-// LooseEstimate is git's estimate of the number of loose objects.
-func (m *maintenance) LooseEstimate() int64 {
 	d, err := os.Open(filepath.Join(m.store.repo.CommonDir, "objects", "17"))
 	if err != nil {
-		return 0
+		return false
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	return int64(len(names)) * 256
+	return int64(len(names)) > (m.threshold+255)/256
 }
 
 // spawn starts a repack unless one is running. For a full repack it
@@ -255,22 +200,18 @@ func (m *maintenance) spawn() <-chan struct{} {
 	if err != nil {
 		return nil
 	}
-	f.WriteString("repack\n") // what holds the lock, for people and tests
+	f.WriteString("repack\n")
 	defer f.Close()
 	gd := shellQuote(m.store.repo.CommonDir)
-	// The usual repack packs every loose object, listed by name. (`git
-	// repack` without -a walks from the refs with --unpacked, which stops
-	// at commits already in a pack: loose objects those commits reach, as
-	// a write outside a transaction leaves, would never be packed.)
+	// Every loose object by name: `git repack` without -a stops at commits
+	// already packed and would miss loose objects they reach.
 	objs := shellQuote(filepath.Join(m.store.repo.CommonDir, "objects"))
 	script := "cd " + objs + " && find ?? -type f | grep -E '^[0-9a-f]{2}/[0-9a-f]{38}$' | tr -d / | git --git-dir=" + gd +
 		" pack-objects -q pack/pack > /dev/null && : > " + shellQuote(filepath.Join(dir, "repacked"))
 	full := m.packCount() > int(m.store.cfg.Int("gc", "autopacklimit", 50))
 	if full {
-		// -A, not -a: an object of a pack whose ref has not moved yet when
-		// repack reads the refs (a write in flight, see pending) is
-		// unreachable to it; -a would drop it with its pack, -A keeps it
-		// as a loose object for prune's grace period, as git gc does.
+		// -A, not -a: a write in flight's objects are not reachable yet;
+		// -A keeps them loose for prune's grace period, as git gc does.
 		script = "git --git-dir=" + gd + " repack -A -d -q && git --git-dir=" + gd +
 			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
@@ -315,13 +256,10 @@ func (s *Store) looseRefs(prefix string) int {
 	return len(names)
 }
 
-// PackRefsNow runs `git pack-refs --all` and waits for it when any of the
-// prefixes' directories holds more than threshold loose refs. A sync that
-// has just created thousands of refs uses it: the next command then reads
-// one packed-refs file instead of thousands of files. It runs even when
-// background maintenance is off (it is part of the command, not
-// housekeeping), and a failure only leaves the refs loose. ctx bounds the
-// wait: when it is done, git is killed and the refs stay loose.
+// PackRefsNow runs `git pack-refs --all` and waits for it when one of the
+// prefixes' directories holds more than threshold loose refs (a sync that
+// created thousands), even with maintenance off. A failure, or ctx done,
+// leaves the refs loose.
 func (s *Store) PackRefsNow(ctx context.Context, threshold int, prefixes ...string) bool {
 	for _, p := range prefixes {
 		if s.looseRefs(p) > threshold {
@@ -333,17 +271,13 @@ func (s *Store) PackRefsNow(ctx context.Context, threshold int, prefixes ...stri
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// packRefsEvery is the least time between two background pack-refs. Every
-// claim lists the board's items and reads each loose one, so a burst of
-// board writes is packed again within a quarter of a second.
+// packRefsEvery is the least time between two background pack-refs: every
+// claim lists the board's items, so a burst of writes is packed soon.
 const packRefsEvery = 250 * time.Millisecond
 
-// PackRefsIfLoose starts `git pack-refs --all` in the background when the
-// directory of prefix holds more than threshold loose refs, so namespaces
-// with thousands of refs (board items) stay cheap to list. It costs one
-// directory read. Like the repack (see maintenance), the process is
-// detached and outlives ctx; ctx only decides whether it is started: a
-// caller already cancelled starts nothing.
+// PackRefsIfLoose starts a detached `git pack-refs --all` when prefix's
+// directory holds more than threshold loose refs, so board items stay
+// cheap to list. A caller already cancelled starts nothing.
 func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold int) {
 	if ctx.Err() != nil || !s.maint.enabled || s.looseRefs(prefix) <= threshold {
 		return
@@ -366,34 +300,25 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 	}
 }
 
-// running reports whether a maintenance process holds the lock. The
-// shell removes the lock as its last step, so a job that has done its
-// work no longer counts, whether or not this process has reaped it.
+// running reports whether a maintenance job holds the lock (its shell
+// removes the lock as its last step).
 func (m *maintenance) running() bool {
 	path := filepath.Join(m.store.repo.StateDir(), "maintenance.lock")
 	fi, err := os.Stat(path)
 	return err == nil && !lockStale(path, fi)
 }
 
-// The maintenance lock (.git/ideate/maintenance.lock) says a background
-// roll-up or repack runs: its first line names which, and once the
-// process has started a second line, "pid <N> <host>", names the shell
-// that removes the lock as its last step. A shell killed before that
-// step (kill -9, the OOM killer, a machine put to sleep and restarted)
-// leaves the lock behind. Judged by its age alone, such a lock would stop
-// every roll-up for 30 minutes while each write adds a pack, so a lock
-// whose shell is gone on this host is stale at once.
+// The maintenance lock names the job ("roll-up", "repack") and then
+// "pid <N> <host>" of its shell. A lock whose shell is gone on this host
+// is stale at once: judged by age alone, a killed shell's lock would stop
+// every roll-up for 30 minutes while each write adds a pack.
 const (
 	lockMaxAge   = 30 * time.Minute // past it, any lock is stale
 	lockNoPidAge = time.Minute      // past it, a lock that never got its pid line is stale
 )
 
-// lockStale reports whether the maintenance lock at path, of file info
-// fi, no longer stands for a running process: it is older than
-// lockMaxAge; or its pid line names a process of this host that is gone;
-// or it has no pid line and is older than lockNoPidAge (its spawner died
-// between making it and starting the shell). A lock of another host, or
-// one it cannot read, is taken as held.
+// lockStale reports whether the maintenance lock at path no longer stands
+// for a running job. A lock of another host, or unreadable, is held.
 func lockStale(path string, fi os.FileInfo) bool {
 	age := time.Since(fi.ModTime())
 	if age >= lockMaxAge {
@@ -411,11 +336,10 @@ func lockStale(path string, fi os.FileInfo) bool {
 	return age >= lockNoPidAge
 }
 
-// breakStaleMaintenance removes the maintenance lock at path when it is stale,
-// and reports whether there is none now. It moves the file aside first,
-// so that of two callers only one removes it; when what it moved proves
-// to be a live lock (another caller's, made in between), it is put back
-// unless a newer one is there already.
+// breakStaleMaintenance removes the maintenance lock at path when it is
+// stale and reports whether there is none now. It renames the lock aside
+// first, so one of two callers removes it, and puts back a live lock made
+// in between.
 func breakStaleMaintenance(path string) bool {
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -436,26 +360,18 @@ func breakStaleMaintenance(path string) bool {
 	return true
 }
 
-// lockStarted adds the pid line of the shell that now holds the
-// maintenance lock, through f, the file its spawner made: should the
-// shell have ended already and another process made a lock of its own,
-// the line goes to the removed file, never to that one.
+// lockStarted adds the shell's pid line through f, the spawner's own file,
+// never to a lock another process made meanwhile.
 func lockStarted(f *os.File, pid int) {
 	host, _ := os.Hostname()
 	f.WriteString("pid " + strconv.Itoa(pid) + " " + host + "\n")
 }
 
-// rollUpSet chooses the packs a roll-up merges, the way git repack
-// --geometric=2 does: sorted by the objects they hold, the largest packs
-// that each hold at least twice the objects of all smaller ones together
-// stay, the rest are merged into one. It chooses nothing below rollUpAt
-// packs. Packs with a .keep file are never chosen.
-//
-// Objects, not bytes (as git counts too): a write's pack stores its trees
-// undeflated and nothing as a delta, so weighed by bytes a few dozen
-// writes would outweigh the roll-ups' large pack and have it merged again
-// and again. A pack's object count is read off its index's size
-// (idxObjects).
+// rollUpSet chooses the packs a roll-up merges as git repack --geometric=2
+// does: sorted by object count (read off the index's size, idxObjects),
+// the largest packs holding at least twice the objects of all smaller ones
+// together stay, the rest are merged. Nothing below rollUpAt packs; never
+// a pack with a .keep.
 func (m *maintenance) rollUpSet() (merged []string) {
 	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	d, err := os.Open(dir)
@@ -470,8 +386,6 @@ func (m *maintenance) rollUpSet() (merged []string) {
 	if err != nil {
 		return nil
 	}
-	// Every commit of a store that writes packs asks; most find fewer than
-	// rollUpAt packs, and a listing is then all it costs (no sort, no stat).
 	count := 0
 	for _, e := range ents {
 		if strings.HasSuffix(e, ".pack") {
@@ -531,22 +445,12 @@ func (m *maintenance) rollUpSet() (merged []string) {
 	return merged
 }
 
-// spawnRollUp merges the packs named into one new pack in the background
-// and deletes nothing. The new pack holds every object of those packs,
-// whatever is reachable, so a pack whose ref has not moved yet loses
-// nothing. When it is done it leaves the list as the "rolled-up" mark;
-// the next commit deletes those packs (finishRollUp), so nothing is
-// deleted after a call has answered.
-//
-// What git is told decides what the roll-up costs. `git pack-objects
-// --stdin-packs` walks the history from the merged packs' commits down to
-// the root, so a roll-up would cost more the longer the history; the
-// object names read from the merged packs' indexes need no walk. The
-// caller reads the indexes of up to
-// rollUpListMax objects; the roll-up's shell has `git show-index` read
-// the rest before pack-objects starts, outside the caller's call. Any
-// failure there ends the roll-up before pack-objects runs: no mark, so
-// nothing is deleted.
+// spawnRollUp merges the packs named into one new pack in the background,
+// every object of them whether reachable or not, and deletes nothing: its
+// "rolled-up" mark lists them for the next commit (finishRollUp). The
+// object names come from the packs' indexes (`--stdin-packs` would walk
+// the history): the caller reads up to rollUpListMax, the shell has `git
+// show-index` read the rest. A failure leaves no mark.
 func (m *maintenance) spawnRollUp(merged []string) {
 	dir := m.store.repo.StateDir()
 	lock := filepath.Join(dir, "maintenance.lock")
@@ -580,8 +484,6 @@ func (m *maintenance) spawnRollUp(merged []string) {
 		b.WriteString("; do git --git-dir=" + gd + " show-index < \"$i\" > " + shellQuote(part) +
 			"; cut -d ' ' -f 2 " + shellQuote(part) + " >> " + shellQuote(input) + "; done; ")
 	}
-	// pack-objects prints the new pack's name; the mark carries it as
-	// "+pack-<name>.pack" (see finishRollUp).
 	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
 		shellQuote(filepath.Join(pdir, "pack")) + " < " + shellQuote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
 		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(input, part, lock))
@@ -595,16 +497,11 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	m.started(cmd)
 }
 
-// started reaps cmd, the shell of a roll-up or repack this process just
-// started, in the background, and returns the channel closed once it has
-// ended (also when the caller stopped waiting).
+// started reaps cmd in the background; the channel is closed when it ends.
 func (m *maintenance) started(cmd *exec.Cmd) <-chan struct{} {
 	return m.background(func() { cmd.Wait() })
 }
 
-// background runs fn on a goroutine of its own as the maintenance this
-// process runs (see running): the channel returned is closed when fn has
-// returned.
 func (m *maintenance) background(fn func()) <-chan struct{} {
 	done := make(chan struct{})
 	m.mu.Lock()
@@ -617,23 +514,15 @@ func (m *maintenance) background(fn func()) <-chan struct{} {
 	return done
 }
 
-// writeState writes data to path, a file of the state directory that a
-// roll-up's shell reads and appends to.
 func (s *Store) writeState(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o666)
 }
 
-// rollUpListMax is the most objects whose names the caller of a roll-up
-// reads from the merged packs' indexes (about 28 bytes of index read and
-// 41 bytes written each, in the caller's call).
+// rollUpListMax is the most object names a roll-up's caller reads itself.
 var rollUpListMax = 8192
 
-// rollUpInput is what a roll-up's pack-objects reads, as far as the
-// caller makes it: the object names, one per line, of the merged packs
-// whose indexes it read (up to rollUpListMax objects in all, counted from
-// the indexes' sizes). later holds the indexes of the others — past that
-// count, or not readable here as version 2 — whose names the roll-up's
-// shell adds with `git show-index`.
+// rollUpInput is the object names, one per line, of the merged packs up to
+// rollUpListMax objects; later holds the other indexes, for the shell.
 func rollUpInput(pdir string, merged []string) (in []byte, later []string) {
 	total := 0
 	for _, name := range merged {
@@ -657,16 +546,13 @@ func rollUpInput(pdir string, merged []string) (in []byte, later []string) {
 	return in, later
 }
 
-// idxObjects is the number of objects a version 2 pack index of size
-// bytes lists (a pack past 2 GiB has a few more bytes per large offset,
-// which this counts as a little more), at least 1.
+// idxObjects is the object count of a version 2 index of size bytes
+// (a little more past 2 GiB of pack), at least 1.
 func idxObjects(size int64) int64 {
 	return max(1, (size-int64(idxHead+idxTrailer))/idxPerObject)
 }
 
-// idxNames is the table of object names (20 bytes each) of a version 2
-// pack index; ok is false when idx is not one, or too short for the
-// count its fan-out gives.
+// idxNames is the name table of a version 2 pack index (ok false if not).
 func idxNames(idx []byte) (names []byte, ok bool) {
 	if len(idx) < idxHead || string(idx[:len(idxV2Header)]) != idxV2Header {
 		return nil, false
@@ -678,16 +564,10 @@ func idxNames(idx []byte) (names []byte, ok bool) {
 	return idx[idxHead : idxHead+n*20], true
 }
 
-// finishRollUp deletes the packs a finished roll-up merged, once: the mark
-// is taken by rename, so of two committers one deletes them. A pack's
-// index goes first, so no reader finds an index without its pack.
-//
-// The mark's line "+pack-<new>.pack" names the pack the roll-up made. The
-// merged packs go only once no git gc runs (else the next commit looks
-// again) and that pack is whole, index and all: a gc that listed the pack
-// directory while the roll-up put its pack in place may have deleted the
-// index (see gcRunning), and then the merged packs stay. A mark without
-// that line (left by an older version) deletes nothing.
+// finishRollUp deletes the packs a finished roll-up merged, once (the mark
+// is taken by rename), index first. Only while no git gc runs, and only
+// when the new pack its "+pack-<new>.pack" line names is whole: a gc may
+// have deleted its index (see gcRunning).
 func (m *maintenance) finishRollUp() {
 	dir := m.store.repo.StateDir()
 	mark := filepath.Join(dir, "rolled-up")
@@ -737,10 +617,8 @@ func (m *maintenance) finishRollUp() {
 	}
 }
 
-// dropStaleKeep removes the .keep of pack base when it is one a writer
-// killed between its pack and its ref left behind: a hard link to the
-// pack itself (see writePack), over an hour old. A .keep that is a file
-// of its own is someone else's and stays.
+// dropStaleKeep removes a .keep a killed writer left (a hard link to the
+// pack, see writePack) once it is an hour old; a user's .keep stays.
 func (m *maintenance) dropStaleKeep(base string) {
 	k, err := os.Stat(base + ".keep")
 	if err != nil || time.Since(k.ModTime()) < time.Hour {
@@ -751,9 +629,7 @@ func (m *maintenance) dropStaleKeep(base string) {
 	}
 }
 
-// finishShell is the shell a background roll-up or repack ends with: it
-// removes the files named in last (the maintenance lock last of all: its
-// removal says the job is done).
+// finishShell ends a job's shell by removing last, the lock last of all.
 func finishShell(last ...string) string {
 	cmd := "; rm -f"
 	for _, f := range last {

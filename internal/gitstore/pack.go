@@ -122,20 +122,9 @@ const (
 	idxTrailer   = 2 * 20
 )
 
-// PerWritePacks turns the per-transaction packs on (the default). It was
-// off for a while: beside `git gc --auto`, a commit in such a pack went
-// missing ("Could not read" its parent). The cause was git gc's garbage
-// sweep of objects/pack (see gcRunning); writers now put a pack's index in
-// place only when no gc runs. Turning it off makes every write loose
-// objects again.
-var PerWritePacks = true
-
 // buffer keeps an object for the next pack when a transaction runs, and
 // reports whether it did.
 func (s *Store) buffer(h Hash, t oid.ObjectType, data []byte) bool {
-	if !PerWritePacks {
-		return false
-	}
 	s.pend.mu.Lock()
 	defer s.pend.mu.Unlock()
 	if s.pend.depth == 0 {

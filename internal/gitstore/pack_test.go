@@ -49,7 +49,6 @@ func appendCounter(t *testing.T, s *gitstore.Store, ref string, n int, check fun
 // A transaction's objects land as one pack (two files), not as loose
 // objects, and git reads them.
 func TestTransact_ObjectsInOnePack(t *testing.T) {
-	perWritePacks(t)
 	dir := gt.NewRepo(t)
 	s, err := gitstore.Open(dir)
 	if err != nil {
@@ -108,7 +107,6 @@ func TestWriteBlob_OutsideATransactionIsLoose(t *testing.T) {
 // runs while the ref's lock is held, after the pack is written and just
 // before the swap: the window.
 func TestTransact_RepackBetweenPackAndSwapLosesNothing(t *testing.T) {
-	perWritePacks(t)
 	for _, tc := range []struct {
 		name string
 		run  [][]string
@@ -165,7 +163,6 @@ func TestRepack_DropsAnUnreferencedPack(t *testing.T) {
 // A .keep left by a killed writer (a link to its pack) goes after an hour;
 // a user's own .keep (a file of its own) stays.
 func TestMaintenance_DropsOnlyItsOwnStaleKeep(t *testing.T) {
-	perWritePacks(t)
 	dir := gt.NewRepo(t)
 	t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")
 	s, err := gitstore.Open(dir)
@@ -218,7 +215,6 @@ func TestMaintenance_DropsOnlyItsOwnStaleKeep(t *testing.T) {
 // ones in the background, the commit after a roll-up deletes what it
 // merged, and git fsck right after the writes never sees a missing object.
 func TestMaintenance_PacksRollUp(t *testing.T) {
-	perWritePacks(t)
 	if testing.Short() {
 		t.Skip("background processes")
 	}
@@ -280,7 +276,6 @@ func TestMaintenance_PacksRollUp(t *testing.T) {
 // every earlier git ideate wrote them) reads and takes new writes: the
 // objects' format is git's and did not change, only where new ones land.
 func TestTransact_OnAHistoryOfLooseObjects(t *testing.T) {
-	perWritePacks(t)
 	dir := gt.NewRepo(t)
 	const ref = "refs/ideate/counter"
 	blob := strings.TrimSpace(gt.GitStdin(t, dir, "old value\n", "hash-object", "-w", "--stdin"))
@@ -321,13 +316,4 @@ func TestTransact_OnAHistoryOfLooseObjects(t *testing.T) {
 		t.Errorf("rev-list --count: %s", got)
 	}
 	gt.Fsck(t, dir)
-}
-
-// perWritePacks makes sure the per-transaction packs are on for one test
-// (the default; see gitstore.PerWritePacks).
-func perWritePacks(t *testing.T) {
-	t.Helper()
-	old := gitstore.PerWritePacks
-	gitstore.PerWritePacks = true
-	t.Cleanup(func() { gitstore.PerWritePacks = old })
 }

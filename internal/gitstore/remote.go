@@ -18,11 +18,9 @@ import (
 	"github.com/ideate/git-ideate/internal/osproc"
 )
 
-// Remote-tracking copies of our refs live under TrackingRoot, never over
-// refs/ideate/* itself: refs/ideate/<x> of remote R is tracked as
-// refs/ideate-remotes/R/ideate/<x>, refs/notes/ideate as
-// refs/ideate-remotes/R/notes/ideate. A fetch writes only there; the tool
-// then moves its own refs with compare-and-swap.
+// TrackingRoot holds the remote-tracking copies of our refs:
+// refs/ideate/<x> of remote R is refs/ideate-remotes/R/ideate/<x>. A fetch
+// writes only there; the tool then moves its own refs with compare-and-swap.
 const TrackingRoot = "refs/ideate-remotes/"
 
 // NotesRef is the notes ref the tool writes and syncs.
@@ -42,10 +40,8 @@ func TrackingRef(remote, ref string) string {
 	return TrackingRoot + remote + "/" + strings.TrimPrefix(ref, "refs/")
 }
 
-// FetchRefspecs are the refspecs that bring a remote's ideate refs into
-// their tracking namespace. The notes pattern is a glob so that a remote
-// without notes is not an error (an exact refspec for a missing ref makes
-// every `git fetch` fail).
+// FetchRefspecs bring a remote's ideate refs into their tracking copies.
+// The notes refspec is a glob so that a remote without notes is no error.
 func FetchRefspecs(remote string) []string {
 	return []string{
 		"+refs/ideate/*:" + TrackingRef(remote, "refs/ideate/*"),
@@ -102,11 +98,9 @@ type RemoteOptions struct {
 	Progress io.Writer
 }
 
-// runRemote runs a git command that talks to a remote: stdout is
-// returned, stderr is kept for the error and also passed to
-// opt.Progress when set. When ctx is done first, git and everything it
-// started (ssh, a transport helper, a local receive-pack) are killed and
-// err is ctx.Err().
+// runRemote runs a git command that talks to a remote, passing stderr to
+// opt.Progress too. When ctx is done first, git's whole process group is
+// killed and err is ctx.Err().
 func (s *Store) runRemote(ctx context.Context, opt RemoteOptions, args ...string) (stdout []byte, stderr string, err error) {
 	cmd := s.git(ctx, args...)
 	var out, errb bytes.Buffer
@@ -122,11 +116,9 @@ func (s *Store) runRemote(ctx context.Context, opt RemoteOptions, args ...string
 	return out.Bytes(), errb.String(), err
 }
 
-// Fetch brings remote's refs into their tracking copies with the git CLI:
-// the whole ideate namespace and the notes when refs is empty, else
-// exactly those refs (absent ones are not an error). Tracking copies of
-// refs the remote no longer has are pruned. When ctx is done first, git is
-// killed with everything it started and Fetch returns ctx.Err().
+// Fetch brings remote's refs into their tracking copies: the whole ideate
+// namespace and the notes, pruned, when refs is empty, else exactly those
+// refs (absent ones are no error).
 func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, refs ...string) error {
 	args := []string{"fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--no-recurse-submodules"}
 	var specs []string
@@ -135,9 +127,8 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		specs = FetchRefspecs(remote)
 	} else {
 		for _, r := range refs {
-			// "<ref>*" is a glob, so a ref the remote lacks is not an
-			// error; our ref names are fixed-length ids, so it matches r
-			// alone.
+			// A glob, so an absent ref is no error; our fixed-length ids
+			// make it match r alone.
 			specs = append(specs, "+"+r+"*:"+TrackingRef(remote, r)+"*")
 		}
 	}
@@ -159,10 +150,8 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		// A fetch killed mid-way leaves lock files in the tracking
-		// namespace, and git refuses to update those refs until they are
-		// gone. That namespace is ours and only fetches write it: break
-		// locks there that are older than the stale-lock age, once.
+		// A killed fetch leaves lock files in the tracking namespace,
+		// which only fetches write: break stale ones, once.
 		if attempt == 0 && strings.Contains(stderr, ".lock") &&
 			s.breakLocks(TrackingRoot+remote, s.lockPolicy.withDefaults().StaleAfter) > 0 {
 			continue
@@ -171,8 +160,7 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 	}
 }
 
-// fetchStamp is the file whose modification time is the last full fetch
-// from remote (one per remote, under .git/ideate).
+// fetchStamp's modification time is the last full fetch from remote.
 func (s *Store) fetchStamp(remote string) string {
 	return filepath.Join(s.repo.StateDir(), "fetched-"+url.PathEscape(remote))
 }
@@ -189,9 +177,8 @@ func (s *Store) stampFetch(remote string) {
 	os.Chtimes(p, now, now)
 }
 
-// LastFetch is when this clone last fetched the whole ideate namespace of
-// remote (a sync does), or the zero time when it never did: the age of
-// its copy of what the remote holds.
+// LastFetch is when this clone last fetched remote's whole ideate
+// namespace, or the zero time.
 func (s *Store) LastFetch(remote string) time.Time {
 	fi, err := os.Stat(s.fetchStamp(remote))
 	if err != nil {
@@ -201,8 +188,7 @@ func (s *Store) LastFetch(remote string) time.Time {
 }
 
 // flockState takes an exclusive flock on a file under .git/ideate/,
-// waiting for the holder (polling, so that ctx can end the wait: a
-// blocking flock(2) cannot be interrupted), and returns its release.
+// polling so that ctx can end the wait, and returns its release.
 func (s *Store) flockState(ctx context.Context, name string) (func(), error) {
 	if err := os.MkdirAll(s.repo.StateDir(), 0o777); err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", s.repo.StateDir())
@@ -249,8 +235,7 @@ func (s *Store) breakLocks(prefix string, stale time.Duration) int {
 }
 
 // remoteError is REMOTE for a fetch or push that got no answer per ref,
-// with the server's reason when git printed one: an HTTP status (403 is
-// "forbidden", not silence), else git's first line.
+// with the server's reason when git printed one.
 func remoteError(op, remote, stderr string, err error) error {
 	low := strings.ToLower(stderr)
 	for _, c := range []struct{ pat, say string }{
@@ -267,12 +252,10 @@ func remoteError(op, remote, stderr string, err error) error {
 	return apperr.New(RemoteFailed, "git %s %s failed: %s", op, remote, firstLine(stderr, err))
 }
 
-// blameUnpack explains an "unpacker error": the server refused the pack
-// as a whole (typically its fsck, receive.fsckObjects, found a bad
-// object), and git marks every ref of the push with it. When the server
-// named the object, the ref whose new history carries it gets the
-// server's words as its reason and the others "atomic push failed", so
-// the refusal names the ref that was at fault.
+// blameUnpack explains an "unpacker error" (the server's fsck refused the
+// pack, and git marks every ref with it): the ref whose new history
+// carries the object the server named gets the server's words, the
+// others "atomic push failed".
 func (s *Store) blameUnpack(ctx context.Context, remote string, res []PushResult, stderr string) {
 	unpack := false
 	for _, r := range res {
@@ -355,17 +338,10 @@ type PushResult struct {
 }
 
 // Raced reports whether r was refused because the remote moved or was
-// being moved meanwhile: a lease that no longer holds ("stale info"), the
-// atomic push or the server's ref transaction it was part of ("atomic push
-// failed", "atomic transaction failed"), a concurrent push holding or
-// winning the ref's lock at the remote ("cannot lock ref 'X': is at A but
-// expected B", "reference already exists", "failed to update ref",
-// "incorrect old value provided"). Fetching again and retrying can succeed
-// (a lock left behind by a dead server process keeps failing, and the
-// bounded retries then report it). Anything else — a server hook,
-// permissions, an object the server's fsck refused — will not go away by
-// retrying. The reasons are matched anywhere in the text: servers and
-// git versions word the surrounding message differently.
+// being moved meanwhile (a stale lease, a failed atomic transaction, a
+// concurrent push holding the ref's lock), so fetching again and retrying
+// can succeed; a hook, permissions or fsck refusal will not. The phrases
+// are matched anywhere: servers word the message differently.
 func (r PushResult) Raced() bool {
 	if r.OK {
 		return false
@@ -373,8 +349,6 @@ func (r PushResult) Raced() bool {
 	return racedReason(r.Reason)
 }
 
-// racedReasons are the phrases git's send-pack and receive-pack use for a
-// refusal caused by a concurrent update of the ref.
 var racedReasons = []string{
 	"stale info", "atomic push failed", "atomic transaction failed", "fetch first", "non-fast-forward",
 	"already exists", "failed to update ref", "cannot lock ref", "failed to lock", "unable to lock",
@@ -391,18 +365,13 @@ func racedReason(reason string) bool {
 	return false
 }
 
-// Push sends updates to remote in one `git push --atomic
-// --force-with-lease=<ref>:<old>` (atomic when more than one ref), so the
-// remote applies all of them against the values we last saw, or none. It
-// returns the remote's per-ref answers; an error only when git could not
-// talk to the remote at all. Server-side hooks run; the local pre-push
-// hook does not (it guards branches, not these refs). git matches explicit
-// refspecs and leases in O(N²): Push is for a ref or a few (a
-// remote-authoritative verb); PushMany is for a sync.
-//
-// When ctx is done first, git is killed with everything it started (the
-// remote may or may not have applied the push: the next fetch tells) and
-// Push returns ctx.Err().
+// Push sends updates in one `git push --atomic
+// --force-with-lease=<ref>:<old>`: the remote applies all of them against
+// the values we last saw, or none. It returns the per-ref answers; an error
+// only when git could not talk to the remote. The local pre-push hook does
+// not run (it guards branches). git matches explicit refspecs and leases
+// in O(N²): Push is for a few refs, PushMany for a sync. When ctx is done
+// first the remote may or may not have applied it: the next fetch tells.
 func (s *Store) Push(ctx context.Context, remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
 	if len(ups) == 0 {
 		return nil, nil
@@ -434,26 +403,17 @@ func (s *Store) Push(ctx context.Context, remote string, ups []PushUpdate, opt R
 const ShadowRoot = "refs/ideate-push/"
 
 // PushMany pushes ups (refs under refs/ideate/ and the notes ref) in one
-// atomic push, each leased on its tracking copy — which must hold the Old
-// of its update: a ref without one must not exist at the remote — and
-// returns the remote's answers for them. After an accepted push git has
-// moved the tracking copies of the refs it pushed.
+// atomic push, each leased on its tracking copy, which must hold the
+// update's Old, and returns the remote's answers; git then moves the
+// tracking copies of the refs it pushed.
 //
-// Its cost is linear in the number of refs. `git push` matches N explicit
-// refspecs and N --force-with-lease=<ref>:<old> options against each other
-// and against the remote's refs in O(N²) (minutes for a first sync of
-// 10k item refs), and a glob over refs/ideate/*
-// makes git rewrite the tracking copy of every ref it finds up to date
-// (seconds with 10k items). So the new values are staged as shadow refs
-// (ShadowRoot) and pushed with one glob refspec, the lease taken from a
-// fetch refspec given with -c for the user's remote (whose own settings
-// all apply; see the body for the one exception); the shadow refs are
-// removed afterwards, and any left by a killed push are removed first.
-//
-// ctx is handled as by Push; it also ends the wait for another PushMany to
-// the same remote. The shadow refs of a cancelled push are removed with
-// ctx's values but without its cancellation, so cancelling does not leave
-// them behind.
+// Its cost is linear in the number of refs: N explicit refspecs and leases
+// cost O(N²) in git (minutes for 10k refs), and a glob over refs/ideate/*
+// rewrites every up-to-date tracking copy. So the new values are staged as
+// shadow refs (ShadowRoot) and pushed with one glob refspec, the leases
+// taken from fetch refspecs given with -c; the shadow refs are removed
+// afterwards (also when ctx is cancelled), and any a killed push left are
+// removed first. ctx also ends the wait for another PushMany.
 func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
 	if len(ups) == 0 {
 		return nil, nil
@@ -462,9 +422,8 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 		return nil, apperr.New(NoRemote, "remote %q has no url", remote)
 	}
 	shadow := ShadowRoot + remote + "/"
-	// One staging push per remote at a time in this repository: the
-	// shadow namespace is shared, and what a killed push left there
-	// (refs, lock files) is cleared only under this lock.
+	// One staging push per remote at a time: the shadow namespace is
+	// shared, and a killed push's leftovers are cleared only under this lock.
 	unlock, err := s.flockState(ctx, "push-"+remote+".lock")
 	if err != nil {
 		return nil, err
@@ -475,12 +434,9 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 	}
 	src := shadow
 	if all, err := s.refs.list("refs/ideate/"); err == nil && 2*len(ups) > len(all) {
-		// Most refs move (a first push): push refs/ideate/* itself. Git
-		// then also takes the lock of every tracking copy it finds up to
-		// date, but staging would write and delete a shadow ref for
-		// nearly every ref. The values pushed are the local refs', which
-		// the updates' News were read from or newer (a local writer moved
-		// them since): still descendants of the leased tracking values.
+		// Most refs move (a first push): push refs/ideate/* itself rather
+		// than stage nearly every ref. The local refs are the updates'
+		// News or newer: still descendants of the leased values.
 		src = "refs/"
 	} else {
 		var stage bytes.Buffer
@@ -493,16 +449,11 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 		defer s.clearShadow(context.WithoutCancel(ctx), shadow)
 	}
 
-	// The push goes through the user's remote by its name, so every
-	// remote.<name>.* setting applies (pushurl, proxy, receivepack, push
-	// options …). The lease of each ref is its tracking copy, found
-	// through our fetch refspecs given with -c: git adds them after the
-	// user's, and the first refspec matching a ref names its tracking
-	// copy, so this holds when none of the user's refspecs maps our refs.
-	// When one does (a user fetching refs/ideate/* by hand into some
-	// place), the lease would be read from there: then the push goes to
-	// the remote's URL under a name of its own, as git would without the
-	// user's settings, and that is the only case it does.
+	// The push goes through the user's remote by name, so its settings
+	// apply (pushurl, proxy, push options). The leases come from our fetch
+	// refspecs given with -c, which git adds after the user's: when one of
+	// the user's refspecs maps our refs, it would win, so then the push
+	// goes to the remote's URL under a name of its own.
 	name := remote
 	var args []string
 	if s.userMapsOurRefs(remote) {
@@ -569,9 +520,8 @@ func (s *Store) push(ctx context.Context, remote string, ups []PushUpdate, opt R
 	return out, nil
 }
 
-// ClearStaged removes what a killed PushMany to remote left behind in the
-// shadow namespace (refs, lock files). PushMany does it before staging;
-// a sync that ends up with nothing to push calls this instead.
+// ClearStaged removes what a killed PushMany to remote left in the shadow
+// namespace, for a sync with nothing to push.
 func (s *Store) ClearStaged(ctx context.Context, remote string) error {
 	shadow := ShadowRoot + remote + "/"
 	if refs, err := s.refs.list(shadow); err != nil || len(refs) == 0 {
@@ -585,9 +535,8 @@ func (s *Store) ClearStaged(ctx context.Context, remote string) error {
 	return s.clearShadow(ctx, shadow)
 }
 
-// clearShadow removes what a push left under the shadow prefix: lock
-// files, then every ref (one git process, only when there is something to
-// delete). The caller holds the staging flock, so nothing there is live.
+// clearShadow removes lock files and refs under the shadow prefix; the
+// caller holds the staging flock, so nothing there is live.
 func (s *Store) clearShadow(ctx context.Context, prefix string) error {
 	s.breakLocks(prefix, 0)
 	refs, err := s.refs.list(prefix)

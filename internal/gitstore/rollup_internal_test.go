@@ -230,9 +230,6 @@ func TestRollUp_ListsThePackDirectoryOnlyWhenOneMayBeDue(t *testing.T) {
 // on, and background maintenance on or off.
 func packStore(t *testing.T, maintenance bool) (*Store, string) {
 	t.Helper()
-	old := PerWritePacks
-	PerWritePacks = true
-	t.Cleanup(func() { PerWritePacks = old })
 	dir := gt.NewRepo(t) // which turns maintenance off
 	if maintenance {
 		t.Setenv("GIT_IDEATE_NO_MAINTENANCE", "")

@@ -61,10 +61,7 @@ type Options struct {
 	// already read it (LoadConfig); nil reads it.
 	Config *Config
 	// ObjectCache is the budget in bytes of the cache of resolved pack
-	// objects (delta bases); 0 is odb's default (4 MiB). The MCP server
-	// keeps 1 MiB: a long-lived heap holds the whole cache, and the
-	// collector's goal is twice the live heap, so 4 MiB of cache was
-	// about 8 MiB of the server's memory.
+	// objects (delta bases); 0 is odb's default (4 MiB).
 	ObjectCache int
 }
 
@@ -249,20 +246,12 @@ func (s *Store) Refs(prefix string) ([]Ref, error) {
 	return s.refs.list(prefix)
 }
 
-// RefParts is Refs(prefix) in its two parts, each sorted by name: the
-// packed refs, the store's own parsed copy of packed-refs (shared: read
-// only; the same slice until packed-refs changes), and the loose refs,
-// whose values replace packed ones of the same name. A caller that
-// compares a namespace of thousands of refs with what it saw before can
-// skip the packed part while it is the same slice: a board of 20,000 items
-// is listed by every claim.
-func (s *Store) RefParts(prefix string) (packed, loose []Ref, err error) {
-	packed, loose, _, err = s.RefPartsVersion(prefix)
-	return packed, loose, err
-}
-
-// RefPartsVersion is RefParts with the version of packed-refs its packed
-// part was read from: a name of its content (see LooseRefsAt).
+// RefPartsVersion is Refs(prefix) in two parts, each sorted by name: the
+// packed refs (the store's shared parsed copy: read only) and the loose
+// refs, whose values replace packed ones, with the version of packed-refs
+// (a name of its content) the packed part was read from. A caller that
+// lists thousands of refs often (a board's claims) keeps the packed part
+// while the version stays.
 func (s *Store) RefPartsVersion(prefix string) (packed, loose []Ref, version string, err error) {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
@@ -279,13 +268,9 @@ func (s *Store) PackedRefsVersion(prefix string) (packed []Ref, version string, 
 	return s.refs.packedUnder(prefix)
 }
 
-// LooseRefsAt lists the loose refs under prefix, sorted by name, when packed-refs holds
-// what it held at version (a name RefPartsVersion gave) and is the same
-// file after the listing; ok is false, and nothing is listed, when it is
-// not. With the packed refs of that version, kept by the caller, that is
-// what RefParts would return, for the cost of reading packed-refs and
-// hashing it instead of parsing it (a claim's open-child check at 1,000
-// board items).
+// LooseRefsAt lists the loose refs under prefix, sorted by name, when
+// packed-refs still holds what it held at version (from RefPartsVersion);
+// ok is false when it does not. It hashes packed-refs instead of parsing it.
 func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err error) {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
@@ -298,8 +283,7 @@ func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err e
 	if err != nil {
 		return nil, false, err
 	}
-	// A pack-refs that ran while we walked may have moved a loose ref
-	// into packed-refs after we had read the old file.
+	// A pack-refs may have moved a loose ref into packed-refs meanwhile.
 	if after, _ := statKey(filepath.Join(s.refs.dir, "packed-refs")); after != key {
 		return nil, false, nil
 	}
@@ -360,9 +344,7 @@ func sanitizeIdent(v string) string {
 	}, v))
 }
 
-// ObjectCacheBytes is the budget of the store's cache of resolved pack
-// objects (Options.ObjectCache, or odb's default); it opens the object
-// database when it is not open yet.
+// ObjectCacheBytes is the budget of the cache of resolved pack objects.
 func (s *Store) ObjectCacheBytes() (int, error) {
 	db, err := s.db()
 	if err != nil {
