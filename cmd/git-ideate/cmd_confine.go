@@ -11,6 +11,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/confine"
 	"github.com/ideate/git-ideate/internal/corecmd"
+	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/hooks"
 )
@@ -101,14 +102,38 @@ func runConfine(ctx context.Context, args []string, in io.Reader, out, errw io.W
 		CacheDir:   filepath.Join(state, "confine", "cache"),
 		Enter:      []string{exe, "confine", "--enter"},
 	}
-	code, err := confine.Run(ctx, spec, rest[0], in, out, errw)
+	res, err := confine.Run(ctx, spec, rest[0], in, out, errw)
+	if len(res.Refused) > 0 {
+		logRefusal(ctx, cwd, errw, b, res.Refused)
+	}
 	if err != nil {
 		fmt.Fprintf(errw, "git ideate confine: %s\n", corecmd.FormatError(err))
-		if code <= 0 {
+		if res.Code <= 0 {
 			return corecmd.ExitStatus(err)
 		}
 	}
-	return code
+	return res.Code
+}
+
+// logRefusal writes what confinement put back to the execution log
+// (phase "confine", event "refused", the role and the paths; never the
+// command, which may hold a secret), so a reviewer sees what a worker
+// tried and retro can count it. A failed write is a warning.
+func logRefusal(ctx context.Context, dir string, errw io.Writer, b *hooks.Binding, refused []string) {
+	if len(refused) > 50 {
+		refused = append(refused[:50:50], fmt.Sprintf("and %d more", len(refused)-50))
+	}
+	env := &Env{Dir: dir, Err: errw}
+	defer env.Close()
+	x, err := env.Exec()
+	if err == nil {
+		_, err = x.Append(ctx, execlog.Entry{Actor: "git-ideate confine", Task: b.Task, Phase: "confine", Event: "refused",
+			Reasons: []execlog.Reason{{Class: "confine_refused", Detail: "a " + b.Role + "'s Bash call changed what its role may not; it was put back"}},
+			Paths:   refused})
+	}
+	if err != nil {
+		fmt.Fprintf(errw, "git ideate confine: the refusal could not be logged: %s\n", corecmd.FormatError(err))
+	}
 }
 
 func confineFail(errw io.Writer, err error) int {

@@ -154,6 +154,13 @@ func TestConfineCorpus(t *testing.T) {
 	if hostile < 150 || harmless < 60 {
 		t.Errorf("the corpus holds %d hostile and %d harmless calls, want at least 150 and 60", hostile, harmless)
 	}
+	// Every refusal is on the execution log, with the role and what was
+	// put back.
+	if only == "" {
+		if r := cli(t, dir, "", "exec", "log", "--phase", "confine"); r.code != 0 || strings.Count(r.out, "refused") < 50 {
+			t.Errorf("confinement refusals on the exec log: %d\n%.2000s", strings.Count(r.out, "refused"), r.out)
+		}
+	}
 	if broken*100 > harmless {
 		t.Errorf("%d of %d harmless calls denied or broken, over 1%%", broken, harmless)
 	}
@@ -256,7 +263,8 @@ func forbiddenState(t *testing.T, main, other, gitDir string, r *corpusRole) map
 	walk("other", other, func(string, fs.DirEntry) bool { return false })
 	for _, sub := range []string{"config", "hooks", "refs/ideate", "refs/notes", "refs/heads", "packed-refs", "HEAD", "info"} {
 		walk("git/"+sub, filepath.Join(gitDir, sub), func(rel string, d fs.DirEntry) bool {
-			return sub == "refs/heads" && (rel == "ideate/task/S1-01+T1" || rel == "ideate/task/S1-01+T2" ||
+			// The confining entry itself logs each refusal on refs/ideate/exec.
+			return sub == "refs/ideate" && rel == "exec" || sub == "refs/heads" && (rel == "ideate/task/S1-01+T1" || rel == "ideate/task/S1-01+T2" ||
 				strings.HasPrefix(rel, "ideate/task/S1-01+T1.") || strings.HasPrefix(rel, "ideate/task/S1-01+T2."))
 		})
 	}
@@ -277,7 +285,7 @@ func forbiddenState(t *testing.T, main, other, gitDir string, r *corpusRole) map
 		return r.role == "red-worker" && strings.HasSuffix(rel, ".go") && strings.Contains(string(b), "agentic:shim")
 	})
 	// Refs packed or loose, as git reads them.
-	out, _ := gt.GitErr(main, "for-each-ref", "--format=%(refname) %(objectname)", "refs/ideate", "refs/notes", "refs/heads/main", "refs/heads/ideate/task/S1-01+T3")
+	out, _ := gt.GitErr(main, "for-each-ref", "--format=%(refname) %(objectname)", "--exclude=refs/ideate/exec", "refs/ideate", "refs/notes", "refs/heads/main", "refs/heads/ideate/task/S1-01+T3")
 	st["refs"] = out
 	return st
 }

@@ -56,26 +56,36 @@ type Spec struct {
 // or untracked ones: the others are in the index).
 const maxSaved = 64 << 20
 
+// A Result is how a confined run ended.
+type Result struct {
+	Code    int      // the exit status (1 when something was put back and the command said 0)
+	Refused []string // what was put back, as reported on stderr
+}
+
 // Run runs command (shell text) confined by spec, with the given
-// standard streams, and returns its exit status. What the role may not
-// change is undone when it returns and reported on stderr. An error means
-// the command did not run, or its outcome could not be checked (then
-// nothing it did was kept unchecked: err says what).
-func Run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// standard streams. What the role may not change is undone when it
+// returns and reported on stderr. An error means the command did not run,
+// or its outcome could not be fully checked (err says what).
+func Run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (Result, error) {
+	code, refused, err := run(ctx, spec, command, stdin, stdout, stderr)
+	return Result{Code: code, Refused: refused}, err
+}
+
+func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (int, []string, error) {
 	if !Available() {
-		return -1, apperr.New(apperr.Unverifiable, "no operating-system confinement here (%s)", Mode())
+		return -1, nil, apperr.New(apperr.Unverifiable, "no operating-system confinement here (%s)", Mode())
 	}
 	if spec.Role != RoleRed && spec.Role != RoleGreen && spec.Role != RoleScaffold {
-		return -1, apperr.New(apperr.Schema, "role %q is not an execution role", spec.Role)
+		return -1, nil, apperr.New(apperr.Schema, "role %q is not an execution role", spec.Role)
 	}
 	wt, err := filepath.EvalSymlinks(spec.Worktree)
 	if err != nil {
-		return -1, apperr.Wrap(apperr.NotFound, err, "the task's worktree %s", spec.Worktree)
+		return -1, nil, apperr.Wrap(apperr.NotFound, err, "the task's worktree %s", spec.Worktree)
 	}
 	spec.Worktree = wt
 	lay, err := layoutOf(wt)
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	tmp, cache := filepath.Join(spec.StateDir, "tmp"), spec.CacheDir
 	if cache == "" {
@@ -84,13 +94,13 @@ func Run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	for _, d := range []string{tmp, cache, lay.logDir} {
 		if d != "" {
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return -1, apperr.Wrap(apperr.Write, err, "cannot make %s", d)
+				return -1, nil, apperr.Wrap(apperr.Write, err, "cannot make %s", d)
 			}
 		}
 	}
 	before, err := snapshot(ctx, &spec, lay)
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
 	writable := []string{wt, lay.admin, lay.objects, tmp, cache}
 	if lay.refDir != "" {
@@ -138,12 +148,12 @@ func Run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 		}
 	}
 	if err != nil {
-		return code, err
+		return code, undone, err
 	}
 	if runErr != nil && code == -1 {
-		return code, apperr.Wrap(apperr.Internal, runErr, "the confined command could not run")
+		return code, undone, apperr.Wrap(apperr.Internal, runErr, "the confined command could not run")
 	}
-	return code, nil
+	return code, undone, nil
 }
 
 // childEnv is the command's environment: nothing that points git

@@ -66,12 +66,15 @@ func (f fixture) run(t *testing.T, role, command string) (int, string) {
 		StateDir: filepath.Join(t.TempDir(), "state"), Enter: []string{exe}}
 	t.Setenv("CONFINE_TEST_ENTER", "1")
 	var out, errb bytes.Buffer
-	code, err := confine.Run(context.Background(), spec, command, nil, &out, &errb)
+	res, err := confine.Run(context.Background(), spec, command, nil, &out, &errb)
 	os.Unsetenv("CONFINE_TEST_ENTER")
 	if err != nil {
 		t.Fatalf("%q: %v (stderr %s)", command, err, errb.String())
 	}
-	return code, out.String() + errb.String()
+	if (len(res.Refused) > 0) != strings.Contains(errb.String(), "put back") {
+		t.Errorf("%q: refused %q, stderr %s", command, res.Refused, errb.String())
+	}
+	return res.Code, out.String() + errb.String()
 }
 
 func read(t *testing.T, p string) string {
@@ -190,8 +193,8 @@ func BenchmarkRun(b *testing.B) {
 			defer os.Unsetenv("CONFINE_TEST_ENTER")
 			var out bytes.Buffer
 			start := time.Now()
-			if code, err := confine.Run(context.Background(), spec, cmd, nil, &out, &out); err != nil || code != 0 {
-				b.Fatalf("%d %v %s", code, err, out.String())
+			if res, err := confine.Run(context.Background(), spec, cmd, nil, &out, &out); err != nil || res.Code != 0 {
+				b.Fatalf("%d %v %s", res.Code, err, out.String())
 			}
 			return time.Since(start)
 		}

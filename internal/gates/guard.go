@@ -142,6 +142,9 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 			return verdictOf(guardFail{class: "unknown_target", detail: in.Tool + " names no file", unverifiable: true}), nil
 		}
 		for _, p := range in.Paths {
+			if exec && hardLinked(f.Cwd, p) {
+				return verdictOf(guardFail{class: "hard_link", detail: "this file has another name (a hard link): a write through it changes a file the guard cannot see; remove the link and write the file itself", path: p}), nil
+			}
 			targets = append(targets, writeTarget{path: p, content: in.Tool == "Write" && f.HasContent})
 		}
 	case "Bash":
@@ -307,6 +310,17 @@ func (f *GuardFacts) isSource(rel string) bool {
 		}
 	}
 	return false
+}
+
+// hardLinked reports whether p (against cwd, symlinks followed) is a
+// regular file with more than one name.
+func hardLinked(cwd, p string) bool {
+	abs := resolve(cwd, p)
+	if abs == "" {
+		return false
+	}
+	fi, err := os.Stat(abs)
+	return err == nil && fi.Mode().IsRegular() && linkCount(fi) > 1
 }
 
 // resolve makes p absolute against cwd, cleans it (so "a/../b" is "b")

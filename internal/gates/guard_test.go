@@ -125,6 +125,11 @@ func TestGuard(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "shim.go"), []byte("package x // agentic:shim\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A hard link: a production name for a test file.
+	os.WriteFile(filepath.Join(wt, "frozen_test.go"), []byte("package x\n"), 0o644)
+	if err := os.Link(filepath.Join(wt, "frozen_test.go"), filepath.Join(wt, "alias.go")); err != nil {
+		t.Fatal(err)
+	}
 	// A symlink inside the worktree that leads out of it.
 	if err := os.Symlink(top, filepath.Join(wt, "up")); err != nil {
 		t.Fatal(err)
@@ -170,6 +175,7 @@ func TestGuard(t *testing.T) {
 		{"green edits a test", "green-worker", "Edit", "", []string{"x_test.go"}, facts(nil), gates.FAIL, "test_changed"},
 		{"green edits a frozen file", "green-worker", "Edit", "", []string{"frozen.go"}, facts(nil), gates.FAIL, "test_changed"},
 		{"green edits production", "green-worker", "Edit", "", []string{"x.go"}, facts(nil), gates.PASS, ""},
+		{"green edits a test through a hard link", "green-worker", "Edit", "", []string{"alias.go"}, facts(nil), gates.FAIL, "hard_link"},
 		{"green sed -i a test", "green-worker", "Bash", "sed -i s/a/b/ x_test.go", nil, facts(nil), gates.FAIL, "test_changed"},
 		{"green git checkout a test", "green-worker", "Bash", "git checkout -- x_test.go", nil, facts(nil), gates.FAIL, "test_changed"},
 		{"green dispatches", "green-worker", "Agent", "", nil, facts(nil), gates.FAIL, "dispatch"},
