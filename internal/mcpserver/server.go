@@ -266,8 +266,8 @@ func (s *Server) Call(ctx context.Context, name string, raw json.RawMessage) *To
 	if jerr != nil {
 		return errorResult(apperr.Wrap(apperr.Internal, jerr, "result does not serialize"))
 	}
-	if len(text) > maxResult {
-		return errorResult(apperr.New(TooLarge, "the result is %d bytes, over the %d a result may hold: narrow the call (a filter, a lower limit, include_content false)", len(text), maxResult))
+	if n := encodedLen(text); n > maxResult {
+		return errorResult(apperr.New(TooLarge, "the result is %d bytes, over the %d a result may hold: narrow the call (a filter, a lower limit, include_content false)", n, maxResult))
 	}
 	// The result is sent once, as text: no tool declares an output
 	// schema, so none sends structuredContent.
@@ -293,6 +293,17 @@ func errorResult(err error) *ToolResult {
 	env := envelope{OK: false, Code: string(code), Message: msg, Reason: msg}
 	text, _ := marshal(env)
 	return &ToolResult{Content: []textContent{{"text", text}}, IsError: true}
+}
+
+// encodedLen is how many bytes text takes as the JSON string the response
+// carries it in (escaping can double it); measured only for a text large
+// enough to matter.
+func encodedLen(text string) int {
+	if len(text) <= maxResult/2 {
+		return len(text)
+	}
+	b, _ := json.Marshal(text)
+	return len(b)
 }
 
 func marshal(v any) (string, error) {
