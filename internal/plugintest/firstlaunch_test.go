@@ -661,7 +661,7 @@ func binaryFromTarGz(t *testing.T, p string) []byte {
 // says nothing.
 func TestLauncher_FirstLaunchFailsClosed(t *testing.T) {
 	root := copyPlugin(t)
-	tools := toolDir(t) // no go, no git-ideate-full
+	tools := toolDir(t) // no go, no git-ideate
 	const installing = "git ideate is still being installed; retry in "
 	const failed = "git ideate could not be installed ("
 	// A repository whose sprint executes (an open task's marker, as the
