@@ -14,6 +14,7 @@ import (
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/shell"
 )
 
 // The hidden confine entry runs a bound worker's Bash command held to
@@ -156,13 +157,8 @@ func confineCommand(task, role, agent, command string) string {
 	if err != nil || strings.HasSuffix(filepath.Base(exe), ".test") {
 		return ""
 	}
-	return shellQuote(exe) + " confine --task " + shellQuote(task) + " --role " + shellQuote(role) +
-		" --agent " + shellQuote(agent) + " -- " + shellQuote(command)
-}
-
-// shellQuote quotes s as one word for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shell.Quote(exe) + " confine --task " + shell.Quote(task) + " --role " + shell.Quote(role) +
+		" --agent " + shell.Quote(agent) + " -- " + shell.Quote(command)
 }
 
 // DoctorCmd says how this system holds a bound worker's commands.

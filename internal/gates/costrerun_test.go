@@ -128,7 +128,7 @@ func FuzzCostKey(f *testing.F) {
 		facts := &gates.CostFacts{Task: "S1-01/T1", Top: top, Cwd: top, Scope: []string{"a/*.go", "c/**"}, Fingerprint: "fp"}
 		key := gates.CostKey(facts, line)
 		plain := gates.CostDecide(facts, line)
-		facts.Earlier = &gates.CostRun{Key: key, Command: line, Fingerprint: "fp", Result: "exit 0"}
+		facts.Earlier = &gates.CostRun{Key: gates.CostKeyDigest(key), Command: line, Fingerprint: "fp", Result: "exit 0"}
 		v := gates.CostDecide(facts, line)
 		if v.Result != gates.PASS && v.Result != gates.FAIL {
 			t.Fatalf("%q: result %s", line, v.Result)

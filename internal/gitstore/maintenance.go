@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/shell"
 )
 
 // maintenance keeps the repository healthy without user action. Past
@@ -202,12 +204,12 @@ func (m *maintenance) spawn() <-chan struct{} {
 	}
 	f.WriteString("repack\n")
 	defer f.Close()
-	gd := shellQuote(m.store.repo.CommonDir)
+	gd := shell.Quote(m.store.repo.CommonDir)
 	// Every loose object by name: `git repack` without -a stops at commits
 	// already packed and would miss loose objects they reach.
-	objs := shellQuote(filepath.Join(m.store.repo.CommonDir, "objects"))
+	objs := shell.Quote(filepath.Join(m.store.repo.CommonDir, "objects"))
 	script := "cd " + objs + " && find ?? -type f | grep -E '^[0-9a-f]{2}/[0-9a-f]{38}$' | tr -d / | git --git-dir=" + gd +
-		" pack-objects -q pack/pack > /dev/null && : > " + shellQuote(filepath.Join(dir, "repacked"))
+		" pack-objects -q pack/pack > /dev/null && : > " + shell.Quote(filepath.Join(dir, "repacked"))
 	full := m.packCount() > int(m.store.cfg.Int("gc", "autopacklimit", 50))
 	if full {
 		// -A, not -a: a write in flight's objects are not reachable yet;
@@ -268,8 +270,6 @@ func (s *Store) PackRefsNow(ctx context.Context, threshold int, prefixes ...stri
 	}
 	return false
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // packRefsEvery is the least time between two background pack-refs: every
 // claim lists the board's items, so a burst of writes is packed soon.
@@ -473,20 +473,20 @@ func (m *maintenance) spawnRollUp(merged []string) {
 		os.Remove(lock)
 		return
 	}
-	gd := shellQuote(m.store.repo.CommonDir)
+	gd := shell.Quote(m.store.repo.CommonDir)
 	var b strings.Builder
 	b.WriteString("(set -e; ")
 	if len(later) > 0 {
 		b.WriteString("for i in")
 		for _, idx := range later {
-			b.WriteString(" " + shellQuote(idx))
+			b.WriteString(" " + shell.Quote(idx))
 		}
-		b.WriteString("; do git --git-dir=" + gd + " show-index < \"$i\" > " + shellQuote(part) +
-			"; cut -d ' ' -f 2 " + shellQuote(part) + " >> " + shellQuote(input) + "; done; ")
+		b.WriteString("; do git --git-dir=" + gd + " show-index < \"$i\" > " + shell.Quote(part) +
+			"; cut -d ' ' -f 2 " + shell.Quote(part) + " >> " + shell.Quote(input) + "; done; ")
 	}
 	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
-		shellQuote(filepath.Join(pdir, "pack")) + " < " + shellQuote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
-		shellQuote(list) + "; mv " + shellQuote(list) + " " + shellQuote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(input, part, lock))
+		shell.Quote(filepath.Join(pdir, "pack")) + " < " + shell.Quote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
+		shell.Quote(list) + "; mv " + shell.Quote(list) + " " + shell.Quote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(input, part, lock))
 	cmd := detached("sh", "-c", b.String())
 	if err := cmd.Start(); err != nil {
 		os.Remove(input)
@@ -633,7 +633,7 @@ func (m *maintenance) dropStaleKeep(base string) {
 func finishShell(last ...string) string {
 	cmd := "; rm -f"
 	for _, f := range last {
-		cmd += " " + shellQuote(f)
+		cmd += " " + shell.Quote(f)
 	}
 	return cmd
 }

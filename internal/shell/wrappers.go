@@ -178,3 +178,7 @@ func IsAssignment(word string) bool {
 	eq := strings.IndexByte(word, '=')
 	return eq > 0 && isName(word[:eq])
 }
+
+// Quote makes s one word for a POSIX shell, whatever it holds: single
+// quotes, each inner one closed, escaped and reopened.
+func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
