@@ -589,6 +589,12 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 			return map[string]any{"task": "S1-01/T1", "item": fx.item(t), "actor_human": "alice", "actor_agent": "w", "base": "HEAD",
 				"role": "red-worker", "scope": []string{"strutil/**"}, "tests": []string{"strutil/reverse_test.go::TestReverse"}}
 		},
+		// The board's reads return expired claims to open as they read, so
+		// they are not read-only either.
+		"work_get":      func() map[string]any { return map[string]any{"id": fx.item(t)} },
+		"work_events":   func() map[string]any { return map[string]any{"id": fx.item(t)} },
+		"work_list":     func() map[string]any { return map[string]any{"status": "open", "tenant_id": "local"} },
+		"task_list":     func() map[string]any { return map[string]any{} },
 		"task_complete": func() map[string]any { return map[string]any{"task": "S1-01/T1", "note": "n"} },
 		"task_release":  func() map[string]any { return map[string]any{"task": "S1-01/T1", "note": "n"} },
 		"task_abandon":  func() map[string]any { return map[string]any{"task": "S1-01/T1", "note": "n"} },
