@@ -83,7 +83,13 @@
 //	              the hooks gather the facts (the agent's role and
 //	              binding, its task's contract, a dispatch's task and the
 //	              plan gate's verdict on it) and the guard decides; a
-//	              refusal is stored through Dispatcher.Judge
+//	              refusal is stored through Dispatcher.Judge. A bound
+//	              execution agent's Bash call that passes is answered
+//	              allow with updatedInput when Dispatcher.Confine names
+//	              a confining command line (git ideate confine: the
+//	              command runs under Landlock, held to the role's files);
+//	              without confinement the guard reads the command (the
+//	              weaker mode) and a pass says nothing
 //	SubagentStop  in the gate entries only (anchored matchers
 //	              ^(git-ideate:)?<role>$, `git ideate hook --gate`, GateOnly):
 //	              StopGates[role] (red-worker → red, scaffolder →
