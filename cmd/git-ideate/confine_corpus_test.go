@@ -74,9 +74,9 @@ func TestConfineCorpus(t *testing.T) {
 	if !confine.Available() {
 		t.Skip("no confinement here: " + confine.Mode())
 	}
-	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "green-worker", "S1-01/T3": "green-worker"})
+	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "green-worker", "S1-02/T1": "green-worker"})
 	gitDir := filepath.Join(dir, ".git")
-	other := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T3")
+	other := filepath.Join(dir, ".ideate", "worktrees", "S1-02+T1")
 	s := newSession(t, dir)
 	roles := map[string]*corpusRole{
 		"red": {role: "red-worker", agent: "ared", task: "T1", wt: filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1"), forbidden: "strutil/reverse.go",
@@ -285,7 +285,7 @@ func forbiddenState(t *testing.T, main, other, gitDir string, r *corpusRole) map
 		return r.role == "red-worker" && strings.HasSuffix(rel, ".go") && strings.Contains(string(b), "agentic:shim")
 	})
 	// Refs packed or loose, as git reads them.
-	out, _ := gt.GitErr(main, "for-each-ref", "--format=%(refname) %(objectname)", "--exclude=refs/ideate/exec", "refs/ideate", "refs/notes", "refs/heads/main", "refs/heads/ideate/task/S1-01+T3")
+	out, _ := gt.GitErr(main, "for-each-ref", "--format=%(refname) %(objectname)", "--exclude=refs/ideate/exec", "refs/ideate", "refs/notes", "refs/heads/main", "refs/heads/ideate/task/S1-02+T1")
 	st["refs"] = out
 	return st
 }
