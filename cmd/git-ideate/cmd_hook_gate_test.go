@@ -14,6 +14,7 @@ import (
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 // recorded returns the first recorded payload of event (and tool, when
@@ -524,7 +525,22 @@ func TestHookGate_Binary_WaveOrderAndDenialLog(t *testing.T) {
 	// S1-02/T1 is in wave 2 and depends on S1-01/T2: started without a
 	// board item, it has a contract all the same.
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--role", "red-worker", "--test", "strutil/slug_test.go::TestSlug", "--scope", "strutil/**"))
-	mustOK(t, bin(t, dir, "", "task", "start", "S1-07/T1", "--role", "red-worker", "--test", "strutil/x_test.go::TestX", "--scope", "strutil/**"))
+	// task start refuses a task the plan does not hold; the dispatch guard
+	// refuses it too when a contract exists anyway (made before the task
+	// left the plan: here through the library).
+	if r := bin(t, dir, "", "task", "start", "S1-07/T1", "--role", "red-worker", "--test", "strutil/x_test.go::TestX", "--scope", "strutil/**"); r.code == 0 || !strings.Contains(r.err, "NOT_FOUND") {
+		t.Fatalf("task start of a task outside the plan: %+v", r)
+	}
+	if g, err := gitstore.Open(dir); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err := worktree.Open(g).Start(context.Background(), worktree.StartInput{Task: "S1-07/T1", Role: "red-worker",
+			Scope: []string{"strutil/**"}, Tests: []string{"strutil/x_test.go::TestX"}, Holder: "planner", Token: 1})
+		g.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := newSession(t, dir)
 	d := s.dispatch("toolu_w2", "red-worker", "ideate-task: S1-02/T1")
 	wantDeny(t, "wave 2 before wave 1", d, "dependency_open")
