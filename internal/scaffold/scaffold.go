@@ -3,6 +3,7 @@ package scaffold
 import (
 	"context"
 	"fmt"
+	"go/format"
 	"os"
 	"path"
 	"path/filepath"
@@ -307,6 +308,17 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 			res.Actions = append(res.Actions, Action{op, p, s.qname})
 		}
 	}
+	// One action per (op, path, symbol): a symbol reached twice (a shim
+	// and the plan) is one change, reported and logged once.
+	once := map[Action]bool{}
+	acts := res.Actions[:0]
+	for _, a := range res.Actions {
+		if !once[a] {
+			once[a] = true
+			acts = append(acts, a)
+		}
+	}
+	res.Actions = acts
 	return res, nil
 }
 
@@ -410,6 +422,15 @@ func inCut(rs [][2]int, off int) bool {
 	return false
 }
 
+// writeFile replaces a file of the worktree; Go source is written as
+// gofmt writes it (go/format), so the scaffold never leaves the gate
+// matrix's `gofmt -l` something to list. Source go/format cannot parse is
+// written as it is, for the gates to judge.
 func writeFile(dir, p string, b []byte) error {
+	if strings.HasSuffix(p, ".go") {
+		if f, err := format.Source(b); err == nil {
+			b = f
+		}
+	}
 	return atomicfile.Replace(filepath.Join(dir, filepath.FromSlash(p)), b, atomicfile.Options{})
 }

@@ -117,7 +117,7 @@ func TestRun_Rust(t *testing.T) {
 	})
 	in := scaffold.Input{Declared: []string{"slug::slugify", "words"}, Files: []string{"src/slug.rs", "tests/slug.rs"}}
 	r := run(t, dir, in)
-	want := "update src/slug.rs src::slug.slugify; update src/slug.rs src::slug.slugify; update src/slug.rs src::slug.words"
+	want := "update src/slug.rs src::slug.slugify; update src/slug.rs src::slug.words"
 	if got := ops(r); got != want {
 		t.Fatalf("actions:\n%s\nwant:\n%s", got, want)
 	}

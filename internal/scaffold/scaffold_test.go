@@ -3,6 +3,7 @@ package scaffold_test
 import (
 	"bytes"
 	"context"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,5 +236,41 @@ func TestRun_JavaScript(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "SUB-AGENT-TODO") {
 		t.Fatalf("node: %v %s", err, out)
+	}
+}
+
+// The scaffold writes Go as gofmt does — a new stub file, a stub
+// appended to an existing file, a file a definition was cut from — even
+// when the shims it copies were not formatted; each action is reported
+// once.
+func TestRun_GoOutputIsGofmtClean(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"go.mod":                  "module example.com/m\n\ngo 1.21\n",
+		"strutil/reverse_test.go": goTest,
+		"strutil/words.go":        "package strutil\n\n// Words is implemented already.\nfunc Words(s string) []string { return nil }\n",
+		"strutil/zz_agentic_shim_s1_01_t1.go": "// agentic:shim\npackage strutil\n\nfunc   Reverse(s string)   string {\n        return s }\n\n" +
+			"func Upper(s string) string{ return s}\n",
+	})
+	in := scaffold.Input{Declared: []string{"strutil.Reverse", "strutil.Upper"},
+		Files: []string{"strutil/reverse.go", "strutil/words.go"}}
+	r := run(t, dir, in)
+	seen := map[string]bool{}
+	for _, a := range r.Actions {
+		k := a.Op + " " + a.Path + " " + a.Symbol
+		if seen[k] {
+			t.Errorf("action reported twice: %s", k)
+		}
+		seen[k] = true
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "strutil", "*.go"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, err := format.Source(b); err != nil || !bytes.Equal(g, b) {
+			t.Errorf("%s is not gofmt-clean (%v):\n%s", filepath.Base(f), err, b)
+		}
 	}
 }
