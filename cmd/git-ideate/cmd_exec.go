@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/corecmd"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/execlog"
@@ -127,6 +129,9 @@ func runExecExport(ctx context.Context, env *Env, c *ExecExportCmd) (execExportO
 			n++
 		}
 	}
+	// An export killed before its rename left its temporary file in the
+	// sprint directory: this one removes it.
+	atomicfile.SweepStale(out, 10*time.Second)
 	if err := writeFileAtomic(out, []byte(b.String()), 0o644); err != nil {
 		return execExportOut{}, err
 	}

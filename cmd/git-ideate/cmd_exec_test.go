@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/execlog"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
@@ -149,6 +150,13 @@ func TestExecExport_WritesTheSprintsLedger(t *testing.T) {
 	if r := cli(t, gt.NewRepo(t), "", "exec", "export"); r.code == 0 || !strings.Contains(r.err, "NOT_FOUND") {
 		t.Fatalf("exec export without a plan: %d %s", r.code, r.err)
 	}
+	// A temporary file an export killed before its rename left behind is
+	// removed by the next export.
+	stale := filepath.Join(dir, "docs/agents/sprint1", ".execution.log.tmp-123")
+	os.WriteFile(stale, []byte("half"), 0o644)
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(stale, old, old)
+	mustOK(t, cli(t, dir, "", "exec", "export", "--sprint", "1"))
 	entries, _ := os.ReadDir(filepath.Join(dir, "docs/agents/sprint1"))
 	for _, e := range entries {
 		if e.Name() != "execution.log" {

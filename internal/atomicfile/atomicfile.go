@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
@@ -61,6 +62,18 @@ func Replace(path string, data []byte, o Options) error {
 		return apperr.Wrap(apperr.Write, err, "cannot write %s: %v", path, err)
 	}
 	return nil
+}
+
+// SweepStale removes the temporary files Replace left beside path when
+// its process was killed between writing and renaming (".<name>.tmp-*"),
+// those last changed more than age ago: a writer still at work is newer.
+func SweepStale(path string, age time.Duration) {
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"))
+	for _, p := range old {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > age {
+			os.Remove(p)
+		}
+	}
 }
 
 // Create writes data to path only if path does not exist: written aside

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -117,6 +119,16 @@ func Run(ctx context.Context, spec Spec) (*RunResult, error) {
 	res := &RunResult{}
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
+	// Every temporary file of the run — go's build directory, pytest's
+	// basetemp, a runner's own — goes under one directory of its own,
+	// removed when the run ends however it ends (its process group is
+	// dead by then); one a killed run left behind is removed by the next.
+	tmp, err := runTempDir()
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	spec.Env = append([]string{"TMPDIR=" + tmp, "GOTMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}, spec.Env...)
 
 	var compileGroups []group
 	if spec.Compile != nil {
@@ -254,6 +266,26 @@ func runOnce(ctx context.Context, spec Spec, argv []string, opts Options, cap in
 		finish, perr = parse(io.LimitReader(f, maxReport), opts)
 	}
 	return finish, ex, perr
+}
+
+// runTempDir makes the run's temporary directory, ideate-run-<pid>-*,
+// after removing those of processes that no longer exist (a run killed
+// with its gate).
+func runTempDir() (string, error) {
+	base := os.TempDir()
+	if old, err := filepath.Glob(filepath.Join(base, "ideate-run-*")); err == nil {
+		for _, d := range old {
+			pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), "ideate-run-"), "-", 2)[0])
+			if err == nil && pid > 0 && pid != os.Getpid() && osproc.Gone(pid) {
+				os.RemoveAll(d)
+			}
+		}
+	}
+	d, err := os.MkdirTemp(base, fmt.Sprintf("ideate-run-%d-", os.Getpid()))
+	if err != nil {
+		return "", apperr.Wrap(apperr.Write, err, "create the run's temporary directory: %v", err)
+	}
+	return d, nil
 }
 
 // execute runs argv in its own process group; stdout goes to sink (when

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -215,5 +216,55 @@ func TestGoSelector(t *testing.T) {
 	}
 	if GoIsolate()("TestX") != nil {
 		t.Error("GoIsolate of a bare name")
+	}
+}
+
+// A run leaves nothing in the temporary directory: go's build directory
+// (GOTMPDIR) and the runner's own files go under the run's directory,
+// removed when it ends — also when the run is killed at its deadline — and
+// one a killed gate left behind is removed by the next run.
+func TestRun_LeavesNoTemporaryFiles(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	stale := filepath.Join(tmp, "ideate-run-999999999-x")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"go.mod":           "module example.com/lt\n\ngo 1.21\n",
+		"lt/lt_test.go":    "package lt\n\nimport (\n\t\"os\"\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestSlow(t *testing.T) {\n\tf, _ := os.CreateTemp(\"\", \"mine-\")\n\tf.Close()\n\ttime.Sleep(time.Minute)\n}\n",
+		"lt/other_test.go": "package lt\n\nimport \"testing\"\n\nfunc TestFast(t *testing.T) {}\n",
+	})
+	for _, timeout := range []time.Duration{2 * time.Minute, 20 * time.Second} {
+		run := "^TestFast$"
+		if timeout < time.Minute {
+			run = "^TestSlow$"
+		}
+		res, err := Run(context.Background(), Spec{
+			Argv:     []string{"go", "test", "-json", "-count=1", "-run", run, "./lt"},
+			Dir:      dir,
+			Env:      []string{"GOTOOLCHAIN=local", "GOFLAGS="},
+			Format:   GoJSON,
+			Declared: []string{"example.com/lt/lt::" + run[1:len(run)-1]},
+			Timeout:  timeout,
+		})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if timeout < time.Minute && !res.TimedOut {
+			t.Fatalf("the slow run was not killed: %s", res.Output)
+		}
+		left, _ := os.ReadDir(tmp)
+		if len(left) != 0 {
+			var names []string
+			for _, e := range left {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("after a run (timeout %s) the temporary directory holds %v", timeout, names)
+		}
 	}
 }
