@@ -45,7 +45,7 @@ func mcpSprintRepo(t *testing.T) string {
 // A sprint driven only over MCP reaches a final PASS: plan_check,
 // plan_import, work_list, task_start (claiming the task's item),
 // task_attempt, RED and GREEN commits judged by gate_run, gate_run final,
-// task_complete; the files and commits are the agent's own (git), every
+// wave_check, task_complete; the files and commits are the agent's own (git), every
 // ideate step is a tool call to the built binary.
 func TestMCP_ScriptedSprintReachesFinalPass(t *testing.T) {
 	if testing.Short() {
@@ -111,6 +111,9 @@ func TestMCP_ScriptedSprintReachesFinalPass(t *testing.T) {
 	}
 	if v := call("gate_run", map[string]any{"gate": "final", "task": "S1-01/T1"}); v["result"] != "PASS" {
 		t.Fatalf("gate final: %v", v)
+	}
+	if w := call("wave_check", map[string]any{"wave": 1}); w["stalled"] != false || len(w["passed"].([]any)) != 1 {
+		t.Fatalf("wave_check: %v", w)
 	}
 	call("task_complete", map[string]any{"task": "S1-01/T1", "note": "done"})
 	log := call("exec_log", map[string]any{"task": "S1-01/T1", "phase": "final"})

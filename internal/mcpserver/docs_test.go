@@ -32,7 +32,7 @@ func toolTable() string {
 		if i := strings.Index(desc, ". "); i > 0 {
 			desc = desc[:i+1]
 		}
-		b.WriteString("| `" + tl["name"].(string) + "` | " + kind + " | " + strings.ReplaceAll(desc, "|", `\|`) + " |\n")
+		b.WriteString("| `" + tl["name"].(string) + "` | " + kind + " | " + strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(desc) + " |\n")
 	}
 	return b.String()
 }

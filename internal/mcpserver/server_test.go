@@ -141,7 +141,7 @@ func TestServer_ListsItsTools(t *testing.T) {
 		size += len(b)
 	}
 	sort.Strings(names)
-	want := "escalations exec_log gate_run memory_add memory_check memory_list plan_check plan_import plan_show record_append record_decision record_read retro scaffold steering_put steering_read symbols_defs symbols_find task_abandon task_attempt task_complete task_feedback task_list task_release task_show task_start test_classify test_run work_cancel work_claim work_complete work_create work_events work_get work_list work_release work_renew work_reopen work_update_meta"
+	want := "escalations exec_log gate_run memory_add memory_check memory_list plan_check plan_import plan_show record_append record_decision record_read retro scaffold steering_put steering_read symbols_defs symbols_find task_abandon task_attempt task_complete task_feedback task_list task_release task_show task_start test_classify test_run wave_check work_cancel work_claim work_complete work_create work_events work_get work_list work_release work_renew work_reopen work_update_meta"
 	if strings.Join(names, " ") != want {
 		t.Fatalf("tools = %v", names)
 	}

@@ -77,6 +77,9 @@ func taskTools() []toolDef {
 		{name: "task_show", run: taskShow, readOnly: true,
 			desc:   "The task's attempts from its ref: each one's init.md, output.md and newest verdict.",
 			schema: obj([]string{"task"}, argTaskID, argSprint)},
+		{name: "wave_check", run: waveCheck,
+			desc:   "The no-progress guard on a wave (the CLI's escalations --check-wave): once every task of it has a GREEN PASS, more plan-ready boxes ticked than after the wave before is progress (recorded); none more is a stall, escalated as no-progress (hard stop). A wave with tasks still waiting is left alone. Returns the wave's tasks, ticks and any escalation.",
+			schema: obj([]string{"wave"}, arg{"wave", posInt, "The wave (plan_show gives each task's)."}, argSprint)},
 		{name: "scaffold", run: scaffoldRun,
 			desc:   "The post-RED scaffold step for a task's worktree: delete the RED shims and write one stub per declared symbol (its body fails with SUB-AGENT-TODO), never touching a symbol with a body; each action on the execution log. Commits nothing.",
 			schema: obj([]string{"task"}, argTaskID, arg{"attempt", posInt, "Attempt the actions are logged under (default: the task's)."})},
@@ -255,6 +258,28 @@ func taskShow(ctx context.Context, b *Backend, raw json.RawMessage) (any, error)
 		Task     string                  `json:"task"`
 		Attempts []revision.AttemptFiles `json:"attempts"`
 	}{true, a.Task, as}, nil
+}
+
+func waveCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
+	var a struct{ Wave, Sprint int }
+	if err := decodeSnake(raw, &a); err != nil {
+		return nil, err
+	}
+	if b.Revision == nil {
+		return nil, apperr.New(apperr.Internal, "this server has no revision loop")
+	}
+	d, err := b.Revision()
+	if err != nil {
+		return nil, err
+	}
+	p, err := d.CheckWave(ctx, a.Wave)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK bool `json:"ok"`
+		*revision.Progress
+	}{true, p}, nil
 }
 
 func scaffoldRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
