@@ -602,11 +602,6 @@ func mcpWrites(t testing.TB, fx *libFixture) map[string]func() map[string]any {
 		"task_feedback": func() map[string]any { return map[string]any{"task": "S1-01/T1"} },
 		"scaffold":      func() map[string]any { return map[string]any{"task": "S1-01/T1"} },
 		"wave_check":    func() map[string]any { return map[string]any{"wave": 1} },
-		// Reads that write only the expiry of lapsed claims.
-		"work_get":    func() map[string]any { return map[string]any{"id": fx.item(t)} },
-		"work_events": func() map[string]any { return map[string]any{"id": fx.item(t)} },
-		"work_list":   func() map[string]any { return map[string]any{"tenant_id": "local", "status": "open"} },
-		"task_list":   func() map[string]any { return map[string]any{"all": true} },
 		"memory_add": func() map[string]any {
 			return map[string]any{"role": "green-worker", "text": "check the lease", "evidence": "exec:1", "date": "2026-01-02"}
 		},
