@@ -128,6 +128,27 @@ func FromExec(es []execlog.Entry) []Event {
 		default:
 			continue
 		}
+		if ev.Kind == KindEscalation {
+			// One pattern per escalation: its class, and what caused it
+			// (the cause and the failed verdict's reason classes). Its
+			// other fields (decision, graph, evidence) are no pattern.
+			cause, classes := "", ""
+			for _, r := range e.Reasons {
+				switch r.Class {
+				case "cause":
+					cause = r.Detail
+				case "reason_classes":
+					classes = r.Detail
+				}
+			}
+			ev.Class = e.Event
+			ev.Subject = strings.TrimSpace("cause " + cause + " " + classes)
+			if cause == "" && classes == "" {
+				ev.Subject = ""
+			}
+			out = append(out, ev)
+			continue
+		}
 		var failing []string
 		for _, t := range e.Tests {
 			if t.Outcome != "PASS" && t.Outcome != "SKIP" && t.Outcome != "" {

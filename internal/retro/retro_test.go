@@ -109,7 +109,10 @@ func TestLoad_SinceLastPlanning(t *testing.T) {
 	app(execlog.Entry{Sprint: 2, Phase: "plan", Event: execlog.EventVerdict, Result: execlog.PASS, Detail: "sprint 2 plan"})
 	app(fail("S2-01/T1"))
 	app(fail("S2-02/T1"))
-	app(execlog.Entry{Task: "S2-02/T1", Phase: "escalate", Event: "scope", Reasons: []execlog.Reason{{Class: "plan-defect", Detail: "d"}}})
+	// An escalation as revision.Escalate writes it: its fields as reasons.
+	app(execlog.Entry{Sprint: 2, Wave: 1, Task: "S2-02/T1", Phase: "escalate", Event: "scope", Reasons: []execlog.Reason{
+		{Class: "decision", Detail: "human"}, {Class: "cause", Detail: "attempts"}, {Class: "graph", Detail: "plan"},
+		{Class: "verdict", Detail: "green FAIL"}, {Class: "reason_classes", Detail: "out_of_scope"}}})
 	rec := record.Open(g)
 	for i := 0; i < 2; i++ {
 		if _, err := rec.Append(ctx, record.AppendInput{Kind: "sync-conflict", Claim: "Local claim of item 01JD0000000000000000000000 was not accepted by remote origin: taken",
@@ -129,7 +132,8 @@ func TestLoad_SinceLastPlanning(t *testing.T) {
 		rep.Recurring[1].Kind != retro.KindSyncConflict || rep.Recurring[1].Class != "claim" || rep.Recurring[1].Subject != "board/01JD0000000000000000000000" {
 		t.Fatalf("recurring %+v", rep.Recurring)
 	}
-	if len(rep.OneOffs) != 1 || rep.OneOffs[0].Kind != retro.KindEscalation || rep.OneOffs[0].Class != "plan-defect" {
+	// One pattern per escalation: its class and cause, not one per field.
+	if len(rep.OneOffs) != 1 || rep.OneOffs[0].Kind != retro.KindEscalation || rep.OneOffs[0].Class != "scope" || rep.OneOffs[0].Subject != "cause attempts out_of_scope" {
 		t.Fatalf("one-offs %+v", rep.OneOffs)
 	}
 	all, err := retro.Load(ctx, retro.Sources{Exec: log}, "")

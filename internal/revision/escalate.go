@@ -84,6 +84,7 @@ func scopeClass(c string) bool {
 type Escalation struct {
 	ID         string   `json:"id"`
 	At         string   `json:"at"`
+	Sprint     int      `json:"sprint,omitempty"`
 	Task       string   `json:"task,omitempty"`
 	Attempt    int      `json:"attempt,omitempty"`
 	Wave       int      `json:"wave,omitempty"`
@@ -101,6 +102,8 @@ type Escalation struct {
 	// each task's GREEN PASS verdict and the plan-ready ticks.
 	Evidence []string `json:"evidence,omitempty"`
 	Summary  string   `json:"summary"`
+	// outcomes are the failing tests' outcomes in the failed verdict.
+	outcomes map[string]string
 }
 
 // Escalate classifies the task's failure against the dependency graph
@@ -131,9 +134,22 @@ func (d Deps) Escalate(ctx context.Context, task, cause string, v *execlog.Entry
 				esc.Classes = append(esc.Classes, r.Class)
 			}
 		}
+		esc.outcomes = map[string]string{}
 		for _, t := range v.Tests {
 			if t.Outcome != "PASS" && t.Outcome != "SKIP" {
 				esc.Failing = append(esc.Failing, t.ID)
+				esc.outcomes[t.ID] = t.Outcome
+			}
+		}
+	}
+	// Where in the plan: the sprint and the task's wave.
+	if d.Plan != nil {
+		if s, err := d.Plan(ctx); err == nil {
+			esc.Sprint = s.Number
+			for _, u := range plan.Schedule(s) {
+				if u.Ref == task {
+					esc.Wave = u.Wave
+				}
 			}
 		}
 	}
@@ -217,7 +233,7 @@ func summary(e *Escalation) string {
 // entryOf is the escalation as an execution log entry: the class as the
 // event, the summary as the detail, the evidence as reasons.
 func entryOf(e *Escalation) execlog.Entry {
-	x := execlog.Entry{Actor: "git-ideate revision", Task: e.Task, Attempt: e.Attempt, Wave: e.Wave, Phase: Phase, Event: e.Class, Detail: e.Summary}
+	x := execlog.Entry{Actor: "git-ideate revision", Sprint: e.Sprint, Task: e.Task, Attempt: e.Attempt, Wave: e.Wave, Phase: Phase, Event: e.Class, Detail: e.Summary}
 	add := func(class, detail string) {
 		if detail != "" {
 			x.Reasons = append(x.Reasons, execlog.Reason{Class: class, Detail: detail})
@@ -235,14 +251,14 @@ func entryOf(e *Escalation) execlog.Entry {
 		add("evidence", ev)
 	}
 	for _, t := range e.Failing {
-		x.Tests = append(x.Tests, execlog.TestResult{ID: t, Outcome: "FAIL"})
+		x.Tests = append(x.Tests, execlog.TestResult{ID: t, Outcome: e.outcomes[t]})
 	}
 	return x
 }
 
 // fromEntry reads an escalation back from its log entry.
 func fromEntry(x execlog.Entry) Escalation {
-	e := Escalation{ID: x.ID, At: x.At, Task: x.Task, Attempt: x.Attempt, Wave: x.Wave, Class: x.Event, Summary: x.Detail}
+	e := Escalation{ID: x.ID, At: x.At, Sprint: x.Sprint, Task: x.Task, Attempt: x.Attempt, Wave: x.Wave, Class: x.Event, Summary: x.Detail}
 	for _, r := range x.Reasons {
 		switch r.Class {
 		case "decision":

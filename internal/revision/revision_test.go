@@ -195,6 +195,11 @@ func TestOpen_ThreeFailuresThenEscalation(t *testing.T) {
 			if err != nil || len(list) != 1 || list[0].Class != tc.class || list[0].Decision != map[string]string{revision.FoundationPoisoning: revision.DecideHalt, revision.Isolated: revision.DecideContinue}[tc.class] {
 				t.Fatalf("escalations %+v %v", list, err)
 			}
+			// The entry carries the model's values: the failing test's
+			// outcome as the verdict had it, not a made-up "FAIL".
+			if es, err := f.deps.Exec.List(ctx, execlog.Filter{Phase: revision.Phase}); err != nil || len(es) != 1 || len(es[0].Tests) != 1 || es[0].Tests[0].Outcome != "FAIL_ASSERT" {
+				t.Fatalf("escalation entry: %+v %v", es, err)
+			}
 			lines, _ := f.deps.PrimeLines(ctx, 5)
 			if len(lines) != 1 || !strings.Contains(lines[0], tc.class) || !strings.Contains(lines[0], "S1-01/T1") {
 				t.Fatalf("priming lines %q", lines)
