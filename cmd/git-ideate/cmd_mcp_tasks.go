@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/revision"
 	"os"
 
 	"github.com/ideate/git-ideate/internal/mcpserver"
@@ -41,8 +43,35 @@ func listTasks(ctx context.Context, env *Env, all bool) ([]worktree.Task, error)
 	if err != nil {
 		return nil, err
 	}
-	return m.List(ctx, all, boardClaims{ctx, b})
+	tasks, err := m.List(ctx, all, boardClaims{ctx, b})
+	if err != nil || len(tasks) == 0 {
+		return tasks, err
+	}
+	// An open task whose current attempt was escalated shows as escalated:
+	// its claim was released, and a human decides what comes next.
+	x, err := env.Exec()
+	if err != nil {
+		return nil, err
+	}
+	es, err := x.List(ctx, execlog.Filter{Phase: revision.Phase})
+	if err != nil {
+		return nil, err
+	}
+	for i := range tasks {
+		t := &tasks[i]
+		for _, e := range es {
+			if e.Task == t.Contract.Task && e.Attempt == t.Attempt && t.Status == worktree.StatusOpen {
+				t.Status = StatusEscalated
+				t.Claim, t.ClaimNote = "released", "escalated: "+e.Event+" (exec "+e.ID+")"
+			}
+		}
+	}
+	return tasks, nil
 }
+
+// StatusEscalated is how the task lists show an open task whose current
+// attempt was escalated.
+const StatusEscalated = "escalated"
 
 // scaffoldDeps is what `git ideate scaffold` reads and writes.
 func scaffoldDeps(env *Env, pf planFlags) (scaffold.TaskDeps, error) {

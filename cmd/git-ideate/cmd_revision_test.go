@@ -62,6 +62,10 @@ func TestTaskAttempt_ThreeFailuresEscalateAndPrime(t *testing.T) {
 	if r.code != corecmd.ExitFailure || !strings.Contains(r.err, "ESCALATED: task S1-01/T1 is escalated (foundation-poisoning, halt-chain)") {
 		t.Fatalf("fourth attempt: %d %q %q", r.code, r.out, r.err)
 	}
+	// task list shows it escalated, not open and ready.
+	if tl := mustOK(t, bin(t, dir, "", "task", "list")).out; !strings.Contains(tl, "S1-01/T1       escalated") || !strings.Contains(tl, "escalated: foundation-poisoning") || !strings.Contains(tl, "claim released") {
+		t.Fatalf("task list after the escalation:\n%s", tl)
+	}
 	var list escalationsOut
 	if err := json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "escalations", "--json")).out), &list); err != nil || len(list.Escalations) != 1 ||
 		list.Escalations[0].Task != task || list.Escalations[0].Attempt != 3 || list.Escalations[0].Cause != "attempts-exhausted" {

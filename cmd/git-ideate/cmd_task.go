@@ -323,6 +323,8 @@ func (c *TaskListCmd) Run(ctx context.Context, env *Env) error {
 	for _, t := range tasks {
 		claim := "unclaimed"
 		switch {
+		case t.Status == StatusEscalated:
+			claim = t.ClaimNote + ", claim released"
 		case t.Claim == "lost":
 			claim = "CLAIM LOST: " + t.ClaimNote
 		case t.Item != "":

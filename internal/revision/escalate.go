@@ -102,6 +102,8 @@ type Escalation struct {
 	// each task's GREEN PASS verdict and the plan-ready ticks.
 	Evidence []string `json:"evidence,omitempty"`
 	Summary  string   `json:"summary"`
+	// Released is the board item whose claim the escalation released.
+	Released string `json:"released,omitempty"`
 	// outcomes are the failing tests' outcomes in the failed verdict.
 	outcomes map[string]string
 }
@@ -192,6 +194,13 @@ func (d Deps) Escalate(ctx context.Context, task, cause string, v *execlog.Entry
 		return nil, err
 	}
 	esc.ID, esc.At = e.ID, e.At
+	// The escalated task is no one's work any more until a human decides:
+	// its claim is released (its worktree and branch stay for them).
+	if ct.Item != "" && ct.Token != 0 && d.Board != nil {
+		if _, err := d.Board.Release(ctx, ct.Item, ct.Token, "escalated: "+esc.Class+" ("+esc.ID+")"); err == nil {
+			esc.Released = ct.Item
+		}
+	}
 	return esc, nil
 }
 
