@@ -368,8 +368,9 @@ func lockStarted(f *os.File, pid int) {
 }
 
 // rollUpSet chooses the packs a roll-up merges as git repack --geometric=2
-// does: sorted by object count (read off the index's size, idxObjects),
-// the largest packs holding at least twice the objects of all smaller ones
+// does: sorted by object count (read off the index's size, idxObjects; by
+// bytes, the writes' stored trees would outweigh the roll-ups' deltified
+// pack and have it merged again and again), the largest packs holding at least twice the objects of all smaller ones
 // together stay, the rest are merged. Nothing below rollUpAt packs; never
 // a pack with a .keep.
 func (m *maintenance) rollUpSet() (merged []string) {

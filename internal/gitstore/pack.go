@@ -19,16 +19,11 @@ import (
 )
 
 // pending holds the objects written inside a transaction until they are
-// stored together as one pack (see flush). A record append writes nine
-// objects; as loose objects that would be nine new files and nine
-// renames. One pack is two files (the pack and its index), whatever the
-// number of objects.
-//
-// Objects are buffered only while a transaction runs in this Store
-// (depth > 0); a write outside any transaction is a loose object. Whatever is buffered is stored before anything outside this
-// process could need it: before a ref moves (updateRef), before a git
-// process starts, and when the transaction ends. Until then ReadObject
-// finds it here.
+// stored together as one pack (see flush): two files, where a record
+// append's nine loose objects would be nine. Outside a transaction a write
+// is a loose object. What is buffered is stored before anything outside
+// this process could need it: before a ref moves, before a git process
+// starts, and when the transaction ends; until then ReadObject finds it here.
 type pending struct {
 	mu    sync.Mutex
 	depth int
@@ -65,14 +60,11 @@ func (s *Store) end() {
 }
 
 // Together runs fn with the writes of its transactions held together: an
-// object written inside fn waits for the next pack any of them writes (a
-// transaction writes one before its ref moves), and each pack written
-// keeps its .keep until Together returns, so a later UpdateRef inside fn
-// may name objects that went to disk with an earlier transaction's pack
-// without a `git repack -a -d` dropping them in between. A board
-// completion builds its work-completion record inside the item's
-// transaction and publishes it after: two commits, one pack, four new
-// files instead of six.
+// object written inside fn goes with the next pack any of them writes, and
+// each pack keeps its .keep until Together returns, so a later UpdateRef
+// inside fn may name objects of an earlier transaction's pack without a
+// `git repack -a -d` dropping them in between (a board completion: two
+// commits, one pack).
 func (s *Store) Together(fn func() error) error {
 	s.begin()
 	s.pend.mu.Lock()
@@ -150,12 +142,11 @@ func (s *Store) pendingObject(h Hash) (pendObj, bool) {
 	return s.pend.objs[i], true
 }
 
-// flush stores the buffered objects as one pack and returns the pack's
-// .keep file ("" when nothing was buffered), which the caller removes
-// once a ref names the objects (see writePack). While a git gc runs it
-// stores them as loose objects instead (see gcRunning) and returns "". It holds the buffer's
-// lock throughout, so a reader never finds an object in neither place and
-// two flushes never race; a failed flush keeps the objects buffered.
+// flush stores the buffered objects as one pack and returns its .keep
+// ("" when nothing was buffered), which the caller removes once a ref
+// names the objects. While a git gc runs it stores them loose instead (see
+// gcRunning). It holds the buffer's lock throughout, so a reader always
+// finds an object in one place; a failed flush keeps the objects buffered.
 func (s *Store) flush() (keep string, err error) {
 	s.pend.mu.Lock()
 	defer s.pend.mu.Unlock()
@@ -176,9 +167,8 @@ func (s *Store) flush() (keep string, err error) {
 		return "", err
 	}
 	if keep != "" {
-		// This process reads its own writes back at once (the board
-		// re-reads what it published): add the new pack now rather than
-		// list objects/pack again on the first miss.
+		// This process reads its writes back at once: map the new pack
+		// now rather than list objects/pack again on the first miss.
 		if db, derr := s.db(); derr == nil {
 			db.AddPack(strings.TrimSuffix(keep, ".keep"))
 		}
@@ -204,28 +194,19 @@ func (s *Store) flushNow() error {
 	return err
 }
 
-// writePack stores objs (distinct) as objects/pack/pack-<sum>.{pack,idx},
-// the way git's own pack writers do: both are written under temporary
-// names in objects/pack, the pack is renamed into place first and the
-// index last, since a pack becomes visible to readers with its index.
+// writePack stores objs (distinct) as objects/pack/pack-<sum>.{pack,idx}
+// as git's pack writers do: temporary files, the pack renamed into place
+// first and the index last, since a pack becomes visible with its index.
 //
-// Between the two renames the pack gets a .keep, a hard link to the pack
-// itself (a name, not a new file), which the writer removes once its ref
-// names the objects. Without it a concurrent `git repack -a -d` or `git gc`
-// that listed the packs before this one appeared, but read the refs
-// before this write's ref moved, deletes the pack with objects it found
-// unreachable, and the ref then names a missing commit (this is why an
-// earlier attempt at per-write packs failed beside git gc: the
-// TestTransact_RepackBetweenPackAndSwapLosesNothing cases). git's own
-// receive-pack protects the packs it receives the same way. A .keep left
-// by a killed writer is a link to its pack and is removed by maintenance
-// after an hour (see rollUpSet); a user's own .keep is a file of its own
-// and is never touched.
+// Between the two renames the pack gets a .keep, a hard link to the pack,
+// which the writer removes once its ref names the objects: otherwise a
+// concurrent `git repack -a -d` that read the refs before the ref moved
+// deletes the pack as unreachable (git's receive-pack guards its packs the
+// same way). Maintenance removes a killed writer's .keep after an hour; a
+// user's own .keep, a file of its own, is never touched.
 //
-// Pack format 2, index format 2, no deltas (a write's objects are new
-// trees along one path, a blob and a commit: nothing to delta against
-// inside one write; repacks delta them later). Each object is compressed
-// at git's loose level, 1.
+// Pack and index version 2, no deltas (repacks delta later); small objects
+// and trees stored (see storeInPack), the rest at zlib level 1.
 func (s *Store) writePack(objs []pendObj) (string, error) {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
@@ -322,9 +303,8 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 
 	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
 	if _, err := os.Lstat(base + ".idx"); err == nil {
-		// The same objects, the same pack, already in place (an attempt
-		// of this process that lost its swap wrote them): nothing to do,
-		// and the pack below must not be replaced or removed.
+		// The same pack is in place (an attempt that lost its swap):
+		// it must not be replaced or removed.
 		return "", nil
 	}
 	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes(), s.sync.pack)
@@ -344,9 +324,8 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 	if testHookPackPlaced != nil {
 		testHookPackPlaced(base)
 	}
-	// The .pack is in place: a git gc still running may have listed the
-	// directory without it and would delete the .idx as garbage (see
-	// gcRunning). Then this write's objects go loose instead.
+	// A git gc running may have listed the directory without the .pack
+	// and would delete the .idx as garbage (see gcRunning): go loose.
 	if gcRunning(s.repo.CommonDir) {
 		os.Remove(base + ".pack")
 		os.Remove(tmpIdx)

@@ -62,9 +62,8 @@ type fileKey struct {
 }
 
 // contentVersion names the content of a packed-refs file: its length and
-// a 64-bit hash of it (contentHash), "none" for no file. Named by content,
-// not by inode and times, a version needs no trust in clocks or in inode
-// numbers not coming back.
+// contentHash, "none" for no file; by content, it needs no trust in clocks
+// or inode numbers.
 func contentVersion(data []byte, exists bool) string {
 	if !exists {
 		return "none"
@@ -72,10 +71,8 @@ func contentVersion(data []byte, exists bool) string {
 	return strconv.Itoa(len(data)) + "." + strconv.FormatUint(contentHash(data), 16)
 }
 
-// contentHash is a 64-bit hash of b, two lanes of multiply and rotate over
-// its 8-byte words and a final mix, with no table to build at start. It
-// tells versions of one file apart; it is no defence against a file made
-// to collide.
+// contentHash is a 64-bit hash that tells versions of one file apart (no
+// defence against a file made to collide).
 func contentHash(b []byte) uint64 {
 	const p1, p2 = 0x9e3779b185ebca87, 0xc2b2ae3d27d4eb4f
 	h1, h2 := uint64(len(b))*p1, uint64(len(b))^p2
@@ -152,17 +149,11 @@ func parseHashLine(b []byte) (Hash, bool) {
 // read returns the current value of name (ZeroHash when absent).
 func (r *refReader) read(name string) (Hash, error) { return r.readVia(name, r.readPacked) }
 
-// readExact is read for a compare-and-swap, made under the ref's lock: a
-// packed value comes from packed-refs as it is on disk now, never from the
-// parsed copy. That copy is keyed by inode, size and mtime, and the key
-// can repeat: pack-refs writes a new file each time, the file system hands
-// the two inodes in turn (seen on ext4: pack-refs after pack-refs
-// alternates between two inode numbers), the size is the same when only a
-// value changed, and two rewrites inside one timestamp tick share the
-// mtime. A stale copy there would let a swap from an old tip succeed and
-// drop the commits made since (TestUpdateRef_StalePackedRefsCacheDoesNotSwap).
-// When the disk disagrees with the copy, the copy is dropped, so the next
-// read parses the file again.
+// readExact is read for a compare-and-swap, under the ref's lock: a packed
+// value comes from packed-refs as it is on disk now, never from the parsed
+// copy, whose key (inode, size, mtime) can repeat across rewrites (ext4
+// hands two inodes in turn), and a stale value would let a swap from an old
+// tip succeed. A copy the disk disagrees with is dropped.
 func (r *refReader) readExact(name string) (Hash, error) {
 	return r.readVia(name, r.packedOnDisk)
 }
@@ -222,11 +213,8 @@ func (r *refReader) packedOnDisk(name string) (Hash, error) {
 }
 
 // findPacked returns the value of name in the packed-refs text data
-// (ZeroHash when it is not there) without parsing the other lines: a
-// binary search when the file says it is sorted (git has written the
-// "sorted" trait since 2.0), else a scan. A claim's compare-and-swap reads
-// one ref of a file that lists every board item; the scan compared its
-// name at every line, since every line starts the same way.
+// (ZeroHash when absent) without parsing the other lines: a binary search
+// when the file has the "sorted" trait, else a scan.
 func findPacked(data []byte, name string) Hash {
 	if h, ok := searchSorted(data, name); ok {
 		return h
@@ -408,10 +396,7 @@ func (r *refReader) readPacked(name string) (Hash, error) {
 	fresh := r.packed.key == (fileKey{}) && r.packed.refs == nil
 	r.mu.Unlock()
 	if fresh {
-		// No parsed copy (a CLI call's first read, or one readExact
-		// dropped as stale): one ref is found in the file as it is,
-		// without parsing every line (10k board items are 1 MB); a
-		// listing parses it when it needs all.
+		// No parsed copy: find the one ref without parsing every line.
 		return r.packedOnDisk(name)
 	}
 	refs, err := r.loadPacked()

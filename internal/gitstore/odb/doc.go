@@ -26,7 +26,7 @@
 //     REF_DELTA entries. A REF_DELTA base may live in the same pack, another
 //     pack, or a loose object of any store. Delta chains are resolved
 //     iteratively, capped at 10,000 links (which also stops REF_DELTA cycles),
-//     and recently resolved objects are kept in an LRU cache of 8 MiB keyed by
+//     and recently resolved objects are kept in an LRU cache (4 MiB by default) keyed by
 //     (pack, offset), so walking trees that delta against each other stays
 //     cheap.
 //   - Alternates: objects/info/alternates (absolute paths or paths relative
