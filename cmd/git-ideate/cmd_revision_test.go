@@ -111,3 +111,34 @@ func TestTaskAttempt_InitCarriesTheRolesMemory(t *testing.T) {
 		t.Fatalf("memory section:\n%s", mem)
 	}
 }
+
+// The attempt's init.md tells the truth when the task moves on without a
+// failed verdict: started again as the green-worker after the scaffold
+// logged its actions, task attempt appends a turn naming the new role and
+// those actions; asked again, it adds nothing.
+func TestTaskAttempt_InitFollowsTheRoleAndTheScaffold(t *testing.T) {
+	dir := uncheckedProject(t, map[string]string{"S1-01/T1": "red-worker"})
+	const task = "S1-01/T1"
+	first := mustOK(t, bin(t, dir, "", "task", "attempt", task)).out
+	if !strings.Contains(first, "red-worker") || !strings.Contains(first, "### Scaffold actions\n\n(none)") {
+		t.Fatalf("first init.md:\n%s", first)
+	}
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	x, err := env.Exec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Append(t.Context(), execlog.Entry{Task: task, Attempt: 1, Phase: "scaffold", Event: "create", Paths: []string{"strutil/reverse.go"}, Detail: "strutil.Reverse"}); err != nil {
+		t.Fatal(err)
+	}
+	env.Close()
+	mustOK(t, bin(t, dir, "", "task", "start", task, "--role", "green-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**"))
+	second := mustOK(t, bin(t, dir, "", "task", "attempt", task)).out
+	_, turn2, ok := strings.Cut(second, "## Turn 2")
+	if !ok || !strings.Contains(turn2, "green-worker") || !strings.Contains(turn2, "- create strutil/reverse.go — strutil.Reverse") {
+		t.Fatalf("init.md after the role changed:\n%s", second)
+	}
+	if third := mustOK(t, bin(t, dir, "", "task", "attempt", task)).out; strings.Count(third, "\n## Turn ") != 2 {
+		t.Fatalf("asked again, init.md grew:\n%s", third)
+	}
+}

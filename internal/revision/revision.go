@@ -118,7 +118,7 @@ func (d Deps) Open(ctx context.Context, task string) (*Attempt, error) {
 			return nil, err
 		}
 		if !failed {
-			return d.materialize(task, k, max, ct.Role, cur, false)
+			return d.refresh(ctx, ct, k, max, cur)
 		}
 		if reviewPhase(v.Phase) {
 			// A finding on work GREEN passed: re-spawn the GREEN task it
@@ -205,6 +205,60 @@ func (d Deps) writeTurn(ctx context.Context, ct *worktree.Contract, k, max int, 
 }
 
 var errRaced = apperr.New(apperr.Conflict, "the attempt's init.md was written by another process")
+
+// refresh materializes attempt k's init.md, first appending a turn when
+// its newest turn no longer tells the truth: the task was started again
+// under another role, the RED gate has since written the task's
+// plan-ready section, or the scaffold has logged actions since. Nothing
+// changed: the file is only materialized again.
+func (d Deps) refresh(ctx context.Context, ct *worktree.Contract, k, max int, cur []byte) (*Attempt, error) {
+	n := turns(cur)
+	turn, err := d.compose(ctx, ct, k, max, n+1, nil)
+	if err != nil {
+		return nil, err
+	}
+	last := string(cur)
+	if i := strings.LastIndex(last, "\n## Turn "); i >= 0 {
+		last = last[i:]
+	}
+	if turnBody(last) == turnBody(string(turn)) {
+		return d.materialize(ct.Task, k, max, ct.Role, cur, false)
+	}
+	text := append(append([]byte(nil), cur...), turn...)
+	err = d.Tasks.PutAttemptFile(ctx, ct.Task, k, worktree.InitFile, text, func(old []byte, exists bool) error {
+		if !bytes.Equal(old, cur) {
+			return errRaced
+		}
+		return nil
+	})
+	if err == errRaced {
+		now, _, err := d.Tasks.AttemptFile(ct.Task, k, worktree.InitFile)
+		if err != nil {
+			return nil, err
+		}
+		return d.materialize(ct.Task, k, max, ct.Role, now, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.materialize(ct.Task, k, max, ct.Role, text, true)
+}
+
+// turnBody is a turn without its heading line (its number and time) and
+// without the feedback of an earlier attempt, which a refresh does not
+// repeat: what must still be true of the attempt.
+func turnBody(turn string) string {
+	turn = strings.TrimPrefix(turn, "\n")
+	head, body, _ := strings.Cut(turn, "\n")
+	role := ""
+	if i := strings.LastIndex(head, "("); i >= 0 {
+		role, _, _ = strings.Cut(head[i+1:], ",")
+	}
+	if i := strings.Index(body, "\n### Feedback on attempt "); i >= 0 {
+		body = body[:i]
+	}
+	return role + "\n" + body
+}
 
 func (d Deps) materialize(task string, k, max int, role string, text []byte, created bool) (*Attempt, error) {
 	path, err := d.Tasks.Materialize(task, text)

@@ -268,20 +268,20 @@ func runOnce(ctx context.Context, spec Spec, argv []string, opts Options, cap in
 	return finish, ex, perr
 }
 
-// runTempDir makes the run's temporary directory, ideate-run-<pid>-*,
+// runTempDir makes the run's temporary directory, ideate-testrun-<pid>-*,
 // after removing those of processes that no longer exist (a run killed
 // with its gate).
 func runTempDir() (string, error) {
 	base := os.TempDir()
-	if old, err := filepath.Glob(filepath.Join(base, "ideate-run-*")); err == nil {
+	if old, err := filepath.Glob(filepath.Join(base, "ideate-testrun-*-*")); err == nil {
 		for _, d := range old {
-			pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), "ideate-run-"), "-", 2)[0])
+			pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), "ideate-testrun-"), "-", 2)[0])
 			if err == nil && pid > 0 && pid != os.Getpid() && osproc.Gone(pid) {
 				os.RemoveAll(d)
 			}
 		}
 	}
-	d, err := os.MkdirTemp(base, fmt.Sprintf("ideate-run-%d-", os.Getpid()))
+	d, err := os.MkdirTemp(base, fmt.Sprintf("ideate-testrun-%d-", os.Getpid()))
 	if err != nil {
 		return "", apperr.Wrap(apperr.Write, err, "create the run's temporary directory: %v", err)
 	}

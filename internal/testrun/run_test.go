@@ -229,7 +229,7 @@ func TestRun_LeavesNoTemporaryFiles(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	stale := filepath.Join(tmp, "ideate-run-999999999-x")
+	stale := filepath.Join(tmp, "ideate-testrun-999999999-x")
 	if err := os.MkdirAll(stale, 0o755); err != nil {
 		t.Fatal(err)
 	}
