@@ -128,6 +128,9 @@ func (c *TaskStartCmd) Run(ctx context.Context, env *Env) error {
 		fmt.Fprintf(env.Out, "  claim: item %s, token %d, %s\n", t.Item, t.Token, t.Holder)
 	}
 	fmt.Fprintf(env.Out, "  scope: %s\n  tests: %s\n", joinOrNone(t.Scope), joinOrNone(t.Tests))
+	if t.Note != "" {
+		notes = append(notes, t.Note)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(env.Out, "  note: "+n)
 	}

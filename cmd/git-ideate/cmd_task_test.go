@@ -271,3 +271,23 @@ func TestTask_CLI_ScopeAndTestsFromThePlan(t *testing.T) {
 		t.Errorf("tests from the plan: %v", st.Tests)
 	}
 }
+
+// A task started again after work was merged on HEAD continues its
+// branch from its old base, and says so with the command that brings the
+// merged work in.
+func TestTask_CLI_RestartSaysItsBaseIsBehind(t *testing.T) {
+	dir := gt.NewRepo(t)
+	st := parseTask(t, mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--scope", "b/**", "--json")).out)
+	os.MkdirAll(filepath.Join(st.Path, "b"), 0o755)
+	os.WriteFile(filepath.Join(st.Path, "b", "b.go"), []byte("package b\n"), 0o644)
+	gt.Git(t, st.Path, "add", "-A")
+	gt.Git(t, st.Path, "commit", "-qm", "work")
+	mustOK(t, bin(t, dir, "", "task", "release", "S1-02/T1"))
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644)
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-qm", "S1-01 merged")
+	out := mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--scope", "b/**")).out
+	if !strings.Contains(out, "from its old base "+st.Base[:12]) || !strings.Contains(out, "git rebase") {
+		t.Fatalf("restart behind HEAD:\n%s", out)
+	}
+}

@@ -388,6 +388,17 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 		}
 	}
 	note := ""
+	if !open && cur != nil && in.Base == "" {
+		// A task started again continues its branch from its old base;
+		// work merged since (its dependencies) is not in it. Say so, and
+		// how to bring it in, rather than start silently behind.
+		if head, err := m.resolve(ctx, "HEAD"); err == nil && head != base {
+			if tip, err := m.git.Ref("refs/heads/" + Branch(in.Task)); err == nil && tip != gitstore.ZeroHash {
+				note = fmt.Sprintf("continues branch %s from its old base %s; HEAD is now %s (work merged since is not in it): rebase the branch onto HEAD in its worktree (git rebase %s) to start from the current base",
+					Branch(in.Task), base.String()[:12], head.String()[:12], head.String()[:12])
+			}
+		}
+	}
 	if open {
 		switch {
 		case in.Token < cur.Token:
