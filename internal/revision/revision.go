@@ -535,7 +535,6 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 	return fb, nil
 }
 
-// fixFor says what to do about a reason class ("" for none).
 // phaseOf is the gate to ask again: the failed verdict's, else the one
 // the task's role answers to.
 func phaseOf(phase, role string) string {
@@ -642,6 +641,16 @@ func (d Deps) CaptureOutput(ctx context.Context, task string) (bool, error) {
 	}
 	if ok && bytes.Equal(have, out) {
 		return false, nil
+	}
+	// The worktree's output.md outlives its attempt: the same text an
+	// earlier attempt already kept is that attempt's report, not this
+	// one's (this one wrote none).
+	for j := k - 1; j >= 1; j-- {
+		if prev, ok, err := d.Tasks.AttemptFile(task, j, worktree.OutputFile); err != nil {
+			return false, err
+		} else if ok && bytes.Equal(prev, out) {
+			return false, nil
+		}
 	}
 	return true, d.Tasks.PutAttemptFile(ctx, task, k, worktree.OutputFile, out, nil)
 }

@@ -245,3 +245,34 @@ func TestEscalate_ScopeDefect(t *testing.T) {
 		t.Fatal("a scope defect halted the chain")
 	}
 }
+
+// An attempt that writes no output.md of its own is not credited with the
+// one an earlier attempt left in the worktree: its feedback says it left
+// none.
+func TestOpen_OutputIsTheAttemptsOwnOrNone(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, map[string]string{"S1-01/T1": "green-worker"}, map[string][]string{"S1-01/T1": nil})
+	const task = "S1-01/T1"
+	if _, err := f.deps.Open(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	f.failGreen(t, task, 1) // leaves attempt 1's output.md in the worktree
+	a2, err := f.deps.Open(ctx, task)
+	if err != nil || a2.Attempt != 2 || !strings.Contains(a2.Text, "attempt 1: I swapped") {
+		t.Fatalf("attempt 2: %+v %v", a2, err)
+	}
+	// Attempt 2 fails without writing an output.md of its own.
+	ct, _ := f.tasks.Contract(task)
+	if _, err := f.exec.Append(ctx, execlog.Entry{Task: task, Attempt: ct.Attempt, Phase: "green", Event: execlog.EventVerdict, Result: execlog.FAIL,
+		Reasons: []execlog.Reason{{Class: "declared_failing", Detail: "d"}}}); err != nil {
+		t.Fatal(err)
+	}
+	a3, err := f.deps.Open(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, turn3, _ := strings.Cut(a3.Text, "### Feedback on attempt 2")
+	if !strings.Contains(turn3, "The attempt left no output.md.") || strings.Contains(turn3, "I swapped") {
+		t.Fatalf("feedback on attempt 2:\n%s", turn3)
+	}
+}
