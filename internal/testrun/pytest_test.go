@@ -190,7 +190,6 @@ func TestRun_Pytest_CollectionErrorAbortsTheSession(t *testing.T) {
 	reasonHas(t, res.Report, "tests/test_calc.py::test_passes", "--continue-on-collection-errors")
 }
 
-
 // The selection the docs give for pytest, the declared tests' files with
 // --continue-on-collection-errors, survives a module that cannot be
 // imported: its test is BUILD_FAIL, the other file's tests run and are
