@@ -33,40 +33,20 @@
 //     the commit identity, fetch into a tracking namespace and leased
 //     atomic pushes (TrackingRoot, ShadowRoot), and background repacks.
 //
-// # Flow
+// # Flow and concurrency
 //
-// A writer appends a commit with Transact: read the tip, call a build
-// function that computes the new root tree and message from that tip
-// (pure but for writing objects), write the commit with the tip as its one
-// parent, and move the ref from the tip to it. When the ref moved in
-// between, build runs again on the new tip, with jittered backoff, for up
-// to 60 seconds; so whatever build checks holds for the state the commit
-// lands on. A cancelled context stops the retries and the lock waits and
-// leaves the ref as it was. TransactGuarded adds guards: other refs whose
-// locks are held (in name order) while the ref moves, and which must still
-// name what build saw, so a decision taken on them is part of the swap.
-// CommitOn is one attempt from a tip the caller read (a claim), with no
-// retry.
+// A writer appends a commit with Transact (build the next tree from the
+// tip, retried on a moved tip), TransactGuarded (also holding other refs'
+// locks, which must still name what build saw) or CommitOn (one attempt
+// from a tip the caller read: a claim). A reader takes Ref, then RootTree,
+// Lookup and ReadBlob, and sees one commit's snapshot.
 //
-// A reader takes Ref (or Refs), then RootTree, Lookup and ReadBlob: it
-// sees one commit's snapshot, whatever writers do meanwhile.
-//
-// # Concurrency
-//
-// A Store is safe for concurrent use by several goroutines; its caches and
-// counters sit beside their mutexes. Several processes may use one
-// repository at once, and git itself may run beside them: a ref moves only
-// by compare-and-swap, a lock file is broken only when no process holds an
-// flock on it and it is older than LockPolicy.StaleAfter, and objects are
-// immutable, so a reader never needs a lock. One push per remote runs at a
-// time (an flock under .git/ideate), and it first clears what a killed
-// push left in the shadow namespace. Maintenance repacks run detached, one
-// at a time, and only past git's own gc.auto estimate. The usual one
-// deletes nothing (the next commit deletes the loose copies it packed),
-// and the full one is waited for by the commit that started it, so nothing
-// is deleted after a call has answered. Every git process a call waits for
-// runs in its own process group under the caller's context, and is killed
-// whole when the context ends.
+// A Store is safe for concurrent use by goroutines, and several processes
+// and git itself may use one repository at once: a ref moves only by
+// compare-and-swap, a lock file is broken only when unheld and older than
+// LockPolicy.StaleAfter, objects are immutable, and nothing is deleted
+// after a call has answered (see maintenance). Every git process a call
+// waits for runs in its own process group under the caller's context.
 //
 // # Errors
 //

@@ -6,19 +6,11 @@ import (
 )
 
 // syncSet is which files a Store forces to disk before it renames them
-// into place, read from git's own settings the way git reads them:
-// core.fsync names components (loose-object, pack, pack-metadata,
-// reference, and the aggregates objects, committed, added, all; "-x"
-// removes one, "none" clears), each occurrence starting again from git's
-// default, committed without loose-object: the .pack of a write, nothing
-// else. core.fsyncObjectFiles=true adds loose-object, as in git.
-// core.fsyncMethod=writeout-only asks only for a write-back, which
-// promises nothing after a power cut, so nothing is forced then; fsync and
-// batch are fsync(2) here.
-//
-// ideate.fsync=true (LockPolicy.Fsync) forces every component and also
-// the directories the files are renamed into, as it did before git's
-// settings were read.
+// into place, read from git's core.fsync as git reads it (by default the
+// .pack of a write only), core.fsyncObjectFiles and core.fsyncMethod
+// (writeout-only promises nothing after a power cut: nothing is forced).
+// ideate.fsync=true (LockPolicy.Fsync) forces every component and the
+// directories the files are renamed into.
 type syncSet struct {
 	loose, pack, packMeta, ref bool
 	dirs                       bool
