@@ -16,18 +16,11 @@ const killWait = 2 * time.Second
 
 // Command is the one way gitstore starts a process that the caller waits
 // for: name runs in a process group of its own, and when ctx is done the
-// whole group — git and whatever git started (a transport helper, ssh, a
-// local receive-pack or upload-pack and what they start) — is killed with
-// SIGKILL, not only the direct child. Wait then returns within killWait
-// even if something that escaped the group still holds the output pipes.
-// On Linux the child is also killed when this process dies without
-// cancelling (see dieWithParent).
-//
-// A group of its own also means a terminal's ^C reaches only this process,
-// whose signal handler cancels the root ctx (cmd/git-ideate), and that
-// git's children cannot read the terminal: a passphrase prompt of ssh
-// needs an ssh agent (git's own credential prompt is off anyway,
-// GIT_TERMINAL_PROMPT=0).
+// whole group (git, ssh, a transport helper, a local receive-pack) is
+// killed; Wait returns within killWait even if an escaped descendant holds
+// the pipes. On Linux the child also dies with this process (see
+// dieWithParent). A terminal's ^C reaches only this process, whose handler
+// cancels the root ctx.
 func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	osproc.Group(cmd)
@@ -45,12 +38,9 @@ func (s *Store) git(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// detached builds a command that outlives its caller on purpose: it runs
-// in a session of its own (no terminal signal reaches it, and no ctx
-// cancels it), and the caller does not wait for it. Only background
-// maintenance uses it: a repack or pack-refs killed half-way would leave
-// temporary files and gain nothing, and it must not keep a short CLI call
-// (or a hook under a deadline) alive until it ends.
+// detached builds a command that outlives its caller on purpose, in a
+// session of its own, not waited for: background maintenance, which killed
+// half-way would leave temporary files, and must not keep a hook alive.
 func detached(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	osproc.Detach(cmd)

@@ -231,11 +231,8 @@ func trimOut(b []byte) string {
 }
 
 // mkdirAll is os.MkdirAll that survives a concurrent git removing empty
-// directories (pack-refs prunes emptied ref directories, prune emptied
-// object fan-out directories) between our creating a parent and its child,
-// or between os.MkdirAll's mkdir finding dir there (EEXIST) and its lstat
-// finding it gone, which it reports as "file exists" (seen beside `git
-// pack-refs --all` under GOMAXPROCS=1: a create failed with WRITE).
+// directories (pack-refs, prune) between our creating a parent and its
+// child, or between MkdirAll's EEXIST and its lstat ("file exists").
 func mkdirAll(dir string) error {
 	var err error
 	for i := 0; i < 100; i++ {

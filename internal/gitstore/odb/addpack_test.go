@@ -129,8 +129,8 @@ func TestPackDataMappedOnFirstRead(t *testing.T) {
 	if got := mappedPacks(db); got != 3 {
 		t.Fatalf("%d indexes mapped after the rescan, want 3", got)
 	}
-	if db.Has(blobs[2]) {
-		t.Fatal("Has = true for an object whose .pack is gone")
+	if _, _, err := db.Read(blobs[2]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Read of an object whose .pack is gone = %v, want ErrNotFound", err)
 	}
 }
 
@@ -202,8 +202,8 @@ func TestIndexMappedOnFirstLookup(t *testing.T) {
 	if typ, _, err := db.Read(head); err != nil || typ != oid.CommitObject {
 		t.Fatalf("Read of a commit whose pack was repacked away = %v, %v", typ, err)
 	}
-	if !db.Has(blobs[1]) {
-		t.Fatal("Has = false for an object of a deleted pack, now loose")
+	if _, _, err := db.Read(blobs[1]); err != nil {
+		t.Fatalf("Read of an object of a deleted pack, now loose: %v", err)
 	}
 }
 

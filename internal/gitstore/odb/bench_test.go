@@ -162,27 +162,6 @@ func BenchmarkReadRandomBlob(b *testing.B)   { benchRead(b, "blob") }
 func BenchmarkReadRandomTree(b *testing.B)   { benchRead(b, "tree") }
 func BenchmarkReadRandomCommit(b *testing.B) { benchRead(b, "commit") }
 
-func BenchmarkHasMissing(b *testing.B) {
-	repo, _ := benchFixture(b)
-	db, err := Open(objectsDir(repo))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	var h oid.Hash
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		h[0], h[1] = byte(i), byte(i>>8)
-		if db.Has(h) {
-			b.Fatal("found")
-		}
-	}
-}
-
-// BenchmarkWalkHistory reads 1,000 consecutive commits with their root and
-// first-level trees (the pattern of a log walk; trees delta against each
-// other, so the base cache matters).
 func BenchmarkWalkHistory(b *testing.B) {
 	repo, _ := benchFixture(b)
 	head, err := gitRun(repo, nil, "rev-parse", "HEAD")

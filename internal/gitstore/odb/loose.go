@@ -19,11 +19,6 @@ func loosePath(dir string, h oid.Hash) string {
 	return filepath.Join(dir, s[:2], s[2:])
 }
 
-func hasLoose(dir string, h oid.Hash) bool {
-	fi, err := os.Stat(loosePath(dir, h))
-	return err == nil && fi.Mode().IsRegular()
-}
-
 // readLoose reads a loose object. A missing file yields an error matching
 // os.ErrNotExist; anything malformed yields an error naming the file.
 func readLoose(dir string, h oid.Hash) (oid.ObjectType, []byte, error) {

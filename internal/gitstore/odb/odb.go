@@ -169,53 +169,6 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
-// Has reports whether the object exists (in a pack index or as a loose
-// file). It does not validate the object's content.
-func (db *DB) Has(h oid.Hash) bool {
-	fresh, err := db.ensureScanned()
-	if err != nil {
-		return false
-	}
-	if db.hasOnce(h) {
-		return true
-	}
-	if fresh {
-		return false
-	}
-	if db.rescan() != nil {
-		return false
-	}
-	return db.hasOnce(h)
-}
-
-func (db *DB) hasOnce(h oid.Hash) (found bool) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(interface{ Addr() uintptr }); !ok {
-				panic(r)
-			}
-			found = false
-		}
-	}()
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	if db.closed {
-		return false
-	}
-	for _, s := range db.stores {
-		for _, p := range s.packs {
-			if p.contains(h) {
-				return true
-			}
-		}
-		if hasLoose(s.dir, h) {
-			return true
-		}
-	}
-	return false
-}
-
 // Read returns the type and fully resolved content (without header) of the
 // object h. When the object is absent the error wraps ErrNotFound.
 func (db *DB) Read(h oid.Hash) (oid.ObjectType, []byte, error) {

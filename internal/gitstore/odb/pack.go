@@ -277,12 +277,6 @@ func (p *pack) find(h oid.Hash) (uint64, bool, error) {
 	return 0, false, nil
 }
 
-// contains reports whether the index lists h.
-func (p *pack) contains(h oid.Hash) bool {
-	_, ok, _ := p.find(h)
-	return ok && p.mapData() == nil // an object of an unreadable pack is not there
-}
-
 // offsetAt returns the pack offset of the i-th object in index order.
 func (p *pack) offsetAt(i int) (uint64, error) {
 	v := binary.BigEndian.Uint32(p.idx[p.offs32+4*i:])
