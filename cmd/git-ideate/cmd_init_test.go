@@ -85,7 +85,7 @@ func TestInit_FreshRepo(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
 	want := []string{
-		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted (git-ideate hook); permissions.allow mcp__ideate",
+		"created .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied, UserPromptSubmit, Stop, TaskCompleted (git-ideate hook); permissions.allow mcp__ideate",
 		"created .mcp.json: mcpServers.ideate (git-ideate mcp)",
 		"added remote.origin.fetch: +refs/ideate/*:refs/ideate-remotes/origin/ideate/*",
 		"added remote.origin.fetch: +refs/notes/ideate*:refs/ideate-remotes/origin/notes/ideate*",
@@ -498,7 +498,7 @@ func TestInit_OlderSetUpNowRunsTheOneBinary(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
 	for _, want := range []string{
-		"updated .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, TaskCompleted now run git-ideate hook\n",
+		"updated .claude/settings.json: hooks SessionStart, SubagentStart, SessionEnd, PreCompact, SubagentStop, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied, UserPromptSubmit, Stop, TaskCompleted now run git-ideate hook\n",
 		"updated .mcp.json: mcpServers.ideate now runs git-ideate mcp\n",
 	} {
 		if !strings.Contains(r.out, want) {
