@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ideate/git-ideate/internal/corecmd"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ideate/git-ideate/internal/corecmd"
 
 	"github.com/ideate/git-ideate/internal/execlog"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
@@ -30,7 +32,9 @@ func failGreenCLI(t *testing.T, dir, task string, attempt int) {
 		t.Fatal(err)
 	}
 	wt := filepath.Join(dir, ".ideate", "worktrees", strings.ReplaceAll(task, "/", "+"))
-	os.WriteFile(filepath.Join(wt, ".ideate", "output.md"), []byte("attempt report\n"), 0o644)
+	// Each attempt's own words: the same text as an earlier attempt's is
+	// that attempt's report, left in the worktree, not this one's.
+	os.WriteFile(filepath.Join(wt, ".ideate", "output.md"), []byte(fmt.Sprintf("attempt report %d\n", attempt)), 0o644)
 }
 
 // task attempt ×3 with GREEN failing each time, then the escalation:
