@@ -19,8 +19,8 @@ import (
 // each burst of writes. fsck must never report a missing object:
 // maintenance may not take away a loose object or a pack that a reader
 // which listed it a moment ago still looks for, so the write that starts
-// a repack returns only once it is done (issue 11, defect 7; on main
-// before the fix this failed 3 of 30 rounds).
+// a repack returns only once it is done (without that wait this failed 3
+// of 30 rounds).
 func TestMaintenance_FsckNeverSeesMissingObjects(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process race")

@@ -12,8 +12,8 @@ import (
 // has a journal (ext4 is false for any other file system; dev is "" when
 // the device cannot be named). Without a journal, ext4's inode allocator
 // passes over every inode deleted in the last minutes, so creating a file
-// costs more the more files were deleted lately (docs/ARCHITECTURE.md,
-// issue 19).
+// costs more the more files were deleted lately (docs/PERF-LOG.md); the
+// bench names the file system it ran on for that reason.
 func FileSystem(dir string) (dev string, ext4, journal bool) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil {
