@@ -33,7 +33,9 @@ func TestServe_PipelinedReadSeesPlanCheck(t *testing.T) {
 			}
 			rec := record.Open(g)
 			return &mcpserver.Backend{Record: rec, Board: board.Open(g, rec), Session: "mcp-test", Git: g, Exec: execlog.Open(g),
-				Plan: func(ctx context.Context, n int) (*plan.Sprint, error) { return plan.LoadDir(ctx, dir, plan.Options{Sprint: n}) }}, nil
+				Plan: func(ctx context.Context, n int) (*plan.Sprint, error) {
+					return plan.LoadDir(ctx, dir, plan.Options{Sprint: n})
+				}}, nil
 		})
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
