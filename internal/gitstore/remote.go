@@ -151,9 +151,29 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 			return ctx.Err()
 		}
 		// A killed fetch leaves lock files in the tracking namespace,
-		// which only fetches write: break stale ones, once.
-		if attempt == 0 && strings.Contains(stderr, ".lock") &&
-			s.breakLocks(TrackingRoot+remote, s.lockPolicy.withDefaults().StaleAfter) > 0 {
+		// which only fetches write: break the stale ones and try once
+		// more. A lock younger than the stale age may be a live fetch's,
+		// or one killed a moment ago (a task start killed mid-fetch and
+		// started again at once): wait until it is stale, then break it.
+		if attempt == 0 && strings.Contains(stderr, ".lock") {
+			stale := s.lockPolicy.withDefaults().StaleAfter
+			if s.breakLocks(TrackingRoot+remote, stale) == 0 {
+				if err := sleep(ctx, stale); err != nil {
+					return err
+				}
+				s.breakLocks(TrackingRoot+remote, stale)
+			}
+			continue
+		}
+		// git fetch reads every linked worktree's administrative files; a
+		// `git worktree add` killed half-way leaves a directory git cannot
+		// read, and every fetch fails until it is gone.
+		if attempt == 0 && strings.Contains(stderr, "/worktrees/") {
+			stale := s.lockPolicy.withDefaults().StaleAfter
+			if err := sleep(ctx, stale); err != nil {
+				return err
+			}
+			s.dropHalfMadeWorktrees(stale)
 			continue
 		}
 		return remoteError("fetch", remote, stderr, err)
@@ -632,4 +652,30 @@ func (s *Store) IsAncestor(a, b Hash) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// dropHalfMadeWorktrees removes the administrative directories under
+// .git/worktrees that lack the files a finished `git worktree add` writes
+// (gitdir, commondir, HEAD) and are older than stale: a live add finishes
+// within it, so such a directory is a killed one's. Its working tree, if
+// any, is left for `git worktree prune` and the task's own repair.
+func (s *Store) dropHalfMadeWorktrees(stale time.Duration) {
+	root := filepath.Join(s.repo.CommonDir, "worktrees")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		dir := filepath.Join(root, e.Name())
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < stale {
+			continue
+		}
+		for _, f := range []string{"gitdir", "commondir", "HEAD"} {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(bytes.TrimSpace(b)) == 0 {
+				os.RemoveAll(dir)
+				break
+			}
+		}
+	}
 }

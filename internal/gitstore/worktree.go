@@ -221,7 +221,13 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 		}
 		return s.PruneWorktrees(ctx)
 	}
-	_, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path)
+	if _, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path); err != nil {
+		// A `git worktree add` killed half-way leaves a tree git refuses
+		// to remove ("validation failed"): nothing in it is git's to keep.
+		if _, gerr := WorktreeGitDir(path); gerr != nil {
+			return s.DiscardWorktree(ctx, path)
+		}
+	}
 	return err
 }
 

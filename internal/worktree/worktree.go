@@ -546,18 +546,28 @@ func (m *Manager) ensure(ctx context.Context, c *Contract, base gitstore.Hash, o
 	return false, err
 }
 
-// clearEmpty removes an empty directory where the worktree goes: a `git
-// worktree add` killed before it wrote its administrative files leaves
-// one. Anything else there is Blocked.
+// clearEmpty removes an empty directory where the worktree goes, or one
+// holding only a .git file that leads nowhere: a `git worktree add`
+// killed before it finished leaves either. Anything else there is
+// Blocked.
 func (m *Manager) clearEmpty(c *Contract) error {
 	ents, err := os.ReadDir(c.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err != nil || len(ents) > 0 {
+	// A .git file alone, naming no administrative directory git can read,
+	// is what an add killed before its checkout leaves: nothing else is
+	// there to keep.
+	lone := err == nil && len(ents) == 1 && ents[0].Name() == ".git" && ents[0].Type().IsRegular()
+	if lone {
+		if _, gerr := gitstore.WorktreeGitDir(c.Path); gerr == nil {
+			lone = false
+		}
+	}
+	if err != nil || len(ents) > 0 && !lone {
 		return apperr.New(Blocked, "%s exists and is not a worktree git knows; move it away to start task %s", c.Path, c.Task)
 	}
-	if err := os.Remove(c.Path); err != nil {
+	if err := os.RemoveAll(c.Path); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot remove the empty %s", c.Path)
 	}
 	return nil
