@@ -24,11 +24,10 @@ type ServeCmd struct {
 // Run listens, prints the page's URL and serves until interrupted. The
 // plan is read again for every page, so edits and new sprints show.
 func (c *ServeCmd) Run(ctx context.Context, env *Env) error {
-	host, _, err := net.SplitHostPort(c.Addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return apperr.New(apperr.Schema, "--addr %q is not HOST:PORT", c.Addr)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !sprintview.Loopback(c.Addr) {
 		return apperr.New(apperr.Schema, "--addr %q is not a loopback address; the sprint view is for this machine only", c.Addr)
 	}
 	pf := planFlags{Sprint: c.Sprint, Dir: c.Dir}

@@ -75,7 +75,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read-only: GET only", http.StatusMethodNotAllowed)
 		return
 	}
-	if !loopbackHost(r.Host) {
+	if !Loopback(r.Host) {
 		http.Error(w, "this page answers on a loopback address only", http.StatusForbidden)
 		return
 	}
@@ -249,7 +249,9 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	s.render(w, "error", map[string]any{"Title": "Cannot read the repository", "Message": string(apperr.CodeOf(err)) + ": " + apperr.Message(err)})
 }
 
-func loopbackHost(host string) bool {
+// Loopback reports whether host ("name:port" or a bare name) is this
+// machine only: localhost or a loopback IP.
+func Loopback(host string) bool {
 	h, _, err := net.SplitHostPort(host)
 	if err != nil {
 		h = host
