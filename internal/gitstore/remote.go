@@ -168,7 +168,7 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		// git fetch reads every linked worktree's administrative files; a
 		// `git worktree add` killed half-way leaves a directory git cannot
 		// read, and every fetch fails until it is gone.
-		if attempt == 0 && strings.Contains(stderr, "/worktrees/") {
+		if attempt == 0 && strings.Contains(stderr, "worktrees/") {
 			stale := s.lockPolicy.withDefaults().StaleAfter
 			if err := sleep(ctx, stale); err != nil {
 				return err
@@ -672,9 +672,17 @@ func (s *Store) dropHalfMadeWorktrees(stale time.Duration) {
 			continue
 		}
 		for _, f := range []string{"gitdir", "commondir", "HEAD"} {
-			if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(bytes.TrimSpace(b)) == 0 {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil || len(bytes.TrimSpace(b)) == 0 {
 				os.RemoveAll(dir)
 				break
+			}
+			// A detached HEAD that names no commit is one the killed add
+			// had not finished writing objects for.
+			if h, perr := ParseHash(string(bytes.TrimSpace(b))); f == "HEAD" && perr == nil {
+				if _, rerr := s.ReadCommit(h); rerr != nil {
+					os.RemoveAll(dir)
+				}
 			}
 		}
 	}
