@@ -4,10 +4,8 @@ import (
 	"context"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/revision"
-	"os"
 
 	"github.com/ideate/git-ideate/internal/mcpserver"
-	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/scaffold"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
@@ -87,12 +85,9 @@ func scaffoldDeps(env *Env, pf planFlags) (scaffold.TaskDeps, error) {
 	if err != nil {
 		return scaffold.TaskDeps{}, err
 	}
-	fsRoot, root := planRoot(env, pf)
-	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
-		fsRoot = top
-	}
-	load := func(ctx context.Context) (*plan.Sprint, error) {
-		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
+	_, load, err := taskPlan(env, g, pf)
+	if err != nil {
+		return scaffold.TaskDeps{}, err
 	}
 	return scaffold.TaskDeps{Git: g, Tasks: m, Exec: x, Plan: load}, nil
 }

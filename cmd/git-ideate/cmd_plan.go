@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/corecmd"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 )
 
@@ -104,6 +105,26 @@ type planCheckResult struct {
 func loadPlan(ctx context.Context, env *Env, f planFlags) (*plan.Sprint, error) {
 	fsRoot, root := planRoot(env, f)
 	return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: f.Sprint})
+}
+
+// taskPlan is the sprint plan the execution commands judge by: without
+// --dir it is read from the main working tree (where the ticks are kept),
+// also when called from inside a task's worktree, each time load is
+// called. A sprint named that does not exist is refused before anything runs, so
+// a mistyped --sprint stores nothing.
+func taskPlan(env *Env, g *gitstore.Store, pf planFlags) (fsRoot string, load func(context.Context) (*plan.Sprint, error), err error) {
+	fsRoot, root := planRoot(env, pf)
+	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
+		fsRoot = top
+	}
+	if pf.Sprint != 0 {
+		if _, err := plan.Load(context.Background(), os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint}); apperr.CodeOf(err) == apperr.NotFound {
+			return "", nil, err
+		}
+	}
+	return fsRoot, func(ctx context.Context) (*plan.Sprint, error) {
+		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
+	}, nil
 }
 
 // planRoot is where loadPlan reads: the directory it opens and the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/ideate/git-ideate/internal/corecmd"
-	"os"
 	"strings"
 	"sync"
 
@@ -65,15 +64,15 @@ func revisionFor(e *Env, pf planFlags) (revision.Deps, error) {
 	if err != nil {
 		return revision.Deps{}, err
 	}
-	fsRoot, root := planRoot(e, pf)
-	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
-		fsRoot = top
+	fsRoot, loadEach, err := taskPlan(e, g, pf)
+	if err != nil {
+		return revision.Deps{}, err
 	}
 	var once sync.Once
 	var s *plan.Sprint
 	var serr error
 	load := func(ctx context.Context) (*plan.Sprint, error) {
-		once.Do(func() { s, serr = plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint}) })
+		once.Do(func() { s, serr = loadEach(ctx) })
 		return s, serr
 	}
 	// The role's lessons from docs/agents/memory.md in the main working

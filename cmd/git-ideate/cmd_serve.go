@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/sprintview"
 )
 
@@ -43,13 +41,11 @@ func (c *ServeCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	fsRoot, root := planRoot(env, pf)
-	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
-		fsRoot = top
+	_, load, err := taskPlan(env, g, pf)
+	if err != nil {
+		return err
 	}
-	rev.Plan = func(ctx context.Context) (*plan.Sprint, error) {
-		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
-	}
+	rev.Plan = load
 	s, err := sprintview.New(sprintview.Deps{Plan: rev.Plan, Exec: rev.Exec, Revision: rev, Board: rev.Board, Record: rec, Refs: sprintview.RefsOf(g)})
 	if err != nil {
 		return err

@@ -40,15 +40,15 @@ func backendFor(e *Env, session string) (*mcpserver.Backend, error) {
 		return nil, err
 	}
 	return &mcpserver.Backend{Record: rec, Board: b, Steering: e.SteeringNow, Session: session, Git: g, Exec: x,
-		Gates: func() (*gates.Registry, gates.VerdictLog, error) { return gatesFor(e, planFlags{}) },
-		TaskDeps: func() (gates.Deps, error) {
-			d, _, err := gateDepsFor(e, planFlags{})
+		Gates: func(n int) (*gates.Registry, gates.VerdictLog, error) { return gatesFor(e, planFlags{Sprint: n}) },
+		TaskDeps: func(n int) (gates.Deps, error) {
+			d, _, err := gateDepsFor(e, planFlags{Sprint: n})
 			return d, err
 		},
 		Plan:     func(ctx context.Context, n int) (*plan.Sprint, error) { return loadPlan(ctx, e, planFlags{Sprint: n}) },
-		Revision: func() (revision.Deps, error) { return revisionFor(e, planFlags{}) },
+		Revision: func(n int) (revision.Deps, error) { return revisionFor(e, planFlags{Sprint: n}) },
 		Tasks:    mcpTasks{e},
-		Scaffold: func() (scaffold.TaskDeps, error) { return scaffoldDeps(e, planFlags{}) },
+		Scaffold: func(n int) (scaffold.TaskDeps, error) { return scaffoldDeps(e, planFlags{Sprint: n}) },
 		Now:      corecmd.Now}, nil
 }
 

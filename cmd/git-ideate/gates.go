@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/ideate/git-ideate/internal/gates"
-	"github.com/ideate/git-ideate/internal/plan"
 )
 
 // gatesFor builds the gate registry every face asks (the gate command; the
@@ -63,12 +61,9 @@ func gateDepsFor(e *Env, pf planFlags) (gates.Deps, gates.PlanDeps, error) {
 	if err != nil {
 		return gates.Deps{}, gates.PlanDeps{}, err
 	}
-	fsRoot, root := planRoot(e, pf)
-	if top, ok := g.Repo().MainWorkTree(); ok && pf.Dir == "" {
-		fsRoot = top
-	}
-	load := func(ctx context.Context) (*plan.Sprint, error) {
-		return plan.Load(ctx, os.DirFS(fsRoot), plan.Options{Root: root, Sprint: pf.Sprint})
+	fsRoot, load, err := taskPlan(e, g, pf)
+	if err != nil {
+		return gates.Deps{}, gates.PlanDeps{}, err
 	}
 	d := gates.Deps{Git: g, Tasks: m, Log: gates.ExecLog(x), Plan: load, Symbols: gates.ScaffoldSymbols(g)}
 	pd := gates.PlanDeps{Git: g, Tasks: m, Exec: x, Plan: load, Root: fsRoot}

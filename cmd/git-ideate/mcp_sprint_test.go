@@ -125,3 +125,39 @@ func TestMCP_ScriptedSprintReachesFinalPass(t *testing.T) {
 	}
 	gt.Fsck(t, dir)
 }
+
+// The execution tools read the sprint a call names, as the CLI's --sprint
+// does: a sprint that does not exist is refused naming it, before
+// anything is stored (no attempt opened, no verdict), where the same call
+// without it (the highest-numbered sprint, here 1) reads sprint 1.
+func TestMCP_ExecutionToolsReadTheSprintNamed(t *testing.T) {
+	dir := mcpSprintRepo(t)
+	r := startMCP(t, dir)
+	task := "S1-01/T1"
+	r.call(1, "task_start", map[string]any{"task": task, "role": "red-worker"})
+	for i, args := range []map[string]any{{"task": task}, {"task": task, "sprint": 1}} {
+		if res := r.call(2+i, "task_show", args); res.IsError {
+			t.Fatalf("task_show %v: %s", args, res.Content[0].Text)
+		}
+	}
+	for i, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"task_show", map[string]any{"task": task, "sprint": 7}},
+		{"task_attempt", map[string]any{"task": task, "sprint": 7}},
+		{"task_feedback", map[string]any{"task": task, "sprint": 7}},
+		{"wave_check", map[string]any{"wave": 1, "sprint": 7}},
+		{"gate_run", map[string]any{"gate": "red", "task": task, "sprint": 7}},
+		{"test_run", map[string]any{"task": task, "sprint": 7}},
+		{"scaffold", map[string]any{"task": task, "sprint": 7}},
+	} {
+		res := r.call(10+i, c.tool, c.args)
+		if !res.IsError || !strings.Contains(res.Content[0].Text, "NOT_FOUND") || !strings.Contains(res.Content[0].Text, "sprint7") {
+			t.Errorf("%s with sprint 7: want a refusal naming sprint7, got %v %s", c.tool, res.IsError, res.Content[0].Text)
+		}
+	}
+	if out, err := exec.Command("git", "-C", dir, "for-each-ref", "refs/ideate/exec").Output(); err != nil || len(out) != 0 {
+		t.Errorf("refused calls stored on the execution log: %q %v", out, err)
+	}
+}

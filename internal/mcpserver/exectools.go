@@ -46,13 +46,13 @@ func execTools() []toolDef {
 			schema: obj([]string{"gate", "task"}, arg{"gate", `"type":"string","enum":["red","scaffold","green","structure","final"]`, "The gate."},
 				arg{"task", str, "The task (S1-01/T1), started with git ideate task start."},
 				arg{"attempt", posInt, "Attempt the verdict is stored under (default: the task's)."},
-				arg{"timeout_s", posInt, "Seconds each test run may take (default 600)."})},
+				arg{"timeout_s", posInt, "Seconds each test run may take (default 600)."}, argSprint)},
 		{name: "test_run", run: testRun, long: true,
 			desc: "Run a task's declared tests in its worktree (the standards file's runner): one outcome per test id, as test_classify gives. A committed worktree's run is recorded on the task's ref for the gates; uncommitted work is not (note says why). Minutes.",
 			schema: obj([]string{"task"}, arg{"task", str, "The task (S1-01/T1)."},
 				arg{"label", str, "What the run is for (red, green, …; default run)."},
 				arg{"attempt", posInt, "Attempt to record under (default: the task's)."},
-				arg{"timeout_s", posInt, "Seconds before the run is killed (default 600)."})},
+				arg{"timeout_s", posInt, "Seconds before the run is killed (default 600)."}, argSprint)},
 		{name: "test_classify", run: testClassify, readOnly: true,
 			desc: "Read a test runner's output and return one outcome per test id (PASS, FAIL_ASSERT, FAIL_STUB, FAIL_ERROR, ERROR_SETUP, BUILD_FAIL, NOT_RUN, TIMEOUT, SKIP). An output that cannot be read in the declared format is an UNVERIFIABLE error, never a guess.",
 			schema: obj([]string{"output", "format"}, arg{"output", str, "The runner's output (go test -json lines, a JUnit XML report, or jest/vitest JSON)."},
@@ -241,8 +241,8 @@ func execLog(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 
 func gateRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
-		Gate, Task        string
-		Attempt, TimeoutS int
+		Gate, Task                string
+		Attempt, TimeoutS, Sprint int
 	}
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
@@ -253,7 +253,7 @@ func gateRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 	if a.TimeoutS == 0 {
 		a.TimeoutS = 600
 	}
-	reg, log, err := b.Gates()
+	reg, log, err := b.Gates(a.Sprint)
 	if err != nil {
 		return nil, err
 	}
@@ -269,8 +269,8 @@ func gateRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 
 func testRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
-		Task, Label       string
-		Attempt, TimeoutS int
+		Task, Label               string
+		Attempt, TimeoutS, Sprint int
 	}
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func testRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) 
 	if a.TimeoutS == 0 {
 		a.TimeoutS = 600
 	}
-	d, err := b.TaskDeps()
+	d, err := b.TaskDeps(a.Sprint)
 	if err != nil {
 		return nil, err
 	}
@@ -337,10 +337,7 @@ func escalations(ctx context.Context, b *Backend, raw json.RawMessage) (any, err
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	if b.Revision == nil {
-		return nil, apperr.New(apperr.Internal, "this server has no revision loop")
-	}
-	d, err := b.Revision()
+	d, err := b.revisionFor("", 0)
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func TestServer_Escalations(t *testing.T) {
 		}
 		rec := record.Open(g)
 		return &mcpserver.Backend{Record: rec, Board: board.Open(g, rec), Session: "mcp-test", Git: g,
-			Revision: func() (revision.Deps, error) { return revision.Deps{Exec: execlog.Open(g)}, nil }}, nil
+			Revision: func(int) (revision.Deps, error) { return revision.Deps{Exec: execlog.Open(g)}, nil }}, nil
 	})
 	out := h.ok("escalations", map[string]any{})
 	es := out["escalations"].([]any)

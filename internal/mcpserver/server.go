@@ -82,23 +82,27 @@ type Backend struct {
 	// Exec is the execution log plan_check stores its verdict on; nil:
 	// the check is not stored.
 	Exec *execlog.Log
+	// The builders below take the sprint a tool names (0: the
+	// highest-numbered one), as the CLI's --sprint does.
+	//
 	// Gates builds the gate registry and the verdict log gate_run judges
 	// and stores with (the CLI's `git ideate gate`); nil: gate_run
 	// answers INTERNAL.
-	Gates func() (*gates.Registry, gates.VerdictLog, error)
+	Gates func(sprint int) (*gates.Registry, gates.VerdictLog, error)
 	// TaskDeps is what test_run reads (the tasks, the repository, the
 	// plan); nil: test_run answers INTERNAL.
-	TaskDeps func() (gates.Deps, error)
+	TaskDeps func(sprint int) (gates.Deps, error)
 	// Revision builds the revision loop (escalations, task_attempt,
-	// task_feedback and task_show use it); nil: they answer INTERNAL.
-	Revision func() (revision.Deps, error)
+	// task_feedback, task_show and wave_check use it); nil: they answer
+	// INTERNAL.
+	Revision func(sprint int) (revision.Deps, error)
 	// Tasks are the task commands' functions the CLI runs too (task
 	// start, list, complete, release, abandon); nil: those tools answer
 	// INTERNAL.
 	Tasks TaskVerbs
 	// Scaffold builds what the scaffold step reads and writes; nil: the
 	// scaffold tool answers INTERNAL.
-	Scaffold func() (scaffold.TaskDeps, error)
+	Scaffold func(sprint int) (scaffold.TaskDeps, error)
 	// Now is the clock for dates the tools fill in (memory_add); nil:
 	// time.Now.
 	Now func() time.Time

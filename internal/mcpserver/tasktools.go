@@ -82,7 +82,7 @@ func taskTools() []toolDef {
 			schema: obj([]string{"wave"}, arg{"wave", posInt, "The wave (plan_show gives each task's)."}, argSprint)},
 		{name: "scaffold", run: scaffoldRun,
 			desc:   "The post-RED scaffold step for a task's worktree: delete the RED shims and write one stub per declared symbol (its body fails with SUB-AGENT-TODO), never touching a symbol with a body; each action on the execution log. Commits nothing.",
-			schema: obj([]string{"task"}, argTaskID, arg{"attempt", posInt, "Attempt the actions are logged under (default: the task's)."})},
+			schema: obj([]string{"task"}, argTaskID, arg{"attempt", posInt, "Attempt the actions are logged under (default: the task's)."}, argSprint)},
 		{name: "memory_add", run: memoryAdd,
 			desc: "Add one role-scoped lesson to docs/agents/memory.md (one or two lines, with its evidence). Refused when it would relax an invariant, repeats an entry or passes the role's bound.",
 			schema: obj([]string{"role", "text", "evidence"}, arg{"role", str, "The role it is for (green-worker, red-worker, …, or all)."},
@@ -173,26 +173,32 @@ func taskCloser(status string) func(context.Context, *Backend, json.RawMessage) 
 	}
 }
 
-// revisionFor is the revision loop, for a task id checked first.
-func (b *Backend) revisionFor(task string) (revision.Deps, error) {
-	if err := worktree.CheckTaskID(task); err != nil {
-		return revision.Deps{}, err
+// revisionFor is the revision loop of the sprint a tool names, for a task
+// id checked first (none: a tool of the whole sprint).
+func (b *Backend) revisionFor(task string, sprint int) (revision.Deps, error) {
+	if task != "" {
+		if err := worktree.CheckTaskID(task); err != nil {
+			return revision.Deps{}, err
+		}
 	}
 	if b.Revision == nil {
 		return revision.Deps{}, apperr.New(apperr.Internal, "this server has no revision loop")
 	}
-	return b.Revision()
+	return b.Revision(sprint)
+}
+
+// taskArgs are what the attempt tools take.
+type taskArgs struct {
+	Task   string
+	Sprint int
 }
 
 func taskAttempt(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
-	var a struct {
-		Task   string
-		Sprint int
-	}
+	var a taskArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	d, err := b.revisionFor(a.Task)
+	d, err := b.revisionFor(a.Task, a.Sprint)
 	if err != nil {
 		return nil, err
 	}
@@ -210,14 +216,11 @@ func taskAttempt(ctx context.Context, b *Backend, raw json.RawMessage) (any, err
 }
 
 func taskFeedback(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
-	var a struct {
-		Task   string
-		Sprint int
-	}
+	var a taskArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	d, err := b.revisionFor(a.Task)
+	d, err := b.revisionFor(a.Task, a.Sprint)
 	if err != nil {
 		return nil, err
 	}
@@ -235,14 +238,11 @@ func taskFeedback(ctx context.Context, b *Backend, raw json.RawMessage) (any, er
 }
 
 func taskShow(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
-	var a struct {
-		Task   string
-		Sprint int
-	}
+	var a taskArgs
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	d, err := b.revisionFor(a.Task)
+	d, err := b.revisionFor(a.Task, a.Sprint)
 	if err != nil {
 		return nil, err
 	}
@@ -265,10 +265,7 @@ func waveCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
 	}
-	if b.Revision == nil {
-		return nil, apperr.New(apperr.Internal, "this server has no revision loop")
-	}
-	d, err := b.Revision()
+	d, err := b.revisionFor("", a.Sprint)
 	if err != nil {
 		return nil, err
 	}
@@ -284,8 +281,8 @@ func waveCheck(ctx context.Context, b *Backend, raw json.RawMessage) (any, error
 
 func scaffoldRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, error) {
 	var a struct {
-		Task    string
-		Attempt int
+		Task            string
+		Attempt, Sprint int
 	}
 	if err := decodeSnake(raw, &a); err != nil {
 		return nil, err
@@ -293,7 +290,7 @@ func scaffoldRun(ctx context.Context, b *Backend, raw json.RawMessage) (any, err
 	if b.Scaffold == nil {
 		return nil, apperr.New(apperr.Internal, "this server cannot scaffold")
 	}
-	d, err := b.Scaffold()
+	d, err := b.Scaffold(a.Sprint)
 	if err != nil {
 		return nil, err
 	}
