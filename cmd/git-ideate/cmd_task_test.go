@@ -28,6 +28,7 @@ type taskJSON struct {
 	Reused   bool     `json:"reused"`
 	Claim    string   `json:"claim"`
 	Note     string   `json:"claim_note"`
+	CNote    string   `json:"note"`
 }
 
 func parseTask(t *testing.T, out string) taskJSON {
@@ -272,22 +273,77 @@ func TestTask_CLI_ScopeAndTestsFromThePlan(t *testing.T) {
 	}
 }
 
-// A task started again after work was merged on HEAD continues its
-// branch from its old base, and says so with the command that brings the
-// merged work in.
-func TestTask_CLI_RestartSaysItsBaseIsBehind(t *testing.T) {
+// A task started again after work was merged on HEAD starts from HEAD:
+// its branch's own commits are rebased onto it, so the merged work (its
+// dependencies) is in the worktree; a branch with no commit of its own
+// just moves. Where the commits conflict with HEAD it continues from its
+// old base and says exactly why, naming the file; asked for that base by
+// --base, it refuses (BASE_MISMATCH) and leaves no worktree.
+func TestTask_CLI_RestartStartsFromTheCurrentBase(t *testing.T) {
 	dir := gt.NewRepo(t)
-	st := parseTask(t, mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--scope", "b/**", "--json")).out)
-	os.MkdirAll(filepath.Join(st.Path, "b"), 0o755)
-	os.WriteFile(filepath.Join(st.Path, "b", "b.go"), []byte("package b\n"), 0o644)
-	gt.Git(t, st.Path, "add", "-A")
-	gt.Git(t, st.Path, "commit", "-qm", "work")
-	mustOK(t, bin(t, dir, "", "task", "release", "S1-02/T1"))
+	os.WriteFile(filepath.Join(dir, "shared.go"), []byte("package a\n"), 0o644)
+	gt.Git(t, dir, "add", "-A")
+	gt.Git(t, dir, "commit", "-qm", "base")
+	work := func(task, file, text string) taskJSON {
+		st := parseTask(t, mustOK(t, bin(t, dir, "", "task", "start", task, "--scope", "**", "--json")).out)
+		os.MkdirAll(filepath.Dir(filepath.Join(st.Path, file)), 0o755)
+		os.WriteFile(filepath.Join(st.Path, file), []byte(text), 0o644)
+		gt.Git(t, st.Path, "add", "-A")
+		gt.Git(t, st.Path, "commit", "-qm", task+" work")
+		mustOK(t, bin(t, dir, "", "task", "release", task))
+		return st
+	}
+	clean := work("S1-02/T1", "b/b.go", "package b\n")
+	conflicting := work("S1-02/T2", "shared.go", "package a // T2\n")
+	idle := parseTask(t, mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T3", "--json")).out)
+	mustOK(t, bin(t, dir, "", "task", "release", "S1-02/T3"))
+	// Wave 1 merged on HEAD.
+	os.WriteFile(filepath.Join(dir, "shared.go"), []byte("package a // merged\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644)
 	gt.Git(t, dir, "add", "-A")
 	gt.Git(t, dir, "commit", "-qm", "S1-01 merged")
-	out := mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--scope", "b/**")).out
-	if !strings.Contains(out, "from its old base "+st.Base[:12]) || !strings.Contains(out, "git rebase") {
-		t.Fatalf("restart behind HEAD:\n%s", out)
+	head := strings.TrimSpace(gt.Git(t, dir, "rev-parse", "HEAD"))
+
+	r := mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T1", "--json"))
+	st := parseTask(t, r.out)
+	if st.Base != head || !strings.Contains(st.CNote, "starts from the current base "+head[:12]) {
+		t.Fatalf("restart after the merge: base %s (HEAD %s), note %q", st.Base, head, st.CNote)
 	}
+	for _, f := range []string{"a.go", "b/b.go"} {
+		if _, err := os.Stat(filepath.Join(st.Path, f)); err != nil {
+			t.Errorf("the restarted worktree lacks %s: %v", f, err)
+		}
+	}
+	if mb := strings.TrimSpace(gt.Git(t, st.Path, "merge-base", "HEAD", head)); mb != head {
+		t.Errorf("the branch does not descend from HEAD: merge base %s", mb)
+	}
+	if n := strings.TrimSpace(gt.Git(t, st.Path, "rev-list", "--count", head+"..HEAD")); n != "1" {
+		t.Errorf("the branch's own commits after the rebase: %s, want 1", n)
+	}
+
+	st = parseTask(t, mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T3", "--json")).out)
+	if st.Base != head || st.Base == idle.Base || !strings.Contains(st.CNote, "had no commit the base lacks") {
+		t.Errorf("a branch with no commits of its own: base %s, note %q", st.Base, st.CNote)
+	}
+
+	tipBefore := strings.TrimSpace(gt.Git(t, dir, "rev-parse", "ideate/task/S1-02+T2"))
+	st = parseTask(t, mustOK(t, bin(t, dir, "", "task", "start", "S1-02/T2", "--json")).out)
+	if st.Base != conflicting.Base || !strings.Contains(st.CNote, "conflict with the current base in shared.go") || !strings.Contains(st.CNote, "git rebase --onto "+head[:12]) {
+		t.Fatalf("a conflicting restart: base %s, note %q", st.Base, st.CNote)
+	}
+	if tip := strings.TrimSpace(gt.Git(t, st.Path, "rev-parse", "HEAD")); tip != tipBefore {
+		t.Errorf("the conflicting branch moved: %s, was %s", tip, tipBefore)
+	}
+	if s := strings.TrimSpace(gt.Git(t, st.Path, "status", "--porcelain")); s != "" {
+		t.Errorf("the worktree is left mid-rebase: %q", s)
+	}
+	mustOK(t, bin(t, dir, "", "task", "release", "S1-02/T2"))
+	r = bin(t, dir, "", "task", "start", "S1-02/T2", "--base", head)
+	if r.code == 0 || !strings.Contains(r.err, "BASE_MISMATCH") || !strings.Contains(r.err, "shared.go") {
+		t.Fatalf("--base that conflicts: %d %q", r.code, r.err)
+	}
+	if _, err := os.Stat(conflicting.Path); !os.IsNotExist(err) {
+		t.Errorf("a refused start left its worktree: %v", err)
+	}
+	_ = clean
 }

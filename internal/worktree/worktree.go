@@ -343,6 +343,7 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 	}
 	open := cur != nil && cur.Status == StatusOpen
 	var base gitstore.Hash
+	var move *baseMove
 	switch {
 	case open && in.Base != "":
 		b, err := m.resolve(ctx, in.Base)
@@ -366,15 +367,20 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 		spec := in.Base
 		switch {
 		case tipOfBranch != gitstore.ZeroHash && cur != nil:
+			// Started again: the branch moves to the current base (HEAD,
+			// or the base named), so work merged since — the task's
+			// dependencies — is in its worktree.
 			base = cur.BaseHash()
-			if spec != "" {
-				b, err := m.resolve(ctx, spec)
-				if err != nil {
-					return nil, err
-				}
-				if b != base {
-					return nil, apperr.New(BaseMismatch, "task %s's branch %s continues from %s; delete the branch to start again from %s", in.Task, Branch(in.Task), cur.Base[:12], b.String()[:12])
-				}
+			target := spec
+			if target == "" {
+				target = "HEAD"
+			}
+			to, err := m.resolve(ctx, target)
+			if err != nil {
+				return nil, err
+			}
+			if to != base {
+				move = &baseMove{from: base, to: to, tip: tipOfBranch, named: spec != ""}
 			}
 		case spec == "" && tipOfBranch != gitstore.ZeroHash:
 			base = tipOfBranch
@@ -388,15 +394,19 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 		}
 	}
 	note := ""
-	if !open && cur != nil && in.Base == "" {
-		// A task started again continues its branch from its old base;
-		// work merged since (its dependencies) is not in it. Say so, and
-		// how to bring it in, rather than start silently behind.
-		if head, err := m.resolve(ctx, "HEAD"); err == nil && head != base {
-			if tip, err := m.git.Ref("refs/heads/" + Branch(in.Task)); err == nil && tip != gitstore.ZeroHash {
-				note = fmt.Sprintf("continues branch %s from its old base %s; HEAD is now %s (work merged since is not in it): rebase the branch onto HEAD in its worktree (git rebase %s) to start from the current base",
-					Branch(in.Task), base.String()[:12], head.String()[:12], head.String()[:12])
+	if move != nil {
+		// A branch whose commits are all in the new base (or that has
+		// none of its own) just moves there.
+		merged, err := m.git.IsAncestor(move.tip, move.to)
+		if err != nil {
+			return nil, err
+		}
+		if merged {
+			if err := m.git.UpdateRef(ctx, "refs/heads/"+Branch(in.Task), move.to, move.tip); err != nil {
+				return nil, err
 			}
+			base, move = move.to, nil
+			note = fmt.Sprintf("starts from the current base %s (its branch %s had no commit the base lacks)", base.String()[:12], Branch(in.Task))
 		}
 	}
 	if open {
@@ -437,6 +447,24 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if move != nil {
+		why, err := m.rebase(ctx, next, move)
+		switch {
+		case err != nil:
+			return nil, err
+		case why == "":
+			next.Base = move.to.String()
+			next.Note = fmt.Sprintf("starts from the current base %s: its branch's commits were rebased onto it from the old base %s", move.to.String()[:12], move.from.String()[:12])
+		case move.named:
+			// The base was asked for: nothing is started at another.
+			if derr := m.git.DiscardWorktree(ctx, next.Path); derr != nil {
+				return nil, derr
+			}
+			return nil, apperr.New(BaseMismatch, "task %s cannot start from %s: %s", in.Task, move.to.String()[:12], why)
+		default:
+			next.Note = fmt.Sprintf("continues branch %s from its old base %s, not the current base %s: %s", next.Branch, move.from.String()[:12], move.to.String()[:12], why)
+		}
+	}
 	verb := "start"
 	if open {
 		verb = "restart"
@@ -459,6 +487,41 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 		t.Head = h.String()
 	}
 	return t, nil
+}
+
+// baseMove is a closed task's branch to be moved from its old base to
+// the current one when the task starts again.
+type baseMove struct {
+	from, to, tip gitstore.Hash
+	named         bool // the base was named (--base), not HEAD
+}
+
+// rebase replays the commits of the task's branch since its old base onto
+// the new one, in the task's fresh worktree (git rebase: it is git's
+// job). It returns why not, with the branch and worktree as they were,
+// when git cannot: a conflict (naming the files) or any other refusal.
+func (m *Manager) rebase(ctx context.Context, c *Contract, mv *baseMove) (string, error) {
+	_, err := m.git.RunGit(ctx, c.Path, "rebase", "--quiet", "--no-autostash", "--onto", mv.to.String(), mv.from.String())
+	if err == nil {
+		return "", nil
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	why := "git rebase failed: " + apperr.Message(err)
+	if out, uerr := m.git.RunGit(ctx, c.Path, "diff", "--name-only", "--diff-filter=U"); uerr == nil && len(strings.TrimSpace(string(out))) > 0 {
+		why = "its commits conflict with the current base in " + strings.Join(strings.Fields(string(out)), ", ")
+	}
+	// Put the branch and the worktree back as they were.
+	if _, aerr := m.git.RunGit(ctx, c.Path, "rebase", "--abort"); aerr != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if _, rerr := m.git.RunGit(ctx, c.Path, "reset", "--hard", "--quiet", mv.tip.String()); rerr != nil {
+			return "", rerr
+		}
+	}
+	return why + fmt.Sprintf(" (rebase by hand in its worktree: git rebase --onto %s %s)", mv.to.String()[:12], mv.from.String()[:12]), nil
 }
 
 // resolve names the commit spec means: what gitstore resolves in-process
