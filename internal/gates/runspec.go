@@ -89,6 +89,15 @@ func RunTask(ctx context.Context, st *plan.Standards, dir string, tests []string
 	if r.IsolateOnCrash && r.Format == string(testrun.GoJSON) {
 		spec.Isolate = testrun.GoIsolate()
 	}
+	// A pytest session that dies loading a conftest.py is run again per
+	// declared file, with the same template.
+	spec.Subset = func(ids []string) []string {
+		argv, err := expandRunner(r.Run, ids, report, o.Wide)
+		if err != nil {
+			return nil
+		}
+		return argv
+	}
 	res, runErr := testrun.Run(ctx, spec)
 	if res == nil {
 		return nil, runErr

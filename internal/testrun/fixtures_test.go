@@ -67,6 +67,14 @@ func TestClassify_Fixtures(t *testing.T) {
 			}},
 		{"pytest-live-abort.xml", Options{Format: JUnitXML, Dialect: DialectPytest, Declared: []string{"tests/test_calc.py::test_passes"}},
 			map[string]Outcome{"tests/test_calc.py::test_passes": NotRun, "tests.test_import": BuildFail}},
+		{"pytest-live-broken-modules.xml", Options{Format: JUnitXML, Dialect: DialectPytest, Declared: []string{"tests/test_needs_prod.py::test_add", "tests/test_syntax.py::test_broken", "tests/test_module_error.py::test_never", "tests/test_ok.py::test_one"}},
+			map[string]Outcome{
+				"tests/test_needs_prod.py::test_add":     BuildFail,
+				"tests/test_syntax.py::test_broken":      ErrorSetup,
+				"tests/test_module_error.py::test_never": ErrorSetup,
+				"tests/test_ok.py::test_one":             Pass,
+				"tests.test_ok::test_two":                FailAssert,
+			}},
 		{"evidence-vitest-junit.xml", Options{Format: JUnitXML, Dialect: DialectVitest, Declared: []string{"vt/import.test.js::anything"}},
 			map[string]Outcome{
 				"vt/calc.test.js::calc > sub asserts":     FailAssert,

@@ -180,7 +180,7 @@ var pyLoc = textfmt.Regexp(`(?m)^([^\s:][^:\n]*\.py):(\d+): `)
 // pytest: <failure> is any exception in the test body; <error> is an
 // exception in setup, teardown or collection.
 func (j *junitReader) pytest(cases []xmlCase) {
-	collect := ""
+	collect, ranOn := "", false
 	for _, c := range cases {
 		id := c.Classname + "::" + c.Name
 		if c.Classname == "" {
@@ -210,9 +210,19 @@ func (j *junitReader) pytest(cases []xmlCase) {
 		case len(c.Errors) > 0:
 			e := c.Errors[0]
 			if e.Message == "collection failure" || (c.Classname == "" && strings.HasPrefix(e.Message, "collection")) {
-				reason := "collection failed: " + pyLastError(e.Text)
-				j.add(id, BuildFail, reason, file, line)
-				j.p.groups = append(j.p.groups, group{key: c.Name, outcome: BuildFail, reason: reason, file: file, line: line})
+				// A module that cannot import what it tests is the RED
+				// state before GREEN writes it, as a compile error is in
+				// Go: BUILD_FAIL. Any other collection error (a syntax
+				// error in the test file, an exception at module level) is
+				// the module's own setup failing: ERROR_SETUP. Either way
+				// it is that module's tests' outcome only.
+				msg := pyLastError(e.Text)
+				o, reason := BuildFail, "the test module cannot import what it tests: "+msg
+				if !pyImportError(msg) {
+					o, reason = ErrorSetup, "the test module could not be collected: "+msg
+				}
+				j.add(id, o, reason, file, line)
+				j.p.groups = append(j.p.groups, group{key: c.Name, outcome: o, reason: reason, file: file, line: line})
 				if collect == "" {
 					collect = c.Name
 				}
@@ -228,11 +238,20 @@ func (j *junitReader) pytest(cases []xmlCase) {
 		default:
 			j.add(id, Pass, "", "", 0)
 		}
+		ranOn = true // a test of the session reported: it ran past collection
 	}
-	if collect != "" {
+	if collect != "" && !ranOn {
+		// Nothing but collection errors: the session stopped there, so a
+		// test of another module never had its chance.
 		j.p.groups = append(j.p.groups, group{key: "*", outcome: NotRun,
-			reason: "no event for this test; pytest had a collection error in " + collect + " and the session may have stopped there: select tests by file ({files}) with --continue-on-collection-errors, since a node id in a module that cannot be imported stops the session even with that flag"})
+			reason: "no event for this test: pytest stopped at the collection error in " + collect + " before running any test (without --continue-on-collection-errors a collection error ends the session; with it, a node id in a module that cannot be collected still does): select tests by file ({files}) with --continue-on-collection-errors"})
 	}
+}
+
+// pyImportError reports whether a collection error's last line is an
+// import that failed: a module or a name that does not exist (yet).
+func pyImportError(msg string) bool {
+	return strings.HasPrefix(msg, "ModuleNotFoundError:") || strings.HasPrefix(msg, "ImportError:")
 }
 
 // pyLastError returns the "E   ..." line of a pytest traceback, else its

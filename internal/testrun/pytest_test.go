@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -252,4 +253,107 @@ func TestRun_Pytest_KilledBeforeItsReport(t *testing.T) {
 		t.Fatalf("timed out %v after %s", res.TimedOut, time.Since(start))
 	}
 	want(t, res.Report, map[string]Outcome{"tests/test_slow.py::test_slow": Timeout})
+}
+
+// A session with broken modules, on real pytest: a test module that
+// cannot import the code it tests (ModuleNotFoundError, the honest RED
+// before GREEN writes it) is BUILD_FAIL; one with a syntax error or an
+// exception at module level is ERROR_SETUP; each charges its own tests
+// only, and the other module's tests run and are judged.
+func TestRun_Pytest_BrokenModulesChargeOnlyTheirTests(t *testing.T) {
+	py := pytestCmd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, brokenPyProject)
+	files := []string{"tests/test_ok.py", "tests/test_needs_prod.py", "tests/test_syntax.py", "tests/test_module_error.py"}
+	res, err := Run(context.Background(), Spec{
+		Argv:       append(append(py, "--continue-on-collection-errors", "--junitxml=report.xml"), files...),
+		Dir:        dir,
+		Format:     JUnitXML,
+		Dialect:    DialectPytest,
+		ReportFile: "report.xml",
+		Declared:   brokenPyDeclared[:5],
+		Timeout:    2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, res.Output)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "report.xml")); err == nil {
+		capture(t, "pytest-live-broken-modules.xml", string(b), dir)
+	}
+	want(t, res.Report, map[string]Outcome{
+		"tests/test_ok.py::test_one":             Pass,
+		"tests/test_ok.py::test_two":             FailAssert,
+		"tests/test_needs_prod.py::test_add":     BuildFail,
+		"tests/test_syntax.py::test_broken":      ErrorSetup,
+		"tests/test_module_error.py::test_never": ErrorSetup,
+	})
+	reasonHas(t, res.Report, "tests/test_needs_prod.py::test_add", "No module named 'calc'")
+	reasonHas(t, res.Report, "tests/test_syntax.py::test_broken", "SyntaxError")
+	reasonHas(t, res.Report, "tests/test_module_error.py::test_never", "JSONDecodeError")
+}
+
+// A conftest.py that raises kills the whole pytest session before any
+// report is written, whatever the selection. With Spec.Subset the engine
+// runs each declared file on its own: the files under the broken conftest
+// are ERROR_SETUP naming it, the others keep their own outcomes. Without
+// it the run stays UNVERIFIABLE, never a pass.
+func TestRun_Pytest_BrokenConftestChargesOnlyItsFiles(t *testing.T) {
+	py := pytestCmd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, brokenPyProject)
+	writeTree(t, dir, map[string]string{
+		"tests/sub/conftest.py":    "raise RuntimeError(\"conftest blew up\")\n",
+		"tests/sub/test_in_sub.py": "def test_sub():\n    assert True\n",
+	})
+	head := append(py, "--continue-on-collection-errors", "--junitxml=report.xml")
+	byFile := func(ids []string) []string {
+		argv, seen := append([]string(nil), head...), map[string]bool{}
+		for _, id := range ids {
+			f, _, _ := strings.Cut(id, "::")
+			if !seen[f] {
+				seen[f] = true
+				argv = append(argv, f)
+			}
+		}
+		return argv
+	}
+	spec := Spec{
+		Argv: byFile(brokenPyDeclared), Dir: dir, Format: JUnitXML, Dialect: DialectPytest,
+		ReportFile: "report.xml", Declared: brokenPyDeclared, Timeout: 2 * time.Minute,
+	}
+	res, err := Run(context.Background(), spec)
+	if err == nil || res.Report.Verdict != VerdictUnverifiable || !strings.Contains(res.Output, "while loading conftest") {
+		t.Fatalf("without Subset: %v, verdict %s\n%s", err, res.Report.Verdict, res.Output)
+	}
+	spec.Subset = byFile
+	res, err = Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, res.Output)
+	}
+	want(t, res.Report, map[string]Outcome{
+		"tests/test_ok.py::test_one":             Pass,
+		"tests/test_ok.py::test_two":             FailAssert,
+		"tests/test_needs_prod.py::test_add":     BuildFail,
+		"tests/test_syntax.py::test_broken":      ErrorSetup,
+		"tests/test_module_error.py::test_never": ErrorSetup,
+		"tests/sub/test_in_sub.py::test_sub":     ErrorSetup,
+	})
+	reasonHas(t, res.Report, "tests/sub/test_in_sub.py::test_sub", "pytest could not load tests/sub/conftest.py: RuntimeError: conftest blew up")
+	if res.Reruns != 5 {
+		t.Errorf("per-file runs: %d, want 5 (one per declared file)", res.Reruns)
+	}
+}
+
+var brokenPyProject = map[string]string{
+	"tests/test_ok.py":           "def test_one():\n    assert 1 == 1\n\ndef test_two():\n    assert 1 == 2\n",
+	"tests/test_needs_prod.py":   "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+	"tests/test_syntax.py":       "def test_broken(:\n    pass\n",
+	"tests/test_module_error.py": "import json\nx = json.loads(\"{\")\n\ndef test_never():\n    pass\n",
+}
+
+var brokenPyDeclared = []string{
+	"tests/test_ok.py::test_one", "tests/test_ok.py::test_two", "tests/test_needs_prod.py::test_add",
+	"tests/test_syntax.py::test_broken", "tests/test_module_error.py::test_never", "tests/sub/test_in_sub.py::test_sub",
 }

@@ -59,6 +59,12 @@ type Spec struct {
 	// first run are re-run one by one, and their outcome is taken from
 	// that run (Result.Rerun). GoIsolate builds one for go test.
 	Isolate func(id string) []string
+	// Subset returns the argv that runs only these declared tests (the
+	// runner template filled with them). When set, a pytest session that
+	// died loading a conftest.py — no report at all — is run again once
+	// per declared test file, so the broken conftest costs only the files
+	// under it (ERROR_SETUP) and the others are judged.
+	Subset func(ids []string) []string
 }
 
 // Step is a compile step.
@@ -158,6 +164,13 @@ func Run(ctx context.Context, spec Spec) (*RunResult, error) {
 		if ex.timedOut {
 			res.Report = timedOutReport(opts, spec.Timeout)
 			return res, nil
+		}
+		if spec.Subset != nil && opts.Dialect == DialectPytest && conftestAbort(res.Output, opts.Root) != "" {
+			rep, err := perFile(ctx, spec, opts, cap, res)
+			if err != nil || rep != nil {
+				res.Report = rep
+				return res, err
+			}
 		}
 		rep, err := unverifiable(opts, "%s (runner exit code %d)", apperr.Message(perr), ex.code)
 		res.Report = rep
@@ -630,4 +643,92 @@ func (c *Capture) String() string {
 		b.Write(c.tail[:c.pos])
 	}
 	return b.String()
+}
+
+var conftestRe = textfmt.Regexp(`(?:ImportError|Error) while loading conftest '([^']+)'`)
+
+// conftestAbort returns the reason a pytest session died loading a
+// conftest.py ("" when it did not): the conftest and its error line.
+func conftestAbort(out, root string) string {
+	m := conftestRe().FindStringSubmatch(out)
+	if m == nil {
+		return ""
+	}
+	path := m[1]
+	if rel, err := filepath.Rel(root, path); err == nil && root != "" && !strings.HasPrefix(rel, "..") {
+		path = filepath.ToSlash(rel)
+	}
+	return "pytest could not load " + path + ": " + pyLastError(out[strings.Index(out, m[0]):])
+}
+
+// perFile runs a pytest session that died loading a conftest.py once per
+// declared test file and merges what each run reports: a file whose own
+// run dies on a conftest gets ERROR_SETUP for its declared tests, the
+// others their own outcomes. It returns nil when a run fails any other
+// way (the caller reports the first run as unreadable).
+func perFile(ctx context.Context, spec Spec, opts Options, cap int, res *RunResult) (*Report, error) {
+	var files []string
+	byFile := map[string][]string{}
+	for _, id := range dedupe(opts.Declared) {
+		f, _, _ := strings.Cut(id, "::")
+		if byFile[f] == nil {
+			files = append(files, f)
+		}
+		byFile[f] = append(byFile[f], id)
+	}
+	rep := &Report{Format: opts.Format, Dialect: opts.Dialect, Tests: []Result{}}
+	var others []Result
+	for _, f := range files {
+		ids := byFile[f]
+		o := opts
+		o.Declared = ids
+		var sub *Report
+		var out string
+		if len(files) == 1 {
+			out = res.Output // the first run was this file's run
+		} else {
+			argv := spec.Subset(ids)
+			if len(argv) == 0 {
+				return nil, nil
+			}
+			finish, ex, perr := runOnce(ctx, spec, argv, o, cap)
+			if ex.startErr != nil {
+				return nil, ex.startErr
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, apperr.Wrap(Canceled, err, "the test run was cancelled: %v", err)
+			}
+			res.Reruns++
+			out = ex.out.String()
+			switch {
+			case perr == nil:
+				o.TimedOut = ex.timedOut
+				sub = finish(ex.timedOut).report(o)
+			case ex.timedOut:
+				sub = timedOutReport(o, spec.Timeout)
+			}
+		}
+		if sub == nil {
+			why := conftestAbort(out, opts.Root)
+			if why == "" {
+				return nil, nil
+			}
+			sub = &Report{}
+			for _, id := range ids {
+				sub.Tests = append(sub.Tests, Result{ID: id, Declared: true, Outcome: ErrorSetup, Reason: why + " (a conftest of this file's directory)"})
+			}
+		}
+		for _, t := range sub.Tests {
+			if t.Declared {
+				rep.Tests = append(rep.Tests, t)
+			} else {
+				others = append(others, t)
+			}
+		}
+		rep.Notes = append(rep.Notes, sub.Notes...)
+	}
+	rep.Tests = append(rep.Tests, others...)
+	rep.Notes = append(rep.Notes, "the session died loading a conftest.py ("+conftestAbort(res.Output, opts.Root)+"); each declared test file was run on its own")
+	finishCounts(rep)
+	return rep, nil
 }
