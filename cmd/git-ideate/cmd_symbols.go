@@ -73,7 +73,7 @@ func (c *SymbolsDefsCmd) Run(ctx context.Context, env *Env) error {
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
-	l, err := scaffold.Defs(top, file)
+	l, err := scaffold.Defs(ctx, top, file)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 
 func schemaOf(t *testing.T, p, src string) string {
 	t.Helper()
-	f, err := symbols.Parse(p, []byte(src))
+	f, err := symbols.Parse(context.Background(), p, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -462,7 +462,7 @@ func (s *taskState) scaffolded(ctx context.Context, red gitstore.Hash) ([]string
 		if err != nil {
 			return err
 		}
-		f, err := symbols.Parse(p, b)
+		f, err := symbols.Parse(ctx, p, b)
 		if err != nil {
 			return nil
 		}

@@ -91,7 +91,7 @@ func ScaffoldSymbols(g *gitstore.Store) func(ctx context.Context, in SymbolInput
 			if err != nil {
 				return nil, err
 			}
-			f, err := symbols.Parse(p, b)
+			f, err := symbols.Parse(ctx, p, b)
 			if err != nil {
 				return m, nil
 			}

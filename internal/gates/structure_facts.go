@@ -286,7 +286,7 @@ func loadFacts(ctx context.Context, g *gitstore.Store, c factsCache, files []blo
 					fail(err)
 					return
 				}
-				ff, err := parseBlob(g, files[i])
+				ff, err := parseBlob(ctx, g, files[i])
 				if err != nil {
 					fail(err)
 					return
@@ -308,12 +308,12 @@ func loadFacts(ctx context.Context, g *gitstore.Store, c factsCache, files []blo
 }
 
 // parseBlob reads and parses one file.
-func parseBlob(g *gitstore.Store, bf blobFile) (*fileFacts, error) {
+func parseBlob(ctx context.Context, g *gitstore.Store, bf blobFile) (*fileFacts, error) {
 	b, err := g.ReadBlob(bf.blob)
 	if err != nil {
 		return nil, err
 	}
-	f, err := symbols.Parse(bf.path, b)
+	f, err := symbols.Parse(ctx, bf.path, b)
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func headAndAdded(t *testing.T, c structCase) (*symbols.Index, []symbols.Symbol)
 	}
 	old := map[string]bool{}
 	for p, s := range c.base {
-		f, err := symbols.Parse(p, []byte(s))
+		f, err := symbols.Parse(context.Background(), p, []byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}

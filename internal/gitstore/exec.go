@@ -38,12 +38,15 @@ func (s *Store) git(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// detached builds a command that outlives its caller on purpose, in a
-// session of its own, not waited for: background maintenance, which killed
-// half-way would leave temporary files, and must not keep a hook alive.
-func detached(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
+// detached builds a command its caller does not wait for, in a session
+// of its own (and so a process group of its own): background maintenance,
+// which must not keep a hook alive. When ctx ends first the whole group is
+// killed; a job that killed half-way would leave temporary files is given
+// a ctx that outlives its caller's (context.WithoutCancel).
+func detached(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
 	osproc.Detach(cmd)
+	cmd.Cancel = func() error { return osproc.KillGroup(cmd.Process) }
 	return cmd
 }
 

@@ -218,7 +218,7 @@ func (m *maintenance) spawn() <-chan struct{} {
 			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
 	}
 	script = "(" + script + ")" + finishShell(lock)
-	cmd := detached("sh", "-c", script)
+	cmd := detached(context.Background(), "sh", "-c", script)
 	if err := cmd.Start(); err != nil {
 		os.Remove(lock)
 		return nil
@@ -294,7 +294,7 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 	}
 	now := time.Now()
 	os.Chtimes(stamp, now, now)
-	cmd := detached("git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all")
+	cmd := detached(context.WithoutCancel(ctx), "git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all")
 	if cmd.Start() == nil {
 		go cmd.Wait()
 	}
@@ -488,7 +488,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
 		shell.Quote(filepath.Join(pdir, "pack")) + " < " + shell.Quote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
 		shell.Quote(list) + "; mv " + shell.Quote(list) + " " + shell.Quote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(input, part, lock))
-	cmd := detached("sh", "-c", b.String())
+	cmd := detached(context.Background(), "sh", "-c", b.String())
 	if err := cmd.Start(); err != nil {
 		os.Remove(input)
 		os.Remove(lock)

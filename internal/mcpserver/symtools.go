@@ -56,7 +56,7 @@ func symbolsDefs(ctx context.Context, b *Backend, raw json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	l, err := scaffold.Defs(top, a.File)
+	l, err := scaffold.Defs(ctx, top, a.File)
 	if err != nil {
 		return nil, err
 	}

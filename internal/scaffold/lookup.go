@@ -43,7 +43,7 @@ func Find(ctx context.Context, g *gitstore.Store, top, name string) (*Lookup, er
 
 // Defs reads one file's definitions; file is relative to top (or
 // absolute inside it). The CLI's `symbols defs` and MCP's symbols_defs.
-func Defs(top, file string) (*Lookup, error) {
+func Defs(ctx context.Context, top, file string) (*Lookup, error) {
 	abs := file
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(top, abs)
@@ -60,7 +60,7 @@ func Defs(top, file string) (*Lookup, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotFound, err, "cannot read %s", rel)
 	}
-	f, err := symbols.Parse(rel, b)
+	f, err := symbols.Parse(ctx, rel, b)
 	if err != nil {
 		return nil, err
 	}

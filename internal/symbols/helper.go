@@ -2,6 +2,7 @@ package symbols
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -112,17 +113,22 @@ var helperPath = sync.OnceValue(func() string {
 func Weaker() bool { return helperPath() == "" }
 
 // readDefs reads src's definitions through the helper, or with the
-// fallback reader (weaker) when there is none or it fails.
-func readDefs(lang Lang, p string, src []byte, toks []Token) ([]def, bool, string) {
-	if rep, ok := helpers.ask(HelperRequest{Lang: lang, Path: p, Src: src}); ok {
+// fallback reader (weaker) when there is none or it fails. When ctx ends
+// first the helper is killed and the error is ctx's.
+func readDefs(ctx context.Context, lang Lang, p string, src []byte, toks []Token) ([]def, bool, string, error) {
+	rep, ok, err := helpers.ask(ctx, helperPath(), HelperRequest{Lang: lang, Path: p, Src: src})
+	if err != nil {
+		return nil, false, "", err
+	}
+	if ok {
 		defs := make([]def, 0, len(rep.Defs))
 		for _, d := range rep.Defs {
 			defs = append(defs, def{name: d.Name, recv: d.Recv, kind: d.Kind, start: d.Start, end: d.End,
 				bodyStart: d.BodyStart, bodyEnd: d.BodyEnd, nameOff: d.NameOff, exported: d.Exported, decorated: d.Decorated})
 		}
-		return defs, false, rep.ParseError
+		return defs, false, rep.ParseError, nil
 	}
-	return fallbackDefs(lang, src, toks), true, ""
+	return fallbackDefs(lang, src, toks), true, "", nil
 }
 
 // helperProc is one running helper.
@@ -143,22 +149,25 @@ type helperPool struct {
 	wake    *sync.Cond
 }
 
-var helpers = func() *helperPool {
+var helpers = newHelperPool()
+
+func newHelperPool() *helperPool {
 	p := &helperPool{}
 	p.wake = sync.NewCond(&p.mu)
 	return p
-}()
+}
 
-// ask sends one request; ok is false when there is no helper or it did
-// not answer (it is then stopped and a later request starts another).
-func (p *helperPool) ask(req HelperRequest) (HelperReply, bool) {
-	path := helperPath()
+// ask sends one request to the helper at path; ok is false when there is
+// none ("") or it did not answer (it is then stopped and a later request
+// starts another). When ctx ends first the helper's process group is
+// killed and err is ctx's.
+func (p *helperPool) ask(ctx context.Context, path string, req HelperRequest) (rep HelperReply, ok bool, err error) {
 	if path == "" {
-		return HelperReply{}, false
+		return HelperReply{}, false, nil
 	}
-	h, err := p.get(path)
+	h, err := p.get(ctx, path)
 	if err != nil {
-		return HelperReply{}, false
+		return HelperReply{}, false, ctx.Err()
 	}
 	type answer struct {
 		rep HelperReply
@@ -190,20 +199,34 @@ func (p *helperPool) ask(req HelperRequest) (HelperReply, bool) {
 	case a := <-done:
 		if a.err != nil {
 			p.drop(h)
-			return HelperReply{}, false
+			return HelperReply{}, false, nil
 		}
 		p.put(h)
-		return a.rep, a.rep.Error == ""
+		return a.rep, a.rep.Error == "", nil
+	case <-ctx.Done():
+		p.drop(h)
+		return HelperReply{}, false, ctx.Err()
 	case <-time.After(helperTimeout):
 		p.drop(h)
-		return HelperReply{}, false
+		return HelperReply{}, false, nil
 	}
 }
 
-func (p *helperPool) get(path string) (*helperProc, error) {
+// get hands out an idle helper or starts one, waiting while GOMAXPROCS
+// run; the wait ends with ctx.
+func (p *helperPool) get(ctx context.Context, path string) (*helperProc, error) {
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.wake.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for len(p.idle) == 0 && p.running >= runtime.GOMAXPROCS(0) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		p.wake.Wait()
 	}
 	if n := len(p.idle); n > 0 {
@@ -211,9 +234,10 @@ func (p *helperPool) get(path string) (*helperProc, error) {
 		p.idle = p.idle[:n-1]
 		return h, nil
 	}
-	// The helper is a co-process for the rest of this process's life, not
-	// a step of one call: no call's context bounds it. It runs in a group
-	// of its own and is killed whole when it fails.
+	// The helper is a co-process that serves later calls too, so no one
+	// call's ctx is bound to it: ask kills it when the ctx of the call it
+	// serves ends first. It runs in a group of its own and is killed whole
+	// (drop).
 	cmd := exec.Command(path)
 	osproc.Group(cmd)
 	in, err := cmd.StdinPipe()

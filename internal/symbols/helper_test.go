@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -50,7 +51,7 @@ func TestHelper_ParallelParses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for p, src := range samples {
-				f, err := Parse(p, []byte(src))
+				f, err := Parse(context.Background(), p, []byte(src))
 				if err != nil {
 					errs <- err
 					return
@@ -80,7 +81,7 @@ func TestHelper_SyntaxErrorSaysSo(t *testing.T) {
 	if Weaker() {
 		t.Skip("built without cgo: no helper")
 	}
-	f, err := Parse("a.py", []byte("def ok():\n    return 1\n\ndef broken(:\n"))
+	f, err := Parse(context.Background(), "a.py", []byte("def ok():\n    return 1\n\ndef broken(:\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

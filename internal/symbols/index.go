@@ -56,7 +56,7 @@ func Build(ctx context.Context, src Source) (*Index, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := Parse(p, b)
+		f, err := Parse(ctx, p, b)
 		if err != nil {
 			return nil, err
 		}

@@ -1,13 +1,18 @@
 package symbols
 
+import "context"
+
 // parseOther reads a Python, JavaScript, TypeScript or Rust file: tokens
 // and uses from the lexer, definitions from tree-sitter through the
 // helper binary where there is one and from the fallback reader where
 // there is not.
-func parseOther(lang Lang, p string, src []byte) *File {
+func parseOther(ctx context.Context, lang Lang, p string, src []byte) (*File, error) {
 	f := &File{Path: p, Lang: lang, Package: moduleOf(lang, p)}
 	f.tokens, f.Refs = lexGeneric(lang, src)
-	defs, weaker, perr := readDefs(lang, p, src, f.tokens)
+	defs, weaker, perr, err := readDefs(ctx, lang, p, src, f.tokens)
+	if err != nil {
+		return nil, err
+	}
 	f.Weaker = weaker
 	f.ParseError = perr
 	ls := newLines(src)
@@ -37,5 +42,5 @@ func parseOther(lang Lang, p string, src []byte) *File {
 			}
 		}
 	}
-	return f
+	return f, nil
 }

@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"context"
 	"path"
 	"sort"
 	"strings"
@@ -193,8 +194,9 @@ func (f *File) Tokens() []Token { return f.tokens }
 const Unsupported apperr.Code = "UNSUPPORTED_LANGUAGE"
 
 // Parse reads one file's definitions, references and tokens. p is the
-// file's slash-separated path from the repository root.
-func Parse(p string, src []byte) (*File, error) {
+// file's slash-separated path from the repository root. ctx bounds the
+// helper that reads languages other than Go.
+func Parse(ctx context.Context, p string, src []byte) (*File, error) {
 	lang := LangOf(p)
 	var f *File
 	switch lang {
@@ -203,7 +205,10 @@ func Parse(p string, src []byte) (*File, error) {
 	case "":
 		return nil, apperr.New(Unsupported, "%s is not a file the symbol index reads (Go, Python, JavaScript, TypeScript, Rust)", p)
 	default:
-		f = parseOther(lang, p, src)
+		var err error
+		if f, err = parseOther(ctx, lang, p, src); err != nil {
+			return nil, err
+		}
 	}
 	f.Generated = isGenerated(src)
 	f.Test = IsTestFile(p)

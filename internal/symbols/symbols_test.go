@@ -204,7 +204,7 @@ func checkSamples(t *testing.T, read func(p string, src []byte) *File) {
 // has: tree-sitter through the helper, or the fallback.
 func TestParse_Languages(t *testing.T) {
 	checkSamples(t, func(p string, src []byte) *File {
-		f, err := Parse(p, src)
+		f, err := Parse(context.Background(), p, src)
 		if err != nil {
 			t.Fatal(err)
 		}
