@@ -40,6 +40,9 @@ type Env struct {
 	exec    *execlog.Log
 	tel     *telemetry.Recorder
 	cfg     *config.Config // .ideate.json too, read on first use
+
+	steerMu  sync.Mutex
+	steerCfg *gitstore.Config // SteeringNow's git config, read again when it changed
 	Session string         // set by the MCP server and hooks: the host's session
 
 	// Exiting: the process ends when the command returns (main), so Close
@@ -205,15 +208,24 @@ func (e *Env) Steering() (*steering.Store, error) {
 	return e.openSteering(g, c.SteeringEnabled), nil
 }
 
-// SteeringNow is Steering with the gate read afresh (.ideate.json and git
-// config, a few small files), for the long-lived MCP server: a change of
-// the setting takes effect on the next call.
+// SteeringNow is Steering with the gate read afresh (.ideate.json, and the
+// git configuration when one of its files changed), for the long-lived
+// MCP server: a change of the setting takes effect on the next call.
 func (e *Env) SteeringNow() (*steering.Store, error) {
 	g, err := e.Git()
 	if err != nil {
 		return nil, err
 	}
-	c, err := config.Load(g.Repo().WorkTree, gitstore.LoadConfig(g.Repo()))
+	e.steerMu.Lock()
+	if e.steerCfg == nil {
+		e.steerCfg = g.Config()
+	}
+	if e.steerCfg.Changed() {
+		e.steerCfg = gitstore.LoadConfig(g.Repo())
+	}
+	gc := e.steerCfg
+	e.steerMu.Unlock()
+	c, err := config.Load(g.Repo().WorkTree, gc)
 	if err != nil {
 		return nil, err
 	}

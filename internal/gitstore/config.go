@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,109 +11,71 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 )
 
-// Config is the merged git configuration of a repository, read the way git
-// reads it: system, global (XDG, then ~/.gitconfig), local, worktree, then
-// the command line's (git -c); later ones win. The files are read here;
-// when one of them has an [include] or [includeIf] section, whose
-// conditions (gitdir:, onbranch:, hasconfig:) only git evaluates as git
-// does, the whole configuration is what `git config --list --includes`
-// prints instead.
+// Config is the merged git configuration of a repository as git itself
+// reads it: system, global, local and worktree files, includes followed
+// (their gitdir:, onbranch: and hasconfig: conditions are git's to
+// judge), then the command line's `git -c` settings, later ones winning.
+// It is what `git config --list -z --includes` prints, read once: one git
+// process, about as long as a `git rev-parse`, buys one reader that
+// cannot disagree with git.
 type Config struct {
-	vars []configVar // every file's variables, in the order git lists them
-	// includes: a file read has an include section.
-	includes bool
+	vars []configVar // in the order git lists them
+	// files are the repository's config files and every file a value
+	// came from, as stat saw them (see Changed).
+	files map[string]fileKey
 }
 
 type configVar struct {
 	section, sub, key, value string
 }
 
-// LoadConfig reads the configuration that applies to r.
+// LoadConfig reads the configuration that applies to r. A configuration
+// git cannot read is empty here, as every git command fails there anyway.
+// Reading it takes no caller's context (it is read once, at Open), so the
+// process is bounded here.
 func LoadConfig(r *Repo) *Config {
-	c := &Config{}
-	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		sys := os.Getenv("GIT_CONFIG_SYSTEM")
-		if sys == "" {
-			sys = "/etc/gitconfig"
-		}
-		c.add(sys)
+	c := &Config{files: map[string]fileKey{}}
+	for _, p := range []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")} {
+		c.files[p], _ = statKey(p)
 	}
-	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
-		c.add(g)
-	} else {
-		xdg := os.Getenv("XDG_CONFIG_HOME")
-		home, _ := os.UserHomeDir()
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		if xdg != "" {
-			c.add(filepath.Join(xdg, "git", "config"))
-		}
-		if home != "" {
-			c.add(filepath.Join(home, ".gitconfig"))
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := gitProc(ctx, r.GitDir, "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes", "--show-origin").Output()
+	if err != nil {
+		return c
 	}
-	if r != nil {
-		c.add(filepath.Join(r.CommonDir, "config"))
-		if r.GitDir != r.CommonDir && c.Bool("extensions", "worktreeconfig", false) {
-			c.add(filepath.Join(r.GitDir, "config.worktree"))
+	// An origin ("file:<path>", "command line:") and a "key\nvalue" per
+	// NUL; a key alone is a bare key, true.
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		if p, ok := strings.CutPrefix(recs[i], "file:"); ok {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(r.GitDir, p)
+			}
+			if _, seen := c.files[p]; !seen {
+				c.files[p], _ = statKey(p)
+			}
 		}
-	}
-	if c.includes && r != nil {
-		if vars, err := listConfig(r); err == nil {
-			c.vars = vars
-			return c
+		key, value, ok := strings.Cut(recs[i+1], "\n")
+		if !ok {
+			value = "true"
 		}
+		c.addKey(key, value)
 	}
-	c.addEnv()
 	return c
 }
 
-// listConfig is the configuration git itself reads for r, includes
-// followed, from `git config --list -z --includes`: one entry per
-// "key\nvalue" (a key alone is a bare true) ended by a NUL. Reading the
-// configuration takes no caller's context (it is read once, at Open), so
-// the process is bounded here.
-func listConfig(r *Repo) ([]configVar, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := Command(ctx, "git", "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes")
-	cmd.Dir = r.GitDir
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, err
-	}
-	c := &Config{}
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if rec == "" {
-			continue
-		}
-		key, value, _ := strings.Cut(rec, "\n")
-		c.addKey(key, value)
-	}
-	return c.vars, nil
-}
-
-// addEnv adds, after the files so that they win as in git, the settings
-// git hands a subcommand in its environment: GIT_CONFIG_COUNT with
-// GIT_CONFIG_KEY_<n> and GIT_CONFIG_VALUE_<n>, then GIT_CONFIG_PARAMETERS,
-// which `git -c key=value ideate …` sets. An entry git would refuse is
-// skipped.
-func (c *Config) addEnv() {
-	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
-		for i := 0; i < n; i++ {
-			k, ok := os.LookupEnv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
-			v, vok := os.LookupEnv("GIT_CONFIG_VALUE_" + strconv.Itoa(i))
-			if ok && vok {
-				c.addKey(k, v)
-			}
+// Changed reports whether a file c was read from, or the repository's
+// own config file, differs now from when it was read: a long-lived
+// process reads the configuration again only then. A global or system
+// file created since is not seen.
+func (c *Config) Changed() bool {
+	for p, k := range c.files {
+		if now, _ := statKey(p); now != k {
+			return true
 		}
 	}
-	if p := os.Getenv("GIT_CONFIG_PARAMETERS"); p != "" {
-		for _, kv := range parseConfigParameters(p) {
-			c.addKey(kv[0], kv[1])
-		}
-	}
+	return false
 }
 
 // addKey adds the dotted key "section[.subsection].name" with value.
@@ -128,81 +89,6 @@ func (c *Config) addKey(key, value string) {
 		sub = key[first+1 : last]
 	}
 	c.vars = append(c.vars, configVar{key[:first], sub, key[last+1:], value})
-}
-
-// parseConfigParameters reads GIT_CONFIG_PARAMETERS: single-quoted words
-// separated by spaces (a quote inside a word is written as quote,
-// backslash, quote, quote), each either
-// 'key'='value' (git 2.31 and later; 'key'= alone when there is no
-// value) or 'key=value'; a key with no value is true. It returns the pairs it read before anything it cannot.
-func parseConfigParameters(p string) [][2]string {
-	var out [][2]string
-	for {
-		p = strings.TrimLeft(p, " \t\n")
-		if p == "" {
-			return out
-		}
-		word, rest, ok := sqWord(p)
-		if !ok {
-			return out
-		}
-		if strings.HasPrefix(rest, "=") {
-			if !strings.HasPrefix(rest[1:], "'") { // 'key'= alone: no value, true
-				out, p = append(out, [2]string{word, "true"}), rest[1:]
-				continue
-			}
-			value, after, ok := sqWord(rest[1:])
-			if !ok {
-				return out
-			}
-			out, p = append(out, [2]string{word, value}), after
-			continue
-		}
-		if k, v, found := strings.Cut(word, "="); found {
-			out = append(out, [2]string{k, v})
-		} else {
-			out = append(out, [2]string{word, "true"})
-		}
-		p = rest
-	}
-}
-
-// sqWord reads one single-quoted word at the start of p, the way git's
-// sq_quote writes it, and returns it with what follows.
-func sqWord(p string) (string, string, bool) {
-	if !strings.HasPrefix(p, "'") {
-		return "", p, false
-	}
-	var b strings.Builder
-	for i := 1; i < len(p); i++ {
-		if p[i] != '\'' {
-			b.WriteByte(p[i])
-			continue
-		}
-		// '\'' and '\!' put a quote or a ! between two quoted parts.
-		if i+3 < len(p) && p[i+1] == '\\' && (p[i+2] == '\'' || p[i+2] == '!') && p[i+3] == '\'' {
-			b.WriteByte(p[i+2])
-			i += 3
-			continue
-		}
-		return b.String(), p[i+1:], true
-	}
-	return "", p, false
-}
-
-func (c *Config) add(path string) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
-	if vars, ok := parseConfig(b); ok {
-		c.vars = append(c.vars, vars...)
-		for _, v := range vars {
-			if strings.EqualFold(v.section, "include") || strings.EqualFold(v.section, "includeif") {
-				c.includes = true
-			}
-		}
-	}
 }
 
 // Get returns the last value of section[.subsection].key, and whether it is

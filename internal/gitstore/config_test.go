@@ -149,3 +149,37 @@ func TestLoadConfig_IncludesAsGitFollowsThem(t *testing.T) {
 	}
 	gt.Fsck(t, dir)
 }
+
+// Changed tells a long-lived process when to read the configuration
+// again: after the repository's config file or an included one changed,
+// not before.
+func TestConfig_ChangedWhenAFileItCameFromChanges(t *testing.T) {
+	dir := gt.NewRepo(t)
+	inc := filepath.Join(t.TempDir(), "inc")
+	if err := os.WriteFile(inc, []byte("[ideate]\n\tfrom = include\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gt.Git(t, dir, "config", "include.path", inc)
+	r, err := gitstore.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gitstore.LoadConfig(r)
+	if v, _ := c.Get("ideate", "from"); v != "include" || c.Changed() {
+		t.Fatalf("ideate.from %q, changed %v right after the read", v, c.Changed())
+	}
+	if err := os.WriteFile(inc, []byte("[ideate]\n\tfrom = include, changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Changed() {
+		t.Fatal("an included file changed, Changed says no")
+	}
+	c = gitstore.LoadConfig(r)
+	if v, _ := c.Get("ideate", "from"); v != "include, changed" || c.Changed() {
+		t.Fatalf("ideate.from %q after the change, changed %v", v, c.Changed())
+	}
+	gt.Git(t, dir, "config", "ideate.other", "x")
+	if !c.Changed() {
+		t.Fatal("the repository's config changed, Changed says no")
+	}
+}

@@ -28,9 +28,8 @@
 //     a write's pack is fsynced before it is renamed into place.
 //   - A worktree's changes against a base (WorktreeChanges), read through
 //     `git status --porcelain=v2` and a tree diff.
-//   - Notes on refs/notes/ideate, the git configuration as git merges it
-//     (includes followed),
-//     the commit identity, fetch into a tracking namespace and leased
+//   - Notes on refs/notes/ideate, the git configuration as `git config
+//     --list --includes` prints it, the commit identity, fetch into a tracking namespace and leased
 //     atomic pushes (TrackingRoot, ShadowRoot), and background repacks.
 //
 // # Flow and concurrency

@@ -1,10 +1,12 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 )
@@ -132,26 +134,28 @@ const UnsupportedRepo apperr.Code = "UNSUPPORTED_REPOSITORY"
 
 // checkFormat refuses a repository whose config (the common one, where
 // git keeps its extensions) asks for SHA-256 objects or another ref
-// storage than files. It runs at discovery, before anything is written.
+// storage than files. It runs at discovery, before anything is written;
+// git reads the file only when it names either extension.
 func checkFormat(common string) error {
-	b, err := os.ReadFile(filepath.Join(common, "config"))
-	if err != nil {
+	path := filepath.Join(common, "config")
+	b, err := os.ReadFile(path)
+	low := strings.ToLower(string(b))
+	if err != nil || !strings.Contains(low, "objectformat") && !strings.Contains(low, "refstorage") {
 		return nil
 	}
-	vars, _ := parseConfig(b)
-	for _, v := range vars {
-		if !strings.EqualFold(v.section, "extensions") || v.sub != "" {
-			continue
-		}
-		val := strings.ToLower(strings.TrimSpace(v.value))
-		switch strings.ToLower(v.key) {
-		case "objectformat":
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, _ := Command(ctx, "git", "config", "--file", path, "-z", "--get-regexp", `^extensions\.(objectformat|refstorage)$`).Output()
+	for _, rec := range strings.Split(string(out), "\x00") {
+		key, v, _ := strings.Cut(rec, "\n")
+		switch val := strings.ToLower(strings.TrimSpace(v)); key {
+		case "extensions.objectformat":
 			if val != "sha1" {
-				return apperr.New(UnsupportedRepo, "%s uses %s object names (extensions.objectFormat); git ideate reads and writes SHA-1 repositories only", common, v.value)
+				return apperr.New(UnsupportedRepo, "%s uses %s object names (extensions.objectFormat); git ideate reads and writes SHA-1 repositories only", common, v)
 			}
-		case "refstorage":
+		case "extensions.refstorage":
 			if val != "files" {
-				return apperr.New(UnsupportedRepo, "%s keeps its refs in %s (extensions.refStorage); git ideate writes refs as files, which git would not see there", common, v.value)
+				return apperr.New(UnsupportedRepo, "%s keeps its refs in %s (extensions.refStorage); git ideate writes refs as files, which git would not see there", common, v)
 			}
 		}
 	}
