@@ -58,9 +58,11 @@ func Green(d Deps) Gate {
 				reasons = append(reasons, outcomeReason(r, "GREEN needs every declared test to pass"))
 			}
 		}
+		var cost *Reason
 		if len(reasons) == 0 {
 			// Only a passing run says anything about mutants.
-			pins, err := s.pinReasons(ctx, red, ran)
+			var pins []Reason
+			pins, cost, err = s.pinReasons(ctx, red, ran)
 			if err != nil {
 				return Verdict{}, err
 			}
@@ -97,6 +99,9 @@ func Green(d Deps) Gate {
 		}
 		if sup != nil {
 			reasons = append(reasons, *sup)
+		}
+		if cost != nil {
+			reasons = append(reasons, *cost)
 		}
 		if err := s.record(ctx, "green", rep); err != nil {
 			return Verdict{}, err

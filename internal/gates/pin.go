@@ -28,6 +28,9 @@ const (
 	// ClassPinUnverifiable: a declared symbol's mutant could not be
 	// built, run or read, so whether a test pins it is unknown.
 	ClassPinUnverifiable = "pin_unverifiable"
+	// ClassPinCost: a note on what the pinning check cost (its mutants,
+	// runs and time, and its ratio to the gate's own test run).
+	ClassPinCost = "pin_cost"
 	// ClassSprintTests: at the final gate, a declared test of the sprint
 	// present at the task's HEAD does not pass.
 	ClassSprintTests = "sprint_tests"
@@ -79,6 +82,11 @@ type pinResult struct {
 	Symbols []pinOutcome
 	Weaker  bool
 	Runs    int // mutant runs made
+	Mutants int // mutants made
+	// Took is the check's time in all; Build the part spent building the
+	// test binaries once (Go's `go test -c`; zero on the other paths).
+	Took, Build time.Duration
+	Binary      bool // the mutants ran as compiled test binaries
 	// Failing are the tests that did not pass with no mutant on (Baseline).
 	Failing []string
 }
@@ -86,8 +94,9 @@ type pinResult struct {
 // checkPinning replaces, in a scratch copy of the commit, the body of
 // every declared callable with a zero-value return (one mutant per
 // declared symbol, all in one schema copy, each switched on by
-// MutantEnv) and runs the tests once per mutant through RunTask, the
-// runner path every task gate uses. A mutant that makes one of the tests
+// MutantEnv) and runs the tests once per mutant: through RunTask, the
+// runner path every task gate uses, or, for a plain `go test` runner, as
+// the test binaries the schema built once (goPin). A mutant that makes one of the tests
 // not pass is pinned; one under which every test still passes is not.
 // A mutant that does not build, or whose run cannot be read, is neither:
 // it is reported as unchecked. Declared names that are not callables
@@ -96,6 +105,8 @@ type pinResult struct {
 // whatever happens.
 func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 	res := &pinResult{}
+	t0 := time.Now()
+	defer func() { res.Took = time.Since(t0) }()
 	if len(p.Symbols)+len(p.Optional) == 0 {
 		return res, nil
 	}
@@ -190,6 +201,7 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 	if len(mutants) == 0 {
 		return res, nil
 	}
+	res.Mutants = len(mutants)
 
 	// The scratch copy: a detached worktree at the commit, always removed.
 	if err := os.MkdirAll(filepath.Dir(p.Scratch), 0o777); err != nil {
@@ -250,6 +262,21 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 			return res, nil
 		}
 	}
+	// A Go runner's plain `go test` builds the schema once per package
+	// and runs each mutant as its test binaries.
+	gp, fast := newGoPin(p.Standard, p.Tests)
+	if fast {
+		bin, err := os.MkdirTemp("", "ideate-pin-")
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
+		}
+		defer os.RemoveAll(bin)
+		tb := time.Now()
+		if err := gp.compile(ctx, p.Scratch, bin, p.Timeout); err != nil {
+			return nil, err
+		}
+		res.Build, res.Binary = time.Since(tb), true
+	}
 	ids := make([]int, 0, len(mutants))
 	for id := range mutants {
 		ids = append(ids, id)
@@ -275,7 +302,13 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 		sem <- struct{}{}
 		go func(id int) {
 			defer func() { <-sem; wg.Done() }()
-			by, unchecked, err := runMutant(ctx, p, id)
+			var by, unchecked string
+			var err error
+			if fast {
+				by, unchecked, err = gp.run(ctx, p.Scratch, id, p.Timeout)
+			} else {
+				by, unchecked, err = runMutant(ctx, p, id)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			res.Runs++
@@ -487,19 +520,21 @@ func (s *taskState) scaffolded(ctx context.Context, red gitstore.Hash) ([]string
 // unpinned symbol a later task names is a note carried forward (its tests
 // and the final gate judge it); any other unpinned symbol FAILs as a test
 // defect, which sends the task back to RED.
-func (s *taskState) pinReasons(ctx context.Context, red gitstore.Hash, ran time.Duration) ([]Reason, error) {
+//
+// The note on the check's cost comes back apart, for the verdict's end.
+func (s *taskState) pinReasons(ctx context.Context, red gitstore.Hash, ran time.Duration) ([]Reason, *Reason, error) {
 	decl := declaredSymbols(s.sprint, s.ct.Task)
 	sc, err := s.scaffolded(ctx, red)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(decl)+len(sc) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	res, err := checkPinning(ctx, pinSpec{Git: s.d.Git, Standard: s.st, Head: s.head, Tree: s.tree, Symbols: decl, Optional: sc,
 		Tests: s.ct.Tests, Worktree: s.ct.Path, Scratch: scratchPath(s.d.Git, s.ct.Task, "pin"), Timeout: mutantTimeout(ran, s.timeout)})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []Reason
 	for _, o := range res.Symbols {
@@ -524,7 +559,24 @@ func (s *taskState) pinReasons(ctx context.Context, red gitstore.Hash, ran time.
 		out = append(out, Reason{Class: ClassWeakerCheck, Severity: SevInfo,
 			Detail: "weaker check: the tree-sitter helper (" + symbols.HelperName + ") is absent, so the bodies outside Go were found by the fallback reader"})
 	}
-	return out, nil
+	return out, pinCost(res, ran), nil
+}
+
+// pinCost is the note on what the check cost, nil when it ran no mutant.
+// ran is the gate's own test run, the yardstick; zero leaves the ratio out.
+func pinCost(res *pinResult, ran time.Duration) *Reason {
+	if res.Mutants == 0 {
+		return nil
+	}
+	how := fmt.Sprintf("%d run(s) of the runner's command", res.Runs)
+	if res.Binary {
+		how = fmt.Sprintf("the test binaries built once in %s, then %d run(s) of them", res.Build.Round(time.Millisecond), res.Runs)
+	}
+	d := fmt.Sprintf("pinning check: %d mutant(s) in %s (%s)", res.Mutants, res.Took.Round(time.Millisecond), how)
+	if ran > 0 {
+		d += fmt.Sprintf(", %.2f× the gate's own test run (%s)", float64(res.Took)/float64(ran), ran.Round(time.Millisecond))
+	}
+	return &Reason{Class: ClassPinCost, Severity: SevInfo, Detail: d}
 }
 
 // mutantTimeout bounds one mutant run: five times the gate's own run
@@ -658,6 +710,9 @@ func (d FinalDeps) finalPins(ctx context.Context, sp *plan.Sprint, task string, 
 				Detail: fmt.Sprintf("%s, its body replaced by a zero-value return, fails none of the sprint's %d declared test(s) present at %s; declared by %s",
 					o.QName, len(tests), head.String()[:12], strings.Join(declarers(sp, o.def, task), ", "))})
 		}
+	}
+	if c := pinCost(res, 0); c != nil {
+		out = append(out, *c)
 	}
 	if res.Weaker {
 		out = append(out, Reason{Class: ClassWeakerCheck, Severity: SevInfo,

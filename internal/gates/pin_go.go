@@ -1,0 +1,370 @@
+package gates
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
+	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/testrun"
+)
+
+// goPin runs a Go task's mutants without the go command: the mutant
+// schema (every mutant in one copy, switched on by MutantEnv) builds once
+// per package with `go test -c`, and each mutant is one run of those test
+// binaries with -test.run set to the declared tests. A one-test package's
+// `go test` spends nearly all its time starting the go command and
+// linking; the binary runs in milliseconds.
+type goPin struct {
+	build    []string // go test flags the binaries are built with
+	testArgs []string // the runner's test flags, as test binary flags
+	pkgs     []*goPinPkg
+}
+
+type goPinPkg struct {
+	dir   string   // "./strutil", as the runner names it
+	names []string // declared test names of the package (TestX, TestX/sub)
+	ids   []string // their plan ids, in the same order
+	bin   string   // the built test binary; "" when the build failed
+	fail  string   // why it did not build
+}
+
+// goPinFlags are the go test flags the fast path understands: the value
+// says whether the flag takes a value, the build side whether the test
+// binary is built with it, else it is a test flag handed to the binary
+// as -test.<name> (dropped when listed in goPinDropped). Any other flag,
+// or a package pattern, keeps the task on the runner's own command.
+var goPinFlags = map[string]struct{ value, build bool }{
+	"race": {false, true}, "msan": {false, true}, "asan": {false, true}, "cover": {false, true}, "trimpath": {false, true},
+	"tags": {true, true}, "mod": {true, true}, "modfile": {true, true}, "gcflags": {true, true}, "ldflags": {true, true},
+	"asmflags": {true, true}, "p": {true, true}, "covermode": {true, true}, "coverpkg": {true, true}, "pgo": {true, true},
+	"overlay": {true, true}, "buildvcs": {true, true}, "vet": {true, true},
+	"short": {false, false}, "failfast": {false, false}, "json": {false, false}, "v": {false, false},
+	"timeout": {true, false}, "cpu": {true, false}, "parallel": {true, false}, "shuffle": {true, false},
+	"skip": {true, false}, "count": {true, false}, "run": {true, false},
+}
+
+// goPinDropped are the runner's flags the fast path sets itself (the
+// selection, one run, its own output) or needs no more (the bound is the
+// check's own).
+var goPinDropped = map[string]bool{"json": true, "v": true, "count": true, "run": true, "timeout": true}
+
+// newGoPin reads the runner's command for the tests: a `go test` of
+// relative package directories with flags goPinFlags knows. ok is false
+// for any other command, which then runs once per mutant as it is.
+func newGoPin(st *plan.Standards, tests []string) (*goPin, bool) {
+	r, err := RunnerFor(st, tests)
+	if err != nil || r.Format != string(testrun.GoJSON) {
+		return nil, false
+	}
+	argv, err := expandRunner(r.Run, tests, "", false)
+	if err != nil || len(argv) < 2 || argv[0] != "go" || argv[1] != "test" {
+		return nil, false
+	}
+	g := &goPin{}
+	named := map[string]bool{}
+	for i := 2; i < len(argv); i++ {
+		a := argv[i]
+		if !strings.HasPrefix(a, "-") {
+			if a != "." && !strings.HasPrefix(a, "./") || strings.Contains(a, "...") {
+				return nil, false
+			}
+			named[path.Clean(a)] = true
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f, known := goPinFlags[name]
+		if !known || a == "--" {
+			return nil, false
+		}
+		if f.value && !hasVal {
+			if i+1 >= len(argv) {
+				return nil, false
+			}
+			i++
+			val, hasVal = argv[i], true
+		}
+		flag := "-" + name
+		if hasVal {
+			flag += "=" + val
+		}
+		switch {
+		case f.build:
+			g.build = append(g.build, flag)
+		case !goPinDropped[name]:
+			g.testArgs = append(g.testArgs, "-test."+strings.TrimPrefix(flag, "-"))
+		}
+	}
+	by := map[string]*goPinPkg{}
+	for _, id := range tests {
+		f, n := SplitTestID(id)
+		if f == "" || n == "" {
+			return nil, false
+		}
+		d := "./" + path.Dir(f)
+		if d == "./." {
+			d = "."
+		}
+		if !named[path.Clean(d)] {
+			return nil, false // the runner does not name the package: not the plain form
+		}
+		pk := by[d]
+		if pk == nil {
+			pk = &goPinPkg{dir: d}
+			by[d] = pk
+			g.pkgs = append(g.pkgs, pk)
+		}
+		pk.names, pk.ids = append(pk.names, n), append(pk.ids, id)
+	}
+	return g, len(g.pkgs) > 0
+}
+
+// compile builds each package's test binary from the schema copy at top
+// into bin. A package that does not build keeps why; only ctx's end is
+// an error.
+func (g *goPin) compile(ctx context.Context, top, bin string, timeout time.Duration) error {
+	for i, pk := range g.pkgs {
+		out := filepath.Join(bin, strconv.Itoa(i)+".test")
+		argv := append(append([]string{"go", "test", "-c", "-o", out}, g.buildFlags()...), pk.dir)
+		res := runGroup(ctx, argv, top, nil, timeout, 64<<10)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		switch {
+		case res.timedOut:
+			pk.fail = "its build did not finish in " + timeout.String()
+		case res.err != nil || res.code != 0:
+			pk.fail = "it does not build: " + lastLines(res.out, 3)
+		default:
+			if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
+				pk.fail = "go test -c wrote no test binary (no test files?)"
+			} else {
+				pk.bin = out
+			}
+		}
+	}
+	return nil
+}
+
+// buildFlags are the runner's build flags after the fast path's own:
+// no vet (the gate's own run vets the same code) and no symbol table or
+// DWARF (a third of the link's time; stack traces and file:line in test
+// failures come from the pclntab, which stays), each overridden by the
+// runner's own -vet or -ldflags.
+func (g *goPin) buildFlags() []string {
+	return append([]string{"-vet=off", "-ldflags=-s -w"}, g.build...)
+}
+
+// run runs the declared tests with mutant id on, package by package. It
+// returns the test that failed under it ("" for none), or why the run
+// says nothing, as runMutant does.
+func (g *goPin) run(ctx context.Context, top string, id int, timeout time.Duration) (by, unchecked string, err error) {
+	var broken []string
+	for _, pk := range g.pkgs {
+		if pk.bin == "" {
+			for _, t := range pk.ids {
+				broken = append(broken, t+" ("+string(testrun.BuildFail)+": "+pk.fail+")")
+			}
+			continue
+		}
+		tops := map[string]bool{}
+		var quoted []string
+		for _, n := range pk.names {
+			t, _, _ := strings.Cut(n, "/")
+			if !tops[t] {
+				tops[t] = true
+				quoted = append(quoted, regexp.QuoteMeta(t))
+			}
+		}
+		// -test.paniconexit0 as go test passes it: an os.Exit(0) inside a
+		// test is a failure, never a silent pass.
+		argv := append([]string{pk.bin, "-test.v=test2json", "-test.count=1", "-test.paniconexit0", "-test.run=^(" + strings.Join(quoted, "|") + ")$"}, g.testArgs...)
+		var ends goEnds
+		res := runGroup(ctx, argv, filepath.Join(top, filepath.FromSlash(pk.dir)), []string{MutantEnv + "=" + strconv.Itoa(id)}, timeout, 0, &ends)
+		if ctx.Err() != nil {
+			return "", "", ctx.Err()
+		}
+		if res.err != nil {
+			return "", "its mutant's run did not run: " + res.err.Error(), nil
+		}
+		for i, n := range pk.names {
+			switch o := ends.outcome(n, res); o {
+			case testrun.Pass:
+			case testrun.FailAssert, testrun.FailError, testrun.Timeout:
+				return pk.ids[i], "", nil
+			default:
+				broken = append(broken, pk.ids[i]+" ("+string(o)+")")
+			}
+		}
+	}
+	if len(broken) > 0 {
+		return "", "its mutant's run did not reach the tests: " + strings.Join(broken, ", "), nil
+	}
+	return "", "", nil
+}
+
+// goEnds reads a test binary's -test.v=test2json output: the framing
+// lines, which the testing package marks with a leading ^V that a test's
+// own output cannot fake by printing text alone.
+type goEnds struct {
+	started map[string]bool
+	ended   map[string]testrun.Outcome
+	rest    []byte
+	skip    bool // inside a line longer than the buffer: not a framing line
+}
+
+func (e *goEnds) Write(b []byte) (int, error) {
+	n := len(b)
+	if e.started == nil {
+		e.started, e.ended = map[string]bool{}, map[string]testrun.Outcome{}
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(e.rest)+len(b) > 4096 {
+				e.rest, e.skip = e.rest[:0], true
+			} else if !e.skip {
+				e.rest = append(e.rest, b...)
+			}
+			break
+		}
+		if !e.skip {
+			e.line(append(e.rest, b[:i]...))
+		}
+		e.rest, e.skip, b = e.rest[:0], false, b[i+1:]
+	}
+	return n, nil
+}
+
+func (e *goEnds) line(l []byte) {
+	s, ok := strings.CutPrefix(string(bytes.TrimRight(l, "\r")), "\x16")
+	if !ok {
+		return
+	}
+	s = strings.TrimLeft(s, " ")
+	if n, ok := strings.CutPrefix(s, "=== RUN   "); ok {
+		e.started[n] = true
+		return
+	}
+	for pre, o := range map[string]testrun.Outcome{"--- PASS: ": testrun.Pass, "--- FAIL: ": testrun.FailAssert, "--- SKIP: ": testrun.Skip} {
+		if rest, ok := strings.CutPrefix(s, pre); ok {
+			if j := strings.LastIndex(rest, " ("); j >= 0 {
+				rest = rest[:j]
+			}
+			e.ended[rest] = o
+			return
+		}
+	}
+}
+
+// outcome is how test n ended: its framing line; else, started and the
+// binary stopped by the bound, TIMEOUT; started and the binary ending in
+// failure (a panic outside the test's goroutine, os.Exit), FAIL_ERROR;
+// never started, NOT_RUN, or ERROR_SETUP when the binary failed before
+// any test (TestMain, an init).
+func (e *goEnds) outcome(n string, res groupResult) testrun.Outcome {
+	if o, ok := e.ended[n]; ok {
+		return o
+	}
+	switch {
+	case e.started[n] && res.timedOut:
+		return testrun.Timeout
+	case e.started[n] && res.code != 0:
+		return testrun.FailError
+	case len(e.started) == 0 && res.code != 0:
+		return testrun.ErrorSetup
+	}
+	return testrun.NotRun
+}
+
+type groupResult struct {
+	code     int
+	timedOut bool
+	out      string // the output's tail, when asked for
+	err      error  // the command could not start
+}
+
+// runGroup runs argv in dir in a process group of its own that dies with
+// this process and is killed whole when it ends or its bound passes. Its
+// output goes to sinks and, up to keep bytes of tail, into out.
+func runGroup(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, keep int, sinks ...io.Writer) groupResult {
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	tail := &tailBuf{max: keep}
+	w := io.MultiWriter(append(sinks, tail)...)
+	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = w, w
+	osproc.Group(cmd)
+	osproc.DieWithParent(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		return groupResult{code: -1, err: fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)}
+	}
+	release, _ := osproc.KillGroupOnExit(cmd)
+	err := cmd.Wait()
+	_ = osproc.KillGroup(cmd.Process)
+	release()
+	res := groupResult{out: string(tail.b)}
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			res.code = ee.ExitCode()
+		} else {
+			res.code = -1
+		}
+	}
+	res.timedOut = timeout > 0 && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	return res
+}
+
+// tailBuf keeps the last max bytes written to it.
+type tailBuf struct {
+	max int
+	b   []byte
+}
+
+func (t *tailBuf) Write(p []byte) (int, error) {
+	if t.max <= 0 {
+		return len(p), nil
+	}
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lastLines is the last n non-empty lines of s, joined by "; ".
+func lastLines(s string, n int) string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	if len(out) == 0 {
+		return "no output"
+	}
+	return strings.Join(out, "; ")
+}
