@@ -185,13 +185,18 @@ func (c *TaskShowCmd) Run(ctx context.Context, env *Env) error {
 			v = "no verdict"
 		}
 		fmt.Fprintf(env.Out, "=== attempt %d (%s)\n--- init.md\n%s", a.Attempt, v, a.Init)
-		if a.Output != "" {
-			fmt.Fprintf(env.Out, "--- output.md\n%s", a.Output)
-			if !strings.HasSuffix(a.Output, "\n") {
+		if len(a.Outputs) == 0 {
+			fmt.Fprintln(env.Out, "--- output.md: none")
+		}
+		for _, o := range a.Outputs {
+			if o.Role != "" {
+				fmt.Fprintf(env.Out, "--- output.md (%s)\n%s", o.Role, o.Text)
+			} else {
+				fmt.Fprintf(env.Out, "--- output.md\n%s", o.Text)
+			}
+			if !strings.HasSuffix(o.Text, "\n") {
 				fmt.Fprintln(env.Out)
 			}
-		} else {
-			fmt.Fprintln(env.Out, "--- output.md: none")
 		}
 	}
 	return nil

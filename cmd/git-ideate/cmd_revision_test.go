@@ -146,3 +146,62 @@ func TestTaskAttempt_InitFollowsTheRoleAndTheScaffold(t *testing.T) {
 		t.Fatalf("asked again, init.md grew:\n%s", third)
 	}
 }
+
+// Each role of an attempt keeps its own output.md, and init.md follows the
+// role: started again as the green-worker, the task keeps the red-worker's
+// report under its role and clears it from the worktree, and the
+// worktree's init.md gains a turn naming the new role, the task's
+// plan-ready section and the scaffold actions logged so far. The green
+// attempt's feedback quotes the green report, never the red one.
+func TestTaskStart_NewRoleKeepsEachRolesOutputAndRefreshesInit(t *testing.T) {
+	dir := uncheckedProject(t, map[string]string{"S1-01/T1": "red-worker"})
+	const task = "S1-01/T1"
+	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	first := mustOK(t, bin(t, dir, "", "task", "attempt", task)).out
+	if !strings.Contains(first, "red-worker") || !strings.Contains(first, "has none yet") {
+		t.Fatalf("first init.md:\n%s", first)
+	}
+	os.WriteFile(filepath.Join(wt, ".ideate", "output.md"), []byte("red report\n"), 0o644)
+	// RED passed: the tool's plan-ready section and the scaffold's action.
+	ready := filepath.Join(dir, "docs", "agents", "sprint1", "s1-01-rune-helpers", "plan-ready.md")
+	os.WriteFile(ready, []byte("---\ntype: plan-ready\n---\n\n# S1-01 plan-ready\n\n## T1\n\n- [ ] `strutil/reverse_test.go::TestReverse_ASCII` — RED: FAIL_ASSERT\n"), 0o644)
+	env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	x, err := env.Exec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Append(t.Context(), execlog.Entry{Task: task, Attempt: 1, Phase: "scaffold", Event: "create", Paths: []string{"strutil/reverse.go"}, Detail: "strutil.Reverse"}); err != nil {
+		t.Fatal(err)
+	}
+	env.Close()
+
+	r := mustOK(t, bin(t, dir, "", "task", "start", task, "--role", "green-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**"))
+	if !strings.Contains(r.out, "init.md of attempt 1 has a new turn for green-worker") {
+		t.Errorf("start under a new role says nothing of init.md:\n%s", r.out)
+	}
+	init, err := os.ReadFile(filepath.Join(wt, ".ideate", "init.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, turn2, ok := strings.Cut(string(init), "## Turn 2")
+	if !ok || !strings.Contains(turn2, "green-worker") || !strings.Contains(turn2, "plan-ready.md:9 (task T1's section)") ||
+		!strings.Contains(turn2, "- create strutil/reverse.go — strutil.Reverse") {
+		t.Fatalf("the worktree's init.md after the role changed:\n%s", init)
+	}
+	if _, err := os.Stat(filepath.Join(wt, ".ideate", "output.md")); !os.IsNotExist(err) {
+		t.Errorf("the red-worker's output.md is still in the worktree for the green-worker: %v", err)
+	}
+	show := mustOK(t, bin(t, dir, "", "task", "show", task)).out
+	if !strings.Contains(show, "--- output.md (red-worker)\nred report\n") || strings.Contains(show, "(green-worker)") {
+		t.Fatalf("show before green wrote a report:\n%s", show)
+	}
+	failGreenCLI(t, dir, task, 1) // green's own report: "attempt report 1"
+	fb := mustOK(t, bin(t, dir, "", "task", "feedback", task)).out
+	if !strings.Contains(fb, "> attempt report 1") || strings.Contains(fb, "red report") {
+		t.Fatalf("feedback on the green attempt:\n%s", fb)
+	}
+	show = mustOK(t, bin(t, dir, "", "task", "show", task)).out
+	if !strings.Contains(show, "--- output.md (red-worker)\nred report\n--- output.md (green-worker)\nattempt report 1\n") {
+		t.Fatalf("show, one report per role:\n%s", show)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/plan"
+	"github.com/ideate/git-ideate/internal/revision"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
 
@@ -189,6 +190,15 @@ func (c *TaskStartCmd) start(ctx context.Context, env *Env) (*worktree.Task, []s
 			notes = append(notes, note)
 		}
 	}
+	// A new role of an open task: the report in the worktree is the role
+	// before's, kept under its name; the new role starts with none.
+	cur, _ := m.Contract(c.Task)
+	newRole := cur != nil && cur.Status == worktree.StatusOpen && c.Role != "" && c.Role != cur.Role
+	if newRole {
+		if err := (revision.Deps{Tasks: m}).NewRole(ctx, c.Task); err != nil {
+			return nil, nil, err
+		}
+	}
 	t, err := m.Start(ctx, in)
 	if err != nil {
 		if claimed {
@@ -203,6 +213,19 @@ func (c *TaskStartCmd) start(ctx context.Context, env *Env) (*worktree.Task, []s
 	if c.Item != "" {
 		// The contract now records the claim.
 		_ = m.ForgetIntent(c.Task)
+	}
+	if newRole {
+		// The attempt's init.md names the role now working, in the
+		// worktree as on the ref.
+		d, err := revisionFor(env, c.planFlags)
+		if err != nil {
+			return nil, nil, err
+		}
+		if a, err := d.Refresh(ctx, c.Task); err != nil {
+			return nil, nil, err
+		} else if a != nil && a.Created {
+			notes = append(notes, fmt.Sprintf("init.md of attempt %d has a new turn for %s (%s)", a.Attempt, a.Role, a.Path))
+		}
 	}
 	return t, notes, nil
 }

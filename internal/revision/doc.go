@@ -7,8 +7,8 @@
 // Each attempt K of a task keeps two files on the task's ref
 // (refs/ideate/tasks/<task>, beside its contract and runs):
 //
-//	attempts/<K>/init.md    the context, written by git ideate only
-//	attempts/<K>/output.md  the worker's own report, captured from its worktree
+//	attempts/<K>/init.md            the context, written by git ideate only
+//	attempts/<K>/output-<role>.md   each role's own report, captured from its worktree
 //
 // init.md is append-only and turn-counted: attempt K's file is attempt
 // K-1's with one more "## Turn" appended, so every version is in git
@@ -24,8 +24,11 @@
 // Materialize puts the current init.md at .ideate/init.md in the worker's
 // worktree, mode 0444 (the directory is in the repository's info/exclude,
 // and the role guard denies writes to it); the worker writes
-// .ideate/output.md, which CaptureOutput copies to the ref before the
-// next turn is composed (and the stop gate does after judging).
+// .ideate/output.md, which CaptureOutput copies to the ref under the
+// task's current role before the next turn is composed (and the stop gate
+// does after judging); NewRole keeps it and clears it from the worktree
+// before the task is started under another role, and Refresh then gives
+// init.md a turn naming that role.
 //
 // # Bounds
 //

@@ -140,6 +140,10 @@ func (d Deps) Open(ctx context.Context, task string) (*Attempt, error) {
 		if ct, err = d.Tasks.NextAttempt(ctx, task); err != nil {
 			return nil, err
 		}
+		// The report is kept with the attempt that wrote it.
+		if err := d.Tasks.ClearWorkerOutput(task); err != nil {
+			return nil, err
+		}
 		k = ct.Attempt
 	} else if k > max {
 		v, _, err := d.failed(ctx, task, k-1)
@@ -513,17 +517,17 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 		b.WriteString("- " + f + "\n")
 	}
 	// The attempt's own report.
-	out, ok, err := d.Tasks.AttemptFile(ct.Task, k, worktree.OutputFile)
+	out, ok, err := d.roleOutput(ct.Task, k, ct.Role)
 	if err != nil {
 		return nil, err
 	}
 	if ok && len(bytes.TrimSpace(out)) > 0 {
 		fb.Output = true
-		b.WriteString("\nThe attempt's own report (its output.md), quoted:\n\n")
+		b.WriteString("\nThe attempt's own report (its " + orWorker(ct.Role) + "'s output.md), quoted:\n\n")
 		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 		for i, l := range lines {
 			if i == 40 {
-				fmt.Fprintf(&b, "> … (%d more lines in attempts/%d/output.md on the task's ref)\n", len(lines)-40, k)
+				fmt.Fprintf(&b, "> … (%d more lines in attempts/%d/%s on the task's ref)\n", len(lines)-40, k, worktree.OutputFileOf(ct.Role))
 				break
 			}
 			b.WriteString("> " + textfmt.Fit(l, 300) + "\n")
@@ -620,8 +624,11 @@ func fixFor(class, task, phase string) string {
 }
 
 // CaptureOutput copies the worker's output.md from the task's worktree
-// onto the task's ref as the current attempt's output.md; false when the
-// worktree holds none (or the ref already holds the same text).
+// onto the task's ref as the current role's report of the current attempt
+// (attempts/<K>/output-<role>.md); false when the worktree holds none, or
+// the ref already holds that text — as this role's report, or as another
+// role's or an earlier attempt's, which it then is (the file outlives
+// the role that wrote it; the role after wrote none).
 func (d Deps) CaptureOutput(ctx context.Context, task string) (bool, error) {
 	ct, err := d.Tasks.Contract(task)
 	if err != nil {
@@ -635,32 +642,67 @@ func (d Deps) CaptureOutput(ctx context.Context, task string) (bool, error) {
 	if k < 1 {
 		k = 1
 	}
-	have, ok, err := d.Tasks.AttemptFile(task, k, worktree.OutputFile)
-	if err != nil {
-		return false, err
-	}
-	if ok && bytes.Equal(have, out) {
-		return false, nil
-	}
-	// The worktree's output.md outlives its attempt: the same text an
-	// earlier attempt already kept is that attempt's report, not this
-	// one's (this one wrote none).
-	for j := k - 1; j >= 1; j-- {
-		if prev, ok, err := d.Tasks.AttemptFile(task, j, worktree.OutputFile); err != nil {
+	for j := k; j >= 1; j-- {
+		kept, err := d.Tasks.AttemptOutputs(task, j)
+		if err != nil {
 			return false, err
-		} else if ok && bytes.Equal(prev, out) {
-			return false, nil
+		}
+		for _, o := range kept {
+			if o.Text == string(out) {
+				return false, nil
+			}
 		}
 	}
-	return true, d.Tasks.PutAttemptFile(ctx, task, k, worktree.OutputFile, out, nil)
+	return true, d.Tasks.PutAttemptFile(ctx, task, k, worktree.OutputFileOf(ct.Role), out, nil)
+}
+
+// roleOutput is the report role kept for attempt k (the attempt's single
+// output.md when it was kept before roles had their own).
+func (d Deps) roleOutput(task string, k int, role string) ([]byte, bool, error) {
+	b, ok, err := d.Tasks.AttemptFile(task, k, worktree.OutputFileOf(role))
+	if err != nil || ok {
+		return b, ok, err
+	}
+	return d.Tasks.AttemptFile(task, k, worktree.OutputFile)
+}
+
+// NewRole keeps the worker's report under the task's current role, then
+// clears it from the worktree, before the task is started again under
+// another role: each role's output.md is its own.
+func (d Deps) NewRole(ctx context.Context, task string) error {
+	if _, err := d.CaptureOutput(ctx, task); err != nil {
+		return err
+	}
+	return d.Tasks.ClearWorkerOutput(task)
+}
+
+// Refresh makes the current attempt's init.md tell the truth (the role,
+// the plan-ready section, the scaffold actions logged so far), appending
+// a turn when its newest one no longer does, and materializes it; a task
+// whose attempt has no init.md yet is left as it is (nil).
+func (d Deps) Refresh(ctx context.Context, task string) (*Attempt, error) {
+	ct, err := d.Tasks.Contract(task)
+	if err != nil || ct.Status != worktree.StatusOpen {
+		return nil, err
+	}
+	k := max(ct.Attempt, 1)
+	cur, ok, err := d.Tasks.AttemptFile(task, k, worktree.InitFile)
+	if err != nil || !ok {
+		return nil, err
+	}
+	bound, _ := d.Bound(ctx)
+	return d.refresh(ctx, ct, k, bound, cur)
 }
 
 // AttemptFiles is one attempt's files as the task's ref keeps them.
 type AttemptFiles struct {
 	Attempt int    `json:"attempt"`
 	Init    string `json:"init,omitempty"`
-	Output  string `json:"output,omitempty"`
-	Verdict string `json:"verdict,omitempty"` // the attempt's newest verdict, "phase RESULT"
+	// Outputs are the attempt's reports, one per role that wrote one;
+	// Output is them together, each under a "## <role>" line.
+	Outputs []worktree.RoleOutput `json:"outputs,omitempty"`
+	Output  string                `json:"output,omitempty"`
+	Verdict string                `json:"verdict,omitempty"` // the attempt's newest verdict, "phase RESULT"
 }
 
 // Show lists the task's attempts with their files and newest verdicts.
@@ -683,10 +725,19 @@ func (d Deps) Show(ctx context.Context, task string) ([]AttemptFiles, error) {
 		} else if ok {
 			a.Init = string(b)
 		}
-		if b, ok, err := d.Tasks.AttemptFile(task, k, worktree.OutputFile); err != nil {
+		outs, err := d.Tasks.AttemptOutputs(task, k)
+		if err != nil {
 			return nil, err
-		} else if ok {
-			a.Output = string(b)
+		}
+		a.Outputs = outs
+		for _, o := range outs {
+			if o.Role != "" {
+				a.Output += "## " + o.Role + "\n\n"
+			}
+			a.Output += o.Text
+			if !strings.HasSuffix(o.Text, "\n") {
+				a.Output += "\n"
+			}
 		}
 		if v, _, err := d.failed(ctx, task, k); err != nil {
 			return nil, err
@@ -696,4 +747,11 @@ func (d Deps) Show(ctx context.Context, task string) ([]AttemptFiles, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+func orWorker(role string) string {
+	if role == "" {
+		return "worker"
+	}
+	return role
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
@@ -17,9 +18,33 @@ import (
 
 // The files an attempt keeps on the task's ref, under attempts/<K>/.
 const (
-	InitFile   = "init.md"   // written by git ideate (post-planner, supervisor); read-only to the worker
-	OutputFile = "output.md" // the worker's own report, captured from its worktree
+	InitFile = "init.md" // written by git ideate (post-planner, supervisor); read-only to the worker
+	// OutputFile is the worker's own report as it writes it in its
+	// worktree; on the ref each role of the attempt keeps its own,
+	// OutputFileOf(role). An attempt kept before roles had their own
+	// holds it under this name.
+	OutputFile = "output.md"
 )
+
+// OutputFileOf is the name role's report has under attempts/<K>/ on the
+// task's ref: output-<role>.md (output-worker.md for a task started with
+// no role).
+func OutputFileOf(role string) string {
+	if role == "" {
+		role = "worker"
+	}
+	return "output-" + role + ".md"
+}
+
+// RoleOutput is one role's report of an attempt; Role is "" for one kept
+// as the attempt's single output.md.
+type RoleOutput struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// roleOrder is the order of the discipline's roles in an attempt.
+var roleOrder = map[string]int{"red-worker": 1, "scaffolder": 2, "post-planner": 3, "green-worker": 4}
 
 // AttemptDir is where the worker finds init.md and writes output.md, at
 // the top of its worktree (ignored through the repository's info/exclude).
@@ -35,10 +60,66 @@ func checkAttemptFile(task string, attempt int, name string) error {
 	if attempt < 1 || attempt > 99 {
 		return apperr.New(apperr.Schema, "attempt must be 1..99, not %d", attempt)
 	}
-	if name != InitFile && name != OutputFile {
-		return apperr.New(apperr.Schema, "an attempt keeps %s and %s, not %q", InitFile, OutputFile, name)
+	if name == InitFile || name == OutputFile {
+		return nil
+	}
+	if role, ok := roleOfOutput(name); !ok || !roleRe().MatchString(role) {
+		return apperr.New(apperr.Schema, "an attempt keeps %s and one %s per role, not %q", InitFile, OutputFileOf("<role>"), name)
 	}
 	return nil
+}
+
+func roleOfOutput(name string) (string, bool) {
+	role, ok := strings.CutPrefix(name, "output-")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(role, ".md")
+}
+
+// AttemptOutputs lists the reports attempt K keeps, one per role, in the
+// discipline's order (red, scaffold, green, then others by name).
+func (m *Manager) AttemptOutputs(task string, attempt int) ([]RoleOutput, error) {
+	if err := checkAttemptFile(task, attempt, InitFile); err != nil {
+		return nil, err
+	}
+	e, found, err := m.onRef(task, "attempts", strconv.Itoa(attempt))
+	if err != nil || !found || !e.IsDir() {
+		return nil, err
+	}
+	ents, err := m.git.ReadTree(e.Hash)
+	if err != nil {
+		return nil, err
+	}
+	var out []RoleOutput
+	for _, x := range ents {
+		role, ok := roleOfOutput(x.Name)
+		if x.Name == OutputFile {
+			role, ok = "", true
+		}
+		if !ok || x.IsDir() {
+			continue
+		}
+		b, err := m.git.ReadBlob(x.Hash)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, RoleOutput{Role: role, Text: string(b)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := roleOrder[out[i].Role], roleOrder[out[j].Role]
+		if ri == 0 {
+			ri = 9
+		}
+		if rj == 0 {
+			rj = 9
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return out[i].Role < out[j].Role
+	})
+	return out, nil
 }
 
 // AttemptFile reads attempts/<attempt>/<name> from the task's ref; ok is
@@ -208,6 +289,21 @@ func (m *Manager) Materialize(task string, data []byte) (string, error) {
 		return "", apperr.Wrap(apperr.Write, err, "cannot write %s", path)
 	}
 	return path, nil
+}
+
+// ClearWorkerOutput removes the worker's output.md from the task's
+// worktree once it is kept on the task's ref, so the next role, or the
+// next attempt, starts without a report that is not its own.
+func (m *Manager) ClearWorkerOutput(task string) error {
+	c, err := m.Contract(task)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.Path, AttemptDir, OutputFile)
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return apperr.Wrap(apperr.Write, err, "cannot remove %s", path)
+	}
+	return nil
 }
 
 // WorkerOutput reads the worker's output.md from the task's worktree;
