@@ -60,7 +60,13 @@ func listTasks(ctx context.Context, env *Env, all bool) ([]worktree.Task, error)
 		for _, e := range es {
 			if e.Task == t.Contract.Task && e.Attempt == t.Attempt && t.Status == worktree.StatusOpen {
 				t.Status = StatusEscalated
-				t.Claim, t.ClaimNote = "released", "escalated: "+e.Event+" (exec "+e.ID+")"
+				note := "escalated: " + e.Event + " (exec " + e.ID + ")"
+				if t.Claim == "held" {
+					// The escalation could not release it: say so, and how.
+					t.ClaimNote = note + "; its claim is still held: git ideate task release " + t.Contract.Task
+				} else {
+					t.Claim, t.ClaimNote = "released", note
+				}
 			}
 		}
 	}

@@ -205,3 +205,46 @@ func TestTaskStart_NewRoleKeepsEachRolesOutputAndRefreshesInit(t *testing.T) {
 		t.Fatalf("show, one report per role:\n%s", show)
 	}
 }
+
+// An escalated task shows as escalated and its claim is released on the
+// board, through the built binary: the task was started under a board
+// item's claim, failed its three attempts, and the fourth `task attempt`
+// escalates; then `task list` says escalated with the claim released, the
+// item is open again with no claim, and another holder can claim it.
+func TestTaskAttempt_EscalationReleasesTheClaim(t *testing.T) {
+	dir := uncheckedProject(t, nil)
+	const task = "S1-01/T1"
+	item := itemID(t, mustOK(t, bin(t, dir, "", "work", "create", "--title", task, "--spec", "s", "--spec-format", "f", "--human", "h")).out)
+	mustOK(t, bin(t, dir, "", "task", "start", task, "--role", "green-worker", "--item", item, "--human", "alice",
+		"--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**"))
+	if s := itemStatus(t, dir, item); s != "in_progress" {
+		t.Fatalf("item after the start: %s", s)
+	}
+	for k := 1; k <= 3; k++ {
+		mustOK(t, bin(t, dir, "", "task", "attempt", task))
+		failGreenCLI(t, dir, task, k)
+	}
+	r := bin(t, dir, "", "task", "attempt", task)
+	if r.code != corecmd.ExitFailure || !strings.Contains(r.err, "ESCALATED") {
+		t.Fatalf("fourth attempt: %d %q %q", r.code, r.out, r.err)
+	}
+	var list struct {
+		Tasks []taskJSON `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "task", "list", "--json")).out), &list); err != nil || len(list.Tasks) != 1 ||
+		list.Tasks[0].Status != "escalated" || list.Tasks[0].Claim != "released" || !strings.Contains(list.Tasks[0].Note, "escalated: ") {
+		t.Fatalf("task list --json after the escalation: %+v %v", list, err)
+	}
+	if tl := mustOK(t, bin(t, dir, "", "task", "list")).out; !strings.Contains(tl, "escalated") || !strings.Contains(tl, "claim released") {
+		t.Fatalf("task list:\n%s", tl)
+	}
+	var it struct {
+		Status string          `json:"status"`
+		Claim  json.RawMessage `json:"claim"`
+	}
+	json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "work", "get", "--id", item)).out), &it)
+	if it.Status != "open" || len(it.Claim) != 0 && string(it.Claim) != "null" {
+		t.Fatalf("the item after the escalation: %s, claim %s", it.Status, it.Claim)
+	}
+	mustOK(t, bin(t, dir, "", "work", "claim", "--id", item, "--human", "bob"))
+}

@@ -349,8 +349,10 @@ func (c *TaskListCmd) Run(ctx context.Context, env *Env) error {
 	for _, t := range tasks {
 		claim := "unclaimed"
 		switch {
-		case t.Status == StatusEscalated:
+		case t.Status == StatusEscalated && t.Claim == "released":
 			claim = t.ClaimNote + ", claim released"
+		case t.Status == StatusEscalated:
+			claim = t.ClaimNote
 		case t.Claim == "lost":
 			claim = "CLAIM LOST: " + t.ClaimNote
 		case t.Item != "":
