@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ideate/git-ideate/internal/corecmd"
+	"strings"
 
 	"github.com/ideate/git-ideate/internal/scaffold"
 )
@@ -43,6 +44,13 @@ func (c *ScaffoldCmd) Run(ctx context.Context, env *Env) error {
 	}
 	if len(r.Actions) == 0 && len(r.Undecided) == 0 {
 		fmt.Fprintln(env.Out, "nothing to scaffold")
+	}
+	for _, f := range r.Formatted {
+		if f.Error != "" {
+			fmt.Fprintf(env.Out, "note: %s could not format %s (%s); they are as the scaffold wrote them\n", f.Tool, strings.Join(f.Paths, " "), f.Error)
+		} else {
+			fmt.Fprintf(env.Out, "formatted with %s: %s\n", f.Tool, strings.Join(f.Paths, " "))
+		}
 	}
 	if r.Weaker {
 		fmt.Fprintln(env.Out, "note: this build has no tree-sitter; files outside Go were read by the weaker fallback reader")

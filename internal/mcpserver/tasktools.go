@@ -81,7 +81,7 @@ func taskTools() []toolDef {
 			desc:   "The no-progress guard on a wave (the CLI's escalations --check-wave): once every task of it has a GREEN PASS, more plan-ready boxes ticked than after the wave before is progress (recorded); none more is a stall, escalated as no-progress (hard stop). A wave with tasks still waiting is left alone. Returns the wave's tasks, ticks and any escalation.",
 			schema: obj([]string{"wave"}, arg{"wave", posInt, "The wave (plan_show gives each task's)."}, argSprint)},
 		{name: "scaffold", run: scaffoldRun,
-			desc:   "The post-RED scaffold step for a task's worktree: delete the RED shims and write one stub per declared symbol (its body fails with SUB-AGENT-TODO), never touching a symbol with a body; each action on the execution log. Commits nothing.",
+			desc:   "The post-RED scaffold step for a task's worktree: delete the RED shims and write one stub per declared symbol (its body fails with SUB-AGENT-TODO), never touching a symbol with a body; Go written gofmt-clean, other languages through their formatter when one is on PATH (ruff/black, prettier, rustfmt); each action once on the execution log. Commits nothing.",
 			schema: obj([]string{"task"}, argTaskID, arg{"attempt", posInt, "Attempt the actions are logged under (default: the task's)."}, argSprint)},
 		{name: "memory_add", run: memoryAdd,
 			desc: "Add one role-scoped lesson to docs/agents/memory.md (one or two lines, with its evidence). Refused when it would relax an invariant, repeats an entry or passes the role's bound.",

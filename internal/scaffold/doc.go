@@ -20,7 +20,11 @@
 // file in the shim's directory and language, preferring one named after
 // the symbol. A Go stub carries the shim file's imports its text uses: a
 // new file gets an import block, an existing one gains the imports it
-// lacks (then go/format). A symbol defined outside a shim is never
+// lacks; Go is written as gofmt writes it (go/format), and the other
+// files it writes are run through the language's formatter when one is
+// on PATH (ruff format or black for Python, prettier for JavaScript and
+// TypeScript, rustfmt for Rust; Result.Formatted says which ran and
+// whether it failed). A symbol defined outside a shim is never
 // touched, with or without a body (outside Go, where a module is its
 // file, a declared name the shim's symbol answers to that is defined in
 // another module counts); a second run finds nothing to do. A declared symbol

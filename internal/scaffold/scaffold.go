@@ -48,6 +48,9 @@ type Input struct {
 	// ShimMarker and StubMarker default to the constants above.
 	ShimMarker string
 	StubMarker string
+	// LookPath finds a language's formatter (exec.LookPath when nil); one
+	// that finds none leaves the files as written.
+	LookPath func(string) (string, error)
 }
 
 // Action is one change the scaffolder made: Op on Path for Symbol (the
@@ -71,6 +74,9 @@ type Result struct {
 	// Weaker is set when a file the run read was read by the fallback
 	// reader (a build without tree-sitter).
 	Weaker bool `json:"weaker"`
+	// Formatted are the runs of the languages' formatters found on PATH
+	// over the files written (Go's is go/format, always).
+	Formatted []Formatted `json:"formatted,omitempty"`
 }
 
 // shimDef is a definition the RED worker marked, with its source text.
@@ -308,6 +314,16 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 			res.Actions = append(res.Actions, Action{op, p, s.qname})
 		}
 	}
+	// The files written, as the language's formatter writes them.
+	var written []string
+	seenW := map[string]bool{}
+	for _, a := range res.Actions {
+		if a.Op != Delete && !strings.HasSuffix(a.Path, ".go") && !seenW[a.Path] {
+			seenW[a.Path] = true
+			written = append(written, a.Path)
+		}
+	}
+	res.Formatted = formatWritten(ctx, in.Dir, written, in.LookPath)
 	// One action per (op, path, symbol): a symbol reached twice (a shim
 	// and the plan) is one change, reported and logged once.
 	once := map[Action]bool{}
