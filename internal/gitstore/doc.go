@@ -12,7 +12,7 @@
 //     refuses one it cannot write (SHA-256 objects, reftable refs);
 //     Repo.StateDir is the per-clone directory for caches and telemetry.
 //   - Objects: a transaction's writes as one pack (see pending: two files
-//     instead of one per object, kept by a .keep until the ref moves),
+//     instead of one per object, put in place holding the ref's lock),
 //     other writes as loose objects (temporary file, then rename); reads
 //     through odb (loose objects and mmap'd packs); the tree and commit
 //     codecs; Insert and Lookup by path, DiffTrees and UnionTrees, whose

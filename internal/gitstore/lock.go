@@ -70,11 +70,6 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if newH == ZeroHash {
 		return s.deleteRef(ctx, name, oldH)
 	}
-	keep, err := s.flush()
-	if err != nil {
-		return err
-	}
-	defer s.dropKeep(keep)
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
 	lockPath := path + ".lock"
@@ -110,6 +105,16 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
 		}
 	}
+	// The objects the ref is to name go to disk last, holding its lock,
+	// so their pack appears only renames before the ref names them: a
+	// `git repack -a -d` cannot take them as unreachable in between
+	// unless it lists the pack and reads the refs within those
+	// microseconds (see flush).
+	keep, err := s.flush()
+	if err != nil {
+		return err
+	}
+	defer s.dropKeep(keep)
 	if err := os.Rename(lockPath, path); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
 	}

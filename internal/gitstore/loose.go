@@ -45,14 +45,9 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "tmp_obj_")
-	for i := 0; i < 100 && errors.Is(err, os.ErrNotExist); i++ {
-		if err = mkdirAll(dir); err == nil {
-			f, err = os.CreateTemp(dir, "tmp_obj_")
-		}
-	}
+	f, err := createTemp(dir, "tmp_obj_") // read-only, as git makes loose objects
 	if err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot create an object file in %s", dir)
+		return err
 	}
 	_, werr := f.Write(buf.Bytes())
 	if werr == nil && s.sync.loose {
@@ -63,8 +58,6 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 		werr = cerr
 	}
 	if werr == nil {
-		// Loose objects are read-only, as git makes them.
-		os.Chmod(f.Name(), 0o444)
 		werr = os.Rename(f.Name(), final)
 	}
 	if errors.Is(werr, os.ErrNotExist) {

@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -142,18 +144,21 @@ func (s *Store) pendingObject(h Hash) (pendObj, bool) {
 	return s.pend.objs[i], true
 }
 
-// flush stores the buffered objects as one pack and returns its .keep
-// ("" when nothing was buffered), which the caller removes once a ref
-// names the objects. While a git gc runs it stores them loose instead (see
-// gcRunning). It holds the buffer's lock throughout, so a reader always
-// finds an object in one place; a failed flush keeps the objects buffered.
+// flush stores the buffered objects as one pack. A ref update calls it
+// holding the ref's lock, just before the ref moves, so no repack can list
+// the pack while nothing names its objects yet; inside Together, where a
+// later ref names some of them, the pack gets a .keep, returned for the
+// caller to remove once that ref has moved ("" otherwise). While a git gc
+// runs it stores the objects loose instead (see gcRunning). It holds the
+// buffer's lock throughout, so a reader always finds an object in one
+// place; a failed flush keeps the objects buffered.
 func (s *Store) flush() (keep string, err error) {
 	s.pend.mu.Lock()
 	defer s.pend.mu.Unlock()
 	if len(s.pend.objs) == 0 {
 		return "", nil
 	}
-	keep, err = s.writePack(s.pend.objs)
+	keep, err = s.writePack(s.pend.objs, s.pend.hold > 0)
 	if errors.Is(err, errGCRuns) {
 		keep, err = "", nil
 		for _, o := range s.pend.objs {
@@ -198,16 +203,16 @@ func (s *Store) flushNow() error {
 // as git's pack writers do: temporary files, the pack renamed into place
 // first and the index last, since a pack becomes visible with its index.
 //
-// Between the two renames the pack gets a .keep, a hard link to the pack,
-// which the writer removes once its ref names the objects: otherwise a
-// concurrent `git repack -a -d` that read the refs before the ref moved
-// deletes the pack as unreachable (git's receive-pack guards its packs the
-// same way). Maintenance removes a killed writer's .keep after an hour; a
-// user's own .keep, a file of its own, is never touched.
+// withKeep gives the pack a .keep, a hard link to it, before it appears;
+// the writer removes it once the last ref naming its objects has moved:
+// otherwise a concurrent `git repack -a -d` that read the refs before that
+// ref moved deletes the pack as unreachable (git's receive-pack guards its
+// packs the same way). Maintenance removes a killed writer's .keep after
+// an hour; a user's own .keep, a file of its own, is never touched.
 //
 // Pack and index version 2, no deltas (repacks delta later); small objects
 // and trees stored (see storeInPack), the rest at zlib level 1.
-func (s *Store) writePack(objs []pendObj) (string, error) {
+func (s *Store) writePack(objs []pendObj, withKeep bool) (string, error) {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
@@ -307,18 +312,44 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 		// it must not be replaced or removed.
 		return "", nil
 	}
-	tmpPack, err := s.writeTemp(dir, "tmp_pack_", buf.Bytes(), s.sync.pack)
+	pf, err := createTemp(dir, "tmp_pack_")
 	if err != nil {
 		return "", err
 	}
-	tmpIdx, err := s.writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.packMeta)
-	if err != nil {
+	tmpPack := pf.Name()
+	// The pack's fsync waits on the disk while the index is written.
+	synced := make(chan error, 1)
+	if _, err := pf.Write(buf.Bytes()); err != nil || !s.sync.pack {
+		synced <- err
+	} else {
+		go func() { synced <- pf.Sync() }()
+	}
+	tmpIdx, ierr := writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.packMeta)
+	if err := errors.Join(<-synced, pf.Close(), ierr); err != nil {
 		os.Remove(tmpPack)
-		return "", err
+		if ierr == nil {
+			os.Remove(tmpIdx)
+		}
+		return "", apperr.Wrap(apperr.Write, err, "cannot write a pack in %s", dir)
+	}
+	// A pack that a later ref names too (see Together) is kept from
+	// before it appears: the keep is a link to it made under its
+	// temporary name.
+	var keep string
+	if withKeep {
+		keep = base + ".keep"
+		if err := os.Link(tmpPack, keep); err != nil && !errors.Is(err, os.ErrExist) {
+			os.Remove(tmpPack)
+			os.Remove(tmpIdx)
+			return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
+		}
 	}
 	if err := os.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
+		if keep != "" {
+			os.Remove(keep)
+		}
 		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
 	}
 	if testHookPackPlaced != nil {
@@ -329,16 +360,16 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 	if gcRunning(s.repo.CommonDir) {
 		os.Remove(base + ".pack")
 		os.Remove(tmpIdx)
+		if keep != "" {
+			os.Remove(keep)
+		}
 		return "", errGCRuns
-	}
-	keep := base + ".keep"
-	if err := os.Link(base+".pack", keep); err != nil && !errors.Is(err, os.ErrExist) {
-		os.Remove(tmpIdx)
-		return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 	}
 	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
-		os.Remove(keep)
+		if keep != "" {
+			os.Remove(keep)
+		}
 		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
 	}
 	s.sync.syncDir(dir)
@@ -346,30 +377,38 @@ func (s *Store) writePack(objs []pendObj) (string, error) {
 	return keep, nil
 }
 
-// writeTemp writes data to a new read-only temporary file in dir (made
-// when missing) and returns its name.
-func (s *Store) writeTemp(dir, prefix string, data []byte, sync bool) (string, error) {
-	f, err := os.CreateTemp(dir, prefix)
-	if errors.Is(err, os.ErrNotExist) {
-		if err = mkdirAll(dir); err == nil {
-			f, err = os.CreateTemp(dir, prefix)
+// createTemp makes a new read-only file in dir (made when missing)
+// named prefix and a random suffix, open for writing.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for i := 0; ; i++ {
+		f, err := os.OpenFile(filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		switch {
+		case err == nil:
+			return f, nil
+		case i >= 100:
+		case errors.Is(err, os.ErrExist):
+			continue
+		case errors.Is(err, os.ErrNotExist):
+			// A git prune may remove the emptied directory again meanwhile.
+			if err = mkdirAll(dir); err == nil {
+				continue
+			}
 		}
+		return nil, apperr.Wrap(apperr.Write, err, "cannot create a file in %s", dir)
 	}
-	if err != nil {
-		return "", apperr.Wrap(apperr.Write, err, "cannot create a pack file in %s", dir)
-	}
-	return fillTemp(f, data, sync)
 }
 
-// fillTemp writes data to f, a new temporary file, makes it
-// read-only and closes it; it removes f when any of that fails.
-func fillTemp(f *os.File, data []byte, sync bool) (string, error) {
+// writeTemp writes data to a new read-only temporary file in dir (made
+// when missing), forced to disk when sync, and returns its name; it
+// removes the file when any of that fails.
+func writeTemp(dir, prefix string, data []byte, sync bool) (string, error) {
+	f, err := createTemp(dir, prefix)
+	if err != nil {
+		return "", err
+	}
 	_, werr := f.Write(data)
 	if werr == nil && sync {
 		werr = f.Sync()
-	}
-	if werr == nil {
-		werr = f.Chmod(0o444)
 	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr

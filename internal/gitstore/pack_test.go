@@ -103,9 +103,9 @@ func TestWriteBlob_OutsideATransactionIsLoose(t *testing.T) {
 // after a write's pack is in place but before its ref moves sees the
 // pack's objects as unreachable, and `git repack -a -d` (or git gc, when
 // the pack appeared between its listing of packs and its walk) deletes
-// the pack with them. The pack's .keep (see writePack) stops that. Check
-// runs while the ref's lock is held, after the pack is written and just
-// before the swap: the window.
+// the pack with them. So the pack is put in place holding the ref's lock,
+// after everything that can wait: Check runs holding the lock, just
+// before the pack and the swap, and a repack run there loses nothing.
 func TestTransact_RepackBetweenPackAndSwapLosesNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name string

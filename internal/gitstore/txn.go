@@ -116,13 +116,6 @@ func (s *Store) commitOn(ctx context.Context, ref string, tip Hash, build Guarde
 	if err != nil {
 		return ZeroHash, err
 	}
-	// The attempt's objects go to disk as one pack before any lock is
-	// taken, so the locks are held only for the swap.
-	keep, err := s.flush()
-	if err != nil {
-		return ZeroHash, err
-	}
-	defer s.dropKeep(keep) // the ref names the objects now, or never will
 	release, err := s.holdGuards(ctx, ref, guards)
 	if err != nil {
 		return ZeroHash, err

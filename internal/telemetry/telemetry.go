@@ -238,9 +238,11 @@ func (r *Recorder) Close() error {
 	return err
 }
 
+// open opens the event file, creating it (and the state directory) only
+// when it is missing: an event of a clone that has the file creates none.
 func (r *Recorder) open() (*os.File, error) {
 	path := r.Path()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(r.Dir, 0o755); err == nil {
 			f, err = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
