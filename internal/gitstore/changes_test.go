@@ -1,6 +1,7 @@
 package gitstore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -410,5 +411,51 @@ func TestWorktreeChanges_IgnoresAHooksGitEnvironment(t *testing.T) {
 	}
 	if got := statusLines(c); strings.Join(got, ",") != strings.Join(want, ",") || len(got) != 3 {
 		t.Fatalf("under a hook's environment %q, want %q", got, want)
+	}
+}
+
+// Another repository inside the worktree is added as a submodule at its
+// HEAD, as `git add -A` adds it; one with no commit yet, which git
+// refuses to add, is left out rather than failing the whole reading.
+func TestWorktreeChanges_NestedRepositories(t *testing.T) {
+	f := newWTFixture(t, map[string]string{"a.txt": "a"})
+	sub := filepath.Join(f.wt, "sub")
+	gt.Git(t, f.wt, "init", "-q", sub)
+	writeFile(t, sub, "x.txt", "x")
+	gt.Git(t, sub, "add", "x.txt")
+	gt.Git(t, sub, "commit", "-q", "-m", "x")
+	c := f.check("a nested repository with a commit")
+	if len(c.List) != 1 || c.List[0].Path != "sub" || c.List[0].NewMode != "160000" || c.List[0].NewHash.String() != gt.Git(t, sub, "rev-parse", "HEAD") {
+		t.Fatalf("nested repository: %+v", c.List)
+	}
+	gt.Git(t, f.wt, "init", "-q", filepath.Join(f.wt, "empty"))
+	c = f.changes()
+	if len(c.List) != 1 || c.List[0].Path != "sub" {
+		t.Fatalf("with an empty nested repository too: %+v", c.List)
+	}
+}
+
+// Reading the changes writes neither the worktree's index nor an object:
+// the content of a new file is named, not stored.
+func TestWorktreeChanges_WritesNoObjectAndNoIndex(t *testing.T) {
+	f := newWTFixture(t, map[string]string{"a.txt": "a"})
+	f.write("a.txt", "a edited, unique to this test")
+	f.write("new.txt", "new, unique to this test")
+	index := filepath.Join(f.main, ".git", "worktrees", "wt", "index")
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.changes()
+	if len(c.List) != 2 {
+		t.Fatalf("changes: %+v", c.List)
+	}
+	for _, ch := range c.List {
+		if _, err := gt.GitErr(f.main, "cat-file", "-e", ch.NewHash.String()); err == nil {
+			t.Errorf("%s: its content %s was written to the object database", ch.Path, ch.NewHash)
+		}
+	}
+	if after, err := os.ReadFile(index); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("the worktree's index changed (%v)", err)
 	}
 }

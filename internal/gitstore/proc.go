@@ -38,10 +38,16 @@ func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
 // stdout. A non-zero exit is GitFailed naming the command and git's first
 // line of complaint; a cancelled ctx returns ctx's error.
 func (s *Store) runGitIn(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
+	return s.runGitEnv(ctx, dir, nil, stdin, args...)
+}
+
+// runGitEnv is runGitIn with env added to git's environment.
+func (s *Store) runGitEnv(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
 	if err := s.flushNow(); err != nil {
 		return nil, err
 	}
 	cmd := gitProc(ctx, dir, args...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
