@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strconv"
@@ -123,16 +122,11 @@ func (c *Config) GetAllSub(section, sub, key string) []string {
 // `git config --local --add`. The Store's Config, read when it was
 // opened, does not see the new value. A failure is apperr.Write.
 func (s *Store) AddLocalConfig(ctx context.Context, key, value string) error {
-	cmd := s.git(ctx, "config", "--local", "--add", key, value)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return apperr.Wrap(apperr.Write, err, "git config --add %s %s failed: %s", key, value, firstLine(errb.String(), err))
+	_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "config", "--local", "--add", key, value)
+	if err != nil && ctx.Err() == nil {
+		return apperr.Wrap(apperr.Write, err, "git config --add %s %s failed", key, value)
 	}
-	return nil
+	return err
 }
 
 // Bool reads a git boolean (true/yes/on/1, false/no/off/0; a bare key is true).

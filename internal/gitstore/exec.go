@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"time"
 
@@ -29,13 +28,11 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// git builds a git command against this repository's common directory,
-// bound to ctx through Command, that never prompts for credentials.
+// git builds a git command against this repository's common directory
+// (gitProc).
 func (s *Store) git(ctx context.Context, args ...string) *exec.Cmd {
 	s.flushNow() // git must see every object this Store wrote; a failure shows as git's own error
-	cmd := Command(ctx, "git", append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	return cmd
+	return gitProc(ctx, "", append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
 }
 
 // detached builds a command its caller does not wait for, in a session

@@ -463,7 +463,7 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 		for _, u := range ups {
 			fmt.Fprintf(&stage, "create %s%s %s\n", shadow, strings.TrimPrefix(u.Ref, "refs/"), u.New)
 		}
-		if err := s.updateRefsStdin(ctx, stage.Bytes()); err != nil {
+		if _, err := s.runGitIn(ctx, "", &stage, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin"); err != nil {
 			return nil, err
 		}
 		defer s.clearShadow(context.WithoutCancel(ctx), shadow)
@@ -567,22 +567,8 @@ func (s *Store) clearShadow(ctx context.Context, prefix string) error {
 	for _, r := range refs {
 		fmt.Fprintf(&b, "delete %s %s\n", r.Name, r.Hash)
 	}
-	return s.updateRefsStdin(ctx, b.Bytes())
-}
-
-// updateRefsStdin runs one `git update-ref --stdin` transaction.
-func (s *Store) updateRefsStdin(ctx context.Context, cmds []byte) error {
-	cmd := s.git(ctx, "update-ref", "--stdin")
-	cmd.Stdin = bytes.NewReader(cmds)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return apperr.New(apperr.Write, "git update-ref --stdin failed: %s", firstLine(errb.String(), err))
-	}
-	return nil
+	_, err = s.runGitIn(ctx, "", &b, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin")
+	return err
 }
 
 // parsePorcelain reads `git push --porcelain` status lines:

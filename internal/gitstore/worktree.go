@@ -15,18 +15,14 @@ import (
 // Worktree is one working tree git knows of, as `git worktree list
 // --porcelain` describes it.
 type Worktree struct {
-	Path     string
-	Head     Hash
-	Branch   string // full ref name; "" when detached
-	Bare     bool
-	Detached bool
+	Path   string
+	Head   Hash
+	Branch string // full ref name; "" when detached
 	// Locked: git will neither prune nor remove it without --force
 	// twice; LockReason is git's note ("initializing" while `git worktree
 	// add` runs, and left so by one that was killed).
 	Locked     bool
 	LockReason string
-	// Prunable: its directory is gone; `git worktree prune` drops it.
-	Prunable bool
 }
 
 // WorktreeAttempts bounds the runs of a `git worktree` command that fails
@@ -53,12 +49,8 @@ func RetryWorktree(ctx context.Context, op, undo func() error) error {
 				return err
 			}
 		}
-		pause := time.NewTimer(time.Duration(rand.Int64N(int64(attempt) * int64(5*time.Millisecond))))
-		select {
-		case <-ctx.Done():
-			pause.Stop()
-			return ctx.Err()
-		case <-pause.C:
+		if err := sleep(ctx, time.Duration(rand.Int64N(int64(attempt)*int64(5*time.Millisecond)))); err != nil {
+			return err
 		}
 	}
 }
@@ -74,32 +66,23 @@ func (s *Store) Worktrees(ctx context.Context) ([]Worktree, error) {
 		return nil, err
 	}
 	var list []Worktree
-	var cur *Worktree
 	for _, f := range strings.Split(string(out), "\x00") {
 		key, val, _ := strings.Cut(f, " ")
-		switch key {
-		case "":
-			cur = nil
-		case "worktree":
+		if key == "worktree" {
 			list = append(list, Worktree{Path: val})
-			cur = &list[len(list)-1]
-		}
-		if cur == nil || key == "worktree" {
 			continue
 		}
+		if len(list) == 0 {
+			continue
+		}
+		cur := &list[len(list)-1]
 		switch key {
 		case "HEAD":
 			cur.Head, _ = ParseHash(val)
 		case "branch":
 			cur.Branch = val
-		case "bare":
-			cur.Bare = true
-		case "detached":
-			cur.Detached = true
 		case "locked":
 			cur.Locked, cur.LockReason = true, val
-		case "prunable":
-			cur.Prunable = true
 		}
 	}
 	return list, nil
@@ -148,37 +131,38 @@ func canonicalPath(p string) string {
 // add that fails beside another `git worktree` command is discarded and
 // run again (RetryWorktree).
 func (s *Store) AddWorktree(ctx context.Context, path, branch string, base Hash) error {
-	if branch == "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-			return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(path))
-		}
-		return RetryWorktree(ctx, func() error {
-			if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout", "--detach", path, base.String()); err != nil {
-				return err
-			}
-			return s.CompleteCheckout(ctx, path, false)
-		}, func() error { return s.DiscardWorktree(ctx, path) })
-	}
-	if !ValidRefName("refs/heads/" + branch) {
+	args := []string{"--git-dir=" + s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout"}
+	var undo func() error // set where a failed add may be run again
+	switch {
+	case branch == "":
+		args = append(args, "--detach", path, base.String())
+		undo = func() error { return s.DiscardWorktree(ctx, path) }
+	case !ValidRefName("refs/heads/" + branch):
 		return apperr.New(apperr.Schema, "%q is not a valid branch name", branch)
-	}
-	exists, err := s.Ref("refs/heads/" + branch)
-	if err != nil {
-		return err
+	default:
+		exists, err := s.Ref("refs/heads/" + branch)
+		if err != nil {
+			return err
+		}
+		if exists == ZeroHash {
+			args = append(args, "-b", branch, path, base.String())
+		} else {
+			args = append(args, path, branch)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(path))
 	}
-	args := []string{"--git-dir=" + s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout"}
-	if exists == ZeroHash {
-		args = append(args, "-b", branch, path, base.String())
-	} else {
-		args = append(args, path, branch)
+	add := func() error {
+		if _, err := s.runGitIn(ctx, "", nil, args...); err != nil {
+			return err
+		}
+		return s.CompleteCheckout(ctx, path, false)
 	}
-	if _, err := s.runGitIn(ctx, "", nil, args...); err != nil {
-		return err
+	if undo == nil {
+		return add()
 	}
-	return s.CompleteCheckout(ctx, path, false)
+	return RetryWorktree(ctx, add, undo)
 }
 
 // CompleteCheckout writes the index and files of the worktree at path
@@ -207,28 +191,18 @@ func (s *Store) CompleteCheckout(ctx context.Context, path string, breakLock boo
 // already gone is pruned instead. Its branch is kept.
 func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 	wt, err := s.FindWorktree(ctx, path)
-	if err != nil {
+	if err != nil || wt == nil {
 		return err
 	}
-	if wt == nil {
-		return nil
-	}
-	if _, statErr := os.Stat(path); errors.Is(statErr, os.ErrNotExist) {
-		if wt.Locked {
-			if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "unlock", wt.Path); err != nil {
-				return err
-			}
-		}
-		return s.PruneWorktrees(ctx)
-	}
-	if _, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path); err != nil {
+	if _, statErr := os.Stat(path); statErr == nil {
+		_, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path)
 		// A `git worktree add` killed half-way leaves a tree git refuses
 		// to remove ("validation failed"): nothing in it is git's to keep.
-		if _, gerr := WorktreeGitDir(path); gerr != nil {
-			return s.DiscardWorktree(ctx, path)
+		if _, gerr := WorktreeGitDir(path); err == nil || gerr == nil {
+			return err
 		}
 	}
-	return err
+	return s.discard(ctx, wt, path)
 }
 
 // DiscardWorktree deletes the worktree at path with everything in it and
@@ -241,6 +215,11 @@ func (s *Store) DiscardWorktree(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
+	return s.discard(ctx, wt, path)
+}
+
+// discard is DiscardWorktree of wt (nil: git does not list it) at path.
+func (s *Store) discard(ctx context.Context, wt *Worktree, path string) error {
 	if wt != nil && wt.Locked {
 		if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "unlock", wt.Path); err != nil {
 			return err
