@@ -56,6 +56,9 @@ type Reason struct {
 	Class  string   `json:"class"`
 	Detail string   `json:"detail"`
 	Paths  []string `json:"paths,omitempty"`
+	// Severity is the gate's grade of the reason ("info" and "medium"
+	// are notes that do not fail the verdict); "" for a plain reason.
+	Severity string `json:"severity,omitempty"`
 }
 
 // TestResult is one declared test's outcome in a judged run.
@@ -313,6 +316,9 @@ func (l *Log) prepare(e *Entry) error {
 		r.Class, r.Detail = strings.TrimSpace(r.Class), clean(r.Detail)
 		if !classRe().MatchString(r.Class) {
 			return apperr.New(apperr.Schema, "reason %d: class must be a lower-case label (letters, digits, '-' or '_', at most 64)", i+1)
+		}
+		if r.Severity != "" && !classRe().MatchString(r.Severity) {
+			return apperr.New(apperr.Schema, "reason %d: severity must be a lower-case label (letters, digits, '-' or '_', at most 64)", i+1)
 		}
 		if err := checkPaths(fmt.Sprintf("reason %d: path", i+1), r.Paths); err != nil {
 			return err

@@ -61,7 +61,7 @@ func Entry(v Verdict) execlog.Entry {
 		Commit: v.Commit, Tree: v.Tree, Base: v.Base}
 	seen := map[string]bool{}
 	for _, r := range v.Reasons {
-		e.Reasons = append(e.Reasons, execlog.Reason{Class: r.Class, Detail: r.Detail, Paths: r.Paths})
+		e.Reasons = append(e.Reasons, execlog.Reason{Class: r.Class, Detail: r.Detail, Paths: r.Paths, Severity: r.Severity})
 		for _, p := range r.Paths {
 			if !seen[p] {
 				seen[p] = true

@@ -30,6 +30,17 @@
 // before the task is started under another role, and Refresh then gives
 // init.md a turn naming that role.
 //
+// # Back to RED
+//
+// A GREEN FAIL whose tests do not pin a declared symbol (an
+// unpinned_symbol reason that is not a note carried forward) is a test
+// defect GREEN may not mend: the tests are frozen after RED. Open then
+// opens the next attempt as a red-worker's (worktree.BackToRed): the
+// branch and worktree return to the verified RED commit, GREEN's commit
+// is kept on a branch of its own, and the feedback's first fix (next
+// "red") says so. After RED passes again, GREEN takes its work back from
+// the kept branch.
+//
 // # Bounds
 //
 // A task gets Bound attempts: standards.md's `max_attempts` (the

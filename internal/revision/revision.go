@@ -12,6 +12,7 @@ import (
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/execlog"
+	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/textfmt"
 	"github.com/ideate/git-ideate/internal/worktree"
@@ -137,7 +138,20 @@ func (d Deps) Open(ctx context.Context, task string) (*Attempt, error) {
 			}
 			return &Attempt{Task: task, Attempt: k, Max: max, Role: ct.Role, Turn: turns(cur), Escalation: esc}, nil
 		}
-		if ct, err = d.Tasks.NextAttempt(ctx, task); err != nil {
+		red, back := gitstore.ZeroHash, false
+		if sendsBackToRed(v) {
+			// The tests must grow: the next attempt is RED's, from the
+			// verified RED commit.
+			if red, back, err = d.verifiedRed(ctx, task); err != nil {
+				return nil, err
+			}
+		}
+		if back {
+			ct, _, err = d.Tasks.BackToRed(ctx, task, red)
+		} else {
+			ct, err = d.Tasks.NextAttempt(ctx, task)
+		}
+		if err != nil {
 			return nil, err
 		}
 		// The report is kept with the attempt that wrote it.
@@ -389,13 +403,16 @@ func (d Deps) failed(ctx context.Context, task string, k int) (execlog.Entry, bo
 
 // Feedback is the entry composed for a re-spawn from a failed attempt.
 type Feedback struct {
-	Task      string   `json:"task"`
-	Attempt   int      `json:"attempt"` // the attempt that failed
-	Verdict   string   `json:"verdict"` // "green FAIL at 1a2b3c4d5e6f"
-	Failing   []string `json:"failing_tests,omitempty"`
-	Outside   []string `json:"out_of_scope,omitempty"`
-	Classes   []string `json:"reason_classes,omitempty"`
-	Fix       []string `json:"fix"`
+	Task    string   `json:"task"`
+	Attempt int      `json:"attempt"` // the attempt that failed
+	Verdict string   `json:"verdict"` // "green FAIL at 1a2b3c4d5e6f"
+	Failing []string `json:"failing_tests,omitempty"`
+	Outside []string `json:"out_of_scope,omitempty"`
+	Classes []string `json:"reason_classes,omitempty"`
+	Fix     []string `json:"fix"`
+	// Next is the phase that takes the task on next when it is not the
+	// failed one's: "red" for a GREEN whose tests do not pin a symbol.
+	Next      string   `json:"next,omitempty"`
 	DontTouch []string `json:"do_not_touch"`
 	Output    bool     `json:"output_read"` // the attempt's output.md was there
 	Text      string   `json:"text"`        // the entry as init.md holds it
@@ -435,6 +452,7 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 		v, failed = *over, true
 	}
 	var b strings.Builder
+	failing := map[string]bool{} // classes with a reason that is not a note
 	fmt.Fprintf(&b, "### Feedback on attempt %d\n\n", k)
 	if !failed && v.ID == "" {
 		fb.Verdict = "no verdict"
@@ -462,6 +480,9 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 		}
 		seen := map[string]bool{}
 		for _, r := range v.Reasons {
+			if r.Severity != "info" && r.Severity != "medium" {
+				failing[r.Class] = true
+			}
 			if !seen[r.Class] {
 				seen[r.Class] = true
 				fb.Classes = append(fb.Classes, r.Class)
@@ -477,10 +498,17 @@ func (d Deps) feedback(ctx context.Context, ct *worktree.Contract, k int, over *
 		}
 	}
 	// What to fix.
+	if sendsBackToRed(v) {
+		fb.Next = "red"
+		fb.Fix = append(fb.Fix, backToRedFix(ct.Task, k, v))
+	}
 	if len(fb.Failing) > 0 {
 		fb.Fix = append(fb.Fix, "make these tests reach their expected outcome: "+strings.Join(fb.Failing, ", "))
 	}
 	for _, c := range fb.Classes {
+		if !failing[c] || c == classUnpinned && fb.Next == "red" {
+			continue // a note, or said above
+		}
 		fb.Fix = append(fb.Fix, fixFor(c, ct.Task, phaseOf(v.Phase, ct.Role)))
 	}
 	if len(fb.Outside) > 0 {
@@ -588,7 +616,7 @@ func fixFor(class, task, phase string) string {
 	case "timeout", "matrix_timeout":
 		return "a test or command hangs or runs too long: find the loop or wait, commit, then run " + again
 	case "unpinned_symbol":
-		return "a declared symbol whose body returns a zero value still passes every declared test: a test defect; the task goes back to RED (git ideate task start " + task + " --role red-worker) to add an assertion that a zero value fails"
+		return "a declared symbol whose body returns a zero value still passes the declared tests: a test must assert what a zero value gets wrong (see the reason for the symbol and the tasks that declare it), then run " + again
 	case "matrix":
 		return "a command of standards.md's Gate matrix failed in the worktree (the reason names it): fix what it reports, commit, then run git ideate gate green --task " + task + " (its PASS ticks plan-ready.md) and git ideate gate final --task " + task
 	case "matrix_unrunnable":
