@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/execlog"
@@ -130,8 +129,18 @@ func runExecExport(ctx context.Context, env *Env, c *ExecExportCmd) (execExportO
 		}
 	}
 	// An export killed before its rename left its temporary file in the
-	// sprint directory: this one removes it.
-	atomicfile.SweepStale(out, 10*time.Second)
+	// sprint directory: this one removes it. Exports of this clone take
+	// turns, so under the lock any such file is a dead export's.
+	g, err := env.Git()
+	if err != nil {
+		return execExportOut{}, err
+	}
+	release, err := g.LockState(ctx, "exec-export.lock")
+	if err != nil {
+		return execExportOut{}, err
+	}
+	defer release()
+	atomicfile.SweepStale(out, 0)
 	if err := writeFileAtomic(out, []byte(b.String()), 0o644); err != nil {
 		return execExportOut{}, err
 	}

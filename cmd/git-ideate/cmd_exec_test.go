@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -153,9 +154,7 @@ func TestExecExport_WritesTheSprintsLedger(t *testing.T) {
 	// A temporary file an export killed before its rename left behind is
 	// removed by the next export.
 	stale := filepath.Join(dir, "docs/agents/sprint1", ".execution.log.tmp-123")
-	os.WriteFile(stale, []byte("half"), 0o644)
-	old := time.Now().Add(-time.Minute)
-	os.Chtimes(stale, old, old)
+	os.WriteFile(stale, []byte("half"), 0o644) // just now: the next export may follow the kill at once
 	mustOK(t, cli(t, dir, "", "exec", "export", "--sprint", "1"))
 	entries, _ := os.ReadDir(filepath.Join(dir, "docs/agents/sprint1"))
 	for _, e := range entries {
@@ -239,4 +238,32 @@ func TestGateFinal_CLI_StoresItsVerdict(t *testing.T) {
 		t.Fatalf("the judged commit's note:\n%s", note)
 	}
 	gt.Fsck(t, dir)
+}
+
+// exec export killed with SIGKILL at any moment, through the built binary,
+// leaves no temporary file behind once the next export has run, even one
+// that follows the kill at once.
+func TestExecExport_KilledLeavesNoTemporaryFile(t *testing.T) {
+	dir, _ := execFixture(t)
+	sprint := filepath.Join(dir, "docs", "agents", "sprint1")
+	os.MkdirAll(sprint, 0o755)
+	for i := 0; i < 20; i++ {
+		cmd := exec.Command(binPath, "exec", "export", "--sprint", "1")
+		cmd.Dir = dir
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i%10) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	mustOK(t, bin(t, dir, "", "exec", "export", "--sprint", "1"))
+	entries, _ := os.ReadDir(sprint)
+	if len(entries) != 1 || entries[0].Name() != "execution.log" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("the sprint directory after killed exports and one more: %v", names)
+	}
 }

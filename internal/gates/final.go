@@ -325,7 +325,7 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 // checkout makes a throwaway detached worktree at commit, and returns it
 // and what removes it.
 func (d FinalDeps) checkout(ctx context.Context, commit gitstore.Hash) (string, func(), error) {
-	tmp, err := os.MkdirTemp("", "ideate-final-")
+	tmp, err := osproc.TempDir("final")
 	if err != nil {
 		return "", nil, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
 	}

@@ -53,7 +53,7 @@ func RunTask(ctx context.Context, st *plan.Standards, dir string, tests []string
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "ideate-run-")
+	tmp, err := osproc.TempDir("run")
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
 	}

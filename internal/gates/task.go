@@ -13,6 +13,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/testrun"
@@ -422,7 +423,7 @@ func (s *taskState) baseRun(ctx context.Context) (*testrun.Report, *Verdict, err
 	rep := &testrun.Report{Format: testrun.Format(s.runner.Format), Verdict: testrun.VerdictNoTests,
 		Counts: map[testrun.Outcome]int{}, Tests: []testrun.Result{}}
 	if len(tests) > 0 {
-		tmp, err := os.MkdirTemp("", "ideate-base-")
+		tmp, err := osproc.TempDir("base")
 		if err != nil {
 			return nil, nil, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
 		}

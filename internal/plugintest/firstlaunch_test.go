@@ -501,6 +501,12 @@ func TestLauncher_HookDuringFirstBuild(t *testing.T) {
 		if strings.Contains(string(got), "session-outcome: Session s ended (other).") {
 			break
 		}
+		// A failed build replays nothing: say so at once, rather than wait
+		// out the deadline (a test binary killed at its -timeout runs no
+		// cleanup and leaves its temporary directories behind).
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(dataExe(data)), "build-failed")); err == nil {
+			t.Fatalf("the background build failed (%s); the spooled hook cannot be replayed", strings.TrimSpace(string(b)))
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the spooled hook never wrote its record (%q)", got)
 		}

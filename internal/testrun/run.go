@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -285,16 +284,7 @@ func runOnce(ctx context.Context, spec Spec, argv []string, opts Options, cap in
 // after removing those of processes that no longer exist (a run killed
 // with its gate).
 func runTempDir() (string, error) {
-	base := os.TempDir()
-	if old, err := filepath.Glob(filepath.Join(base, "ideate-testrun-*-*")); err == nil {
-		for _, d := range old {
-			pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), "ideate-testrun-"), "-", 2)[0])
-			if err == nil && pid > 0 && pid != os.Getpid() && osproc.Gone(pid) {
-				os.RemoveAll(d)
-			}
-		}
-	}
-	d, err := os.MkdirTemp(base, fmt.Sprintf("ideate-testrun-%d-", os.Getpid()))
+	d, err := osproc.TempDir("testrun")
 	if err != nil {
 		return "", apperr.Wrap(apperr.Write, err, "create the run's temporary directory: %v", err)
 	}

@@ -268,3 +268,58 @@ func TestRun_LeavesNoTemporaryFiles(t *testing.T) {
 		}
 	}
 }
+
+// A gate killed while its run goes on (SIGKILL, nothing of it runs again)
+// leaves its run's directory behind only until the next run: the runner's
+// whole group died with it, and the next run removes the directory of a
+// process that is gone. A run cancelled through its ctx removes its own.
+func TestRun_KilledOrCancelledLeavesNoTemporaryFiles(t *testing.T) {
+	if os.Getenv("IDEATE_TESTRUN_CHILD") == "1" {
+		// The child: a run whose runner makes a temporary file and waits.
+		_, _ = Run(context.Background(), Spec{Argv: []string{"sh", "-c", "mktemp >/dev/null; sleep 120"}, Format: GoJSON, Declared: []string{"x::TestX"}})
+		return
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	child := exec.Command(os.Args[0], "-test.run=^TestRun_KilledOrCancelledLeavesNoTemporaryFiles$")
+	child.Env = append(os.Environ(), "IDEATE_TESTRUN_CHILD=1")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(tmp, fmt.Sprintf("ideate-testrun-%d-", child.Process.Pid))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		m, _ := filepath.Glob(prefix + "*/tmp.*")
+		if len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			t.Fatal("the child's run never made its temporary file")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	child.Process.Kill()
+	child.Wait()
+	// The next run, cancelled after a moment.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "mktemp >/dev/null; sleep 120"}, Format: GoJSON, Declared: []string{"x::TestX"}}); err == nil {
+		t.Fatal("a cancelled run returned no error")
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		left, _ := os.ReadDir(tmp)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, e := range left {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("after a killed run and a cancelled one the temporary directory holds %v", names)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
