@@ -367,9 +367,9 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 		spec := in.Base
 		switch {
 		case tipOfBranch != gitstore.ZeroHash && cur != nil:
-			// Started again: the branch moves to the current base (HEAD,
-			// or the base named), so work merged since — the task's
-			// dependencies — is in its worktree.
+			// Started again: the branch catches up with the current base
+			// (HEAD, or the base named), so work merged since — the
+			// task's dependencies — is in its worktree.
 			base = cur.BaseHash()
 			target := spec
 			if target == "" {
@@ -448,13 +448,13 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 		return nil, err
 	}
 	if move != nil {
-		why, err := m.rebase(ctx, next, move)
+		why, err := m.catchUp(ctx, next, move)
 		switch {
 		case err != nil:
 			return nil, err
 		case why == "":
 			next.Base = move.to.String()
-			next.Note = fmt.Sprintf("starts from the current base %s: its branch's commits were rebased onto it from the old base %s", move.to.String()[:12], move.from.String()[:12])
+			next.Note = fmt.Sprintf("starts from the current base %s: merged into its branch, which kept its commits since the old base %s", move.to.String()[:12], move.from.String()[:12])
 		case move.named:
 			// The base was asked for: nothing is started at another.
 			if derr := m.git.DiscardWorktree(ctx, next.Path); derr != nil {
@@ -496,24 +496,26 @@ type baseMove struct {
 	named         bool // the base was named (--base), not HEAD
 }
 
-// rebase replays the commits of the task's branch since its old base onto
-// the new one, in the task's fresh worktree (git rebase: it is git's
-// job). It returns why not, with the branch and worktree as they were,
+// catchUp merges the new base into the task's branch, in the task's
+// fresh worktree (git merge: it is git's job). A merge, not a rebase: the
+// branch only ever moves forward, as a branch other clones have synced
+// must. It returns why not, with the branch and worktree as they were,
 // when git cannot: a conflict (naming the files) or any other refusal.
-func (m *Manager) rebase(ctx context.Context, c *Contract, mv *baseMove) (string, error) {
-	_, err := m.git.RunGit(ctx, c.Path, "rebase", "--quiet", "--no-autostash", "--onto", mv.to.String(), mv.from.String())
+func (m *Manager) catchUp(ctx context.Context, c *Contract, mv *baseMove) (string, error) {
+	msg := fmt.Sprintf("task %s: start again from %s", c.Task, mv.to.String()[:12])
+	_, err := m.git.RunGit(ctx, c.Path, "merge", "--quiet", "--no-edit", "--no-verify", "-m", msg, mv.to.String())
 	if err == nil {
 		return "", nil
 	}
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	why := "git rebase failed: " + apperr.Message(err)
+	why := "git merge failed: " + apperr.Message(err)
 	if out, uerr := m.git.RunGit(ctx, c.Path, "diff", "--name-only", "--diff-filter=U"); uerr == nil && len(strings.TrimSpace(string(out))) > 0 {
 		why = "its commits conflict with the current base in " + strings.Join(strings.Fields(string(out)), ", ")
 	}
 	// Put the branch and the worktree back as they were.
-	if _, aerr := m.git.RunGit(ctx, c.Path, "rebase", "--abort"); aerr != nil {
+	if _, aerr := m.git.RunGit(ctx, c.Path, "merge", "--abort"); aerr != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -521,7 +523,7 @@ func (m *Manager) rebase(ctx context.Context, c *Contract, mv *baseMove) (string
 			return "", rerr
 		}
 	}
-	return why + fmt.Sprintf(" (rebase by hand in its worktree: git rebase --onto %s %s)", mv.to.String()[:12], mv.from.String()[:12]), nil
+	return why + fmt.Sprintf(" (merge it by hand in the task's worktree: git merge %s)", mv.to.String()[:12]), nil
 }
 
 // resolve names the commit spec means: what gitstore resolves in-process
