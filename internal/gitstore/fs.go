@@ -3,7 +3,17 @@ package gitstore
 import (
 	"io"
 	"os"
+	"syscall"
 )
+
+// rename is os.Rename without its lstat of the target first (to refuse a
+// directory there): every target here is a file name of the store's own.
+func rename(from, to string) error {
+	if err := syscall.Rename(from, to); err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
 
 // fileStat is what readSmall tells of the version of the file it read.
 type fileStat struct{ fi os.FileInfo }
@@ -19,16 +29,19 @@ func readSmall(path string, buf []byte, limit int, st *fileStat) ([]byte, error)
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st != nil {
-		st.fi = fi
-	}
-	want := int(fi.Size()) + 1 // the byte: room to see the end
-	if limit > 0 {
-		want = min(want, limit)
+	want := limit // a small file read to its limit needs no stat
+	if st != nil || limit <= 0 {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if st != nil {
+			st.fi = fi
+		}
+		want = int(fi.Size()) + 1 // the byte: room to see the end
+		if limit > 0 {
+			want = min(want, limit)
+		}
 	}
 	b := buf[:0]
 	if cap(b) < want {

@@ -115,7 +115,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		return err
 	}
 	defer s.dropKeep(keep)
-	if err := os.Rename(lockPath, path); err != nil {
+	if err := rename(lockPath, path); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
 	}
 	done = true

@@ -58,7 +58,7 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(f.Name(), final)
+		werr = rename(f.Name(), final)
 	}
 	if errors.Is(werr, os.ErrNotExist) {
 		// git prune removed the emptied fan-out directory under us.

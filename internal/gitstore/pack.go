@@ -344,7 +344,7 @@ func (s *Store) writePack(objs []pendObj, withKeep bool) (string, error) {
 			return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 		}
 	}
-	if err := os.Rename(tmpPack, base+".pack"); err != nil {
+	if err := rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
 		if keep != "" {
@@ -365,7 +365,7 @@ func (s *Store) writePack(objs []pendObj, withKeep bool) (string, error) {
 		}
 		return "", errGCRuns
 	}
-	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
+	if err := rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
 		if keep != "" {
 			os.Remove(keep)
