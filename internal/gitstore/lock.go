@@ -73,6 +73,16 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	pol := s.lockPolicy.withDefaults()
 	path := filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))
 	lockPath := path + ".lock"
+	// The pack of the objects the ref is to name is written while the
+	// lock is taken and the ref read, and put in place after (see flush).
+	staged := make(chan *packFiles, 1)
+	go func() { staged <- s.stagePack() }()
+	flushed := false
+	defer func() {
+		if !flushed {
+			(<-staged).discard()
+		}
+	}()
 	f, err := acquireLock(ctx, lockPath, pol)
 	if err != nil {
 		return err
@@ -110,7 +120,8 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	// `git repack -a -d` cannot take them as unreachable in between
 	// unless it lists the pack and reads the refs within those
 	// microseconds (see flush).
-	keep, err := s.flush()
+	flushed = true
+	keep, err := s.flush(<-staged)
 	if err != nil {
 		return err
 	}

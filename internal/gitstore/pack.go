@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -31,6 +30,8 @@ type pending struct {
 	depth int
 	objs  []pendObj
 	at    map[Hash]int
+	gen   uint64 // counts the changes of objs
+
 	// hold counts the Together calls running; while one runs, the .keep
 	// files of the packs written wait in keeps until the last one returns.
 	hold  int
@@ -130,6 +131,7 @@ func (s *Store) buffer(h Hash, t oid.ObjectType, data []byte) bool {
 	if _, ok := s.pend.at[h]; !ok {
 		s.pend.at[h] = len(s.pend.objs)
 		s.pend.objs = append(s.pend.objs, pendObj{h, t, bytes.Clone(data)})
+		s.pend.gen++
 	}
 	return true
 }
@@ -144,21 +146,29 @@ func (s *Store) pendingObject(h Hash) (pendObj, bool) {
 	return s.pend.objs[i], true
 }
 
-// flush stores the buffered objects as one pack. A ref update calls it
-// holding the ref's lock, just before the ref moves, so no repack can list
-// the pack while nothing names its objects yet; inside Together, where a
-// later ref names some of them, the pack gets a .keep, returned for the
-// caller to remove once that ref has moved ("" otherwise). While a git gc
-// runs it stores the objects loose instead (see gcRunning). It holds the
-// buffer's lock throughout, so a reader always finds an object in one
-// place; a failed flush keeps the objects buffered.
-func (s *Store) flush() (keep string, err error) {
+// flush stores the buffered objects as one pack, using p (written by
+// stagePack; nil for none) when the buffer has not changed since. A ref
+// update calls it holding the ref's lock, just before the ref moves, so no
+// repack can list the pack while nothing names its objects yet; inside
+// Together, where a later ref names some of them, the pack gets a .keep,
+// returned for the caller to remove once that ref has moved ("" otherwise).
+// While a git gc runs it stores the objects loose instead (see gcRunning).
+// It holds the buffer's lock throughout, so a reader always finds an
+// object in one place; a failed flush keeps the objects buffered.
+func (s *Store) flush(p *packFiles) (keep string, err error) {
 	s.pend.mu.Lock()
 	defer s.pend.mu.Unlock()
+	if p != nil && (p.gen != s.pend.gen || p.err != nil) {
+		p.discard()
+		p = nil
+	}
 	if len(s.pend.objs) == 0 {
 		return "", nil
 	}
-	keep, err = s.writePack(s.pend.objs, s.pend.hold > 0)
+	if p == nil {
+		p = s.writePackFiles(s.pend.objs)
+	}
+	base, keep, err := s.placePack(p, s.pend.hold > 0)
 	if errors.Is(err, errGCRuns) {
 		keep, err = "", nil
 		for _, o := range s.pend.objs {
@@ -171,22 +181,42 @@ func (s *Store) flush() (keep string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if keep != "" {
+	if base != "" {
 		// This process reads its writes back at once: map the new pack
 		// now rather than list objects/pack again on the first miss.
 		if db, derr := s.db(); derr == nil {
-			db.AddPack(strings.TrimSuffix(keep, ".keep"))
+			db.AddPack(base)
 		}
 	}
 	s.pend.objs, s.pend.at = nil, nil
+	s.pend.gen++
 	return keep, nil
 }
 
-// errGCRuns is writePack's answer when a git gc runs: nothing was put in
+// stagePack writes the pack of the objects buffered now under temporary
+// names, for a ref update to put in place (flush) once it holds the ref's
+// lock and has read the ref: the writing and the pack's fsync wait on the
+// disk meanwhile. The objects stay buffered until then; nil when there
+// are none.
+func (s *Store) stagePack() *packFiles {
+	s.pend.mu.Lock()
+	objs, gen := s.pend.objs, s.pend.gen
+	s.pend.mu.Unlock()
+	if len(objs) == 0 {
+		return nil
+	}
+	// objs is read without the lock: buffer only appends past its end,
+	// and flush replaces the slice.
+	p := s.writePackFiles(objs)
+	p.gen = gen
+	return p
+}
+
+// errGCRuns is placePack's answer when a git gc runs: nothing was put in
 // place, and the objects are to be stored loose (see gcRunning).
 var errGCRuns = errors.New("git gc is running")
 
-// testHookPackPlaced, when set, runs in writePack between the .pack and
+// testHookPackPlaced, when set, runs in placePack between the .pack and
 // its .idx being put in place (tests: the moment a git gc's listing can
 // miss the .pack).
 var testHookPackPlaced func(base string)
@@ -194,25 +224,45 @@ var testHookPackPlaced func(base string)
 // flushNow is flush for a caller that moves no ref itself (a git process
 // is about to start): the pack is not kept.
 func (s *Store) flushNow() error {
-	keep, err := s.flush()
+	keep, err := s.flush(nil)
 	s.dropKeep(keep)
 	return err
 }
 
-// writePack stores objs (distinct) as objects/pack/pack-<sum>.{pack,idx}
-// as git's pack writers do: temporary files, the pack renamed into place
-// first and the index last, since a pack becomes visible with its index.
-//
-// withKeep gives the pack a .keep, a hard link to it, before it appears;
-// the writer removes it once the last ref naming its objects has moved:
-// otherwise a concurrent `git repack -a -d` that read the refs before that
-// ref moved deletes the pack as unreachable (git's receive-pack guards its
-// packs the same way). Maintenance removes a killed writer's .keep after
-// an hour; a user's own .keep, a file of its own, is never touched.
-//
-// Pack and index version 2, no deltas (repacks delta later); small objects
-// and trees stored (see storeInPack), the rest at zlib level 1.
-func (s *Store) writePack(objs []pendObj, withKeep bool) (string, error) {
+// packFiles is a pack and its index written under temporary names, not
+// yet in place.
+type packFiles struct {
+	gen             uint64 // the buffer's generation it holds
+	base            string // objects/pack/pack-<sum>; "" when that pack is in place already
+	tmpPack, tmpIdx string
+	synced          chan struct{} // closed when the pack is forced to disk and closed
+	syncErr         error
+	err             error
+}
+
+// wait waits for the pack's fsync and returns its error.
+func (p *packFiles) wait() error {
+	<-p.synced
+	return p.syncErr
+}
+
+// discard removes the temporary files of a pack not put in place.
+func (p *packFiles) discard() {
+	if p == nil || p.err != nil || p.base == "" {
+		return
+	}
+	p.wait()
+	os.Remove(p.tmpPack)
+	os.Remove(p.tmpIdx)
+}
+
+// writePackFiles writes objs (distinct) as a pack and its index under
+// temporary names in objects/pack, as git's pack writers do; the pack's
+// fsync, when core.fsync asks for one, runs on while the index is written
+// and after (see wait). Pack and index version 2, no deltas (repacks
+// delta later); small objects and trees stored (see storeInPack), the
+// rest at zlib level 1.
+func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
@@ -257,7 +307,7 @@ func (s *Store) writePack(objs []pendObj, withKeep bool) (string, error) {
 			zw.Reset(buf)
 			zw.Write(o.data)
 			if err := zw.Close(); err != nil {
-				return "", err
+				return &packFiles{err: err}
 			}
 		}
 		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
@@ -306,51 +356,70 @@ func (s *Store) writePack(objs []pendObj, withKeep bool) (string, error) {
 	isum := sha1.Sum(idx.Bytes())
 	idx.Write(isum[:])
 
-	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
-	if _, err := os.Lstat(base + ".idx"); err == nil {
+	p := &packFiles{base: filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:])), synced: make(chan struct{})}
+	if _, err := os.Lstat(p.base + ".idx"); err == nil {
 		// The same pack is in place (an attempt that lost its swap):
 		// it must not be replaced or removed.
-		return "", nil
+		return &packFiles{}
 	}
 	pf, err := createTemp(dir, "tmp_pack_")
 	if err != nil {
-		return "", err
+		return &packFiles{err: err}
 	}
-	tmpPack := pf.Name()
-	// The pack's fsync waits on the disk while the index is written.
-	synced := make(chan error, 1)
+	p.tmpPack = pf.Name()
 	if _, err := pf.Write(buf.Bytes()); err != nil || !s.sync.pack {
-		synced <- err
+		p.syncErr = errors.Join(err, pf.Close())
+		close(p.synced)
 	} else {
-		go func() { synced <- pf.Sync() }()
+		go func() {
+			p.syncErr = errors.Join(pf.Sync(), pf.Close())
+			close(p.synced)
+		}()
 	}
-	tmpIdx, ierr := writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.packMeta)
-	if err := errors.Join(<-synced, pf.Close(), ierr); err != nil {
-		os.Remove(tmpPack)
-		if ierr == nil {
-			os.Remove(tmpIdx)
-		}
-		return "", apperr.Wrap(apperr.Write, err, "cannot write a pack in %s", dir)
+	if p.tmpIdx, err = writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.packMeta); err != nil {
+		p.wait()
+		os.Remove(p.tmpPack)
+		return &packFiles{err: err}
 	}
-	// A pack that a later ref names too (see Together) is kept from
-	// before it appears: the keep is a link to it made under its
-	// temporary name.
-	var keep string
+	return p
+}
+
+// placePack puts p in place, the pack first and its index last, since a
+// pack becomes visible with its index, and returns its base name ("" when
+// it was in place already).
+//
+// withKeep gives the pack a .keep, a hard link to it, before it appears;
+// the writer removes it once the last ref naming its objects has moved:
+// otherwise a concurrent `git repack -a -d` that read the refs before that
+// ref moved deletes the pack as unreachable (git's receive-pack guards its
+// packs the same way). Maintenance removes a killed writer's .keep after
+// an hour; a user's own .keep, a file of its own, is never touched.
+func (s *Store) placePack(p *packFiles, withKeep bool) (base, keep string, err error) {
+	if p.err != nil {
+		return "", "", p.err
+	}
+	if p.base == "" {
+		return "", "", nil
+	}
+	base = p.base
+	dir := filepath.Dir(base)
+	if err := p.wait(); err != nil {
+		p.discard()
+		return "", "", apperr.Wrap(apperr.Write, err, "cannot write a pack in %s", dir)
+	}
 	if withKeep {
 		keep = base + ".keep"
-		if err := os.Link(tmpPack, keep); err != nil && !errors.Is(err, os.ErrExist) {
-			os.Remove(tmpPack)
-			os.Remove(tmpIdx)
-			return "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
+		if err := os.Link(p.tmpPack, keep); err != nil && !errors.Is(err, os.ErrExist) {
+			p.discard()
+			return "", "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 		}
 	}
-	if err := rename(tmpPack, base+".pack"); err != nil {
-		os.Remove(tmpPack)
-		os.Remove(tmpIdx)
+	if err := rename(p.tmpPack, base+".pack"); err != nil {
+		p.discard()
 		if keep != "" {
 			os.Remove(keep)
 		}
-		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
+		return "", "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
 	}
 	if testHookPackPlaced != nil {
 		testHookPackPlaced(base)
@@ -359,22 +428,22 @@ func (s *Store) writePack(objs []pendObj, withKeep bool) (string, error) {
 	// and would delete the .idx as garbage (see gcRunning): go loose.
 	if gcRunning(s.repo.CommonDir) {
 		os.Remove(base + ".pack")
-		os.Remove(tmpIdx)
+		os.Remove(p.tmpIdx)
 		if keep != "" {
 			os.Remove(keep)
 		}
-		return "", errGCRuns
+		return "", "", errGCRuns
 	}
-	if err := rename(tmpIdx, base+".idx"); err != nil {
-		os.Remove(tmpIdx)
+	if err := rename(p.tmpIdx, base+".idx"); err != nil {
+		os.Remove(p.tmpIdx)
 		if keep != "" {
 			os.Remove(keep)
 		}
-		return "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
+		return "", "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
 	}
 	s.sync.syncDir(dir)
 	s.maint.packed()
-	return keep, nil
+	return base, keep, nil
 }
 
 // createTemp makes a new read-only file in dir (made when missing)

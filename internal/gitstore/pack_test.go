@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -314,6 +315,55 @@ func TestTransact_OnAHistoryOfLooseObjects(t *testing.T) {
 	}
 	if got := gt.Git(t, dir, "rev-list", "--count", ref); got != "2" {
 		t.Errorf("rev-list --count: %s", got)
+	}
+	gt.Fsck(t, dir)
+}
+
+// Transactions of several goroutines on one Store share its buffer of
+// objects: one's pack may carry another's objects, and a pack written
+// while its ref's lock was taken is used only if the buffer did not change
+// meanwhile. Every ref ends with every commit, all readable by git.
+func TestTransact_GoroutinesShareOneStore(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const refs, perRef, each = 3, 2, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, refs*perRef)
+	for g := 0; g < refs*perRef; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ref := fmt.Sprintf("refs/ideate/counter%d", g%refs)
+			for i := 0; i < each; i++ {
+				_, err := s.Transact(t.Context(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+					blob, err := s.WriteBlob([]byte(fmt.Sprintf("goroutine %d value %d\n", g, i)))
+					if err != nil {
+						return gitstore.ZeroHash, "", err
+					}
+					tree, err := s.WriteTree([]gitstore.TreeEntry{{Mode: gitstore.ModeFile, Name: "n", Hash: blob}})
+					return tree, fmt.Sprintf("g%d i%d\n", g, i), err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for r := 0; r < refs; r++ {
+		ref := fmt.Sprintf("refs/ideate/counter%d", r)
+		if got := gt.Git(t, dir, "rev-list", "--count", ref); got != fmt.Sprint(perRef*each) {
+			t.Errorf("%s has %s commits, want %d", ref, got, perRef*each)
+		}
 	}
 	gt.Fsck(t, dir)
 }
