@@ -175,7 +175,12 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		// No commit was judged: the verdict names none (and so notes
 		// none), and it is placed in the plan like any other.
 		if s, err := d.Plan(ctx); err == nil {
-			j.v.Sprint, j.v.Wave = s.Number, waveOf(s, in.Task)
+			wave, ok := placeOf(s, in.Task)
+			if !ok {
+				j.add(false, ClassNotInPlan, fmt.Sprintf("task %s is not in sprint %d's plan (its stories' tasks.md), so it is not judged", in.Task, s.Number))
+				return j.verdict(), nil
+			}
+			j.v.Sprint, j.v.Wave = s.Number, wave
 		}
 		j.v.Commit, j.v.Tree = "", ""
 		j.add(true, "uncommitted", "the worktree (HEAD "+head.String()[:12]+") holds uncommitted changes; a gate judges commits only: commit first, then ask again", dirty...)
@@ -197,7 +202,12 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		j.add(false, "no_plan", "the sprint's plan could not be read: "+apperr.Message(err))
 		return j.verdict(), nil
 	}
-	j.v.Sprint, j.v.Wave = s.Number, waveOf(s, in.Task)
+	wave, ok := placeOf(s, in.Task)
+	if !ok {
+		j.add(false, ClassNotInPlan, fmt.Sprintf("task %s is not in sprint %d's plan (its stories' tasks.md), so it is not judged", in.Task, s.Number))
+		return j.verdict(), nil
+	}
+	j.v.Sprint, j.v.Wave = s.Number, wave
 
 	// The stored GREEN verdict at this commit: no skip in its run.
 	green, found, err := d.Exec.Latest(ctx, in.Task, "green", head.String())

@@ -47,7 +47,7 @@ func TestGates_PytestProject(t *testing.T) {
 		"calc.py":            "def add(a, b):\n    return a + b\n",
 		"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
 		// The task declares what it builds: GREEN checks calc.sub is pinned.
-		"docs/agents/sprint1/s1-01-rune-helpers/tasks.md": pinTasks("calc.sub"),
+		"docs/agents/sprint1/s1-01-rune-helpers/tasks.md": pinTasks("calc.sub") + "\n## T2 — the RED that cannot import\n\nFiles: `tests/**`\nDepends on: none\n",
 	})
 	const id = "tests/test_sub.py::test_sub"
 	subTest := "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"

@@ -1,6 +1,7 @@
 package gates_test
 
 import (
+	"github.com/ideate/git-ideate/internal/execlog"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ const declared = "strutil/reverse_test.go::TestReverse_ASCII"
 // and shims changed. Each way of getting it wrong FAILs with its class.
 func TestRed_GoProject(t *testing.T) {
 	needGo(t)
-	f := newFixture(t, goRunner, goBase)
+	f := newFixture(t, goRunner, withTasks(t, goBase, 10))
 	cases := []struct {
 		name   string
 		files  map[string]string
@@ -74,6 +75,20 @@ func TestRed_GoProject(t *testing.T) {
 		f.start(t, "S1-01/T10")
 		want(t, f.judge(t, "red", "S1-01/T10"), gates.FAIL, "no_tests")
 		want(t, f.judge(t, "red", "S1-09/T1"), gates.UNVERIFIABLE, "no_contract")
+	})
+	// A task started under an id the plan's tasks.md does not list has a
+	// contract and a worktree, and still is not judged: no verdict is
+	// stored by any task gate, not even of a commit that would pass.
+	t.Run("not-in-plan", func(t *testing.T) {
+		wt := f.start(t, "S1-01/T42", declared)
+		commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
+		for _, g := range []gates.Name{"red", "green", "structure"} {
+			want(t, f.judge(t, g, "S1-01/T42"), gates.UNVERIFIABLE, gates.ClassNotInPlan)
+		}
+		es, err := execlog.Open(f.g).List(ctx, execlog.Filter{Task: "S1-01/T42"})
+		if err != nil || len(es) != 0 {
+			t.Errorf("stored for a task outside the plan: %v %v", es, err)
+		}
 	})
 	t.Cleanup(func() { gt.Fsck(t, f.dir) })
 }

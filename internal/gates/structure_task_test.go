@@ -10,7 +10,7 @@ import (
 // TestStructure_GoTask judges real task commits in a real repository:
 // only what the task added counts, by qualified identity.
 func TestStructure_GoTask(t *testing.T) {
-	f := newFixture(t, goRunner, goBase)
+	f := newFixture(t, goRunner, withTasks(t, goBase, 10))
 	cases := []struct {
 		name   string
 		files  map[string]string

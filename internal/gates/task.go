@@ -62,6 +62,7 @@ const (
 	ClassNotHead         = "not_head"
 	ClassUncommitted     = "uncommitted"
 	ClassNoPlan          = "no_plan"
+	ClassNotInPlan       = "not_in_plan"
 	ClassNoRunner        = "no_runner"
 	ClassRunnerError     = "runner_error"
 	ClassUnknownFormat   = "unknown_format"
@@ -82,12 +83,13 @@ const (
 
 // Unplaced reports whether v judged no task of the sprint's plan (no
 // task named, a task never started, so without a contract — a typo'd id —,
-// no readable plan): such a verdict is answered, never stored. A task is
-// started only from the checked plan, so a contract places it there.
+// no readable plan, a task the plan's tasks do not list): such a verdict
+// is answered, never stored. A contract alone does not place a task: one
+// can be started under any id.
 func Unplaced(v Verdict) bool {
 	for _, r := range v.Reasons {
 		switch r.Class {
-		case ClassNoTask, ClassNoContract, ClassNoPlan:
+		case ClassNoTask, ClassNoContract, ClassNoPlan, ClassNotInPlan:
 			return true
 		}
 	}
@@ -199,8 +201,11 @@ func (d *Deps) openTask(ctx context.Context, gate Name, in Input) (*taskState, *
 		return stop(UNVERIFIABLE, ClassNoPlan, "the sprint's plan could not be read: %s", apperr.Message(err))
 	}
 	s.sprint, s.st = sp, sp.Standards
-	s.v.Sprint = sp.Number
-	s.v.Wave = waveOf(sp, in.Task)
+	wave, ok := placeOf(sp, in.Task)
+	if !ok {
+		return stop(UNVERIFIABLE, ClassNotInPlan, "task %s is not in sprint %d's plan (its stories' tasks.md), so it is not judged", in.Task, sp.Number)
+	}
+	s.v.Sprint, s.v.Wave = sp.Number, wave
 	s.passRed = passOnRed(sp, in.Task)
 	var dirty []string
 	for _, x := range ch.List {
@@ -242,6 +247,31 @@ func (d *Deps) open(ctx context.Context, gate Name, in Input) (*taskState, *Verd
 		return stop(UNVERIFIABLE, ClassNoRunner, "%s", apperr.Message(err))
 	}
 	return s, nil, nil
+}
+
+// placeOf finds task in the sprint's plan: a task of its story's
+// tasks.md (S1-01/T2), or a story without tasks named alone; its wave
+// (waveOf), and whether the plan holds it at all.
+func placeOf(sp *plan.Sprint, task string) (wave int, ok bool) {
+	story, tk, hasTask := strings.Cut(task, "/")
+	for _, sd := range sp.StoryDirs {
+		if sd.Story != story {
+			continue
+		}
+		if sd.Tasks == nil || len(sd.Tasks.Tasks) == 0 {
+			ok = ok || !hasTask
+			continue
+		}
+		for _, t := range sd.Tasks.Tasks {
+			if hasTask && t.ID == tk {
+				ok = true
+			}
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	return waveOf(sp, task), true
 }
 
 // waveOf is the wave of the sprint's plan that holds the task's story (and

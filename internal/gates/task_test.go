@@ -2,6 +2,7 @@ package gates_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,6 +88,26 @@ func writeFiles(t testing.TB, dir string, files map[string]string) {
 
 // newFixture makes a repository holding the example plan set (its
 // standards with runner) and files, committed as the base.
+// withTasks is files with the example S1-01's tasks.md holding tasks T3
+// to T<n> besides its own: a table test works one task per case, and the
+// gates judge only tasks of the plan.
+func withTasks(t testing.TB, files map[string]string, n int) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "plan", "testdata", "example", "docs", "agents", "sprint1", "s1-01-rune-helpers", "tasks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for i := 3; i <= n; i++ {
+		s += fmt.Sprintf("\n## T%d — case %d\n\nFiles: `strutil/**`, `textutil/**`\nDepends on: none\n", i, i)
+	}
+	out := map[string]string{"docs/agents/sprint1/s1-01-rune-helpers/tasks.md": s}
+	for k, v := range files {
+		out[k] = v
+	}
+	return out
+}
+
 func newFixture(t testing.TB, runner string, files map[string]string) *fixture {
 	t.Helper()
 	dir := gt.NewRepo(t)
