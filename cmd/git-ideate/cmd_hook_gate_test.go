@@ -329,10 +329,39 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantAllow(t, "helper reads", helper(dir, "general-purpose", "Bash", map[string]any{"command": "git log --oneline -3 && grep -rn Reverse strutil"}))
 	wantAllow(t, "helper writes outside", helper(dir, "general-purpose", "Write", map[string]any{"file_path": filepath.Join(t.TempDir(), "notes.md"), "content": "x"}))
 	wantDeny(t, "helper dispatches a worker", helper(dir, "general-purpose", "Agent", map[string]any{"prompt": "ideate-task: S1-09/T9", "subagent_type": "red-worker"}), "no_contract")
-	// Reviewers write nothing at all; they run the gates.
-	wantDeny(t, "reviewer writes notes", helper(dir, "git-ideate:structural-reviewer", "Bash", map[string]any{"command": "echo note > review-notes.txt"}), "read_only")
-	wantDeny(t, "reviewer writes outside", helper(dir, "final-gate", "Write", map[string]any{"file_path": filepath.Join(t.TempDir(), "n.md"), "content": "x"}), "read_only")
-	wantAllow(t, "reviewer runs a gate", helper(dir, "git-ideate:final-gate", "Bash", map[string]any{"command": "git ideate exec log --phase green 2>/dev/null | head"}))
+	// Reviewers are bound at their dispatch to the task (or sprint) they
+	// review, write nothing at all, and run the gates; one bound to
+	// nothing is refused every call.
+	wantDeny(t, "reviewer dispatch without a task", s.dispatch("toolu_rv0", "structural-reviewer", "Review the diff."), "dispatch_no_task")
+	wantDeny(t, "reviewer dispatch of a task never started", s.dispatch("toolu_rv1", "structural-reviewer", "ideate-task: S1-09/T9"), "no_contract")
+	wantDeny(t, "final-gate dispatch naming no sprint", s.dispatch("toolu_rv2", "final-gate", "ideate-sprint: one"), "not a sprint number")
+	wantAllow(t, "reviewer dispatch of a task", s.dispatch("toolu_rv3", "structural-reviewer", "ideate-task: S1-01/T1"))
+	wantAllow(t, "final-gate dispatch of a sprint", s.dispatch("toolu_rv4", "final-gate", "ideate-sprint: 1"))
+	s.meta("arev", "structural-reviewer", "toolu_rv3")
+	s.meta("afin", "final-gate", "toolu_rv4")
+	s.meta("alone", "archivist", "toolu_none")
+	wantDeny(t, "reviewer writes notes", s.bash("arev", "structural-reviewer", dir, "echo note > review-notes.txt"), "read_only")
+	wantDeny(t, "reviewer writes outside", s.tool("afin", "final-gate", dir, "Write", map[string]any{"file_path": filepath.Join(t.TempDir(), "n.md"), "content": "x"}), "read_only")
+	wantAllow(t, "reviewer runs a gate", s.bash("afin", "final-gate", dir, "git ideate exec log --phase green 2>/dev/null | head"))
+	wantAllow(t, "reviewer reads", s.bash("arev", "structural-reviewer", dir, "git ideate gate structure --task S1-01/T1 2>&1 | tail"))
+	wantDeny(t, "reviewer bound to nothing", s.bash("alone", "archivist", dir, "git ideate exec log"), "unbound")
+	wantDeny(t, "reviewer bound to nothing, unprefixed", helper(dir, "final-gate", "Bash", map[string]any{"command": "ls"}), "unbound")
+	if b, err := os.ReadFile(filepath.Join(dir, ".git", "ideate", "dispatch", "agents", "arev.json")); err != nil || !strings.Contains(string(b), `"task":"S1-01/T1"`) {
+		t.Errorf("the structural-reviewer's binding: %s %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".git", "ideate", "dispatch", "agents", "afin.json")); err != nil || !strings.Contains(string(b), `"sprint":1`) {
+		t.Errorf("the final-gate's binding: %s %v", b, err)
+	}
+	// Its outcome is on its task's account too.
+	hookCall(t, dir, with(s.subStop, "cwd", dir, "transcript_path", s.transcript, "agent_id", "arev", "agent_type", "git-ideate:structural-reviewer"))
+	if rec := gt.Git(t, dir, "log", "-1", "-p", "refs/ideate/record"); !strings.Contains(rec, "on task S1-01/T1") || !strings.Contains(rec, `task_id: "S1-01/T1"`) {
+		t.Errorf("the reviewer's outcome record:\n%s", rec)
+	}
+	if r := cli(t, dir, "", "exec", "log", "--phase", "guard", "--json"); !strings.Contains(r.out, "role structural-reviewer (agent arev)") {
+		t.Errorf("the reviewer's refusal is not on the log:\n%s", r.out)
+	} else if i := strings.Index(r.out, "role structural-reviewer (agent arev)"); !strings.Contains(r.out[max(0, i-1500):i], `"task": "S1-01/T1"`) {
+		t.Errorf("the reviewer's refusal is not on its task's account:\n%s", r.out)
+	}
 	// The plugin's agents without the plugin's prefix are the same roles.
 	s.meta("abare", "red-worker", "toolu_none")
 	wantDeny(t, "unprefixed red-worker, unbound", helper(redWT, "red-worker", "Bash", map[string]any{"command": "ls"}), "unbound")

@@ -68,10 +68,12 @@ type GuardFacts struct {
 	// operating-system confinement (the hook rewrites it), which holds
 	// what it writes; the guard reads it only without confinement.
 	Confined bool
-	// Agent: the binding of an execution role's sub-agent and its task's
-	// contract (set for every such sub-agent, bound or not).
+	// Agent: the binding of an execution or reviewer role's sub-agent
+	// and an execution role's task's contract (set for every such
+	// sub-agent, bound or not).
 	Agent *AgentFacts
-	// Dispatch: an Agent call that would start an execution role.
+	// Dispatch: an Agent call that would start an execution or reviewer
+	// role.
 	Dispatch *DispatchFacts
 	// Content is a Write's new content (the shim marker is looked for in
 	// it).
@@ -85,6 +87,9 @@ type GuardFacts struct {
 // read, from an execution agent). Both deny.
 //
 //   - a sub-agent never writes planning artifacts (PlanningGlob);
+//   - a reviewer (structural-reviewer, final-gate, archivist) is bound
+//     to the task or sprint its dispatch named, else refused every call,
+//     and writes nothing;
 //   - a bound execution agent never writes its attempt's init.md
 //     (AttemptInit), and any role may write its report (AttemptOutput);
 //   - a bound execution agent writes only inside its task's worktree and
@@ -126,6 +131,11 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 	}
 	if f.Subagent && IsExecutionRole(in.Role) {
 		if fail := judgeAgent(in.Role, f.Agent); fail != nil {
+			return verdictOf(*fail), nil
+		}
+	}
+	if f.Subagent && IsReviewerRole(in.Role) {
+		if fail := judgeReviewer(in.Role, f.Agent); fail != nil {
 			return verdictOf(*fail), nil
 		}
 	}

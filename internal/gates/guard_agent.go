@@ -52,10 +52,11 @@ func RoleOf(agentType string) string {
 }
 
 // AgentFacts are what the hooks found about a sub-agent of an execution
-// role: its binding to a task and that task's contract.
+// or reviewer role: its binding to a task (a reviewer's: or to a sprint)
+// and, for an execution role, that task's contract.
 type AgentFacts struct {
 	Unbound     string // why the agent is bound to no task ("" when it is bound)
-	Task        string // the task it is bound to
+	Task        string // the task it is bound to ("" for a reviewer bound to a sprint)
 	ContractErr string // why the task's contract cannot be read
 	Status      string // the contract's status
 	Open        bool   // the contract is open
@@ -63,11 +64,14 @@ type AgentFacts struct {
 }
 
 // DispatchFacts are what the hooks found about an Agent call that would
-// start an execution role (Input.Dispatch): the task its prompt names and
-// that task's state. Every field is a fact; Guard decides.
+// start an execution or reviewer role (Input.Dispatch): the task its
+// prompt names and that task's state. Every field is a fact; Guard
+// decides. A reviewer's prompt may name a sprint instead (final-gate,
+// archivist): then Task is "" and Sprint is set.
 type DispatchFacts struct {
-	Role      string // the canonical execution role to start
+	Role      string // the canonical execution or reviewer role to start
 	Task      string // the task the prompt names ("" when TaskErr)
+	Sprint    int    // the sprint a reviewer's prompt names instead
 	TaskErr   string // why the prompt names no usable task
 	Isolation bool   // the call asks the host for an isolated worktree
 	NoToolUse bool   // the call carries no usable tool_use_id
@@ -103,7 +107,22 @@ func judgeAgent(role string, a *AgentFacts) *guardFail {
 	return nil
 }
 
-// judgeDispatch decides an Agent call that starts an execution role.
+// judgeReviewer decides what the binding of a reviewer sub-agent decides:
+// a reviewer bound to no task or sprint is refused every call, so what it
+// reads and runs is always on a task's or sprint's account.
+func judgeReviewer(role string, a *AgentFacts) *guardFail {
+	switch {
+	case a == nil:
+		return &guardFail{class: "no_facts", detail: "the " + role + "'s binding to what it reviews is unknown", unverifiable: true}
+	case a.Unbound != "":
+		return &guardFail{class: "unbound", detail: "this " + role + " is bound to no task or sprint, so every call is refused: " + a.Unbound}
+	}
+	return nil
+}
+
+// judgeDispatch decides an Agent call that starts an execution role, or
+// a reviewer role (which needs only what it reviews: a task with a
+// contract, or a sprint).
 func judgeDispatch(d *DispatchFacts) Verdict {
 	role := d.Role
 	fail := func(class, detail string) Verdict {
@@ -115,11 +134,15 @@ func judgeDispatch(d *DispatchFacts) Verdict {
 	case d.Isolation:
 		return fail("dispatch_isolation", "a "+role+" works in its task's worktree, which git ideate made; dispatch it without isolation")
 	case d.NoToolUse:
-		return fail("dispatch_unbindable", "the Agent call carries no usable tool_use_id, so its agent could not be bound to task "+d.Task)
+		return fail("dispatch_unbindable", "the Agent call carries no usable tool_use_id, so its agent could not be bound to "+subjectOf(d.Task, d.Sprint))
+	case d.NoContract && IsReviewerRole(role):
+		return fail("no_contract", fmt.Sprintf("task %s has no contract, so a %s has nothing of it to review", d.Task, role))
 	case d.NoContract:
 		return fail("no_contract", fmt.Sprintf("task %s has no contract; start it first (git ideate task start --task %s --role %s)", d.Task, d.Task, role))
 	case d.ContractErr != "":
 		return verdictOf(guardFail{class: "contract_unreadable", detail: "the contract of task " + d.Task + " cannot be read: " + d.ContractErr, unverifiable: true})
+	case IsReviewerRole(role):
+		return Verdict{Result: PASS}
 	case d.Plan != nil && !d.Plan.Passed():
 		v := *d.Plan
 		v.Gate = GuardName
@@ -138,6 +161,15 @@ func judgeDispatch(d *DispatchFacts) Verdict {
 		return verdictOf(guardFail{class: "snapshot_unreadable", detail: "the working trees' state cannot be recorded, so what the " + role + " changes outside its worktree could not be checked: " + d.SnapshotErr, unverifiable: true})
 	}
 	return Verdict{Result: PASS}
+}
+
+// subjectOf names what an agent is bound to: a task, or a reviewer's
+// sprint.
+func subjectOf(task string, sprint int) string {
+	if task == "" && sprint > 0 {
+		return fmt.Sprintf("sprint %d", sprint)
+	}
+	return "task " + task
 }
 
 func orNone(s string) string {

@@ -48,6 +48,12 @@ func TestGuard_AgentAndDispatchDecisions(t *testing.T) {
 	}
 	failing := gates.Verdict{Gate: "plan", Result: gates.FAIL, Reasons: []gates.Reason{{Class: "dependency_open", Detail: "waits"}}}
 	readOnly := &gates.GuardFacts{Subagent: true, Cwd: top, Top: top, Sprint: true}
+	reviewer := &gates.GuardFacts{Subagent: true, Cwd: top, Top: top, Sprint: true, Agent: &gates.AgentFacts{Task: "S1-01/T1"}}
+	rdispatch := func(mod func(*gates.DispatchFacts)) *gates.GuardFacts {
+		d := &gates.DispatchFacts{Role: gates.RoleStructuralReviewer, Task: "S1-01/T1"}
+		mod(d)
+		return &gates.GuardFacts{Cwd: top, Top: top, Dispatch: d}
+	}
 	for _, c := range []struct {
 		name, role, tool, cmd string
 		paths                 []string
@@ -71,11 +77,18 @@ func TestGuard_AgentAndDispatchDecisions(t *testing.T) {
 		{"dispatch wrong role", "", "Agent", "", nil, dwith(func(d *gates.DispatchFacts) { d.TaskRole = gates.RoleGreen }), gates.FAIL, "role_mismatch"},
 		{"dispatch no standards", "", "Agent", "", nil, dwith(func(d *gates.DispatchFacts) { d.PolicyErr = "x" }), gates.UNVERIFIABLE, "standards_unreadable"},
 		{"dispatch no globs", "", "Agent", "", nil, dwith(func(d *gates.DispatchFacts) { d.NoTestGlobs = true }), gates.UNVERIFIABLE, "no_test_globs"},
-		{"reviewer dispatches", "final-gate", "Agent", "", nil, readOnly, gates.FAIL, "dispatch"},
-		{"reviewer writes", "structural-reviewer", "Bash", "echo note > review-notes.txt", nil, readOnly, gates.FAIL, "read_only"},
-		{"reviewer writes /tmp", "archivist", "Write", "", []string{"/tmp/x.md"}, &gates.GuardFacts{Subagent: true, Cwd: top, Top: top}, gates.FAIL, "read_only"},
-		{"reviewer reads", "structural-reviewer", "Bash", "git ideate gate structure --task S1-01/T1 2>&1 | tail", nil, readOnly, gates.PASS, ""},
-		{"reviewer unreadable command", "final-gate", "Bash", "sh script.sh", nil, readOnly, gates.UNVERIFIABLE, "unknown_command"},
+		{"reviewer dispatches", "final-gate", "Agent", "", nil, reviewer, gates.FAIL, "dispatch"},
+		{"reviewer writes", "structural-reviewer", "Bash", "echo note > review-notes.txt", nil, reviewer, gates.FAIL, "read_only"},
+		{"reviewer writes /tmp", "archivist", "Write", "", []string{"/tmp/x.md"}, &gates.GuardFacts{Subagent: true, Cwd: top, Top: top, Agent: &gates.AgentFacts{}}, gates.FAIL, "read_only"},
+		{"reviewer reads", "structural-reviewer", "Bash", "git ideate gate structure --task S1-01/T1 2>&1 | tail", nil, reviewer, gates.PASS, ""},
+		{"reviewer unreadable command", "final-gate", "Bash", "sh script.sh", nil, reviewer, gates.UNVERIFIABLE, "unknown_command"},
+		{"reviewer unbound", "structural-reviewer", "Read", "", nil, &gates.GuardFacts{Subagent: true, Cwd: top, Top: top, Agent: &gates.AgentFacts{Unbound: "no dispatch"}}, gates.FAIL, "unbound"},
+		{"reviewer without facts", "final-gate", "Bash", "ls", nil, readOnly, gates.UNVERIFIABLE, "no_facts"},
+		{"reviewer dispatch ok", "", "Agent", "", nil, rdispatch(func(*gates.DispatchFacts) {}), gates.PASS, ""},
+		{"reviewer dispatch of a sprint", "", "Agent", "", nil, rdispatch(func(d *gates.DispatchFacts) { d.Role, d.Task, d.Sprint = gates.RoleFinalGate, "", 1 }), gates.PASS, ""},
+		{"reviewer dispatch without task", "", "Agent", "", nil, rdispatch(func(d *gates.DispatchFacts) { d.TaskErr = "no line" }), gates.FAIL, "dispatch_no_task"},
+		{"reviewer dispatch no contract", "", "Agent", "", nil, rdispatch(func(d *gates.DispatchFacts) { d.NoContract = true }), gates.FAIL, "no_contract"},
+		{"reviewer dispatch unbindable", "", "Agent", "", nil, rdispatch(func(d *gates.DispatchFacts) { d.NoToolUse = true }), gates.FAIL, "dispatch_unbindable"},
 		{"helper writes in a sprint", "", "Edit", "", []string{filepath.Join(wt, "a_test.go")}, readOnly, gates.FAIL, "sprint_read_only"},
 		{"helper writes outside", "", "Write", "", []string{"/tmp/elsewhere.md"}, readOnly, gates.PASS, ""},
 		{"helper writes, no sprint", "", "Write", "", []string{filepath.Join(top, "a.go")}, &gates.GuardFacts{Subagent: true, Cwd: top, Top: top}, gates.PASS, ""},

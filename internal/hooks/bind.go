@@ -16,6 +16,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/textfmt"
+	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 // PluginName is the plugin's name: its agents' types are
@@ -25,6 +26,11 @@ const PluginName = gates.PluginName
 // TaskLine names the task a dispatch of an execution role is for: a line
 // of the dispatch prompt "ideate-task: S1-01/T1".
 const TaskLine = "ideate-task:"
+
+// SprintLine names the sprint a reviewer that judges a whole sprint
+// (final-gate, archivist) is dispatched for, when its prompt names no
+// task: a line "ideate-sprint: 1".
+const SprintLine = "ideate-sprint:"
 
 // DispatchDir holds the dispatches and bindings, under the clone's state
 // directory (.git/ideate):
@@ -85,10 +91,13 @@ type dispatchRec struct {
 	ToolUseID string `json:"tool_use_id"`
 	Session   string `json:"session,omitempty"`
 	Task      string `json:"task"`
-	Attempt   int    `json:"attempt"`
-	Role      string `json:"role"`
-	Worktree  string `json:"worktree"`
-	Policy    policy `json:"policy"`
+	// Sprint is what a reviewer dispatched for a whole sprint reviews
+	// (Task is then "").
+	Sprint   int    `json:"sprint,omitempty"`
+	Attempt  int    `json:"attempt"`
+	Role     string `json:"role"`
+	Worktree string `json:"worktree"`
+	Policy   policy `json:"policy"`
 	// Frozen are the files the task's verified RED commit changed (shims
 	// aside), for a green-worker or scaffolder.
 	Frozen []string `json:"frozen,omitempty"`
@@ -128,6 +137,51 @@ func taskOfPrompt(prompt string) (string, error) {
 		return "", fmt.Errorf("the prompt names no task: add a line %q", TaskLine+" S1-01/T1")
 	}
 	return task, nil
+}
+
+// sprintOfPrompt reads the sprint a prompt names on its ideate-sprint:
+// line: 0 when none, an error for two different ones or a number that is
+// not a sprint's.
+func sprintOfPrompt(prompt string) (int, error) {
+	sprint := 0
+	for _, l := range strings.Split(prompt, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, SprintLine) {
+			continue
+		}
+		v := strings.Trim(strings.TrimSpace(strings.TrimPrefix(l, SprintLine)), "`*")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 9999 {
+			return 0, fmt.Errorf("the %s line names %q, not a sprint number", SprintLine, v)
+		}
+		if sprint != 0 && n != sprint {
+			return 0, fmt.Errorf("the prompt names two sprints (%d, %d) on %s lines", sprint, n, SprintLine)
+		}
+		sprint = n
+	}
+	return sprint, nil
+}
+
+// subjectOfPrompt reads what a dispatch of role is for: the task on its
+// ideate-task: line; for a reviewer of a whole sprint (final-gate,
+// archivist) a sprint on an ideate-sprint: line will do instead.
+func subjectOfPrompt(prompt, role string) (task string, sprint int, err error) {
+	task, err = taskOfPrompt(prompt)
+	if err == nil {
+		err = worktree.CheckTaskID(task)
+		return task, 0, err
+	}
+	if role != gates.RoleFinalGate && role != gates.RoleArchivist {
+		return "", 0, err
+	}
+	sprint, serr := sprintOfPrompt(prompt)
+	switch {
+	case serr != nil:
+		return "", 0, serr
+	case sprint == 0:
+		return "", 0, fmt.Errorf("the prompt names no task or sprint: add a line %q or %q", TaskLine+" S1-01/T1", SprintLine+" 1")
+	}
+	return "", sprint, nil
 }
 
 func readJSON(path string, v any) (bool, error) {

@@ -162,7 +162,13 @@ func (c *call) outcome(how string) (Response, error) {
 	}
 	in.Kind = "subagent-outcome"
 	in.Scope = agentType
-	in.Claim = fmt.Sprintf("Subagent %s (%s) %s in session %s.", id, textfmt.Fit(textfmt.OneLine(agentType), 80), how, sid)
+	on := ""
+	if b := c.boundTo(); b != nil {
+		// A bound agent's outcome is on its task's (or sprint's) account.
+		in.Source.TaskID = b.Task
+		on = " on " + gatesSubject(b.Task, b.Sprint)
+	}
+	in.Claim = fmt.Sprintf("Subagent %s (%s) %s%s in session %s.", id, textfmt.Fit(textfmt.OneLine(agentType), 80), how, on, sid)
 	if msg == "" {
 		// Hosts before 2.1.47 send no last_assistant_message: read the
 		// subagent's own transcript for its last words.
@@ -175,6 +181,23 @@ func (c *call) outcome(how string) (Response, error) {
 		in.Content = fmt.Sprintf("Subagent %s (%s) %s in session %s without a final message.", id, agentType, how, sid)
 	}
 	return c.capture(in)
+}
+
+// boundTo is the binding of the payload's agent when it has one (an
+// execution or reviewer role bound at its first call), else nil.
+func (c *call) boundTo() *bindingRec {
+	if !idRe().MatchString(c.p.AgentID) {
+		return nil
+	}
+	st, err := c.stores()
+	if err != nil || st.StateDir == "" {
+		return nil
+	}
+	var b bindingRec
+	if ok, err := readJSON(dispatchPath(st.StateDir, "agents", c.p.AgentID+".json"), &b); !ok || err != nil {
+		return nil
+	}
+	return &b
 }
 
 // taskCompleted writes a native-task-completion record for a task the

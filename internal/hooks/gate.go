@@ -100,9 +100,12 @@ func (c *call) beforeTool() (*Decision, error) {
 	}
 	in := c.d.GateInput(c.event, p)
 	in.Role = role
+	// The dispatch of a plugin agent (an execution or reviewer role) by
+	// anyone but the plugin's own agents (whom the guard refuses any
+	// dispatch).
 	dispatch := ""
 	if tool == "Agent" || tool == "Task" {
-		if r := gates.RoleOf(in.Dispatch); gates.IsExecutionRole(r) && !(sub && role != "") {
+		if r := gates.RoleOf(in.Dispatch); r != "" && !(sub && role != "") {
 			dispatch = r
 		}
 	}
@@ -133,8 +136,18 @@ func (c *call) beforeTool() (*Decision, error) {
 	}
 	var pending *dispatchRec
 	switch {
+	case dispatch != "" && gates.IsReviewerRole(dispatch):
+		f.Dispatch, pending = c.reviewDispatchFacts(st, dispatch, &in)
 	case dispatch != "":
 		f.Dispatch, pending = c.dispatchFacts(st, dispatch, &in)
+	case sub && gates.IsReviewerRole(role):
+		a := &gates.AgentFacts{}
+		f.Agent = a
+		if b, why := c.bind(st, role); b == nil {
+			a.Unbound = why
+		} else {
+			a.Task, in.Task = b.Task, b.Task
+		}
 	case sub && gates.IsExecutionRole(role):
 		a := &gates.AgentFacts{}
 		f.Agent = a
@@ -336,6 +349,38 @@ func (c *call) dispatchFacts(st *Stores, role string, in *gates.Input) (*gates.D
 	return d, rec
 }
 
+// reviewDispatchFacts gathers what the guard judges of an Agent call that
+// starts a reviewer: the task (or, for a reviewer of a whole sprint, the
+// sprint) its prompt names, and that the task has a contract. It returns
+// the dispatch to write down when the guard approves it: the reviewer is
+// bound to it as a worker is to its task, so its calls and refusals are
+// on that task's account.
+func (c *call) reviewDispatchFacts(st *Stores, role string, in *gates.Input) (*gates.DispatchFacts, *dispatchRec) {
+	p := c.p
+	d := &gates.DispatchFacts{Role: role}
+	task, sprint, err := subjectOfPrompt(lookup(p.ToolInput, "prompt"), role)
+	if err != nil {
+		d.TaskErr = apperr.Message(err)
+		return d, nil
+	}
+	d.Task, d.Sprint, in.Task = task, sprint, task
+	d.NoToolUse = !idRe().MatchString(p.ToolUseID)
+	if task != "" {
+		ct, err := st.Tasks.Contract(task)
+		switch {
+		case apperr.Is(err, apperr.NotFound):
+			d.NoContract = true
+			return d, nil
+		case err != nil:
+			d.ContractErr = errText(err)
+			return d, nil
+		}
+		in.Attempt = ct.Attempt
+	}
+	return d, &dispatchRec{ToolUseID: p.ToolUseID, Session: p.SessionID, Task: task, Sprint: sprint, Attempt: in.Attempt, Role: role,
+		Created: c.d.now().UTC().Format(time.RFC3339Nano)}
+}
+
 // approve writes an approved dispatch down for its agent's binding.
 func (c *call) approve(st *Stores, rec *dispatchRec) error {
 	data, _ := json.Marshal(rec)
@@ -430,20 +475,20 @@ func (c *call) bind(st *Stores, role string) (*bindingRec, string) {
 		if err != nil {
 			return nil, "neither the host's meta file nor the agent's transcript can be read, so the dispatch that started this agent is unknown"
 		}
-		task, err := taskOfPrompt(prompt)
+		task, sprint, err := subjectOfPrompt(prompt, role)
 		if err != nil {
 			return nil, err.Error()
 		}
 		ents, _ := os.ReadDir(dispatchPath(st.StateDir, "pending"))
 		for _, e := range ents {
 			var d dispatchRec
-			if ok, _ := readJSON(dispatchPath(st.StateDir, "pending", e.Name()), &d); ok && d.Task == task && d.Role == role &&
+			if ok, _ := readJSON(dispatchPath(st.StateDir, "pending", e.Name()), &d); ok && d.Task == task && d.Sprint == sprint && d.Role == role &&
 				(d.Session == "" || p.SessionID == "" || d.Session == p.SessionID) {
 				cands = append(cands, d)
 			}
 		}
 		if len(cands) == 0 {
-			return nil, fmt.Sprintf("no approved %s dispatch of task %s is waiting for its agent", role, task)
+			return nil, fmt.Sprintf("no approved %s dispatch of %s is waiting for its agent", role, gatesSubject(task, sprint))
 		}
 		sort.Slice(cands, func(i, j int) bool { return cands[i].Created < cands[j].Created })
 	}
@@ -704,6 +749,14 @@ func (d *Dispatcher) GateInput(event string, p *Payload) gates.Input {
 		in.Point = gates.AgentStop
 	}
 	return in
+}
+
+// gatesSubject names what an agent is bound to: "task T" or "sprint N".
+func gatesSubject(task string, sprint int) string {
+	if task == "" && sprint > 0 {
+		return fmt.Sprintf("sprint %d", sprint)
+	}
+	return "task " + task
 }
 
 // activeWorktrees are the worktrees other agents may be changing now:
