@@ -187,6 +187,7 @@ func TestGateFinal_CLI_StoresItsVerdict(t *testing.T) {
 		"docs/agents/sprint1/standards.md": "---\ntype: standards\nsprint: 1\n---\n\n# Standards\n\n## Gate matrix\n\n```sh\ngo vet ./...\n```\n",
 		"docs/agents/sprint1/s1-01-reverse/plan-ready.md": "---\ntype: plan-ready\nstory: S1-01\n---\n\n# S1-01 plan-ready\n\n" +
 			"## T1 — Reverse\n- [ ] `strutil/reverse_test.go::TestReverse_ASCII` — FAIL: shim\n",
+		"docs/agents/sprint1/s1-01-reverse/tasks.md": "---\ntype: tasks\nstory: S1-01\n---\n\n# S1-01 tasks\n\n## T1 — Reverse\n\nFiles: `strutil/**`\nDepends on: none\n",
 	}
 	for p, data := range files {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
