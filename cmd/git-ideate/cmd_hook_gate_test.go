@@ -630,9 +630,10 @@ func TestHookGate_Binary_WaveOrderAndDenialLog(t *testing.T) {
 // The check after the fact: at a worker's stop, a change to the main
 // checkout or an idle task's worktree since its dispatch, a symlink out of
 // its worktree or a hard-linked file is FAIL escaped_write naming the
-// paths; a GREEN link onto a test is FAIL link_to_test. The main
-// session's planning edits and another working agent's worktree are not
-// the worker's doing.
+// paths; a GREEN link onto a test is FAIL link_to_test. What the main
+// session's logged calls changed (and its planning edits), and what
+// another task's agent's logged calls changed in its own worktree, are
+// not the worker's doing; any other change anywhere is.
 func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/T2": "green-worker"})
 	s := newSession(t, dir)
@@ -652,17 +653,53 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 		t.Fatalf("clean stop: %+v", d)
 	}
 	// Writes no guard saw: one in the main checkout, one through a
-	// symlink the worker left, a planning edit of the main session, and
-	// the green-worker's own work in its worktree.
+	// symlink the worker left, one in the green-worker's worktree that
+	// no logged call of the green-worker made, and a file the main session
+	// wrote that changed again after. Not the red-worker's doing: a
+	// planning edit of the main session, the main session's logged Write
+	// and Bash changes, and the green-worker's own logged work.
+	post := func(agent, agentType, cwd, tool, id string, input map[string]any) {
+		p := with(s.mainTool, "hook_event_name", "PostToolUse", "cwd", cwd, "transcript_path", s.transcript, "tool_name", tool,
+			"tool_use_id", id, "tool_input", input, "tool_response", map[string]any{"stdout": "", "stderr": ""})
+		if agent != "" {
+			p = with(p, "agent_id", agent, "agent_type", agentType)
+		}
+		hookCall(t, cwd, p)
+	}
 	escaped := filepath.Join(dir, "strutil", "escaped.go")
 	os.WriteFile(escaped, []byte("package strutil\n"), 0o644)
 	os.Symlink(filepath.Join(dir, "strutil", "reverse.go"), filepath.Join(redWT, "strutil", "out_test.go"))
 	os.WriteFile(filepath.Join(dir, "docs", "agents", "sprint1", "notes.md"), []byte("a note\n"), 0o644)
-	os.WriteFile(filepath.Join(greenWT, "strutil", "truncate.go"), []byte("package strutil\n"), 0o644)
+	truncate := filepath.Join(greenWT, "strutil", "truncate.go")
+	os.WriteFile(truncate, []byte("package strutil\n"), 0o644)
+	post("agreen", "git-ideate:green-worker", greenWT, "Write", "toolu_gw", map[string]any{"file_path": "strutil/truncate.go", "content": "package strutil\n"})
+	planted := filepath.Join(greenWT, "strutil", "planted.go")
+	os.WriteFile(planted, []byte("package strutil\n"), 0o644)
+	notes := filepath.Join(dir, "NOTES.txt")
+	os.WriteFile(notes, []byte("supervisor notes\n"), 0o644)
+	post("", "", dir, "Write", "toolu_mw", map[string]any{"file_path": notes, "content": "supervisor notes\n"})
+	twice := filepath.Join(dir, "TWICE.txt")
+	os.WriteFile(twice, []byte("the main session's\n"), 0o644)
+	post("", "", dir, "Write", "toolu_mw2", map[string]any{"file_path": twice, "content": "the main session's\n"})
+	os.WriteFile(twice, []byte("someone else's\n"), 0o644)
+	wantAllow(t, "the main session's Bash", hookCall(t, dir, with(s.mainTool, "cwd", dir, "tool_use_id", "toolu_mb", "tool_input", map[string]any{"command": "make gen"})))
+	generated := filepath.Join(dir, "gen", "out.txt")
+	os.MkdirAll(filepath.Dir(generated), 0o755)
+	os.WriteFile(generated, []byte("generated\n"), 0o644)
+	post("", "", dir, "Bash", "toolu_mb", map[string]any{"command": "make gen"})
 	d := stop("ared", "git-ideate:red-worker", redWT)
-	if d.kind != "block" || !strings.Contains(d.reason, "gate escape: FAIL: escaped_write") || !strings.Contains(d.reason, escaped) ||
-		!strings.Contains(d.reason, "strutil/out_test.go") || strings.Contains(d.reason, "notes.md") || strings.Contains(d.reason, "truncate.go") {
+	if d.kind != "block" || !strings.Contains(d.reason, "gate escape: FAIL: escaped_write") {
 		t.Fatalf("escaped: %+v", d)
+	}
+	for _, p := range []string{escaped, "strutil/out_test.go", planted, twice} {
+		if !strings.Contains(d.reason, p) {
+			t.Errorf("the escape does not name %s: %s", p, d.reason)
+		}
+	}
+	for _, p := range []string{"notes.md", truncate, notes, generated} {
+		if strings.Contains(d.reason, p) {
+			t.Errorf("the escape blames the worker for %s: %s", p, d.reason)
+		}
 	}
 	r := cli(t, dir, "", "exec", "log", "--phase", "escape", "--json")
 	if !strings.Contains(r.out, `"class": "escaped_write"`) || !strings.Contains(r.out, `"task": "S1-01/T1"`) {
@@ -671,6 +708,8 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 	// Undone, the stop goes on to the role's gate.
 	os.Remove(escaped)
 	os.Remove(filepath.Join(redWT, "strutil", "out_test.go"))
+	os.Remove(planted)
+	os.Remove(twice)
 	if d := stop("ared", "red-worker", redWT); d.kind != "block" || strings.Contains(d.reason, "escape") {
 		t.Fatalf("after undoing: %+v", d)
 	}

@@ -3,7 +3,12 @@ package gates
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,16 +24,90 @@ const EscapeName Name = "escape"
 
 // EscapeFacts are what Escape compares: every working tree of the
 // repository as it was when the agent was dispatched (TakeSnapshot), the
-// ones whose changes are not the agent's to answer for (its own, and the
-// worktrees of tasks other agents are working), and the agent's own
-// worktree, base and role file classes.
+// agent's own worktree, base and role file classes, and who else wrote
+// what meanwhile: the ledger of logged writes (Written) and the agents
+// each other task's worktree belongs to (Owners).
 type EscapeFacts struct {
 	Before    map[string]string // working tree → its state at dispatch
-	Skip      []string          // working trees not compared
 	Worktree  string            // the agent's task worktree
 	Base      string            // the task's base commit
 	TestGlobs []string
 	Frozen    []string
+	// Owners are, per working tree (Resolve'd), the other agents whose
+	// logged writes there are theirs to answer for: a task worktree's
+	// own bound agents. The main session (MainActor) answers for its
+	// logged writes anywhere.
+	Owners map[string][]string
+	// Written is the ledger of logged writes: the actor of the last
+	// logged write to a file (by its Resolve'd path) and the ContentHash
+	// it left; ok is false when none is logged. nil: nothing is logged.
+	Written func(abs string) (actor, hash string, ok bool)
+}
+
+// MainActor names the main session in the ledger of logged writes.
+const MainActor = "main"
+
+// maxHashed caps the size of a file ContentHash reads.
+const maxHashed = 64 << 20
+
+// ContentHash is what a file holds now, for the ledger of logged writes:
+// "-" for a missing file, a digest of a symlink's target or a regular
+// file's content, "" for anything else (a directory, a file over 64 MiB,
+// an unreadable one), which no logged write can account for.
+func ContentHash(abs string) string {
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "-"
+	case err != nil:
+		return ""
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, err := os.Readlink(abs)
+		if err != nil {
+			return ""
+		}
+		h := sha256.Sum256([]byte(t))
+		return "link:" + hex.EncodeToString(h[:])
+	case !fi.Mode().IsRegular() || fi.Size() > maxHashed:
+		return ""
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, maxHashed+1)); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Resolve makes p absolute against cwd and follows the symlinks of its
+// longest existing prefix: the one spelling of a path the ledger of
+// logged writes and the working trees' lists agree on.
+func Resolve(cwd, p string) string { return resolve(cwd, p) }
+
+// accounted reports whether the change of abs, in working tree wt, is a
+// logged write of the main session or of one of wt's own agents that
+// left the file as it is now.
+func (f *EscapeFacts) accounted(wt, abs string) bool {
+	if f.Written == nil {
+		return false
+	}
+	actor, hash, ok := f.Written(resolve("", abs))
+	if !ok || hash == "" || hash != ContentHash(abs) {
+		return false
+	}
+	if actor == MainActor {
+		return true
+	}
+	for _, a := range f.Owners[resolve("", wt)] {
+		if a == actor {
+			return true
+		}
+	}
+	return false
 }
 
 // TakeSnapshot records the state of every working tree of the repository
@@ -100,12 +179,17 @@ func gitOut(ctx context.Context, dir string, env []string, args ...string) ([]by
 
 // Escape is the check after the fact (EscapeName). At an execution
 // agent's stop it FAILs escaped_write naming the paths when a working
-// tree it does not answer for (the main checkout, another task's idle
-// worktree; planning artifacts aside, which the main session keeps)
-// changed since the dispatch, or when its own worktree's changes hold a
-// symlink resolving outside the worktree or a file with more than one
-// hard link; for a green-worker or scaffolder a link onto a test file
-// FAILs link_to_test. What cannot be compared is UNVERIFIABLE.
+// tree other than its own (the main checkout, every other task's
+// worktree) changed since the dispatch in a file no logged write
+// accounts for: the main session's own tool calls, and in another task's
+// worktree that task's own agents' (EscapeFacts.Written, Owners), each
+// only while the file still holds what that write left. Planning
+// artifacts aside, which the main session keeps. What cannot be
+// attributed so is the agent's to answer for: the check fails closed. It
+// FAILs too when the agent's own worktree's changes hold a symlink
+// resolving outside the worktree or a file with more than one hard link;
+// for a green-worker or scaffolder a link onto a test file FAILs
+// link_to_test. What cannot be compared is UNVERIFIABLE.
 var Escape = Func(escape)
 
 func escape(ctx context.Context, in Input) (Verdict, error) {
@@ -114,17 +198,14 @@ func escape(ctx context.Context, in Input) (Verdict, error) {
 		return Verdict{Result: PASS}, nil
 	}
 	var reasons []Reason
-	skip := map[string]bool{}
-	for _, s := range append([]string{f.Worktree}, f.Skip...) {
-		skip[filepath.Clean(s)] = true
-	}
+	own := resolve("", f.Worktree)
 	var trees []string
 	for wt := range f.Before {
 		trees = append(trees, wt)
 	}
 	sort.Strings(trees)
 	for _, wt := range trees {
-		if skip[filepath.Clean(wt)] {
+		if own != "" && resolve("", wt) == own {
 			continue
 		}
 		if _, err := os.Stat(wt); err != nil {
@@ -137,19 +218,23 @@ func escape(ctx context.Context, in Input) (Verdict, error) {
 		if now == f.Before[wt] {
 			continue
 		}
-		out, err := gitOut(ctx, wt, nil, "diff-tree", "-r", "--name-only", "--no-renames", "-z", f.Before[wt], now)
+		changed, err := ChangedPaths(ctx, wt, f.Before[wt], now)
 		if err != nil {
 			return unverifiable("escape_unreadable", "the change in "+wt+" cannot be listed: "+errText(err)), nil
 		}
 		var paths []string
-		for _, p := range bytes.Split(out, []byte{0}) {
-			if len(p) > 0 && !pathglob.Match(PlanningGlob, string(p)) {
-				paths = append(paths, filepath.Join(wt, string(p)))
+		for _, p := range changed {
+			if pathglob.Match(PlanningGlob, p) {
+				continue
+			}
+			abs := filepath.Join(wt, filepath.FromSlash(p))
+			if !f.accounted(wt, abs) {
+				paths = append(paths, abs)
 			}
 		}
 		if len(paths) > 0 {
 			reasons = append(reasons, Reason{Class: "escaped_write", Paths: paths,
-				Detail: fmt.Sprintf("%d file(s) changed outside the task's worktree while its %s worked, in %s", len(paths), in.Role, wt)})
+				Detail: fmt.Sprintf("%d file(s) changed outside the task's worktree while its %s worked, in %s, and no logged write of the main session or of that worktree's own agent accounts for them", len(paths), in.Role, wt)})
 		}
 	}
 	if f.Worktree != "" {
@@ -163,6 +248,29 @@ func escape(ctx context.Context, in Input) (Verdict, error) {
 		return Verdict{Result: FAIL, Reasons: reasons}, nil
 	}
 	return Verdict{Result: PASS}, nil
+}
+
+// StateTree is the tree of a working tree's whole content, tracked and
+// untracked (ignored files aside), as TakeSnapshot records it.
+func StateTree(ctx context.Context, wt string) (string, error) { return stateTree(ctx, wt) }
+
+// ChangedPaths lists the paths (slash-separated, relative to the working
+// tree) that differ between two state trees of wt.
+func ChangedPaths(ctx context.Context, wt, from, to string) ([]string, error) {
+	if from == to {
+		return nil, nil
+	}
+	out, err := gitOut(ctx, wt, nil, "diff-tree", "-r", "--name-only", "--no-renames", "-z", from, to)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			paths = append(paths, string(p))
+		}
+	}
+	return paths, nil
 }
 
 func unverifiable(class, detail string) Verdict {

@@ -41,6 +41,7 @@ const SprintLine = "ideate-sprint:"
 //	dispatch/blocks/<agent_id>           consecutive SubagentStop blocks
 //	dispatch/stopped/<agent_id>          the agent's stop passed its gate
 //	dispatch/runs-pending/, runs/        the cost gate's remembered runs (costrun.go)
+//	dispatch/writes/, calls/             the ledger of logged writes (ledger.go)
 //
 // Files are created whole (written aside, then linked into place), so a
 // concurrent hook sees a file complete or not at all, and a name taken
@@ -204,7 +205,7 @@ func dispatchPath(state string, parts ...string) string {
 
 // sweepStale removes dispatch files older than StaleAfter.
 func sweepStale(state string, now time.Time) {
-	for _, sub := range []string{"pending", "claims", "agents", "blocks", "stopped", "runs-pending", "runs"} {
+	for _, sub := range []string{"pending", "claims", "agents", "blocks", "stopped", "runs-pending", "runs", "writes", "calls"} {
 		dir := dispatchPath(state, sub)
 		ents, err := os.ReadDir(dir)
 		if err != nil {

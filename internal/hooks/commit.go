@@ -19,6 +19,7 @@ func postToolUse(c *call) (Response, error) {
 	if err := captureEvent(c); err != nil && !apperr.Is(err, apperr.NotARepo) {
 		c.d.warn("%s not captured: %s", p.ToolName, errText(err))
 	}
+	c.logWrites()
 	if p.ToolName != "Bash" {
 		return Response{}, nil
 	}

@@ -139,6 +139,7 @@ func (c *call) settleRun(ok bool) {
 // run of a Bash call that failed.
 func postToolUseFailure(c *call) (Response, error) {
 	err := captureEvent(c)
+	c.logWrites()
 	c.settleRun(false)
 	if err != nil && !apperr.Is(err, apperr.NotARepo) {
 		return Response{}, err

@@ -209,6 +209,15 @@ func (c *call) beforeTool() (*Decision, error) {
 		}
 	}
 	c.remember(st.StateDir, run)
+	// What this call changes where another agent's stop will look is
+	// logged as the caller's (ledger.go).
+	switch {
+	case tool != "Bash":
+	case f.Bound:
+		c.beforeBash(st.StateDir, f.Worktree)
+	case !sub:
+		c.beforeBash(st.StateDir, st.Top)
+	}
 	if f.Confined {
 		return c.confined(in.Task, in.Role)
 	}
@@ -560,8 +569,8 @@ func (c *call) agentStop() (*Decision, error) {
 	// other working trees, and links in its own.
 	if registered(c.d.Gates, gates.EscapeName) {
 		ein := in
-		ein.Escape = &gates.EscapeFacts{Before: b.Before, Skip: activeWorktrees(st.StateDir, p.AgentID), Worktree: in.Dir, Base: base,
-			TestGlobs: b.Policy.TestGlobs, Frozen: b.Frozen}
+		ein.Escape = &gates.EscapeFacts{Before: b.Before, Worktree: in.Dir, Base: base, TestGlobs: b.Policy.TestGlobs, Frozen: b.Frozen,
+			Owners: owners(st.StateDir, p.AgentID), Written: writtenBy(st.StateDir)}
 		if v := c.judge(gates.EscapeName, ein); !v.Passed() {
 			c.ctx = saved
 			return c.stopBlock(st, b.Task, "git ideate gate "+v.String()), nil

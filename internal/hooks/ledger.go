@@ -1,0 +1,169 @@
+package hooks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/ideate/git-ideate/internal/gates"
+)
+
+// The ledger of logged writes, under DispatchDir, lets the check after
+// the fact (gates.Escape) tell a worker's escape from what the main
+// session and the other tasks' own agents changed meanwhile:
+//
+//	dispatch/writes/<digest of the path>.json  the last logged write to a file: its actor and what it left
+//	dispatch/calls/<tool_use_id>.json          the state of a working tree before a Bash call, until its PostToolUse
+//
+// A file tool's write is logged at its PostToolUse; a Bash call's
+// writes are what changed in the caller's working tree (the main
+// checkout, or a bound agent's worktree) between its PreToolUse and its
+// PostToolUse. Both are logged only while they could be confused with
+// another agent's: while an agent other than the caller is at work. A
+// change no logged write accounts for is the stopping worker's to answer
+// for.
+
+// writeRec is one entry of the ledger.
+type writeRec struct {
+	Path  string `json:"path"`
+	Actor string `json:"actor"`
+	Hash  string `json:"hash"`
+}
+
+// callRec is a working tree's state before a Bash call.
+type callRec struct {
+	Actor string `json:"actor"`
+	Dir   string `json:"dir"`
+	Tree  string `json:"tree"`
+}
+
+// actorOf is the ledger's name of the payload's caller.
+func actorOf(p *Payload) string {
+	if p.AgentID == "" {
+		return gates.MainActor
+	}
+	return p.AgentID
+}
+
+func writeKey(abs string) string {
+	h := sha256.Sum256([]byte(abs))
+	return hex.EncodeToString(h[:16]) + ".json"
+}
+
+// logWrite notes that actor left the file at abs (any spelling) as it is now.
+func logWrite(state, actor, abs string) error {
+	abs = gates.Resolve("", abs)
+	if abs == "" {
+		return nil
+	}
+	data, _ := json.Marshal(writeRec{Path: abs, Actor: actor, Hash: gates.ContentHash(abs)})
+	return replaceWhole(dispatchPath(state, "writes", writeKey(abs)), data)
+}
+
+// writtenBy reads the ledger (gates.EscapeFacts.Written).
+func writtenBy(state string) func(abs string) (string, string, bool) {
+	return func(abs string) (string, string, bool) {
+		var w writeRec
+		if ok, err := readJSON(dispatchPath(state, "writes", writeKey(abs)), &w); !ok || err != nil || w.Path != abs {
+			return "", "", false
+		}
+		return w.Actor, w.Hash, true
+	}
+}
+
+// othersAtWork reports whether an agent other than self (the main
+// session: "") is at work: a dispatch waiting for its agent, or a bound
+// agent whose stop has not passed.
+func othersAtWork(state, self string) bool {
+	return len(activeWorktrees(state, self)) > 0
+}
+
+// owners are, per task worktree, the agents bound to it (other than
+// self): gates.EscapeFacts.Owners.
+func owners(state, self string) map[string][]string {
+	out := map[string][]string{}
+	ents, _ := os.ReadDir(dispatchPath(state, "agents"))
+	for _, e := range ents {
+		agent := filepath.Base(e.Name())
+		agent = agent[:len(agent)-len(filepath.Ext(agent))]
+		if agent == self {
+			continue
+		}
+		var b bindingRec
+		if ok, _ := readJSON(dispatchPath(state, "agents", e.Name()), &b); ok && b.Worktree != "" {
+			wt := gates.Resolve("", b.Worktree)
+			out[wt] = append(out[wt], agent)
+		}
+	}
+	return out
+}
+
+// beforeBash notes the state of dir before a Bash call of the payload's
+// caller, while another agent is at work.
+func (c *call) beforeBash(state, dir string) {
+	p := c.p
+	if dir == "" || !idRe().MatchString(p.ToolUseID) || !othersAtWork(state, p.AgentID) {
+		return
+	}
+	tree, err := gates.StateTree(c.ctx, dir)
+	if err != nil {
+		c.d.warn("the state before Bash call %s is not noted (%v): what it changes will be blamed on the workers", p.ToolUseID, err)
+		return
+	}
+	data, _ := json.Marshal(callRec{Actor: actorOf(p), Dir: dir, Tree: tree})
+	if err := replaceWhole(dispatchPath(state, "calls", p.ToolUseID+".json"), data); err != nil {
+		c.d.warn("the state before Bash call %s is not noted: %v", p.ToolUseID, err)
+	}
+}
+
+// logWrites logs what a finished tool call (PostToolUse, or
+// PostToolUseFailure) wrote: a file tool's file, while another agent is
+// at work; a Bash call's changes to the working tree noted before it.
+func (c *call) logWrites() {
+	p := c.p
+	var state string
+	if c.d.StateDir != nil {
+		state, _ = c.d.StateDir(c.d.RepoDir(p))
+	} else if st, err := c.stores(); err == nil {
+		state = st.StateDir
+	}
+	if state == "" {
+		return
+	}
+	switch {
+	case isFileTool(p.ToolName):
+		if !othersAtWork(state, p.AgentID) {
+			return
+		}
+		for _, k := range []string{"file_path", "notebook_path"} {
+			if f := lookup(p.ToolInput, k); f != "" {
+				if err := logWrite(state, actorOf(p), absDir(c.d.RepoDir(p), f)); err != nil {
+					c.d.warn("the write of %s is not logged: %v", f, err)
+				}
+			}
+		}
+	case p.ToolName == "Bash" && idRe().MatchString(p.ToolUseID):
+		path := dispatchPath(state, "calls", p.ToolUseID+".json")
+		var r callRec
+		if ok, err := readJSON(path, &r); !ok || err != nil || r.Actor != actorOf(p) {
+			return
+		}
+		os.Remove(path)
+		now, err := gates.StateTree(c.ctx, r.Dir)
+		if err == nil {
+			var changed []string
+			if changed, err = gates.ChangedPaths(c.ctx, r.Dir, r.Tree, now); err == nil {
+				for _, rel := range changed {
+					if err = logWrite(state, r.Actor, filepath.Join(r.Dir, filepath.FromSlash(rel))); err != nil {
+						break
+					}
+				}
+			}
+		}
+		if err != nil {
+			c.d.warn("what Bash call %s changed is not logged (%v): it will be blamed on the workers", p.ToolUseID, err)
+		}
+	}
+}
