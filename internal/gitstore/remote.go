@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -155,8 +154,8 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		// more. A lock younger than the stale age may be a live fetch's,
 		// or one killed a moment ago (a task start killed mid-fetch and
 		// started again at once): wait until it is stale, then break it.
+		stale := s.lockPolicy.withDefaults().StaleAfter
 		if attempt == 0 && strings.Contains(stderr, ".lock") {
-			stale := s.lockPolicy.withDefaults().StaleAfter
 			if s.breakLocks(TrackingRoot+remote, stale) == 0 {
 				if err := sleep(ctx, stale); err != nil {
 					return err
@@ -169,7 +168,6 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		// `git worktree add` killed half-way leaves a directory git cannot
 		// read, and every fetch fails until it is gone.
 		if attempt == 0 && strings.Contains(stderr, "worktrees/") {
-			stale := s.lockPolicy.withDefaults().StaleAfter
 			if err := sleep(ctx, stale); err != nil {
 				return err
 			}
@@ -286,24 +284,22 @@ func (s *Store) blameUnpack(ctx context.Context, remote string, res []PushResult
 	if !unpack {
 		return
 	}
-	var detail, obj string
+	// detail: the first error naming an object, else the first complaint.
+	var detail, obj, first string
 	for _, l := range strings.Split(stderr, "\n") {
 		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "remote:"))
+		if first == "" && (strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:")) {
+			first = l
+		}
 		if i := strings.Index(l, "object "); i >= 0 && strings.HasPrefix(l, "error:") && obj == "" {
-			f := strings.Fields(l[i+len("object "):])
-			if len(f) > 0 {
+			if f := strings.Fields(l[i+len("object "):]); len(f) > 0 {
 				obj = strings.TrimSuffix(f[0], ":")
 				detail = strings.TrimSpace(strings.TrimPrefix(l, "error:"))
 			}
 		}
 	}
 	if detail == "" {
-		for _, l := range strings.Split(stderr, "\n") {
-			if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "remote:")); strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") {
-				detail = l
-				break
-			}
-		}
+		detail = first
 	}
 	blamed := -1
 	if obj != "" {
@@ -575,10 +571,8 @@ func (s *Store) clearShadow(ctx context.Context, prefix string) error {
 // "<flag>\t<src>:<dst>\t<summary>".
 func parsePorcelain(b []byte) []PushResult {
 	var out []PushResult
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), "\t", 3)
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, "\t", 3)
 		if len(parts) < 3 || len(parts[0]) != 1 {
 			continue
 		}

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,20 +51,14 @@ func (s *Store) Lookup(root Hash, path []string) (e TreeEntry, ok bool, err erro
 // rewritten. When replace is false an existing entry of that name is an
 // apperr.Conflict wrapping ErrExists.
 func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (Hash, error) {
-	var entries []TreeEntry
-	if root != ZeroHash {
-		var err error
-		if entries, err = s.ReadTree(root); err != nil {
-			return ZeroHash, err
-		}
-	}
-	return s.insertInto(entries, dirs, leaf, replace)
+	return s.InsertWithRootFile(root, dirs, leaf, replace, "", nil)
 }
 
 // InsertWithRootFile is Insert that also adds a file name holding data at
 // the top level when root lacks one (a store's format-version entry), in
 // the same single rewrite of the root: adding the file first and then
 // inserting would leave the root written in between as a dangling tree.
+// An empty name adds nothing.
 func (s *Store) InsertWithRootFile(root Hash, dirs []string, leaf TreeEntry, replace bool, name string, data []byte) (Hash, error) {
 	var entries []TreeEntry
 	if root != ZeroHash {
@@ -72,14 +67,7 @@ func (s *Store) InsertWithRootFile(root Hash, dirs []string, leaf TreeEntry, rep
 			return ZeroHash, err
 		}
 	}
-	found := false
-	for _, e := range entries {
-		if e.Name == name {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if name != "" && !slices.ContainsFunc(entries, func(e TreeEntry) bool { return e.Name == name }) {
 		h, err := s.WriteBlob(data)
 		if err != nil {
 			return ZeroHash, err
