@@ -192,9 +192,9 @@ func present(mode string) string {
 
 // workingIndex writes a copy of the worktree's index holding what `git
 // add -A` would stage, and returns its path (the caller removes it): the
-// paths `git ls-files` names as modified, deleted or untracked and not
-// ignored go through `git update-index --info-only`, which hashes them
-// with the content filters `git add` applies, and writes no object.
+// paths `git status` names go through `git update-index --info-only`,
+// which hashes them with the content filters `git add` applies, and
+// writes no object.
 func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 	f, err := os.CreateTemp("", "ideate-index-*")
 	if err != nil {
@@ -202,8 +202,11 @@ func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 	}
 	path := f.Name()
 	src, err := os.Open(filepath.Join(wt.GitDir, "index"))
+	var fi os.FileInfo
 	if err == nil {
-		_, err = io.Copy(f, src)
+		if _, err = io.Copy(f, src); err == nil {
+			fi, err = src.Stat()
+		}
 		src.Close()
 	} else if errors.Is(err, os.ErrNotExist) {
 		err = os.Remove(path) // git starts an empty index where there is none
@@ -211,24 +214,36 @@ func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && fi != nil {
+		// The copy keeps the index's time, by which git tells an entry
+		// whose file may have changed in the same instant ("racily clean").
+		err = os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	}
 	if err != nil {
 		os.Remove(path)
 		return "", apperr.Wrap(apperr.Write, err, "cannot copy the index of %s", wt.WorkTree)
 	}
 	env := []string{"GIT_INDEX_FILE=" + path}
-	// -t tags each path: "? " untracked, else tracked. The tracked ones go
-	// first, so that a file turned into a directory leaves the index
-	// before the files inside are added.
-	out, err := s.runGitEnv(ctx, wt.WorkTree, env, nil, "ls-files", "-z", "-t", "--modified", "--deleted", "--others", "--exclude-standard")
+	// git status names every path whose index or working file differs
+	// from HEAD, then the untracked ones (fast: it stats in parallel).
+	// They go to update-index in that order, so that a file turned into a
+	// directory leaves the index before the files inside are added.
+	out, err := s.runGitEnv(ctx, wt.WorkTree, env, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z",
+		"--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err == nil && len(out) > 0 {
-		var tracked, untracked bytes.Buffer
+		var paths bytes.Buffer
 		for _, rec := range strings.Split(string(out), "\x00") {
-			if len(rec) < 3 {
-				continue
+			var p string
+			switch {
+			case strings.HasPrefix(rec, "1 "): // 1 XY sub mH mI mW hH hI path
+				p = field(rec, 9)
+			case strings.HasPrefix(rec, "u "): // u XY sub m1 m2 m3 mW h1 h2 h3 path
+				p = field(rec, 11)
+			case strings.HasPrefix(rec, "? "):
+				p = rec[2:]
 			}
-			p, b := rec[2:], &tracked
-			if rec[0] == '?' {
-				b = &untracked
+			if p == "" {
+				continue
 			}
 			if dir, ok := strings.CutSuffix(p, "/"); ok {
 				// Another repository inside the worktree: git adds it as a
@@ -239,16 +254,24 @@ func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 				}
 				p = dir
 			}
-			b.WriteString(p + "\x00")
+			paths.WriteString(p + "\x00")
 		}
-		tracked.Write(untracked.Bytes())
-		_, err = s.runGitEnv(ctx, wt.WorkTree, env, &tracked, "update-index", "--add", "--remove", "--replace", "--info-only", "-z", "--stdin")
+		_, err = s.runGitEnv(ctx, wt.WorkTree, env, &paths, "update-index", "--add", "--remove", "--replace", "--info-only", "-z", "--stdin")
 	}
 	if err != nil {
 		os.Remove(path)
 		return "", err
 	}
 	return path, nil
+}
+
+// field is the nth space-separated field of rec, the last taking the rest
+// (a path may hold spaces), or "".
+func field(rec string, n int) string {
+	if f := strings.SplitN(rec, " ", n); len(f) == n {
+		return f[n-1]
+	}
+	return ""
 }
 
 // modeType is the kind of object a mode names: "f" file (either mode),
