@@ -58,10 +58,16 @@
 //	            or "[XPASS(strict)]" is FAIL_ASSERT, a stub marker
 //	            FAIL_STUB, any other "ExcType: …" FAIL_ERROR. <error> is
 //	            setup or teardown (ERROR_SETUP), except message "collection
-//	            failure" on a pseudo-testcase named after the module:
-//	            BUILD_FAIL for every declared test of that module. Without
+//	            failure" on a pseudo-testcase named after the module: for
+//	            every declared test of that module only, BUILD_FAIL when
+//	            its last error is ModuleNotFoundError or ImportError (what
+//	            the tests import does not exist yet), else ERROR_SETUP (a
+//	            syntax error, a module-level exception). Without
 //	            --continue-on-collection-errors one such error ends the
 //	            session; other declared tests are then NOT_RUN and say so.
+//	            A conftest.py that raises ends it before any report: with
+//	            Spec.Subset each declared file is run alone, and the files
+//	            under that conftest are ERROR_SETUP.
 //	vitest      only <failure>, type = the error class: AssertionError is
 //	            FAIL_ASSERT, "Test timed out in" TIMEOUT, others
 //	            FAIL_ERROR. A testcase named after its file is the file
