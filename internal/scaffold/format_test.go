@@ -2,19 +2,30 @@ package scaffold_test
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ideate/git-ideate/internal/scaffold"
 )
 
-// formatter finds a formatter on PATH, or skips.
-func formatter(t *testing.T, name string) {
+// formatter finds a formatter on PATH, or among the node runners CI
+// installs (GIT_IDEATE_NODE_RUNNERS), or skips; it returns its path.
+func formatter(t *testing.T, name string) string {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not on PATH (apt-get install black; npm install -g prettier)", name)
+	if p, err := exec.LookPath(name); err == nil {
+		return p
 	}
+	if d := os.Getenv("GIT_IDEATE_NODE_RUNNERS"); d != "" {
+		p := filepath.Join(d, "node_modules", ".bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skipf("%s is not on PATH (apt-get install black; npm install prettier@3)", name)
+	return ""
 }
 
 // check runs a formatter's own check over a file: it must find nothing to
@@ -65,19 +76,25 @@ func TestRun_PythonStubIsBlackClean(t *testing.T) {
 
 // The same for JavaScript with prettier.
 func TestRun_JavaScriptStubIsPrettierClean(t *testing.T) {
-	formatter(t, "prettier")
+	prettier := formatter(t, "prettier")
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"package.json":           `{"name":"slugs","private":true,"type":"module"}` + "\n",
 		"src/zz_agentic_shim.js": "// agentic:shim\nexport function slugify(s,   sep){ return '' }\n",
 		"src/slug.test.js":       "import { slugify } from './slug.js';\n",
 	})
-	r := run(t, dir, scaffold.Input{Declared: []string{"slugify"}, Files: []string{"src/slug.js", "src/slug.test.js"}})
+	r := run(t, dir, scaffold.Input{Declared: []string{"slugify"}, Files: []string{"src/slug.js", "src/slug.test.js"},
+		LookPath: func(name string) (string, error) {
+			if name == "prettier" {
+				return prettier, nil
+			}
+			return exec.LookPath(name)
+		}})
 	if got := ops(r); got != "create src/slug.js src/slug.slugify; delete src/zz_agentic_shim.js src/zz_agentic_shim.slugify" {
 		t.Fatalf("actions %s", got)
 	}
 	if len(r.Formatted) != 1 || r.Formatted[0].Tool != "prettier" || r.Formatted[0].Error != "" {
 		t.Fatalf("formatted: %+v", r.Formatted)
 	}
-	check(t, dir, "prettier", "--check", "src/slug.js")
+	check(t, dir, prettier, "--check", "src/slug.js")
 }
