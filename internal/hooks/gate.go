@@ -98,6 +98,14 @@ func (c *call) beforeTool() (*Decision, error) {
 	if role == "" && !isFileTool(tool) && tool != "Bash" && tool != "Agent" && tool != "Task" {
 		return nil, nil // nothing the guard looks at
 	}
+	// The main session's own calls (a dispatch aside) are judged only
+	// while a sprint executes: outside one, the marker directory says so
+	// without opening the repository's stores (which runs git).
+	if !sub && tool != "Agent" && tool != "Task" && c.d.StateDir != nil {
+		if state, err := c.d.StateDir(c.d.RepoDir(p)); err == nil && !executing(state) {
+			return nil, nil
+		}
+	}
 	in := c.d.GateInput(c.event, p)
 	in.Role = role
 	// The dispatch of a plugin agent (an execution or reviewer role) by

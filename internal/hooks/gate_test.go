@@ -427,3 +427,41 @@ func TestExecutionRole_PostPlanner(t *testing.T) {
 		}
 	}
 }
+
+// The main session's calls outside a sprint are not judged, and the
+// repository's stores are not opened for them (which runs git): the
+// executing marker alone says so. During a sprint they are judged.
+func TestGate_MainSessionOutsideASprintOpensNothing(t *testing.T) {
+	dir := execRepo(t, map[string]string{"S1-01/T1": "red-worker"})
+	reg := gates.NewRegistry()
+	reg.Register(gates.GuardName, gates.Guard)
+	open := opener(t)
+	opened := 0
+	d := &hooks.Dispatcher{Dir: dir, Gates: reg, Getenv: func(string) string { return "" },
+		StateDir: func(string) (string, error) { return filepath.Join(dir, ".git", "ideate"), nil },
+		Open: func(dir, session string) (*hooks.Stores, error) { opened++; return open(dir, session) }}
+	write := map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": dir, "tool_name": "Write",
+		"tool_input": map[string]any{"file_path": filepath.Join(dir, "strutil", "reverse.go"), "content": "package strutil\n"}}
+	call := func() string {
+		b, _ := json.Marshal(write)
+		var out bytes.Buffer
+		d.Run(context.Background(), bytes.NewReader(b), &out, "")
+		return out.String()
+	}
+	if out := call(); decisionKind(t, out) != "deny" || opened != 1 {
+		t.Fatalf("during a sprint: %q, stores opened %d time(s)", out, opened)
+	}
+	os.RemoveAll(filepath.Join(dir, ".git", "ideate", "executing"))
+	if out := call(); out != "" || opened != 1 {
+		t.Fatalf("outside a sprint: %q, stores opened %d time(s)", out, opened)
+	}
+}
+
+func decisionKind(t *testing.T, out string) string {
+	t.Helper()
+	if out == "" {
+		return ""
+	}
+	kind, _ := decisionOf(t, out)
+	return kind
+}
