@@ -46,6 +46,10 @@ func Green(d Deps) Gate {
 		if stop != nil || err != nil {
 			return verdictOr(stop), err
 		}
+		// The pinning check gets ready while the tests run; only a
+		// passing run makes use of it.
+		ps := s.startPins(ctx, red)
+		defer ps.stop()
 		t0 := time.Now()
 		rep, stop, err := s.run(ctx)
 		if stop != nil || err != nil {
@@ -62,7 +66,7 @@ func Green(d Deps) Gate {
 		if len(reasons) == 0 {
 			// Only a passing run says anything about mutants.
 			var pins []Reason
-			pins, cost, err = s.pinReasons(ctx, red, ran)
+			pins, cost, err = s.pinReasons(ctx, ps, ran)
 			if err != nil {
 				return Verdict{}, err
 			}

@@ -44,6 +44,8 @@ type pinSpec struct {
 	Head     gitstore.Hash // the commit checked out in the scratch copy
 	Tree     gitstore.Hash // its tree
 	Symbols  []string      // as declared (`pkg.Name`, `pkg.Type.Method`)
+	// BuildTimeout bounds the build of the Go fast path's test binaries.
+	BuildTimeout time.Duration
 	// Optional are more symbols, checked where they are defined and left
 	// out where they are not (the scaffold's stubs, by qualified name).
 	Optional []string
@@ -84,9 +86,11 @@ type pinResult struct {
 	Runs    int // mutant runs made
 	Mutants int // mutants made
 	// Took is the check's time in all; Build the part spent building the
-	// test binaries once (Go's `go test -c`; zero on the other paths).
-	Took, Build time.Duration
-	Binary      bool // the mutants ran as compiled test binaries
+	// test binaries once (Go's `go test -c`; zero on the other paths);
+	// Added what it added to the gate's time (GREEN prepares it during
+	// its own run; zero when it ran alone).
+	Took, Build, Added time.Duration
+	Binary             bool // the mutants ran as compiled test binaries
 	// Failing are the tests that did not pass with no mutant on (Baseline).
 	Failing []string
 }
@@ -104,9 +108,52 @@ type pinResult struct {
 // defined nowhere at the commit is unchecked. The scratch copy is removed
 // whatever happens.
 func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
-	res := &pinResult{}
+	x := preparePins(ctx, p)
+	defer x.close()
+	return x.finish(ctx, p.Timeout)
+}
+
+// pinPrep is a pinning check made ready to run: its mutants found, the
+// scratch copy written and, on the Go fast path, the test binaries built.
+// It does not depend on the gate's own run, so GREEN makes it while that
+// run goes on (startPins).
+type pinPrep struct {
+	p       pinSpec
+	res     *pinResult
+	err     error       // preparing failed: finish returns it
+	mutants map[int]int // mutant id → index in res.Symbols
+	gp      *goPin      // the Go fast path, nil off it
+	undo    []func()    // the scratch copy and the binaries, removed by close
+	took    time.Duration
+}
+
+// close removes what preparing made.
+func (x *pinPrep) close() {
+	for i := len(x.undo) - 1; i >= 0; i-- {
+		x.undo[i]()
+	}
+	x.undo = nil
+}
+
+// preparePins does the part of checkPinning that needs no run: x.err
+// holds what went wrong. The build of the Go test binaries is bounded by
+// p.BuildTimeout.
+func preparePins(ctx context.Context, p pinSpec) *pinPrep {
 	t0 := time.Now()
-	defer func() { res.Took = time.Since(t0) }()
+	x := &pinPrep{p: p, res: &pinResult{}}
+	res, err := x.prepare(ctx)
+	x.took = time.Since(t0)
+	if err != nil {
+		x.err = err
+	}
+	if res != nil {
+		x.res = res
+	}
+	return x
+}
+
+func (x *pinPrep) prepare(ctx context.Context) (*pinResult, error) {
+	p, res := x.p, x.res
 	if len(p.Symbols)+len(p.Optional) == 0 {
 		return res, nil
 	}
@@ -114,19 +161,20 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := symbols.Build(ctx, src)
+	idx, err := symbols.Build(ctx, src)
 	if err != nil {
 		return nil, err
 	}
 	byFile := map[string][]bodyTarget{}
 	mutants := map[int]int{} // mutant id → index in res.Symbols
+	x.mutants = mutants
 	seen := map[string]bool{}
 	nextID := 0
 	for i, d := range append(append([]string(nil), p.Symbols...), p.Optional...) {
 		optional := i >= len(p.Symbols)
 		o := pinOutcome{Decl: d, QName: d}
 		var defs []symbols.Symbol
-		for _, s := range x.Find(d) {
+		for _, s := range idx.Find(d) {
 			if !s.Test {
 				defs = append(defs, s)
 			}
@@ -209,7 +257,7 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 	}
 	cleanup := func() { _ = p.Git.DiscardWorktree(context.WithoutCancel(ctx), p.Scratch) }
 	cleanup() // what a killed check left
-	defer cleanup()
+	x.undo = append(x.undo, cleanup)
 	if err := p.Git.AddWorktree(ctx, p.Scratch, "", p.Head); err != nil {
 		return nil, err
 	}
@@ -226,7 +274,36 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 			}
 		}
 	}
+	// A Go runner's plain `go test` builds the schema once per package
+	// and runs each mutant as its test binaries.
+	if gp, fast := newGoPin(p.Standard, p.Tests); fast {
+		bin, err := os.MkdirTemp("", "ideate-pin-")
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
+		}
+		x.undo = append(x.undo, func() { os.RemoveAll(bin) })
+		tb := time.Now()
+		if err := gp.compile(ctx, p.Scratch, bin, p.BuildTimeout); err != nil {
+			return nil, err
+		}
+		res.Build, res.Binary, x.gp = time.Since(tb), true, gp
+	}
+	return res, nil
+}
 
+// finish runs the prepared mutants, each run bounded by timeout, and
+// returns the check's result.
+func (x *pinPrep) finish(ctx context.Context, timeout time.Duration) (*pinResult, error) {
+	t0 := time.Now()
+	p, res, mutants, gp := x.p, x.res, x.mutants, x.gp
+	p.Timeout = timeout
+	defer func() { res.Took = x.took + time.Since(t0) }()
+	if x.err != nil {
+		return nil, x.err
+	}
+	if len(mutants) == 0 {
+		return res, nil
+	}
 	if p.Baseline {
 		run, err := RunTask(ctx, p.Standard, p.Scratch, p.Tests, RunOptions{Timeout: p.Timeout})
 		if ctx.Err() != nil {
@@ -261,22 +338,11 @@ func checkPinning(ctx context.Context, p pinSpec) (*pinResult, error) {
 			}
 			return res, nil
 		}
-	}
-	// A Go runner's plain `go test` builds the schema once per package
-	// and runs each mutant as its test binaries.
-	gp, fast := newGoPin(p.Standard, p.Tests)
-	if fast {
-		bin, err := os.MkdirTemp("", "ideate-pin-")
-		if err != nil {
-			return nil, apperr.Wrap(apperr.Write, err, "cannot create a temporary directory")
+		if gp != nil {
+			gp = gp.only(passing)
 		}
-		defer os.RemoveAll(bin)
-		tb := time.Now()
-		if err := gp.compile(ctx, p.Scratch, bin, p.Timeout); err != nil {
-			return nil, err
-		}
-		res.Build, res.Binary = time.Since(tb), true
 	}
+	fast := gp != nil
 	ids := make([]int, 0, len(mutants))
 	for id := range mutants {
 		ids = append(ids, id)
@@ -515,27 +581,69 @@ func (s *taskState) scaffolded(ctx context.Context, red gitstore.Hash) ([]string
 	return out, err
 }
 
-// pinReasons runs the pinning check of GREEN: the task's declared
-// symbols and the ones its scaffold made, against its declared tests. An
-// unpinned symbol a later task names is a note carried forward (its tests
-// and the final gate judge it); any other unpinned symbol FAILs as a test
-// defect, which sends the task back to RED.
+// pinStart is GREEN's pinning check being prepared (its mutants, the
+// scratch copy, the Go test binaries) while the gate's own run goes on:
+// the preparation needs nothing of that run, and building the binaries
+// costs about as much as the run itself.
+type pinStart struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	x      *pinPrep // nil when the task names no symbol, or err
+	err    error
+}
+
+// startPins prepares GREEN's pinning check in the background: the task's
+// declared symbols and the ones its scaffold made, against its declared
+// tests. stop must follow.
+func (s *taskState) startPins(ctx context.Context, red gitstore.Hash) *pinStart {
+	cctx, cancel := context.WithCancel(ctx)
+	ps := &pinStart{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(ps.done)
+		decl := declaredSymbols(s.sprint, s.ct.Task)
+		sc, err := s.scaffolded(cctx, red)
+		if err != nil || len(decl)+len(sc) == 0 {
+			ps.err = err
+			return
+		}
+		ps.x = preparePins(cctx, pinSpec{Git: s.d.Git, Standard: s.st, Head: s.head, Tree: s.tree, Symbols: decl, Optional: sc,
+			Tests: s.ct.Tests, Worktree: s.ct.Path, Scratch: scratchPath(s.d.Git, s.ct.Task, "pin"), BuildTimeout: s.timeout})
+	}()
+	return ps
+}
+
+// stop ends the preparation, whatever it was at, and removes what it
+// made.
+func (ps *pinStart) stop() {
+	ps.cancel()
+	<-ps.done
+	if ps.x != nil {
+		ps.x.close()
+	}
+}
+
+// pinReasons finishes GREEN's pinning check once the gate's own run
+// passed (ran long). An unpinned symbol a later task names is a note
+// carried forward (its tests and the final gate judge it); any other
+// unpinned symbol FAILs as a test defect, which sends the task back to
+// RED.
 //
 // The note on the check's cost comes back apart, for the verdict's end.
-func (s *taskState) pinReasons(ctx context.Context, red gitstore.Hash, ran time.Duration) ([]Reason, *Reason, error) {
-	decl := declaredSymbols(s.sprint, s.ct.Task)
-	sc, err := s.scaffolded(ctx, red)
+func (s *taskState) pinReasons(ctx context.Context, ps *pinStart, ran time.Duration) ([]Reason, *Reason, error) {
+	t0 := time.Now()
+	select {
+	case <-ps.done:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	if ps.err != nil || ps.x == nil {
+		return nil, nil, ps.err
+	}
+	res, err := ps.x.finish(ctx, mutantTimeout(ran, s.timeout))
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(decl)+len(sc) == 0 {
-		return nil, nil, nil
-	}
-	res, err := checkPinning(ctx, pinSpec{Git: s.d.Git, Standard: s.st, Head: s.head, Tree: s.tree, Symbols: decl, Optional: sc,
-		Tests: s.ct.Tests, Worktree: s.ct.Path, Scratch: scratchPath(s.d.Git, s.ct.Task, "pin"), Timeout: mutantTimeout(ran, s.timeout)})
-	if err != nil {
-		return nil, nil, err
-	}
+	res.Added = time.Since(t0)
 	var out []Reason
 	for _, o := range res.Symbols {
 		switch {
@@ -573,8 +681,15 @@ func pinCost(res *pinResult, ran time.Duration) *Reason {
 		how = fmt.Sprintf("the test binaries built once in %s, then %d run(s) of them", res.Build.Round(time.Millisecond), res.Runs)
 	}
 	d := fmt.Sprintf("pinning check: %d mutant(s) in %s (%s)", res.Mutants, res.Took.Round(time.Millisecond), how)
+	if res.Added > 0 {
+		d += fmt.Sprintf("; prepared during the gate's own test run, it added %s to the gate", res.Added.Round(time.Millisecond))
+	}
 	if ran > 0 {
-		d += fmt.Sprintf(", %.2f× the gate's own test run (%s)", float64(res.Took)/float64(ran), ran.Round(time.Millisecond))
+		added := res.Took
+		if res.Added > 0 {
+			added = res.Added
+		}
+		d += fmt.Sprintf(", %.2f× that run (%s)", float64(added)/float64(ran), ran.Round(time.Millisecond))
 	}
 	return &Reason{Class: ClassPinCost, Severity: SevInfo, Detail: d}
 }
@@ -685,7 +800,7 @@ func (d FinalDeps) finalPins(ctx context.Context, sp *plan.Sprint, task string, 
 	}
 	names := append(append([]string(nil), t.Symbols...), t.Uses...)
 	res, err := checkPinning(ctx, pinSpec{Git: d.Git, Standard: sp.Standards, Head: head, Tree: c.Tree, Symbols: names, Tests: tests,
-		Worktree: ct.Path, Scratch: scratchPath(d.Git, task, "final"), Timeout: timeout, Baseline: true})
+		Worktree: ct.Path, Scratch: scratchPath(d.Git, task, "final"), Timeout: timeout, BuildTimeout: timeout, Baseline: true})
 	if err != nil {
 		return nil, err
 	}

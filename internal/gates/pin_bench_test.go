@@ -17,8 +17,8 @@ const queue5Shim = queueShim + "\nfunc (q *Queue) Pop() int { return -1 }\n\nfun
 const queue5Test = "package strutil\n\nimport \"testing\"\n\nfunc TestQueue_All(t *testing.T) {\n\tvar q Queue\n\tq.Push(3)\n\tq.Push(4)\n\tif q.Len() != 2 || q.Peek() != 3 {\n\t\tt.Fatal(\"after two pushes\")\n\t}\n\tif q.Pop() != 3 || q.Len() != 1 {\n\t\tt.Fatal(\"pop\")\n\t}\n\tif q.Clear() != 1 || q.Len() != 0 {\n\t\tt.Fatal(\"clear\")\n\t}\n}\n"
 
 // BenchmarkGreenGatePinning times the GREEN gate of a Go task that
-// declares five symbols (its pinning check: five mutants, each a run of
-// the declared test in the scratch copy) against the bare test run (the
+// declares five symbols (its pinning check: five mutants, the schema's
+// test binary built once and run once per mutant) against the bare test run (the
 // gate's own run of the task's regression set, RunTask), interleaved in
 // one run, and reports the medians and their ratio, with the mutants run
 // one at a time and one per CPU. Run with -benchtime=11x or so.
@@ -48,11 +48,16 @@ func BenchmarkGreenGatePinning(b *testing.B) {
 				b.Fatal(err)
 			}
 			var gate, run []time.Duration
+			cost := ""
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				if v, err := gates.Judge(ctx, f.reg, f.log, "green", gates.Input{Task: "S1-01/T1"}); err != nil || v.Result != gates.PASS {
+				v, err := gates.Judge(ctx, f.reg, f.log, "green", gates.Input{Task: "S1-01/T1"})
+				if err != nil || v.Result != gates.PASS {
 					b.Fatalf("green: %v %v", v, err)
+				}
+				if r := reasonOf(v, gates.ClassPinCost); r != nil {
+					cost = r.Detail
 				}
 				t1 := time.Now()
 				if res, err := gates.RunTask(ctx, sp.Standards, wt, []string{id}, gates.RunOptions{Wide: true}); err != nil || res.Report.Verdict != "PASS" {
@@ -65,7 +70,7 @@ func BenchmarkGreenGatePinning(b *testing.B) {
 			b.ReportMetric(float64(mg.Microseconds())/1000, "gate-ms")
 			b.ReportMetric(float64(mr.Microseconds())/1000, "run-ms")
 			b.ReportMetric(float64(mg)/float64(mr), "gate/run")
-			b.Logf("%s n=%d median gate %v, median bare run %v, ratio %s", name, b.N, mg, mr, fmt.Sprintf("%.2f", float64(mg)/float64(mr)))
+			b.Logf("%s n=%d median gate %v, median bare run %v, ratio %s; the last verdict's %s", name, b.N, mg, mr, fmt.Sprintf("%.2f", float64(mg)/float64(mr)), cost)
 			_ = plan.DefaultRoot
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -131,12 +132,37 @@ func newGoPin(st *plan.Standards, tests []string) (*goPin, bool) {
 	return g, len(g.pkgs) > 0
 }
 
+// only is g narrowed to the plan ids in tests (the binaries stay): a
+// package none of them is in runs no more.
+func (g *goPin) only(tests []string) *goPin {
+	keep := map[string]bool{}
+	for _, t := range tests {
+		keep[t] = true
+	}
+	out := &goPin{build: g.build, testArgs: g.testArgs}
+	for _, pk := range g.pkgs {
+		n := &goPinPkg{dir: pk.dir, bin: pk.bin, fail: pk.fail}
+		for i, id := range pk.ids {
+			if keep[id] {
+				n.names, n.ids = append(n.names, pk.names[i]), append(n.ids, id)
+			}
+		}
+		if len(n.ids) > 0 {
+			out.pkgs = append(out.pkgs, n)
+		}
+	}
+	return out
+}
+
 // compile builds each package's test binary from the schema copy at top
 // into bin. A package that does not build keeps why; only ctx's end is
 // an error.
 func (g *goPin) compile(ctx context.Context, top, bin string, timeout time.Duration) error {
 	for i, pk := range g.pkgs {
 		out := filepath.Join(bin, strconv.Itoa(i)+".test")
+		if runtime.GOOS == "windows" {
+			out += ".exe" // what Windows runs
+		}
 		argv := append(append([]string{"go", "test", "-c", "-o", out}, g.buildFlags()...), pk.dir)
 		res := runGroup(ctx, argv, top, nil, timeout, 64<<10)
 		if ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,32 @@ func TestGreen_Pinned_Go(t *testing.T) {
 		"strutil/queue_test.go": queueTest + strings.TrimPrefix(queueLenTest, "package strutil\n\nimport \"testing\"\n")})
 	want(t, f.judge(t, "red", "S1-01/T1"), gates.PASS, "")
 	commit(t, wt, "green", map[string]string{"strutil/queue.go": queueImpl})
-	want(t, f.judge(t, "green", "S1-01/T1"), gates.PASS, "")
+	v := f.judge(t, "green", "S1-01/T1")
+	want(t, v, gates.PASS, "")
+	// The cost is on the verdict: three mutants, one build of the test
+	// binary, three runs of it.
+	if r := reasonOf(v, gates.ClassPinCost); r == nil || r.Severity != gates.SevInfo ||
+		!strings.Contains(r.Detail, "3 mutant(s)") || !strings.Contains(r.Detail, "test binaries built once") || !strings.Contains(r.Detail, "3 run(s)") {
+		t.Errorf("cost note %+v", r)
+	}
+}
+
+// A GREEN whose own run fails runs no mutant, and what the check
+// prepared meanwhile (the scratch copy, the binaries) is gone.
+func TestGreen_FailingRun_NoMutants(t *testing.T) {
+	f := newQueueFixture(t, false)
+	_, v := greenQueue(t, f, strings.Replace(queueImpl, "return q.items[0]", "return -q.items[0]", 1), queueEmpty, queuePush)
+	want(t, v, gates.FAIL, "fail_assert")
+	if r := reasonOf(v, gates.ClassPinCost); r != nil {
+		t.Errorf("mutants ran on a failing run: %+v", r)
+	}
+	if wts := gt.Git(t, f.dir, "worktree", "list", "--porcelain"); strings.Count(wts, "worktree ") != 2 {
+		t.Errorf("worktrees left:\n%s", wts)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, ".git", "ideate", "scratch", "pin-S1-01+T1")); !os.IsNotExist(err) {
+		t.Errorf("the scratch copy is left: %v", err)
+	}
+	gt.Fsck(t, f.dir)
 }
 
 // The final gate judges Len at the later task that names it, against
