@@ -10,28 +10,37 @@ import (
 
 // The worker's output.md is captured when it stops (the stop gate entry,
 // through the built binary with the recorded SubagentStop payload): the
-// output.md of attempt K lands on the task's ref as attempts/K/output.md,
-// whatever the verdict, and the next attempt's feedback quotes it.
+// output.md of attempt K lands on the task's ref as the role's report,
+// attempts/K/output-red-worker.md, whatever the verdict, and the next
+// attempt's feedback quotes it.
 func TestHookGate_Binary_CaptureOutputAtStop(t *testing.T) {
 	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker"})
 	const task = "S1-01/T1"
 	s := newSession(t, dir)
 	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
-	attempts := func() []struct {
-		Attempt int    `json:"attempt"`
-		Output  string `json:"output"`
+	type attempt struct {
+		Attempt int `json:"attempt"`
+		Outputs []struct {
+			Role string `json:"role"`
+			Text string `json:"text"`
+		} `json:"outputs"`
+		Output  string `json:"-"` // the red-worker's report
 		Verdict string `json:"verdict"`
-	} {
+	}
+	attempts := func() []attempt {
 		t.Helper()
 		var out struct {
-			Attempts []struct {
-				Attempt int    `json:"attempt"`
-				Output  string `json:"output"`
-				Verdict string `json:"verdict"`
-			} `json:"attempts"`
+			Attempts []attempt `json:"attempts"`
 		}
 		if err := json.Unmarshal([]byte(mustOK(t, bin(t, dir, "", "task", "show", task, "--json")).out), &out); err != nil {
 			t.Fatal(err)
+		}
+		for i, a := range out.Attempts {
+			for _, o := range a.Outputs {
+				if o.Role == "red-worker" {
+					out.Attempts[i].Output = o.Text
+				}
+			}
 		}
 		return out.Attempts
 	}
