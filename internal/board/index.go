@@ -435,9 +435,12 @@ func kidsIn(cached []*entry, moved map[string]*entry, listed func(string) bool, 
 	return out
 }
 
-func (idx *boardIndex) backlinks() map[string][]Reference {
+func (idx *boardIndex) backlinks() map[string][]Reference { return backlinksOf(idx.byID) }
+
+// backlinksOf maps each item id to the items of es that reference it.
+func backlinksOf(es map[string]*entry) map[string][]Reference {
 	out := map[string][]Reference{}
-	for _, e := range idx.byID {
+	for _, e := range es {
 		if e.refs == "[]" || e.refs == "" || e.refs == "null" {
 			continue
 		}
@@ -469,14 +472,18 @@ func (s *Store) backlinksOf(id string) ([]Reference, error) {
 
 // claimableIn is the derived claimable flag: open, every direct dependency
 // done (a cancelled one still blocks), and no direct child open or in
-// progress (a cancelled child does not block).
-func (idx *boardIndex) claimableIn(e *entry, kids map[string][]*entry) bool {
+// progress (a cancelled child does not block). archived is the status of
+// a dependency that has no ref ("" when it is not archived either).
+func (idx *boardIndex) claimableIn(e *entry, kids map[string][]*entry, archived func(id string) string) bool {
 	if e.status != StatusOpen {
 		return false
 	}
 	for _, d := range e.deps {
-		de, ok := idx.byID[d]
-		if !ok || de.status != StatusDone {
+		if de, ok := idx.byID[d]; ok {
+			if de.status != StatusDone {
+				return false
+			}
+		} else if archived(d) != StatusDone {
 			return false
 		}
 	}
@@ -625,8 +632,26 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 			}
 		}
 	}
-	sel := make([]*entry, 0, len(idx.byID))
-	for _, e := range idx.byID {
+	all := idx.byID
+	var archivedAll map[string]*entry
+	if f.Status != StatusOpen && f.Status != StatusInProgress {
+		// Finished items live in the archive once a sync folded them in;
+		// an item with a ref stands over its archive entry.
+		if archivedAll, err = s.archivedEntries(); err != nil {
+			return nil, err
+		}
+		if len(archivedAll) > 0 {
+			all = make(map[string]*entry, len(idx.byID)+len(archivedAll))
+			for id, e := range archivedAll {
+				all[id] = e
+			}
+			for id, e := range idx.byID {
+				all[id] = e
+			}
+		}
+	}
+	sel := make([]*entry, 0, len(all))
+	for _, e := range all {
 		if f.TenantID != "" && e.tenant != f.TenantID || f.Status != "" && e.status != f.Status {
 			continue
 		}
@@ -650,7 +675,8 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 		sel = sel[:limit]
 	}
 	kids := idx.kids()
-	back := idx.backlinks()
+	back := backlinksOf(all)
+	archived := s.archivedStatus()
 	for _, e := range sel {
 		var it *Item
 		if req.IncludeSpec {
@@ -664,7 +690,7 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 			}
 			it.normalize()
 		}
-		row := newRow(it, back[e.id], idx.claimableIn(e, kids), req.IncludeSpec)
+		row := newRow(it, back[e.id], idx.claimableIn(e, kids, archived), req.IncludeSpec)
 		row.SpecLength = e.specLen
 		page.Items = append(page.Items, row)
 	}
@@ -695,9 +721,10 @@ func (s *Store) ReadyFirst(ctx context.Context, tenant string, limit int) (rows 
 		return nil, 0, err
 	}
 	kids := idx.kids()
+	archived := s.archivedStatus()
 	var sel []*entry
 	for _, e := range idx.byID {
-		if (tenant == "" || e.tenant == tenant) && idx.claimableIn(e, kids) {
+		if (tenant == "" || e.tenant == tenant) && idx.claimableIn(e, kids, archived) {
 			sel = append(sel, e)
 		}
 	}

@@ -70,6 +70,7 @@ type Store struct {
 	idxMem    *boardIndex
 	idxOver   map[string]*entry // items read since idxMem was built (see children); copied on write
 	movedMemo *movedMemo        // see packedMoved
+	arch      archiveCache
 
 	afterStep func() // tests: runs between a transition's checks and its swap
 }
@@ -105,7 +106,11 @@ func (s *Store) Exists(id string) (bool, error) {
 		return false, nil
 	}
 	h, err := s.git.Ref(RefName(id))
-	return h != gitstore.ZeroHash, err
+	if err != nil || h != gitstore.ZeroHash {
+		return h != gitstore.ZeroHash, err
+	}
+	a, err := s.archivedTip(id)
+	return a != gitstore.ZeroHash, err
 }
 
 // load reads the item snapshot at commit tip.
@@ -159,13 +164,21 @@ func (s *Store) tip(id string) (gitstore.Hash, error) {
 	return s.git.Ref(RefName(id))
 }
 
-// current returns the tip and item of id; tip is ZeroHash when absent.
+// current returns the tip of id's ref and the item: the ref's, else the
+// archive's (the tip is then ZeroHash: there is no ref); the item is nil
+// when there is no such item.
 func (s *Store) current(id string) (gitstore.Hash, *Item, error) {
 	tip, err := s.tip(id)
-	if err != nil || tip == gitstore.ZeroHash {
+	if err != nil {
 		return tip, nil, err
 	}
-	it, err := s.load(tip)
+	at := tip
+	if tip == gitstore.ZeroHash {
+		if at, err = s.archivedTip(id); err != nil || at == gitstore.ZeroHash {
+			return tip, nil, err
+		}
+	}
+	it, err := s.load(at)
 	return tip, it, err
 }
 
@@ -301,6 +314,9 @@ func (s *Store) related(id string) []string {
 
 func (s *Store) applyAt(ctx context.Context, id string, f step) (*Item, gitstore.Hash, error) {
 	if err := checkID(id); err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	if err := s.restore(ctx, id); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
 	var last *Item

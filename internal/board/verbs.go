@@ -236,7 +236,14 @@ func (s *Store) parentGuard(parent string) (gitstore.Guard, error) {
 		return gitstore.Guard{}, err
 	}
 	if tip == gitstore.ZeroHash {
-		return gitstore.Guard{}, apperr.New(DanglingParent, "parent %s names no item", parent)
+		// An archived parent is finished; the guard holds it there (its
+		// ref absent) so a reopen, which restores the ref, waits.
+		if a, err := s.archivedTip(parent); err != nil || a == gitstore.ZeroHash {
+			if err != nil {
+				return gitstore.Guard{}, err
+			}
+			return gitstore.Guard{}, apperr.New(DanglingParent, "parent %s names no item", parent)
+		}
 	}
 	return gitstore.Guard{Ref: RefName(parent), Want: tip}, nil
 }
@@ -745,7 +752,10 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 	if _, err := s.Expire(ctx, id); err != nil {
 		return nil, err
 	}
-	tip, _, err := s.current(id)
+	tip, err := s.tip(id)
+	if err == nil && tip == gitstore.ZeroHash {
+		tip, err = s.archivedTip(id)
+	}
 	if err != nil {
 		return nil, err
 	}

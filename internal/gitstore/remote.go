@@ -338,8 +338,9 @@ func firstLine(stderr string, err error) string {
 	return err.Error()
 }
 
-// PushUpdate is one ref a push moves: to New, provided the remote still
-// holds Old (ZeroHash: the remote must not have the ref).
+// PushUpdate is one ref a push moves: to New (ZeroHash: deletes it),
+// provided the remote still holds Old (ZeroHash: the remote must not have
+// the ref).
 type PushUpdate struct {
 	Ref      string
 	New, Old Hash
@@ -408,9 +409,17 @@ func (s *Store) Push(ctx context.Context, remote string, ups []PushUpdate, opt R
 	}
 	args = append(args, remote)
 	for _, u := range ups {
-		args = append(args, u.New.String()+":"+u.Ref)
+		args = append(args, refspec(u))
 	}
 	return s.push(ctx, remote, ups, opt, args...)
+}
+
+// refspec is u's explicit refspec: ":<ref>" deletes.
+func refspec(u PushUpdate) string {
+	if u.New == ZeroHash {
+		return ":" + u.Ref
+	}
+	return u.New.String() + ":" + u.Ref
 }
 
 // ShadowRoot is where PushMany stages the values it pushes:
@@ -449,7 +458,7 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 		return nil, err
 	}
 	src := shadow
-	if all, err := s.refs.list("refs/ideate/"); err == nil && 2*len(ups) > len(all) {
+	if all, err := s.refs.list("refs/ideate/"); err == nil && 2*len(ups) > len(all) && pushesLocalRefs(all, ups) {
 		// Most refs move (a first push): push refs/ideate/* itself rather
 		// than stage nearly every ref. The local refs are the updates'
 		// News or newer: still descendants of the leased values.
@@ -457,6 +466,9 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 	} else {
 		var stage bytes.Buffer
 		for _, u := range ups {
+			if u.New == ZeroHash {
+				continue // a deletion is an explicit refspec (below)
+			}
 			fmt.Fprintf(&stage, "create %s%s %s\n", shadow, strings.TrimPrefix(u.Ref, "refs/"), u.New)
 		}
 		if _, err := s.runGitIn(ctx, "", &stage, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin"); err != nil {
@@ -488,7 +500,29 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 		args = append(args, "--progress")
 	}
 	args = append(args, name, src+"ideate/*:refs/ideate/*", src+"notes/ideate*:"+NotesRef+"*")
+	for _, u := range ups {
+		if u.New == ZeroHash {
+			args = append(args, refspec(u)) // leased on its tracking copy, as the rest
+		}
+	}
 	return s.push(ctx, remote, ups, opt, args...)
+}
+
+// pushesLocalRefs reports whether every update of ups is a ref under
+// refs/ideate/ at its local value (or the notes ref), so pushing the local
+// refs themselves is pushing ups: not a deletion, nor a value no local ref
+// holds yet.
+func pushesLocalRefs(all []Ref, ups []PushUpdate) bool {
+	local := make(map[string]Hash, len(all))
+	for _, r := range all {
+		local[r.Name] = r.Hash
+	}
+	for _, u := range ups {
+		if u.New == ZeroHash || strings.HasPrefix(u.Ref, "refs/ideate/") && local[u.Ref] != u.New {
+			return false
+		}
+	}
+	return true
 }
 
 // userMapsOurRefs reports whether one of the user's fetch refspecs for

@@ -43,12 +43,12 @@ func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) 
 	tr := gitstore.TrackingRef(a.Remote, ref)
 	head := mine
 	last := ""
+	lease, err := a.Git.Ref(tr)
+	if err != nil {
+		return head, err
+	}
 	for round := 0; round < PublishRounds; round++ {
-		theirs, err := a.Git.Ref(tr)
-		if err != nil {
-			return head, err
-		}
-		res, err := a.Git.Push(ctx, a.Remote, []gitstore.PushUpdate{{Ref: ref, New: head, Old: theirs}}, gitstore.RemoteOptions{})
+		res, err := a.Git.Push(ctx, a.Remote, []gitstore.PushUpdate{{Ref: ref, New: head, Old: lease}}, gitstore.RemoteOptions{})
 		if err != nil {
 			a.takeBack(ctx, ref, head)
 			if ctx.Err() != nil {
@@ -57,7 +57,9 @@ func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) 
 			return gitstore.ZeroHash, apperr.Wrap(gitstore.RemoteFailed, err, "the push to remote %s failed, so the transition was not made: %s", a.Remote, apperr.Message(err))
 		}
 		if res[0].OK {
-			_ = a.Git.UpdateRef(ctx, tr, head, theirs)
+			if was, err := a.Git.Ref(tr); err == nil {
+				_ = a.Git.UpdateRef(ctx, tr, head, was)
+			}
 			return head, nil
 		}
 		if !res[0].Raced() {
@@ -65,14 +67,24 @@ func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) 
 			return gitstore.ZeroHash, apperr.New(gitstore.RemoteFailed, "the remote %s refused item %s (%s), so the transition was not made", a.Remote, id, res[0].Reason)
 		}
 		last = res[0].Reason
-		// Someone else moved the item at the remote: look, and replay.
-		if err := a.Git.Fetch(ctx, a.Remote, gitstore.RemoteOptions{}, ref); err != nil {
+		// Someone else moved the item at the remote, or archived it
+		// there: look, and replay.
+		if err := a.Git.Fetch(ctx, a.Remote, gitstore.RemoteOptions{}, ref, board.ArchiveRef); err != nil {
 			a.takeBack(ctx, ref, head)
 			return gitstore.ZeroHash, err
 		}
 		now, err := a.Git.Ref(tr)
 		if err != nil {
 			return head, err
+		}
+		lease = now
+		if at, held, err := a.archived(id, now); err != nil {
+			return head, err
+		} else if held {
+			// The remote holds the item in its archive (the fetch of one
+			// ref does not prune a tracking copy): our transitions go on
+			// top of the archived tip and make the item live again.
+			now, lease = at, gitstore.ZeroHash
 		}
 		if now == gitstore.ZeroHash {
 			// The lease named a value the remote no longer has and the item
@@ -98,6 +110,24 @@ func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) 
 	}
 	a.takeBack(ctx, ref, head)
 	return gitstore.ZeroHash, apperr.New(apperr.Conflict, "the remote %s kept refusing item %s (last: %s); gave up after %d rounds", a.Remote, id, last, PublishRounds)
+}
+
+// archived reports whether the remote's archive (as last fetched) holds
+// item id at a tip that contains now (ZeroHash: the remote has no ref).
+func (a *Authority) archived(id string, now gitstore.Hash) (gitstore.Hash, bool, error) {
+	arch, err := a.Git.Ref(gitstore.TrackingRef(a.Remote, board.ArchiveRef))
+	if err != nil || arch == gitstore.ZeroHash {
+		return gitstore.ZeroHash, false, err
+	}
+	at, err := a.Board.ArchivedAt(arch, id)
+	if err != nil || at == gitstore.ZeroHash {
+		return at, false, err
+	}
+	if now == gitstore.ZeroHash || now == at {
+		return at, true, nil
+	}
+	held, err := a.Git.IsAncestor(now, at)
+	return at, held, err
 }
 
 // takeBack moves ref from head to head's parent: the transition at head

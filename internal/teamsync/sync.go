@@ -93,13 +93,18 @@ type Summary struct {
 	Exec     string `json:"exec"`     // same: the execution log
 	// Tasks and Branches count the task refs and task branches that
 	// moved: pulled, pushed, merged (tasks only).
-	Tasks        Moved  `json:"tasks"`
-	Branches     Moved  `json:"branches"`
-	ItemsPulled  int    `json:"items_pulled"`
-	ItemsPushed  int    `json:"items_pushed"`
-	ItemsRebased int    `json:"items_rebased"`
-	RefsPushed   int    `json:"refs_pushed"`
-	Lost         []Lost `json:"lost"`
+	Tasks        Moved `json:"tasks"`
+	Branches     Moved `json:"branches"`
+	ItemsPulled  int   `json:"items_pulled"`
+	ItemsPushed  int   `json:"items_pushed"`
+	ItemsRebased int   `json:"items_rebased"`
+	// Archived counts the refs this clone folded into the archive
+	// (board.ArchiveRef) and took off the remote; Unarchived the local
+	// refs it dropped because another clone had archived them.
+	Archived   int    `json:"archived"`
+	Unarchived int    `json:"unarchived"`
+	RefsPushed int    `json:"refs_pushed"`
+	Lost       []Lost `json:"lost"`
 }
 
 func (y *Syncer) progress(format string, a ...any) {
@@ -160,6 +165,7 @@ func (y *Syncer) Sync(ctx context.Context) (*Summary, error) {
 		}
 		if allOK(res) {
 			sum.RefsPushed += len(r.updates)
+			sum.Archived += y.archived(ctx, r)
 			r.fill(sum)
 			return y.finish(ctx, sum)
 		}
@@ -183,6 +189,11 @@ func (y *Syncer) Sync(ctx context.Context) (*Summary, error) {
 // local ref per pulled item).
 func (y *Syncer) finish(ctx context.Context, sum *Summary) (*Summary, error) {
 	y.Git.PackRefsNow(ctx, 256, board.ItemsPrefix, gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
+	if sum.Archived > 0 || sum.Unarchived > 0 {
+		// Deleting a packed ref rewrites packed-refs; loose ones the
+		// deletions left are packed again the same way.
+		y.Git.PackRefsNow(ctx, 16, board.ItemsPrefix, gitstore.TrackingRef(y.Remote, board.ItemsPrefix))
+	}
 	return sum, nil
 }
 
@@ -315,6 +326,11 @@ type roundResult struct {
 	pulled, pushed, rebased int
 	tasks, branches         Moved
 	lost                    []Lost
+	unarchived              int
+	// what archiveRound queued: the local archive moves from archiveFrom
+	// to archiveTo, and archivedRefs are deleted, once the push is taken
+	archiveFrom, archiveTo gitstore.Hash
+	archivedRefs           []gitstore.PushUpdate
 }
 
 // Moved counts refs of one kind a sync moved.
@@ -340,6 +356,7 @@ func (r *roundResult) fill(sum *Summary) {
 	sum.Tasks, sum.Branches = r.tasks, r.branches
 	sum.Record, sum.Steering, sum.Notes, sum.Exec = r.record, r.steering, r.notes, r.exec
 	sum.ItemsPulled, sum.ItemsPushed, sum.ItemsRebased = r.pulled, r.pushed, r.rebased
+	sum.Unarchived += r.unarchived
 }
 
 // round merges the fetched tracking refs into the local ones and returns
@@ -347,6 +364,11 @@ func (r *roundResult) fill(sum *Summary) {
 func (y *Syncer) round(ctx context.Context, lost map[gitstore.Hash]bool) (*roundResult, error) {
 	r := &roundResult{}
 	var err error
+	// The archive first: whether a ref the remote no longer has was
+	// archived there is read from it.
+	if _, err = y.union(ctx, board.ArchiveRef, y.newerArchived, r); err != nil {
+		return nil, err
+	}
 	if r.record, err = y.union(ctx, record.RefName, keepOurs, r); err != nil {
 		return nil, err
 	}
@@ -365,6 +387,9 @@ func (y *Syncer) round(ctx context.Context, lost map[gitstore.Hash]bool) (*round
 		return nil, err
 	}
 	if err := y.items(ctx, r, lost); err != nil {
+		return nil, err
+	}
+	if err := y.archiveRound(ctx, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -458,6 +483,19 @@ func (y *Syncer) union(ctx context.Context, ref string, resolve gitstore.Resolve
 	return "merged", nil
 }
 
+// dropped reports the local transitions a rebase of item id dropped, each
+// once per sync.
+func (y *Syncer) dropped(id string, res *board.RebaseResult, r *roundResult, lost map[gitstore.Hash]bool) {
+	for _, d := range res.Dropped {
+		if lost[d.Commit] {
+			continue
+		}
+		lost[d.Commit] = true
+		r.lost = append(r.lost, Lost{Item: id, Transition: d.Event.Transition, Code: d.Err.Code,
+			Message: d.Err.Msg, Holder: d.Holder, Commit: d.Commit, At: d.Event.At})
+	}
+}
+
 // items levels every item ref: pull what only the remote has or moved,
 // queue what only we have or moved, rebase what both moved.
 func (y *Syncer) items(ctx context.Context, r *roundResult, lost map[gitstore.Hash]bool) error {
@@ -492,6 +530,49 @@ func (y *Syncer) items(ctx context.Context, r *roundResult, lost map[gitstore.Ha
 	for _, id := range keys {
 		local, theirs := ids[id][0], ids[id][1]
 		ref := board.RefName(id)
+		// A ref on one side only may be one the archive holds: archived
+		// by another clone (the remote's ref deleted), or put back on the
+		// remote by a clone that did not know the archive.
+		if local == gitstore.ZeroHash || theirs == gitstore.ZeroHash {
+			one := local
+			if one == gitstore.ZeroHash {
+				one = theirs
+			}
+			a, held, err := y.inArchive(one, board.ArchivePath(id))
+			if err != nil {
+				return err
+			}
+			switch {
+			case held && local == gitstore.ZeroHash:
+				r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, Old: theirs})
+				continue
+			case held:
+				if err := y.Git.UpdateRef(ctx, ref, gitstore.ZeroHash, local); err != nil && !apperr.Is(err, apperr.Conflict) {
+					return err
+				}
+				r.unarchived++
+				continue
+			case a != gitstore.ZeroHash && theirs == gitstore.ZeroHash:
+				// Local transitions the archive lacks (a reopen here, or
+				// ones made before the archive): replayed onto the
+				// archived tip; what remains makes the item live again.
+				res, err := y.Board.Rebase(ctx, id, a)
+				if err != nil {
+					return err
+				}
+				y.dropped(id, res, r, lost)
+				if res.New == a {
+					if err := y.Git.UpdateRef(ctx, ref, gitstore.ZeroHash, a); err != nil && !apperr.Is(err, apperr.Conflict) {
+						return err
+					}
+					r.unarchived++
+				} else {
+					r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, New: res.New})
+					r.pushed++
+				}
+				continue
+			}
+		}
 		if theirs == gitstore.ZeroHash {
 			r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, New: local})
 			r.pushed++
@@ -501,14 +582,7 @@ func (y *Syncer) items(ctx context.Context, r *roundResult, lost map[gitstore.Ha
 		if err != nil {
 			return err
 		}
-		for _, d := range res.Dropped {
-			if lost[d.Commit] {
-				continue
-			}
-			lost[d.Commit] = true
-			r.lost = append(r.lost, Lost{Item: id, Transition: d.Event.Transition, Code: d.Err.Code,
-				Message: d.Err.Msg, Holder: d.Holder, Commit: d.Commit, At: d.Event.At})
-		}
+		y.dropped(id, res, r, lost)
 		switch {
 		case res.New == theirs:
 			r.pulled++

@@ -46,6 +46,9 @@ func clientMain(role string) int {
 	if role == "sync-work" {
 		return syncWorkMain(c)
 	}
+	if role == "archive-work" {
+		return archiveWorkMain(c)
+	}
 	if role == "sync-loop" {
 		for {
 			y := &teamsync.Syncer{Git: c.g, Record: c.rec, Board: c.b, Remote: "origin"}

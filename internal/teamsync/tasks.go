@@ -40,6 +40,11 @@ func (y *Syncer) tasks(ctx context.Context, r *roundResult) error {
 		return err
 	}
 	for _, ref := range names {
+		if gone, err := y.archivedTask(ctx, ref, r); err != nil {
+			return err
+		} else if gone {
+			continue
+		}
 		did, err := y.union(ctx, ref, y.newerContract, r)
 		if err != nil {
 			return err
@@ -254,4 +259,37 @@ func (y *Syncer) checkedOut(ctx context.Context) (map[string]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// archivedTask levels a task ref that one side lacks because the archive
+// holds it: the local copy is dropped, or the remote's (put back by a
+// clone that did not know the archive) deleted. It reports whether it did
+// either; a ref with more than the archive holds (a task started again)
+// is left to the union, which makes it live again.
+func (y *Syncer) archivedTask(ctx context.Context, ref string, r *roundResult) (bool, error) {
+	local, err := y.Git.Ref(ref)
+	if err != nil {
+		return false, err
+	}
+	theirs, err := y.Git.Ref(gitstore.TrackingRef(y.Remote, ref))
+	if err != nil || (local == gitstore.ZeroHash) == (theirs == gitstore.ZeroHash) {
+		return false, err
+	}
+	one := local
+	if one == gitstore.ZeroHash {
+		one = theirs
+	}
+	_, held, err := y.inArchive(one, []string{"tasks", strings.TrimPrefix(ref, worktree.RefPrefix)})
+	if err != nil || !held {
+		return false, err
+	}
+	if local == gitstore.ZeroHash {
+		r.updates = append(r.updates, gitstore.PushUpdate{Ref: ref, Old: theirs})
+		return true, nil
+	}
+	if err := y.Git.UpdateRef(ctx, ref, gitstore.ZeroHash, local); err != nil && !apperr.Is(err, apperr.Conflict) {
+		return false, err
+	}
+	r.unarchived++
+	return true, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/secretgate"
@@ -161,6 +162,10 @@ func slug(id string) string { return strings.ReplaceAll(id, "/", "+") }
 // RefName is the ref of a task.
 func RefName(task string) string { return RefPrefix + slug(task) }
 
+// ArchivePath is where a finished task's ref lives in the board's archive
+// (board.ArchiveRef).
+func ArchivePath(task string) []string { return []string{"tasks", slug(task)} }
+
 // Path is where the task's worktree lives.
 func (m *Manager) Path(task string) string { return filepath.Join(m.Root, slug(task)) }
 
@@ -173,8 +178,11 @@ func (m *Manager) lock(ctx context.Context, task string) (func(), error) {
 
 // read returns the task ref's tip and contract (nil when the task has
 // none).
+//
+// A finished task a sync folded into the board's archive gets its ref back
+// at the archived tip first, so reading and writing it work as before.
 func (m *Manager) read(task string) (gitstore.Hash, *Contract, error) {
-	tip, err := m.git.Ref(RefName(task))
+	tip, err := board.Unarchive(context.Background(), m.git, RefName(task), ArchivePath(task))
 	if err != nil || tip == gitstore.ZeroHash {
 		return tip, nil, err
 	}
