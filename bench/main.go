@@ -9,7 +9,8 @@
 //
 //	go run ./bench [flags] [scenario …]     (default: every scenario)
 //
-// Scenarios: record, board, mcp, sync, gates, plan, worktree, symbols.
+// Scenarios: record, board, mcp, sync, gates, plan, worktree, symbols,
+// history.
 //
 // Subjects: -a and -b are git-ideate binaries (default: the working tree,
 // built once, as both). -ref DIR makes B the reference implementation, a
@@ -38,6 +39,7 @@ type scale struct {
 	records int // records in the store before the record and MCP figures
 	calls   int // measured calls per figure
 	files   int // files in the worktree and symbols repositories
+	history int // finished items in the history scenario's archive
 }
 
 var scenarios = []struct {
@@ -52,6 +54,7 @@ var scenarios = []struct {
 	{"plan", planScenario},
 	{"worktree", worktreeScenario},
 	{"symbols", symbolsScenario},
+	{"history", historyScenario},
 }
 
 // bench is one run: its scratch directory, scale and subjects.
@@ -71,6 +74,7 @@ func main() {
 	records := flag.Int("records", 10000, "records in the store before the record and MCP figures")
 	calls := flag.Int("calls", 200, "measured calls per figure")
 	files := flag.Int("files", 10000, "files in the worktree and symbols repositories")
+	history := flag.Int("history", 100000, "finished items in the history scenario's archive (also measured at 1000)")
 	var config []string
 	flag.Func("config", "KEY=VALUE: git config set in every repository the run makes (repeatable), e.g. core.fsync=none", func(kv string) error {
 		if !strings.Contains(kv, "=") {
@@ -80,9 +84,9 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	s := scale{*records, *calls, *files}
+	s := scale{*records, *calls, *files, *history}
 	if *quick {
-		s = scale{records: 20, calls: 3, files: 50}
+		s = scale{records: 20, calls: 3, files: 50, history: 200}
 	}
 	work, err := os.MkdirTemp("", "ideate-bench-")
 	must(err)

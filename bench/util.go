@@ -57,8 +57,12 @@ func (s subject) mcpCmd() []string {
 	return []string{s.bin, "mcp"}
 }
 
-// sample is one process run or call: wall and CPU time.
-type sample struct{ wall, cpu time.Duration }
+// sample is one process run or call: wall and CPU time, and the peak
+// resident memory of a process run (KiB).
+type sample struct {
+	wall, cpu time.Duration
+	rss       int64
+}
 
 // run runs argv in dir with stdin and env (added to this process's) and
 // returns its times and stdout; a failure ends the run.
@@ -76,7 +80,7 @@ func run(dir string, stdin string, env []string, argv ...string) (sample, []byte
 		must(fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, errb.String()))
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return sample{wall, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}, out
+	return sample{wall, time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Maxrss}, out
 }
 
 // git runs git in dir, untimed.

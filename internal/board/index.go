@@ -595,6 +595,11 @@ type ListRequest struct {
 	// NoSweep lists without first returning expired claims to open, for
 	// a reader that must not write (an expired claim then shows as held).
 	NoSweep bool
+	// Archived lists the items a sync folded into the archive as well
+	// (ArchiveRef): finished work, kept out of a plain listing so that it
+	// costs what the live board costs. A filter on status done or
+	// cancelled includes them anyway.
+	Archived bool
 }
 
 // ListPage is a page of rows, newest first; NextCursor is nil only when
@@ -634,7 +639,7 @@ func (s *Store) List(ctx context.Context, req ListRequest) (*ListPage, error) {
 	}
 	all := idx.byID
 	var archivedAll map[string]*entry
-	if f.Status != StatusOpen && f.Status != StatusInProgress {
+	if req.Archived || f.Status == StatusDone || f.Status == StatusCancelled {
 		// Finished items live in the archive once a sync folded them in;
 		// an item with a ref stands over its archive entry.
 		if archivedAll, err = s.archivedEntries(); err != nil {

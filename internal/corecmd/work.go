@@ -136,6 +136,7 @@ type WorkListCmd struct {
 	Roots       bool   `help:"Only items without a parent."`
 	JSON        bool   `name:"json" help:"Bounded JSON page: {items, next_cursor}."`
 	IncludeSpec bool   `name:"include-spec" help:"Include specs (requires --json)."`
+	Archived    bool   `help:"Also the finished items a sync folded into the archive (--status done or cancelled includes them anyway)."`
 	Limit       *int   `help:"Page size, 1..500 (default 100 with --json). A JSON page also ends before its items pass 40,000 characters; next_cursor resumes."`
 	Cursor      string `help:"Resume after a previous page (opaque, bound to its filter)."`
 }
@@ -171,7 +172,7 @@ func (c *WorkListCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	req := board.ListRequest{Filter: f, IncludeSpec: c.IncludeSpec, Limit: c.Limit, Cursor: c.Cursor}
+	req := board.ListRequest{Filter: f, IncludeSpec: c.IncludeSpec, Limit: c.Limit, Cursor: c.Cursor, Archived: c.Archived}
 	if c.JSON {
 		req.Measure = paging.PrettyLen
 		page, err := b.List(ctx, req)

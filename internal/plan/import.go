@@ -262,7 +262,7 @@ func importedItems(ctx context.Context, b *board.Store, sprint int) (map[string]
 	limit := 500
 	cursor := ""
 	for {
-		page, err := b.List(ctx, board.ListRequest{Limit: &limit, Cursor: cursor, IncludeSpec: true})
+		page, err := b.List(ctx, board.ListRequest{Limit: &limit, Cursor: cursor, IncludeSpec: true, Archived: true})
 		if err != nil {
 			return nil, err
 		}

@@ -354,7 +354,7 @@ func (d Deps) boardDependents(ctx context.Context, task string) (graph, bool, er
 	limit := 500
 	cursor := ""
 	for {
-		page, err := d.Board.List(ctx, board.ListRequest{Limit: &limit, Cursor: cursor, IncludeSpec: true})
+		page, err := d.Board.List(ctx, board.ListRequest{Limit: &limit, Cursor: cursor, IncludeSpec: true, Archived: true})
 		if err != nil {
 			return graph{}, false, err
 		}

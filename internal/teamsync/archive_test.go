@@ -163,6 +163,10 @@ func TestArchive_SyncFoldsFinishedItemsAndTheyStayReadable(t *testing.T) {
 				}
 			}
 			page, err := c.b.List(t.Context(), board.ListRequest{})
+			if err != nil || len(page.Items) != 2 {
+				t.Fatalf("list in %s: %d items %v, want the two live ones", c.dir, len(page.Items), err)
+			}
+			page, err = c.b.List(t.Context(), board.ListRequest{Archived: true})
 			if err != nil || len(page.Items) != 4 {
 				t.Fatalf("list in %s: %d items %v", c.dir, len(page.Items), err)
 			}
@@ -399,7 +403,7 @@ func TestArchive_ConcurrentSyncsArchivingLoseNothing(t *testing.T) {
 			}
 		}
 		for _, c := range append(clones, seed) {
-			page, err := c.b.List(t.Context(), board.ListRequest{Limit: ptr(1000)})
+			page, err := c.b.List(t.Context(), board.ListRequest{Limit: ptr(1000), Archived: true})
 			if err != nil {
 				t.Fatal(err)
 			}
