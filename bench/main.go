@@ -71,6 +71,7 @@ func main() {
 	ref := flag.String("ref", "", "a built checkout of the reference implementation: B becomes it")
 	node := flag.String("node", "node", "the node binary that runs the reference")
 	quick := flag.Bool("quick", false, "small sizes: a crash check, not a measurement")
+	keep := flag.Bool("keep", false, "keep the scratch directory (its path is printed) for a look afterwards")
 	records := flag.Int("records", 10000, "records in the store before the record and MCP figures")
 	calls := flag.Int("calls", 200, "measured calls per figure")
 	files := flag.Int("files", 10000, "files in the worktree and symbols repositories")
@@ -90,7 +91,11 @@ func main() {
 	}
 	work, err := os.MkdirTemp("", "ideate-bench-")
 	must(err)
-	defer os.RemoveAll(work)
+	if *keep {
+		defer fmt.Println("scratch directory kept:", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
 	if *a == "" {
 		*a = filepath.Join(work, "bin", "git-ideate")
 		must(goBuild(*a, "./cmd/git-ideate", "CGO_ENABLED=0"))

@@ -212,6 +212,33 @@ func TestTeamSprint_TwoClonesExecuteOneSprint(t *testing.T) {
 			t.Fatalf("%s's board has %d done items, want the 4 tasks", w.who, len(page.Items))
 		}
 	}
+	// The finished sprint folded into the archive: the done task items
+	// and the closed task refs leave the live refs, here and at the
+	// remote; both clones still list them as done, and a final gate of a
+	// task the other clone executed still judges it.
+	gt.Git(t, a, "config", "ideate.archiveAfter", "0")
+	wa.run("sync")
+	wb.run("sync")
+	for _, w := range []*worker{wa, wb} {
+		var page struct {
+			Items []struct{ Status string } `json:"items"`
+		}
+		json.Unmarshal([]byte(w.run("work", "list", "--json", "--status", "done").out), &page)
+		if len(page.Items) != 4 {
+			t.Fatalf("%s's board lists %d done items after the archive, want the 4 tasks", w.who, len(page.Items))
+		}
+		if live := gt.Git(t, w.dir, "for-each-ref", "refs/ideate/tasks/"); live != "" {
+			t.Fatalf("%s still has live task refs after the archive:\n%s", w.who, live)
+		}
+	}
+	if live := gt.Git(t, bare, "for-each-ref", "refs/ideate/tasks/"); live != "" {
+		t.Fatalf("the remote still has live task refs after the archive:\n%s", live)
+	}
+	if len(wb.did) > 0 {
+		if r := bin(t, a, "", "gate", "final", "--task", wb.did[0]); r.code != 0 {
+			t.Fatalf("gate final --task %s after the archive: %+v", wb.did[0], r)
+		}
+	}
 	t.Logf("alice executed %v, bob %v; the remote refused %d start(s) of a task the other clone had", wa.did, wb.did, wa.refused+wb.refused)
 	if wa.refused+wb.refused == 0 {
 		t.Fatal("the clones never wanted the same task: the claim through the remote was not tested")
