@@ -34,7 +34,13 @@ func langGreen(t *testing.T, f *fixture, tests []string, red, green map[string]s
 		t.Fatalf("red: %s", v)
 	}
 	commit(t, tk.Path, "green", green)
-	return f.judge(t, "green", "S1-01/T1")
+	v := f.judge(t, "green", "S1-01/T1")
+	for _, r := range v.Reasons {
+		if r.Class == gates.ClassPinCost {
+			t.Log(r.Detail)
+		}
+	}
+	return v
 }
 
 // pytest: an honest GREEN whose test pins calc.sub passes clean; a
