@@ -181,8 +181,7 @@ func (s *Store) ResolveCommit(ctx context.Context, spec string) (Hash, error) {
 		h = head
 	} else {
 		// --git-dir is the worktree's own: HEAD and its reflog live there.
-		s.flushNow()
-		out, err := Command(ctx, "git", "--git-dir="+s.repo.GitDir, "rev-parse", "--verify", "--quiet", spec+"^{commit}").Output()
+		out, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.GitDir, "rev-parse", "--verify", "--quiet", spec+"^{commit}")
 		if ctx.Err() != nil {
 			return ZeroHash, ctx.Err()
 		}

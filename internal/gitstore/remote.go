@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -360,26 +361,14 @@ type PushResult struct {
 // can succeed; a hook, permissions or fsck refusal will not. The phrases
 // are matched anywhere: servers word the message differently.
 func (r PushResult) Raced() bool {
-	if r.OK {
-		return false
-	}
-	return racedReason(r.Reason)
+	reason := strings.ToLower(r.Reason)
+	return !r.OK && slices.ContainsFunc(racedReasons, func(p string) bool { return strings.Contains(reason, p) })
 }
 
 var racedReasons = []string{
 	"stale info", "atomic push failed", "atomic transaction failed", "fetch first", "non-fast-forward",
 	"already exists", "failed to update ref", "cannot lock ref", "failed to lock", "unable to lock",
 	"incorrect old value", "but expected", "reference already exists", "unable to create lock",
-}
-
-func racedReason(reason string) bool {
-	reason = strings.ToLower(reason)
-	for _, p := range racedReasons {
-		if strings.Contains(reason, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // Push sends updates in one `git push --atomic
