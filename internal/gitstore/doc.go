@@ -26,8 +26,9 @@
 //     the store's error, never a misread.
 //   - Durability as git's core.fsync says (see syncSet): by git's default
 //     a write's pack is fsynced before it is renamed into place.
-//   - A worktree's changes against a base (WorktreeChanges), read through
-//     `git status --porcelain=v2` and a tree diff.
+//   - A worktree's changes against a base (WorktreeChanges): git brings a
+//     copy of its index to what `git add -A` would stage and compares it
+//     with the base.
 //   - Notes on refs/notes/ideate, the git configuration as `git config
 //     --list --includes` prints it, the commit identity, fetch into a tracking namespace and leased
 //     atomic pushes (TrackingRoot, ShadowRoot), and background repacks.

@@ -151,13 +151,13 @@ func ParseCommit(data []byte) (*Commit, error) {
 		k, v, _ := strings.Cut(line, " ")
 		switch k {
 		case "tree":
-			h, err := parseHex(v)
+			h, err := ParseHash(v)
 			if err != nil {
 				return nil, fmt.Errorf("corrupt commit: %w", err)
 			}
 			c.Tree = h
 		case "parent":
-			h, err := parseHex(v)
+			h, err := ParseHash(v)
 			if err != nil {
 				return nil, fmt.Errorf("corrupt commit: %w", err)
 			}
@@ -174,22 +174,14 @@ func ParseCommit(data []byte) (*Commit, error) {
 	return c, nil
 }
 
-func parseHex(s string) (Hash, error) {
-	var h Hash
-	if len(s) != 40 {
-		return h, fmt.Errorf("bad object name %q", s)
-	}
-	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return h, fmt.Errorf("bad object name %q", s)
-	}
-	return h, nil
-}
-
 // ParseHash parses a 40-hex object name.
 func ParseHash(s string) (Hash, error) {
-	h, err := parseHex(s)
-	if err != nil {
+	var h Hash
+	if len(s) != 40 {
 		return h, apperr.New(apperr.Schema, "%q is not a full object name", s)
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return ZeroHash, apperr.New(apperr.Schema, "%q is not a full object name", s)
 	}
 	return h, nil
 }

@@ -324,13 +324,8 @@ func (r *refReader) readVia(name string, packed func(string) (Hash, error)) (Has
 	}
 }
 
-func (r *refReader) loadPacked() ([]Ref, error) {
-	refs, _, err := r.loadPackedVersion()
-	return refs, err
-}
-
-// loadPackedVersion is loadPacked with the version of packed-refs the refs
-// were parsed from (see contentVersion).
+// loadPackedVersion is the parsed packed-refs, parsed again only when the
+// file changed, and the version it was parsed from (see contentVersion).
 func (r *refReader) loadPackedVersion() ([]Ref, string, error) {
 	path := filepath.Join(r.dir, "packed-refs")
 	r.mu.Lock()
@@ -399,7 +394,7 @@ func (r *refReader) readPacked(name string) (Hash, error) {
 		// No parsed copy: find the one ref without parsing every line.
 		return r.packedOnDisk(name)
 	}
-	refs, err := r.loadPacked()
+	refs, _, err := r.loadPackedVersion()
 	if err != nil {
 		return ZeroHash, err
 	}
