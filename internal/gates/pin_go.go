@@ -275,10 +275,13 @@ func (e *goEnds) Write(b []byte) (int, error) {
 }
 
 func (e *goEnds) line(l []byte) {
-	s, ok := strings.CutPrefix(string(bytes.TrimRight(l, "\r")), "\x16")
-	if !ok {
+	// A test's output that did not end its line comes before the
+	// marker on the same line.
+	i := bytes.IndexByte(l, 0x16)
+	if i < 0 {
 		return
 	}
+	s := string(bytes.TrimRight(l[i+1:], "\r"))
 	s = strings.TrimLeft(s, " ")
 	if n, ok := strings.CutPrefix(s, "=== RUN   "); ok {
 		e.started[n] = true

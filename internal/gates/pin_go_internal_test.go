@@ -57,7 +57,7 @@ func TestGoPin_ReadsTheRunner(t *testing.T) {
 
 // Each mutant is switched on by hand here as a schema would: under it a
 // test fails by assertion, panics, exits, hangs past the bound, passes,
-// or prints a fake framing line; a package that does not build and a
+// prints a fake framing line, or leaves its output's line unended; a package that does not build and a
 // TestMain that fails say nothing of any mutant.
 func TestGoPin_RunsTheBinaries(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -68,7 +68,7 @@ func TestGoPin_RunsTheBinaries(t *testing.T) {
 		"go.mod": "module example.com/m\n\ngo 1.21\n",
 		"q/q.go": "package q\n\nimport \"os\"\n\nfunc m(n string) bool { return os.Getenv(\"" + MutantEnv + "\") == n }\n\ntype Q struct{ n int }\n\nfunc New() *Q {\n\tif m(\"2\") {\n\t\treturn nil\n\t}\n\treturn &Q{}\n}\n\nfunc (q *Q) Len() int {\n\tif m(\"1\") {\n\t\treturn 0\n\t}\n\treturn q.n + 1\n}\n",
 		"q/q_test.go": "package q\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n\t\"time\"\n)\n\n" +
-			"func TestLen(t *testing.T) {\n\tswitch {\n\tcase m(\"3\"):\n\t\tos.Exit(0)\n\tcase m(\"4\"):\n\t\ttime.Sleep(time.Minute)\n\tcase m(\"6\"):\n\t\tfmt.Println(\"--- FAIL: TestLen (0.00s)\")\n\t}\n\tif New().Len() != 1 {\n\t\tt.Fatal(\"Len\")\n\t}\n}\n\n" +
+			"func TestLen(t *testing.T) {\n\tswitch {\n\tcase m(\"3\"):\n\t\tos.Exit(0)\n\tcase m(\"4\"):\n\t\ttime.Sleep(time.Minute)\n\tcase m(\"6\"):\n\t\tfmt.Println(\"--- FAIL: TestLen (0.00s)\")\n\tcase m(\"9\"):\n\t\tfmt.Print(\"no newline\")\n\t}\n\tif New().Len() != 1 {\n\t\tt.Fatal(\"Len\")\n\t}\n}\n\n" +
 			"func TestSub(t *testing.T) {\n\tt.Run(\"one\", func(t *testing.T) {\n\t\tif m(\"7\") {\n\t\t\tt.Error(\"sub\")\n\t\t}\n\t})\n}\n",
 		"bad/bad.go":      "package bad\n\nfunc F() int { return \"x\" }\n",
 		"bad/bad_test.go": "package bad\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) {}\n",
@@ -108,6 +108,7 @@ func TestGoPin_RunsTheBinaries(t *testing.T) {
 		{5, "", ""},                         // a mutant no test sees
 		{6, "", ""},                         // the fake framing line is only output
 		{7, "q/q_test.go::TestSub/one", ""}, // a subtest
+		{9, "", ""},                         // output left without its newline
 	} {
 		by, unchecked, err := g.run(ctx, dir, c.id, 3*time.Second)
 		if err != nil || by != c.by || unchecked != c.unchecked {
