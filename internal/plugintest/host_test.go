@@ -26,6 +26,9 @@ type scriptedAPI struct {
 	mu        sync.Mutex
 	main, sub []map[string]any // content blocks of one reply each
 	n         int
+	// bodies are the request bodies it was sent, main session's and
+	// sub-agents' apart: what the model was shown.
+	mainBodies, subBodies []string
 }
 
 func toolUse(name string, input map[string]any) map[string]any {
@@ -43,15 +46,17 @@ func (a *scriptedAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Stream bool              `json:"stream"`
 		Tools  []json.RawMessage `json:"tools"`
 	}
-	json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&body)
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	json.Unmarshal(raw, &body)
 	a.mu.Lock()
 	a.n++
 	id := fmt.Sprintf("toolu_host%04d", a.n)
 	var block map[string]any
-	q := &a.main
+	q, bodies := &a.main, &a.mainBodies
 	if r.Header.Get("x-claude-code-agent-id") != "" {
-		q = &a.sub
+		q, bodies = &a.sub, &a.subBodies
 	}
+	*bodies = append(*bodies, string(raw))
 	if len(body.Tools) > 0 && len(*q) > 0 {
 		block, *q = (*q)[0], (*q)[1:]
 	}
@@ -90,12 +95,18 @@ func (a *scriptedAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev("message_stop", map[string]any{"type": "message_stop"})
 }
 
-// The real Claude Code host, the plugin's hooks and the built binary: a
-// general-purpose sub-agent dispatched while a sprint executes has its
-// Write and its shell write denied, nothing changes on disk, and both
-// refusals are on the execution log. Skips without claude on PATH (or
-// $CLAUDE_BIN).
-func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
+// host is the real Claude Code host with the plugin (its launcher,
+// manifest, hooks and agents) and, in bin, the binary of the plugin's version,
+// which the launcher takes from PATH when bin is on it.
+type host struct {
+	claude, plugin, bin, gitDir, goBin string
+	goEnv                              []string
+}
+
+// newHost finds claude (skipping without it: $CLAUDE_BIN, else PATH) and
+// builds the binary.
+func newHost(t *testing.T) *host {
+	t.Helper()
 	claude := os.Getenv("CLAUDE_BIN")
 	if claude == "" {
 		p, err := exec.LookPath("claude")
@@ -114,20 +125,24 @@ func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 	}
 	var pm struct{ Version string }
 	json.Unmarshal(manifest, &pm)
-	// The plugin: the launcher, its manifest and hooks; the binary of this
-	// version on PATH, which the launcher takes first.
-	plugin, bin := t.TempDir(), t.TempDir()
-	for _, f := range []string{"bin/git-ideate", ".claude-plugin/plugin.json", "hooks/hooks.json"} {
+	h := &host{claude: claude, plugin: t.TempDir(), bin: t.TempDir()}
+	files := []string{"bin/git-ideate", ".claude-plugin/plugin.json", "hooks/hooks.json"}
+	agents, _ := filepath.Glob(filepath.Join(src, "agents", "*.md"))
+	for _, a := range agents {
+		files = append(files, filepath.Join("agents", filepath.Base(a)))
+	}
+	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.MkdirAll(filepath.Join(plugin, filepath.Dir(f)), 0o755)
-		os.WriteFile(filepath.Join(plugin, f), b, 0o755)
+		os.MkdirAll(filepath.Join(h.plugin, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(h.plugin, f), b, 0o755)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "git-ideate"),
+	build := exec.Command("go", "build", "-o", filepath.Join(h.bin, "git-ideate"),
 		"-ldflags", "-X github.com/ideate/git-ideate/internal/corecmd.version="+pm.Version, "./cmd/git-ideate")
 	build.Dir = src
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v %s", err, out)
 	}
@@ -135,16 +150,41 @@ func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := bin + string(os.PathListSeparator) + filepath.Dir(gitPath) + string(os.PathListSeparator) + "/usr/bin:/bin"
+	h.gitDir = filepath.Dir(gitPath)
+	// The gates' test runs share this machine's Go caches.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOROOT").Output(); err == nil {
+		v := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(v) == 3 {
+			h.goEnv = []string{"GOCACHE=" + v[0], "GOMODCACHE=" + v[1], "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"}
+			h.goBin = filepath.Join(v[2], "bin")
+		}
+	}
+	return h
+}
 
-	// A repository whose sprint executes: the example plan, checked, one
-	// task started.
+// path is the PATH of a run: git, the system's directories, Go's, and
+// the binary's directory when withBinary.
+func (h *host) path(withBinary bool) string {
+	p := h.gitDir + string(os.PathListSeparator) + "/usr/bin:/bin"
+	if h.goBin != "" {
+		p += string(os.PathListSeparator) + h.goBin
+	}
+	if withBinary {
+		p = h.bin + string(os.PathListSeparator) + p
+	}
+	return p
+}
+
+// sprintRepo is a repository whose sprint executes: the example plan
+// with a Go runner, checked, and S1-01/T1 started for a red-worker.
+func (h *host) sprintRepo(t *testing.T) string {
+	t.Helper()
 	repo := t.TempDir()
 	sh := func(name string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(name, args...)
 		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "PATH="+path, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		cmd.Env = append(os.Environ(), "PATH="+h.path(true), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s %v: %v %s", name, args, err, out)
 		}
@@ -161,9 +201,57 @@ func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 	os.WriteFile(filepath.Join(repo, "strutil", "doc.go"), []byte("package strutil\n"), 0o644)
 	sh("git", "add", "-A")
 	sh("git", "commit", "-q", "-m", "base")
-	sh(filepath.Join(bin, "git-ideate"), "plan", "check")
-	sh(filepath.Join(bin, "git-ideate"), "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
+	sh(filepath.Join(h.bin, "git-ideate"), "plan", "check")
+	sh(filepath.Join(h.bin, "git-ideate"), "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
+	return repo
+}
 
+// run runs `claude -p` in repo against api, with the binary on PATH or
+// not, and fails the test when the host did not play the whole script.
+func (h *host) run(t *testing.T, repo string, api *scriptedAPI, withBinary bool, env ...string) string {
+	t.Helper()
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.claude, "-p", "Go.", "--plugin-dir", h.plugin, "--dangerously-skip-permissions", "--output-format", "json")
+	cmd.Dir = repo
+	cmd.Env = append(append([]string{"HOME=" + home, "PATH=" + h.path(withBinary), "ANTHROPIC_API_KEY=sk-ant-test", "ANTHROPIC_BASE_URL=" + srv.URL,
+		"IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_MAX_RETRIES=1", "GIT_IDEATE_NO_DOWNLOAD=1", "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e"}, h.goEnv...), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude: %v\n%s", err, out)
+	}
+	api.mu.Lock()
+	left := len(api.main) + len(api.sub)
+	shown := toolResults(strings.Join(api.mainBodies, "\n")) + toolResults(strings.Join(api.subBodies, "\n"))
+	api.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("the host did not play the script (%d turns left); the tool results:\n%s\nclaude:\n%s", left, shown, out)
+	}
+	return string(out)
+}
+
+// cli runs the binary in repo.
+func (h *host) cli(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(h.bin, "git-ideate"), args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "PATH="+h.path(true))
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+// The real Claude Code host, the plugin's hooks and the built binary: a
+// general-purpose sub-agent dispatched while a sprint executes has its
+// Write and its shell write denied, nothing changes on disk, and both
+// refusals are on the execution log. Skips without claude on PATH (or
+// $CLAUDE_BIN).
+func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
 	written, shelled := filepath.Join(repo, "strutil", "helper.go"), filepath.Join(repo, "strutil", "shell.go")
 	api := &scriptedAPI{
 		main: []map[string]any{toolUse("Agent", map[string]any{"description": "helper", "prompt": "Tidy the package.", "subagent_type": "general-purpose"})},
@@ -172,34 +260,142 @@ func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 			toolUse("Bash", map[string]any{"command": "echo x > " + shelled, "description": "write"}),
 		},
 	}
-	srv := httptest.NewServer(api)
-	defer srv.Close()
-	home := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Go.", "--plugin-dir", plugin, "--dangerously-skip-permissions", "--output-format", "json")
-	cmd.Dir = repo
-	cmd.Env = []string{"HOME=" + home, "PATH=" + path, "ANTHROPIC_API_KEY=sk-ant-test", "ANTHROPIC_BASE_URL=" + srv.URL,
-		"IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_MAX_RETRIES=1", "GIT_IDEATE_NO_DOWNLOAD=1", "XDG_CACHE_HOME=" + filepath.Join(home, "cache")}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("claude: %v\n%s", err, out)
-	}
+	out := h.run(t, repo, api, true)
 	for _, f := range []string{written, shelled} {
 		if _, err := os.Stat(f); err == nil {
 			t.Errorf("%s was written", f)
 		}
 	}
-	api.mu.Lock()
-	left := len(api.main) + len(api.sub)
-	api.mu.Unlock()
-	if left != 0 {
-		t.Fatalf("the host did not play the script (%d turns left):\n%s", left, out)
-	}
-	log := exec.Command(filepath.Join(bin, "git-ideate"), "exec", "log", "--phase", "guard")
-	log.Dir = repo
-	got, _ := log.CombinedOutput()
-	if strings.Count(string(got), "class=sprint_read_only") != 2 {
+	if got := h.cli(t, repo, "exec", "log", "--phase", "guard"); strings.Count(got, "class=sprint_read_only") != 2 {
 		t.Fatalf("the guard's refusals on the exec log:\n%s\nclaude:\n%s", got, out)
 	}
+}
+
+// The real host on a first launch: while the launcher has no binary
+// (none on PATH, none to download, no sources to build), a red-worker's
+// dispatch is denied with the launcher's reason and no sub-agent starts;
+// once the binary is there, the same dispatch goes through and its agent
+// runs.
+func TestHost_FirstLaunchDeniesADispatchUntilTheBinaryExists(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	dispatch := func() *scriptedAPI {
+		return &scriptedAPI{
+			main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+				"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+			sub: []map[string]any{toolUse("Bash", map[string]any{"command": "git status --short", "description": "look"})},
+		}
+	}
+	api := dispatch()
+	api.sub = nil
+	h.run(t, repo, api, false, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1")
+	api.mu.Lock()
+	subs, mains := len(api.subBodies), strings.Join(api.mainBodies, "\n")
+	api.mu.Unlock()
+	if shown := toolResults(mains); subs != 0 || !strings.Contains(shown, "PreToolUse:Agent hook error: git ideate ") || !strings.Contains(shown, " installed") {
+		t.Fatalf("without the binary: %d sub-agent request(s); the main session was shown:\n%s", subs, shown)
+	}
+	api = dispatch()
+	h.run(t, repo, api, true, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1")
+	api.mu.Lock()
+	subs, mains = len(api.subBodies), strings.Join(api.mainBodies, "\n")
+	api.mu.Unlock()
+	if subs == 0 {
+		t.Fatalf("with the binary the red-worker did not start; the main session was shown:\n%s", toolResults(mains))
+	}
+	if b, err := os.ReadDir(filepath.Join(repo, ".git", "ideate", "dispatch", "agents")); err != nil || len(b) != 1 {
+		t.Fatalf("the red-worker is not bound: %v %v", b, err)
+	}
+}
+
+// The real host, a confined red-worker: its Bash calls run under the
+// confining entry (updatedInput), so `timeout 5 touch` of a production
+// file in its worktree is put back and one in the main checkout is
+// refused by the kernel; nothing changes. It writes its failing test and
+// shim, commits, and its stop is judged: the execution log holds the RED
+// PASS and the confinement's refusal, and no guard refusal.
+func TestHost_ConfinedRedWorkerChangesNothingAndIsJudged(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
+		t.Skipf("no operating-system confinement here:\n%s", out)
+	}
+	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	mainProd := filepath.Join(repo, "strutil", "prod.go")
+	api := &scriptedAPI{
+		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		sub: []map[string]any{
+			toolUse("Bash", map[string]any{"command": "timeout 5 touch strutil/prod.go", "description": "touch"}),
+			toolUse("Bash", map[string]any{"command": "timeout 5 touch " + mainProd, "description": "touch"}),
+			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "reverse_test.go"),
+				"content": "package strutil\n\nimport \"testing\"\n\nfunc TestReverse(t *testing.T) {\n\tif got := Reverse(\"ab\"); got != \"ba\" {\n\t\tt.Fatalf(\"Reverse(ab) = %q, want ba\", got)\n\t}\n}\n"}),
+			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "reverse.go"),
+				"content": "package strutil\n\n// Reverse is a shim until GREEN. agentic:shim\nfunc Reverse(s string) string { return \"\" }\n"}),
+			toolUse("Bash", map[string]any{"command": "git add -A && git commit -q -m 'red: TestReverse'", "description": "commit"}),
+		},
+	}
+	out := h.run(t, repo, api, true, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=2")
+	for _, f := range []string{filepath.Join(wt, "strutil", "prod.go"), mainProd} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s was written", f)
+		}
+	}
+	api.mu.Lock()
+	subs := strings.Join(api.subBodies, "\n")
+	api.mu.Unlock()
+	if shown := toolResults(subs); !strings.Contains(shown, "may not change these, so they were put back") {
+		t.Errorf("the red-worker was not told what was put back:\n%s", shown)
+	}
+	if got := h.cli(t, repo, "exec", "log", "--phase", "red"); !strings.Contains(got, "red S1-01 verdict task=T1 attempt=1 result=PASS") {
+		t.Fatalf("no RED PASS on the exec log:\n%s\nclaude:\n%s", got, out)
+	}
+	if got := h.cli(t, repo, "exec", "log", "--phase", "confine"); !strings.Contains(got, "confine_refused") {
+		t.Errorf("the confinement's refusal is not on the exec log:\n%s", got)
+	}
+	if got := h.cli(t, repo, "exec", "log", "--phase", "guard"); strings.Contains(got, "task=T1") {
+		t.Errorf("the guard refused a confined worker's call:\n%s", got)
+	}
+	// The main checkout changed in its planning artifacts only (the RED
+	// PASS writes the task's plan-ready.md).
+	st, err := exec.Command("git", "-C", repo, "status", "--porcelain").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(st)), "\n") {
+		if l != "" && !strings.HasPrefix(l[3:], "docs/agents/") {
+			t.Errorf("the main checkout changed: %q", st)
+		}
+	}
+	if out, err := exec.Command("git", "-C", repo, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck --strict: %v %s", err, out)
+	}
+}
+
+// toolResults are the tool results a request body shows the model.
+func toolResults(bodies string) string {
+	var b strings.Builder
+	for _, body := range strings.Split(bodies, "\n") {
+		var req struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		json.Unmarshal([]byte(body), &req)
+		for _, m := range req.Messages {
+			var blocks []struct {
+				Type    string          `json:"type"`
+				Content json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(m.Content, &blocks) == nil {
+				for _, x := range blocks {
+					if x.Type == "tool_result" {
+						b.Write(x.Content)
+						b.WriteString("\n")
+					}
+				}
+			}
+		}
+	}
+	return b.String()
 }
