@@ -28,10 +28,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // scale is what a run sizes its scenarios by.
@@ -89,12 +93,22 @@ func main() {
 	if *quick {
 		s = scale{records: 20, calls: 3, files: 50, history: 200}
 	}
-	work, err := os.MkdirTemp("", "ideate-bench-")
+	// Named by this process, so the next run removes it should this one
+	// die (SIGKILL); must and a signal remove it on the way out.
+	work, err := osproc.TempDir("bench")
 	must(err)
 	if *keep {
 		defer fmt.Println("scratch directory kept:", work)
 	} else {
+		scratch = work
 		defer os.RemoveAll(work)
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-sig
+			os.RemoveAll(work)
+			os.Exit(130)
+		}()
 	}
 	if *a == "" {
 		*a = filepath.Join(work, "bin", "git-ideate")
@@ -126,6 +140,7 @@ func main() {
 	}
 	if ran == 0 {
 		fmt.Fprintf(os.Stderr, "bench: no scenario named %s\n", strings.Join(want, ", "))
+		os.RemoveAll(scratch)
 		os.Exit(2)
 	}
 }

@@ -207,9 +207,16 @@ func goBuild(out, pkg string, env ...string) error {
 func must(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
+		if scratch != "" {
+			os.RemoveAll(scratch) // os.Exit runs no deferred cleanup
+		}
 		os.Exit(1)
 	}
 }
+
+// scratch is the run's scratch directory, removed on every way out
+// unless -keep.
+var scratch string
 
 // countFiles is the number of regular files under dir.
 func countFiles(dir string) int {
