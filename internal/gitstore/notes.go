@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -213,9 +212,5 @@ func (s *Store) Head() (Hash, error) {
 	if !ok {
 		return ZeroHash, apperr.New(apperr.Internal, "HEAD of %s holds neither a ref nor an object name", s.repo.GitDir)
 	}
-	h, err := s.Ref(strings.TrimSpace(target))
-	if errors.Is(err, os.ErrNotExist) {
-		return ZeroHash, nil
-	}
-	return h, err
+	return s.Ref(strings.TrimSpace(target)) // ZeroHash on an unborn branch
 }
