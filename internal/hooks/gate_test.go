@@ -439,7 +439,7 @@ func TestGate_MainSessionOutsideASprintOpensNothing(t *testing.T) {
 	opened := 0
 	d := &hooks.Dispatcher{Dir: dir, Gates: reg, Getenv: func(string) string { return "" },
 		StateDir: func(string) (string, error) { return filepath.Join(dir, ".git", "ideate"), nil },
-		Open: func(dir, session string) (*hooks.Stores, error) { opened++; return open(dir, session) }}
+		Open:     func(dir, session string) (*hooks.Stores, error) { opened++; return open(dir, session) }}
 	write := map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": dir, "tool_name": "Write",
 		"tool_input": map[string]any{"file_path": filepath.Join(dir, "strutil", "reverse.go"), "content": "package strutil\n"}}
 	call := func() string {
