@@ -399,3 +399,48 @@ func toolResults(bodies string) string {
 	}
 	return b.String()
 }
+
+// The real host, a reviewer: a structural-reviewer dispatched for a task
+// is bound to it; its shell write is refused as read_only on that task's
+// account, and its reads run. One dispatched naming no task never starts.
+func TestHost_ReviewerIsBoundAndReadOnly(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	notes := filepath.Join(repo, "review-notes.txt")
+	api := &scriptedAPI{
+		main: []map[string]any{
+			toolUse("Agent", map[string]any{"description": "review", "prompt": "Review the diff.", "subagent_type": "git-ideate:structural-reviewer", "run_in_background": false}),
+			toolUse("Agent", map[string]any{"description": "review", "prompt": "ideate-task: S1-01/T1\nReview the task's diff.", "subagent_type": "git-ideate:structural-reviewer", "run_in_background": false}),
+		},
+		sub: []map[string]any{
+			toolUse("Bash", map[string]any{"command": "echo note > " + notes, "description": "note"}),
+			toolUse("Bash", map[string]any{"command": "ls strutil", "description": "look"}),
+		},
+	}
+	out := h.run(t, repo, api, true)
+	if _, err := os.Stat(notes); err == nil {
+		t.Errorf("%s was written", notes)
+	}
+	api.mu.Lock()
+	mains, subs := toolResults(strings.Join(api.mainBodies, "\n")), toolResults(strings.Join(api.subBodies, "\n"))
+	api.mu.Unlock()
+	if !strings.Contains(mains, "dispatch_no_task") {
+		t.Errorf("the reviewer's dispatch naming no task was not denied; the main session was shown:\n%s", mains)
+	}
+	if !strings.Contains(subs, "doc.go") {
+		t.Errorf("the bound reviewer's read did not run; it was shown:\n%s", subs)
+	}
+	got := h.cli(t, repo, "exec", "log", "--phase", "guard")
+	readOnly := ""
+	for _, l := range strings.Split(got, "\n") {
+		if strings.Contains(l, "class=read_only") {
+			readOnly = l
+		}
+	}
+	if !strings.Contains(readOnly, "S1-01 verdict phase=guard task=T1") || !strings.Contains(got, "class=dispatch_no_task") {
+		t.Fatalf("the guard's refusals on the exec log:\n%s\nclaude:\n%s", got, out)
+	}
+	if b, err := os.ReadDir(filepath.Join(repo, ".git", "ideate", "dispatch", "agents")); err != nil || len(b) != 1 {
+		t.Fatalf("the reviewer is not bound: %v %v", b, err)
+	}
+}
