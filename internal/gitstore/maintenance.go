@@ -50,9 +50,11 @@ type maintenance struct {
 	checked bool
 	packs   int // packs this process wrote since it last counted them
 	// listed is the pack count of the last listing of objects/pack (-1:
-	// none yet), sinceListed the packs this process wrote since: below
-	// rollUpAt together, no roll-up is due and nothing is listed.
-	listed, sinceListed int
+	// none yet), mergeable how many of them a roll-up would have merged,
+	// sinceListed the packs this process wrote since: below rollUpAt
+	// mergeable and new packs together, no roll-up is due and nothing is
+	// listed.
+	listed, mergeable, sinceListed int
 	// child is closed when the last roll-up or repack this process
 	// started has ended (nil: it started none).
 	child chan struct{}
@@ -73,7 +75,7 @@ func (m *maintenance) packed() {
 // testHookListPacks, when set, runs each time rollUpSet lists objects/pack.
 var testHookListPacks func()
 
-// rollUpAt is the number of packs at which a commit starts a roll-up.
+// rollUpAt is the number of packs a roll-up merges at the least.
 const rollUpAt = 16
 
 // PacksAtMost is the pack count past which a commit waits (bounded by ctx)
@@ -129,7 +131,7 @@ func (m *maintenance) committed(ctx context.Context) {
 		}
 		m.mu.Lock()
 		m.sinceListed += packs
-		mayRollUp := m.listed < 0 || m.listed+m.sinceListed >= rollUpAt
+		mayRollUp := m.listed < 0 || m.mergeable+m.sinceListed >= rollUpAt
 		piled := m.listed >= 0 && m.listed+m.sinceListed >= PacksAtMost
 		child := m.child
 		m.mu.Unlock()
@@ -371,8 +373,8 @@ func lockStarted(f *os.File, pid int) {
 // does: sorted by object count (read off the index's size, idxObjects; by
 // bytes, the writes' stored trees would outweigh the roll-ups' deltified
 // pack and have it merged again and again), the largest packs holding at least twice the objects of all smaller ones
-// together stay, the rest are merged. Nothing below rollUpAt packs; never
-// a pack with a .keep.
+// together stay, the rest are merged. Nothing while fewer than rollUpAt
+// packs would be merged; never a pack with a .keep.
 func (m *maintenance) rollUpSet() (merged []string) {
 	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	d, err := os.Open(dir)
@@ -394,7 +396,7 @@ func (m *maintenance) rollUpSet() (merged []string) {
 		}
 	}
 	m.mu.Lock()
-	m.listed, m.sinceListed = count, 0
+	m.listed, m.mergeable, m.sinceListed = count, count, 0
 	m.mu.Unlock()
 	if count < rollUpAt {
 		return nil
@@ -437,7 +439,13 @@ func (m *maintenance) rollUpSet() (merged []string) {
 			break
 		}
 	}
-	if split < 2 {
+	m.mu.Lock()
+	m.mergeable = split
+	m.mu.Unlock()
+	// Fewer than rollUpAt small packs wait for more: the large packs the
+	// progression keeps would otherwise start a roll-up, four processes,
+	// every few writes.
+	if split < rollUpAt {
 		return nil
 	}
 	for _, p := range packs[:split] {

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,5 +297,45 @@ func TestRollUpSet_WeighsObjectsNotBytes(t *testing.T) {
 	kept := keptBy(t, pdir, merged)
 	if len(merged) != 20 || !slices.Equal(kept, big) {
 		t.Fatalf("roll-up set: %d merged, kept %v; want the 20 writes merged and git's pack %v kept", len(merged), kept, big)
+	}
+}
+
+// The large packs the geometric progression keeps do not count toward a
+// roll-up: with ten of them, fifteen small packs wait, and the sixteenth
+// starts one that merges the small packs alone. (Counting every pack, a
+// store with thousands of records rolled up every few writes.)
+func TestRollUpSet_WaitsForRollUpAtSmallPacks(t *testing.T) {
+	s, _ := packStore(t, false)
+	pdir := filepath.Join(s.repo.CommonDir, "objects", "pack")
+	if err := os.MkdirAll(pdir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	fake := func(objects int) string {
+		n++
+		base := filepath.Join(pdir, fmt.Sprintf("pack-%040x", n))
+		os.WriteFile(base+".pack", nil, 0o444)
+		os.WriteFile(base+".idx", make([]byte, idxHead+objects*idxPerObject+idxTrailer), 0o444)
+		return filepath.Base(base) + ".pack"
+	}
+	var small []string
+	for range rollUpAt - 1 {
+		small = append(small, fake(9))
+	}
+	sum := 9 * rollUpAt // the progression holds with the sixteenth small pack too
+	for range 10 {
+		big := 2*sum + 1
+		fake(big)
+		sum += big
+	}
+	if merged := s.maint.rollUpSet(); merged != nil {
+		t.Fatalf("%d small packs beside the progression: merged %v, want none yet", len(small), merged)
+	}
+	small = append(small, fake(9))
+	merged := s.maint.rollUpSet()
+	slices.Sort(merged)
+	slices.Sort(small)
+	if !slices.Equal(merged, small) {
+		t.Fatalf("merged %v, want the %d small packs %v", merged, len(small), small)
 	}
 }
