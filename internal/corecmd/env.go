@@ -33,17 +33,17 @@ type Env struct {
 	Out io.Writer
 	Err io.Writer
 
-	git     *gitstore.Store
-	clone   *config.Config // git config ideate.* over the defaults, read with git
-	rec     *record.Store
-	board   *board.Store
-	exec    *execlog.Log
-	tel     *telemetry.Recorder
-	cfg     *config.Config // .ideate.json too, read on first use
+	git   *gitstore.Store
+	clone *config.Config // git config ideate.* over the defaults, read with git
+	rec   *record.Store
+	board *board.Store
+	exec  *execlog.Log
+	tel   *telemetry.Recorder
+	cfg   *config.Config // .ideate.json too, read on first use
 
 	steerMu  sync.Mutex
 	steerCfg *gitstore.Config // SteeringNow's git config, read again when it changed
-	Session string         // set by the MCP server and hooks: the host's session
+	Session  string           // set by the MCP server and hooks: the host's session
 
 	// Exiting: the process ends when the command returns (main), so Close
 	// leaves the packs mapped; the kernel drops the mappings at exit, and

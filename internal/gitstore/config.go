@@ -2,12 +2,18 @@ package gitstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Config is the merged git configuration of a repository as git itself
@@ -31,17 +37,24 @@ type configVar struct {
 // LoadConfig reads the configuration that applies to r. A configuration
 // git cannot read is empty here, as every git command fails there anyway.
 // Reading it takes no caller's context (it is read once, at Open), so the
-// process is bounded here.
+// process is bounded here. What git printed is kept in the git directory
+// with the state of every file it came from (see configCache): a command
+// whose files and environment are as they were reads it back instead of
+// running git, a process that was a fifth of a CLI write's time.
 func LoadConfig(r *Repo) *Config {
 	c := &Config{files: map[string]fileKey{}}
-	for _, p := range []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")} {
+	for _, p := range configCandidates(r) {
 		c.files[p], _ = statKey(p)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := gitProc(ctx, r.GitDir, "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes", "--show-origin").Output()
-	if err != nil {
-		return c
+	cache := filepath.Join(r.GitDir, "ideate", "config-cache")
+	out, ok := readConfigCache(cache, c.files)
+	if !ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var err error
+		if out, err = gitProc(ctx, r.GitDir, "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes", "--show-origin").Output(); err != nil {
+			return c
+		}
 	}
 	// An origin ("file:<path>", "command line:") and a "key\nvalue" per
 	// NUL; a key alone is a bare key, true.
@@ -61,7 +74,107 @@ func LoadConfig(r *Repo) *Config {
 		}
 		c.addKey(key, value)
 	}
+	if !ok {
+		writeConfigCache(cache, c.files, out)
+	}
 	return c
+}
+
+// configCandidates are the files git may read the configuration from
+// whether or not they exist now (a global file made later must be seen),
+// and HEAD, which an onbranch: include depends on.
+func configCandidates(r *Repo) []string {
+	ps := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree"), filepath.Join(r.GitDir, "HEAD"), "/etc/gitconfig"}
+	if home := os.Getenv("HOME"); home != "" {
+		ps = append(ps, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		ps = append(ps, filepath.Join(x, "git", "config"))
+	}
+	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
+		if p := os.Getenv(k); filepath.IsAbs(p) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// configCache is what `git config --list` printed, kept while nothing it
+// depends on changes: its first line names the environment git read it
+// under (HOME, XDG_CONFIG_HOME and every GIT_CONFIG* variable, `git -c`
+// included), then one line per file with its inode, size and mtime as
+// stat saw them (a missing file too), then a blank line and the output.
+const configCacheMax = 4 << 20
+
+func configCacheHead(files map[string]fileKey) string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k == "HOME" || k == "XDG_CONFIG_HOME" || strings.HasPrefix(k, "GIT_CONFIG") {
+			env = append(env, kv)
+		}
+	}
+	sort.Strings(env)
+	h := sha256.Sum256([]byte(strings.Join(env, "\x00")))
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	fmt.Fprintf(&b, "ideate config cache 1 %x\n", h)
+	for _, p := range paths {
+		k := files[p]
+		fmt.Fprintf(&b, "%d %d %d %t %s\n", k.ino, k.size, k.mtime, k.exists, strconv.Quote(p))
+	}
+	return b.String() + "\n"
+}
+
+// readConfigCache returns the cached output when every file it names is
+// as it was and no file of files is missing from it.
+func readConfigCache(path string, files map[string]fileKey) ([]byte, bool) {
+	data, err := osproc.ReadRegular(path, configCacheMax)
+	if err != nil {
+		return nil, false
+	}
+	head, out, ok := strings.Cut(string(data), "\n\n")
+	if !ok {
+		return nil, false
+	}
+	now := map[string]fileKey{}
+	for p, k := range files {
+		now[p] = k
+	}
+	lines := strings.Split(head, "\n")
+	for _, l := range lines[1:] {
+		var k fileKey
+		var q string
+		if _, err := fmt.Sscanf(l, "%d %d %d %t %q", &k.ino, &k.size, &k.mtime, &k.exists, &q); err != nil {
+			return nil, false
+		}
+		if _, seen := now[q]; !seen {
+			now[q], _ = statKey(q)
+		}
+	}
+	if configCacheHead(now)+out != string(data) {
+		return nil, false
+	}
+	for p, k := range now {
+		files[p] = k
+	}
+	return []byte(out), true
+}
+
+// writeConfigCache keeps out for the next command, unless a file was
+// changed so recently that a change in the same clock tick would not show
+// in its mtime. A cache that cannot be written costs the next command a
+// git process, nothing more.
+func writeConfigCache(path string, files map[string]fileKey, out []byte) {
+	for _, k := range files {
+		if k.exists && time.Since(time.Unix(0, k.mtime)) < 2*time.Second {
+			return
+		}
+	}
+	_ = atomicfile.Replace(path, []byte(configCacheHead(files)+string(out)), atomicfile.Options{})
 }
 
 // Changed reports whether a file c was read from, or the repository's

@@ -1,0 +1,76 @@
+package gitstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ideate/git-ideate/internal/gitstore"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// The configuration git printed is read back while nothing it depends on
+// changed: with a git on PATH that always fails, a kept configuration is
+// still read whole; a changed local file, a global file made since, or
+// another `git -c` setting each bring git back (and so an empty
+// configuration, here, where git cannot run).
+func TestLoadConfig_KeptWhileItsFilesAndEnvironmentStay(t *testing.T) {
+	dir := gt.NewRepo(t)
+	gt.Git(t, dir, "config", "ideate.note", "kept")
+	old := time.Now().Add(-time.Hour)
+	age := func() { // files this old cannot hide a change in their mtime's tick
+		t.Helper()
+		for _, p := range []string{filepath.Join(dir, ".git", "config"), os.Getenv("GIT_CONFIG_GLOBAL"), filepath.Join(dir, ".git", "HEAD")} {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	age()
+	r, err := gitstore.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := func() string {
+		v, _ := gitstore.LoadConfig(r).Get("ideate", "note")
+		return v
+	}
+	if got := note(); got != "kept" {
+		t.Fatalf("first read through git: %q", got)
+	}
+	realPath := os.Getenv("PATH")
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, "git"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", broken)
+	if got := note(); got != "kept" {
+		t.Fatalf("kept configuration not read back: %q", got)
+	}
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'ideate.note'='other'")
+	if got := note(); got != "" {
+		t.Fatalf("another git -c setting read the kept configuration: %q", got)
+	}
+	os.Unsetenv("GIT_CONFIG_PARAMETERS")
+	if got := note(); got != "kept" {
+		t.Fatalf("back to the first environment: %q", got)
+	}
+	home := os.Getenv("HOME")
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[ideate]\n\tglobal = yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := note(); got != "" {
+		t.Fatalf("a global file made since was not seen: %q", got)
+	}
+	os.Remove(filepath.Join(home, ".gitconfig"))
+	if got := note(); got != "kept" {
+		t.Fatalf("the global file gone again: %q", got)
+	}
+	t.Setenv("PATH", realPath)
+	gt.Git(t, dir, "config", "ideate.note", "changed")
+	age()
+	if got := note(); got != "changed" {
+		t.Fatalf("a changed local file: %q", got)
+	}
+}
