@@ -168,6 +168,16 @@ func logCall(ctx context.Context, env *Env, v gates.Verdict, in gates.Input) {
 	if v.Task == "" {
 		v.Task, v.Attempt = in.Task, in.Attempt
 	}
+	// A refusal on a task's account is placed where the plan puts the
+	// task (its sprint and wave); one the plan does not list stays
+	// unplaced.
+	if v.Task != "" && v.Sprint == 0 {
+		if s, err := loadPlan(ctx, env, planFlags{}); err == nil {
+			if wave, ok := gates.Place(s, v.Task); ok {
+				v.Sprint, v.Wave = s.Number, wave
+			}
+		}
+	}
 	v.Reasons = append([]gates.Reason(nil), v.Reasons...) // the host's copy keeps the text
 	for i := range v.Reasons {
 		v.Reasons[i].Detail = gates.RedactCommand(v.Reasons[i].Detail, in.Command)

@@ -612,6 +612,10 @@ func TestHookGate_Binary_WaveOrderAndDenialLog(t *testing.T) {
 	wantDeny(t, "red inline code", s.bash("ared", "red-worker", redWT, secret), "unknown_command")
 	wantDeny(t, "red writes production", s.tool("ared", "red-worker", redWT, "Write", map[string]any{"file_path": "strutil/reverse.go", "content": "package strutil\n"}), "not_a_test")
 	r := cli(t, dir, "", "exec", "log", "--phase", "guard", "--json")
+	if wave2 := cli(t, dir, "", "exec", "log", "--phase", "guard").out; !strings.Contains(wave2, "wave-2 gate S1-02 verdict phase=guard task=T1") ||
+		!strings.Contains(wave2, "wave-1 gate S1-01 verdict phase=guard task=T1") || !strings.Contains(wave2, "wave-0 gate S1-07 verdict phase=guard task=T1") {
+		t.Errorf("the refusals are not placed in their sprint and wave (a task outside the plan in none):\n%s", wave2)
+	}
 	for _, want := range []string{`"class": "dependency_open"`, `"class": "not_in_plan"`, `"class": "unknown_command"`, `"class": "not_a_test"`,
 		"role red-worker (agent ared); tool Bash; command sha256:", "tool Write; path strutil/reverse.go", `"task": "S1-01/T1"`, `"task": "S1-02/T1"`, "dispatch git-ideate:red-worker"} {
 		if !strings.Contains(r.out, want) {

@@ -249,6 +249,10 @@ func (d *Deps) open(ctx context.Context, gate Name, in Input) (*taskState, *Verd
 	return s, nil, nil
 }
 
+// Place finds task in the sprint's plan (placeOf): its wave, and whether
+// the plan lists it.
+func Place(sp *plan.Sprint, task string) (wave int, ok bool) { return placeOf(sp, task) }
+
 // placeOf finds task in the sprint's plan: a task of its story's
 // tasks.md (S1-01/T2), or a story without tasks named alone; its wave
 // (waveOf), and whether the plan holds it at all.
