@@ -46,7 +46,7 @@ func historyScenario(b *bench) {
 	a, _ := b.oursOnly()
 	doneChain, openChain := productChains(b, a)
 	calls := min(b.calls, 30)
-	type figs struct{ claim, ready, remote, push []time.Duration }
+	type figs struct{ claim, ready, remote, push, remoteCPU, pushCPU []time.Duration }
 	at := map[int]*figs{}
 	sizes := []int{1000, b.history}
 	if b.history <= 1000 {
@@ -92,7 +92,7 @@ func historyScenario(b *bench) {
 			id := remoteIDs[i%len(remoteIDs)]
 			claim := func() {
 				x, out := run(clone, "", nil, a.bin, "work", "claim", "--id", id, "--human", "bench", "--remote", "origin")
-				f.remote = append(f.remote, x.wall)
+				f.remote, f.remoteCPU = append(f.remote, x.wall), append(f.remoteCPU, x.cpu)
 				run(clone, "", nil, a.bin, "work", "release", "--id", id, "--token", strconv.FormatInt(claimToken(out), 10), "--remote", "origin")
 			}
 			push := func() {
@@ -102,7 +102,7 @@ func historyScenario(b *bench) {
 				}
 				next := git(clone, args...)
 				x, _ := run(clone, "", nil, "git", "push", "-q", "--force-with-lease=refs/ideate/bench:"+old, "origin", next+":refs/ideate/bench")
-				f.push = append(f.push, x.wall)
+				f.push, f.pushCPU = append(f.push, x.wall), append(f.pushCPU, x.cpu)
 				old = next
 			}
 			if i%2 == 0 {
@@ -132,8 +132,9 @@ func historyScenario(b *bench) {
 		}
 		stop()
 		r, p := median(f.remote), median(f.push)
-		fmt.Printf("%d archived: remote claim %v, plain lease push %v (claim ÷ push %.2f); CLI claim %v; work ready --claim %v\n",
-			n, r.Round(time.Microsecond), p.Round(time.Microsecond), ratio(r, p), median(f.claim).Round(time.Microsecond), median(f.ready).Round(time.Microsecond))
+		fmt.Printf("%d archived: remote claim %v, plain lease push %v (claim ÷ push %.2f; client CPU %v ÷ %v); CLI claim %v; work ready --claim %v\n",
+			n, r.Round(time.Microsecond), p.Round(time.Microsecond), ratio(r, p), median(f.remoteCPU).Round(time.Microsecond), median(f.pushCPU).Round(time.Microsecond),
+			median(f.claim).Round(time.Microsecond), median(f.ready).Round(time.Microsecond))
 	}
 	if len(sizes) == 2 {
 		lo, hi := at[sizes[0]], at[sizes[1]]

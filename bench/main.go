@@ -10,7 +10,7 @@
 //	go run ./bench [flags] [scenario …]     (default: every scenario)
 //
 // Scenarios: record, board, mcp, sync, gates, plan, worktree, symbols,
-// history.
+// history, team.
 //
 // Subjects: -a and -b are git-ideate binaries (default: the working tree,
 // built once, as both). -ref DIR makes B the reference implementation, a
@@ -59,6 +59,7 @@ var scenarios = []struct {
 	{"worktree", worktreeScenario},
 	{"symbols", symbolsScenario},
 	{"history", historyScenario},
+	{"team", teamScenario},
 }
 
 // bench is one run: its scratch directory, scale and subjects.
