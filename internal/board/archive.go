@@ -357,3 +357,22 @@ func (s *Store) archivedStatus() func(id string) string {
 		return st
 	}
 }
+
+// Known reports whether item id is on the board of g: a live ref or an
+// archive entry (for readers without a Store, such as the record's id
+// check).
+func Known(g *gitstore.Store, id string) (bool, error) {
+	if checkID(id) != nil {
+		return false, nil
+	}
+	h, err := g.Ref(RefName(id))
+	if err != nil || h != gitstore.ZeroHash {
+		return h != gitstore.ZeroHash, err
+	}
+	arch, err := g.Ref(ArchiveRef)
+	if err != nil {
+		return false, err
+	}
+	a, err := ArchivedIn(g, arch, ArchivePath(id))
+	return a != gitstore.ZeroHash, err
+}

@@ -100,17 +100,12 @@ type Authority interface {
 // RefName is the ref of one item.
 func RefName(id string) string { return ItemsPrefix + id }
 
-// Exists reports whether an item with this id exists.
+// Exists reports whether an item with this id exists (live or archived).
 func (s *Store) Exists(id string) (bool, error) {
 	if !record.ValidID(id) {
 		return false, nil
 	}
-	h, err := s.git.Ref(RefName(id))
-	if err != nil || h != gitstore.ZeroHash {
-		return h != gitstore.ZeroHash, err
-	}
-	a, err := s.archivedTip(id)
-	return a != gitstore.ZeroHash, err
+	return Known(s.git, id)
 }
 
 // load reads the item snapshot at commit tip.

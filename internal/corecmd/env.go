@@ -129,10 +129,7 @@ func (e *Env) Record() (*record.Store, error) {
 		if t := e.Telemetry(); t != nil {
 			e.rec.Observer = t
 		}
-		e.rec.Resolve = func(id string) (bool, error) {
-			h, err := g.Ref(board.RefName(id))
-			return h != gitstore.ZeroHash, err
-		}
+		e.rec.Resolve = func(id string) (bool, error) { return board.Known(g, id) }
 	}
 	return e.rec, nil
 }

@@ -199,6 +199,22 @@ func TestArchive_SyncFoldsFinishedItemsAndTheyStayReadable(t *testing.T) {
 		if _, err := fresh.b.Claim(t.Context(), dep, board.Actor{Human: "f"}, nil); err != nil {
 			t.Fatalf("claim of an item whose dependency is archived: %v", err)
 		}
+		// An archived item can still be named: as a dependency, as a
+		// parent (held absent while the child appears), by a record.
+		o, err := fresh.b.Create(t.Context(), board.CreateInput{Title: "follow-up", Spec: "s", SpecFormat: "f",
+			CreatedBy: board.Actor{Human: "f"}, DependsOn: []string{done}, ParentID: done})
+		if err != nil {
+			t.Fatalf("create naming an archived item as dependency and parent: %v", err)
+		}
+		if _, err := fresh.b.Claim(t.Context(), o.Item.ID, board.Actor{Human: "f"}, nil); err != nil {
+			t.Fatalf("claim of the follow-up: %v", err)
+		}
+		if ok, err := board.Known(fresh.g, gone); err != nil || !ok {
+			t.Fatalf("board.Known of an archived item: %v %v", ok, err)
+		}
+		if mustRef(t, fresh, board.RefName(done)) != gitstore.ZeroHash {
+			t.Fatal("naming an archived item gave it its ref back")
+		}
 		gt.Fsck(t, bare)
 		gt.Fsck(t, arch.dir)
 		gt.Fsck(t, fresh.dir)
