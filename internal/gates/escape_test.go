@@ -1,0 +1,91 @@
+package gates_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ideate/git-ideate/internal/gates"
+	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+)
+
+// The check after the fact excuses a change only when a logged write
+// accounts for it and the file still holds what that write left: the
+// main session's anywhere, another task's own agent's in its worktree.
+// Every other change of another working tree is the stopping worker's;
+// its own worktree and planning artifacts are not compared.
+func TestEscape_AttributesByTheLedger(t *testing.T) {
+	ctx := context.Background()
+	top := gt.NewRepo(t)
+	write := func(p, data string) string {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write(filepath.Join(top, "a.go"), "package a\n")
+	gt.Git(t, top, "add", "-A")
+	gt.Git(t, top, "commit", "-qm", "base")
+	own, other := filepath.Join(t.TempDir(), "own"), filepath.Join(t.TempDir(), "other")
+	gt.Git(t, top, "worktree", "add", "-q", "--detach", own)
+	gt.Git(t, top, "worktree", "add", "-q", "--detach", other)
+	before, err := gates.TakeSnapshot(ctx, top)
+	if err != nil || len(before) != 3 {
+		t.Fatalf("snapshot %v %v", before, err)
+	}
+	ledger := map[string][2]string{}
+	logged := func(actor, p string) { ledger[gates.Resolve("", p)] = [2]string{actor, gates.ContentHash(p)} }
+
+	byMain := write(filepath.Join(top, "notes.txt"), "the main session's\n")
+	logged(gates.MainActor, byMain)
+	changedAfter := write(filepath.Join(top, "b.go"), "package a // main\n")
+	logged(gates.MainActor, changedAfter)
+	write(changedAfter, "package a // someone else\n")
+	unlogged := write(filepath.Join(top, "c.go"), "package a\n")
+	byOwner := write(filepath.Join(other, "d.go"), "package a\n")
+	logged("aother", byOwner)
+	byStranger := write(filepath.Join(other, "e.go"), "package a\n")
+	logged("astranger", byStranger)
+	deleted := filepath.Join(other, "a.go")
+	os.Remove(deleted)
+	logged("aother", deleted)
+	write(filepath.Join(own, "mine.go"), "package a\n")
+	write(filepath.Join(top, "docs", "agents", "sprint1", "plan.md"), "edited\n")
+
+	f := &gates.EscapeFacts{Before: before, Worktree: own,
+		Owners: map[string][]string{gates.Resolve("", other): {"aother"}},
+		Written: func(abs string) (string, string, bool) {
+			w, ok := ledger[abs]
+			return w[0], w[1], ok
+		}}
+	v, err := gates.Escape.Run(ctx, gates.Input{Point: gates.AgentStop, Role: gates.RoleRed, Escape: f})
+	if err != nil || v.Result != gates.FAIL {
+		t.Fatalf("%s %v", v, err)
+	}
+	var paths []string
+	for _, r := range v.Reasons {
+		if r.Class == "escaped_write" {
+			paths = append(paths, r.Paths...)
+		}
+	}
+	got := strings.Join(paths, " ")
+	for _, p := range []string{changedAfter, unlogged, byStranger} {
+		if !strings.Contains(got, filepath.Base(p)) {
+			t.Errorf("%s is not blamed: %s", p, got)
+		}
+	}
+	for _, p := range []string{byMain, byOwner, deleted, "mine.go", "plan.md"} {
+		if strings.Contains(got, filepath.Base(p)+" ") || strings.HasSuffix(got, filepath.Base(p)) {
+			t.Errorf("%s is blamed: %s", p, got)
+		}
+	}
+	// Without a ledger every change counts.
+	f.Written = nil
+	if v, _ := gates.Escape.Run(ctx, gates.Input{Point: gates.AgentStop, Role: gates.RoleRed, Escape: f}); !strings.Contains(v.String(), "notes.txt") {
+		t.Errorf("without a ledger: %s", v)
+	}
+}
