@@ -44,7 +44,8 @@ type Spec struct {
 	// own runs read. StateDir/cache when empty.
 	CacheDir string
 	// Enter is the argv that enters confinement and runs the argv after
-	// it: this binary's hidden entry (see Enter).
+	// it: this binary's hidden entry (see Enter), used where a thread
+	// cannot restrict itself and start the command (not on Linux).
 	Enter []string
 	Shell string // the shell that runs the command ("bash" when empty)
 	// Dir is where the command starts: inside the worktree, else the
@@ -110,7 +111,12 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	if shell == "" {
 		shell = "bash"
 	}
-	argv := append(append(append([]string(nil), spec.Enter...), rulesArgs(writable)...), "--", shell, "-c", command)
+	// Where a thread can restrict itself (Landlock), the shell is started
+	// from such a thread; elsewhere through this binary's entry.
+	argv := []string{shell, "-c", command}
+	if !threadConfines {
+		argv = append(append(append([]string(nil), spec.Enter...), rulesArgs(writable)...), append([]string{"--"}, argv...)...)
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	osproc.Group(cmd)
 	cmd.Dir = wt
@@ -122,7 +128,19 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	cmd.Env = childEnv(os.Environ(), tmp, cache)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	becomeReaper()
-	runErr := cmd.Run()
+	var runErr error
+	if threadConfines {
+		if err := startRestricted(cmd, writable); err != nil {
+			if cmd.Process != nil {
+				osproc.KillGroup(cmd.Process)
+				cmd.Wait()
+			}
+			return -1, nil, err
+		}
+		runErr = cmd.Wait()
+	} else {
+		runErr = cmd.Run()
+	}
 	// What the command left running in its group would write after the
 	// check: it ends with the command.
 	if cmd.Process != nil {

@@ -74,15 +74,46 @@ func Enter(rw []string, argv []string) error {
 	if len(argv) == 0 {
 		return apperr.New(apperr.Schema, "nothing to run")
 	}
-	v := abi()
-	if v < 1 {
-		return apperr.New(apperr.Unverifiable, "Landlock is not enabled in this kernel, so the command is not run")
-	}
 	prog, err := exec.LookPath(argv[0])
 	if err != nil {
 		return apperr.Wrap(apperr.NotFound, err, "%s", argv[0])
 	}
 	runtime.LockOSThread()
+	if err := restrictThread(rw); err != nil {
+		return err
+	}
+	return syscall.Exec(prog, argv, os.Environ())
+}
+
+// threadConfines: a thread restricts itself and starts the command
+// (startRestricted), so the command needs no entry of this binary.
+const threadConfines = true
+
+// startRestricted starts cmd from a thread that restricted its own
+// writes to rw first (restrictThread): the child inherits the thread's
+// Landlock domain and keeps it through its exec, and this process is not
+// started a second time to enter it. The thread is never unlocked, so it
+// ends with its goroutine and nothing else ever runs on it.
+func startRestricted(cmd *exec.Cmd, rw []string) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := restrictThread(rw); err != nil {
+			errc <- err
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
+}
+
+// restrictThread restricts the calling thread's writes (its goroutine
+// locked to it) to rw and the device files, and proves it did.
+func restrictThread(rw []string) error {
+	v := abi()
+	if v < 1 {
+		return apperr.New(apperr.Unverifiable, "Landlock is not enabled in this kernel, so the command is not run")
+	}
 	handled := writeRights(v)
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
@@ -123,10 +154,7 @@ func Enter(rw []string, argv []string) error {
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return apperr.Wrap(apperr.Unverifiable, errno, "Landlock did not restrict this process, so the command is not run")
 	}
-	if err := checkRestricted(rw); err != nil {
-		return err
-	}
-	return syscall.Exec(prog, argv, os.Environ())
+	return checkRestricted(rw)
 }
 
 // checkRestricted proves that writes are held: making a file in / or

@@ -63,3 +63,9 @@ func nlink(fi os.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// threadConfines: no thread can restrict itself here; the command is
+// started through this binary's entry (Enter).
+const threadConfines = false
+
+func startRestricted(cmd *exec.Cmd, rw []string) error { return cmd.Start() }
