@@ -115,6 +115,27 @@ type Verdict struct {
 // Passed reports whether v lets the work go on: PASS and nothing else.
 func (v Verdict) Passed() bool { return v.Result == PASS }
 
+// BackToRed reports whether v is a GREEN FAIL whose only failing reasons
+// name declared symbols no declared test pins: a defect of the tests,
+// which the next attempt mends as RED, and nothing the GREEN worker may
+// change (it may not touch a test).
+func (v Verdict) BackToRed() bool {
+	if v.Gate != "green" || v.Result != FAIL {
+		return false
+	}
+	unpinned := false
+	for _, r := range v.Reasons {
+		if r.Severity != "" {
+			continue
+		}
+		if r.Class != ClassUnpinned {
+			return false
+		}
+		unpinned = true
+	}
+	return unpinned
+}
+
 // String is v as one line: "gate: RESULT: class: detail (paths); …".
 func (v Verdict) String() string {
 	var b strings.Builder

@@ -593,9 +593,17 @@ func (c *call) agentStop() (*Decision, error) {
 			c.d.warn("the output.md of task %s is not captured: %s", b.Task, errText(err))
 		}
 	}
-	if v.Passed() {
+	if v.Passed() || v.BackToRed() {
+		// A GREEN whose only failure is an unpinned symbol is done: its
+		// worker may not strengthen the tests, so a block would only
+		// spend its turns to the host's cap. The stored verdict sends
+		// the task back to RED.
+		how := "finished"
+		if !v.Passed() {
+			how = "finished with " + v.String() + "; the task goes back to RED at its next attempt"
+		}
 		os.Remove(dispatchPath(st.StateDir, "blocks", p.AgentID))
-		c.stopped("finished")
+		c.stopped(how)
 		if _, err := createWhole(dispatchPath(st.StateDir, "stopped", p.AgentID), []byte(b.Task)); err != nil {
 			c.d.warn("cannot mark agent %s stopped: %v", p.AgentID, err)
 		}

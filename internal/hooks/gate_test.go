@@ -45,6 +45,11 @@ func (g *fakeGate) Run(_ context.Context, in gates.Input) (gates.Verdict, error)
 		return gates.Verdict{Result: gates.UNVERIFIABLE, Reasons: []gates.Reason{{Class: "UNKNOWN_FORMAT", Detail: "the runner output could not be read"}}}, nil
 	case strings.Contains(text, "broken"):
 		return gates.Verdict{}, errors.New("gate broke")
+	case strings.Contains(text, "hollow"):
+		return gates.Verdict{Result: gates.FAIL, Reasons: []gates.Reason{{Class: gates.ClassUnpinned, Detail: "Len returns its zero value and every declared test passes", Paths: []string{"q.go"}},
+			{Class: "pin_cost", Severity: gates.SevInfo, Detail: "1 mutant"}}}, nil
+	case strings.Contains(text, "mixed"):
+		return gates.Verdict{Result: gates.FAIL, Reasons: []gates.Reason{{Class: gates.ClassUnpinned, Detail: "Len is unpinned"}, {Class: "FAIL_ASSERT", Detail: "a declared test fails"}}}, nil
 	}
 	return gates.Verdict{Result: gates.PASS}, nil
 }
@@ -137,7 +142,8 @@ func dispatchAndBind(t *testing.T, reg *gates.Registry, dir, transcript, task, r
 // Which gates a hook asks: the guard before tools; the role's gate on an
 // execution agent's stop, in the gate entries only; nothing on Stop.
 func TestGate_AsksTheGateOfThePointAndRole(t *testing.T) {
-	dir := execRepo(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/unfinished": "red-worker", "S1-01/unsure": "red-worker", "S1-01/broken": "red-worker"})
+	dir := execRepo(t, map[string]string{"S1-01/T1": "red-worker", "S1-01/unfinished": "red-worker", "S1-01/unsure": "red-worker", "S1-01/broken": "red-worker",
+		"S1-01/hollow": "green-worker", "S1-01/mixed": "green-worker"})
 	guard, red, green := &fakeGate{}, &fakeGate{}, &fakeGate{}
 	reg := gates.NewRegistry()
 	reg.Register(gates.GuardName, guard)
@@ -257,6 +263,22 @@ func TestGate_AsksTheGateOfThePointAndRole(t *testing.T) {
 	if out, notes := hook(t, reg, true, wt, stop("zz", "green-worker", true)); out != "" || len(notes) != 1 || len(green.seen) != 0 {
 		t.Fatalf("unbound second stop: %s %q", out, notes)
 	}
+	// A GREEN that fails only on unpinned symbols is let stop (its worker
+	// may not mend tests; the task goes back to RED), its outcome says
+	// so; one that fails on anything else as well is refused.
+	before := len(records(t, dir))
+	dispatchAndBind(t, reg, dir, tr, "S1-01/hollow", "green-worker", "toolu_h1", "h1")
+	if out, _ := hook(t, reg, true, wt, stop("h1", "green-worker", false)); out != "" {
+		t.Fatalf("unpinned-only GREEN stop: %s", out)
+	}
+	if recs := records(t, dir); len(recs) != before+1 || !strings.Contains(recs[len(recs)-1].Claim+recs[0].Claim, "back to RED") {
+		t.Fatalf("unpinned-only GREEN outcome: %d records", len(recs))
+	}
+	dispatchAndBind(t, reg, dir, tr, "S1-01/mixed", "green-worker", "toolu_m1", "m1")
+	if out, _ := hook(t, reg, true, wt, stop("m1", "green-worker", false)); !strings.Contains(out, "FAIL_ASSERT") {
+		t.Fatalf("GREEN failing on a test as well: %s", out)
+	}
+
 	// Other agents' stops and the main session's Stop ask nothing.
 	n = len(red.seen) + len(guard.seen)
 	hook(t, reg, true, wt, stop("c1", "worker", false))
