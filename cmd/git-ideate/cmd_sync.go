@@ -54,7 +54,8 @@ func (c *SyncCmd) Run(ctx context.Context, env *Env) error {
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{sum.ItemsPulled, "pulled"}, {sum.ItemsPushed, "pushed"}, {sum.ItemsRebased, "rebased"}} {
+	}{{sum.ItemsPulled, "pulled"}, {sum.ItemsPushed, "pushed"}, {sum.ItemsRebased, "rebased"},
+		{sum.Archived, "archived (items and task refs)"}, {sum.Unarchived, "dropped here (archived elsewhere)"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}

@@ -131,32 +131,20 @@ func (y *Syncer) archiveRound(ctx context.Context, r *roundResult) error {
 	if err != nil {
 		return err
 	}
+	if i, ok := queued[board.ArchiveRef]; ok {
+		r.updates[i].New = next
+	} else {
+		r.updates = append(r.updates, gitstore.PushUpdate{Ref: board.ArchiveRef, New: next, Old: theirs})
+	}
 	kept := r.updates[:0]
 	for i, u := range r.updates {
 		if !drop[i] {
 			kept = append(kept, u)
 		}
 	}
-	r.updates = kept
-	if i, ok := queued[board.ArchiveRef]; ok {
-		r.updates[i-countBelow(drop, i)].New = next
-	} else {
-		r.updates = append(r.updates, gitstore.PushUpdate{Ref: board.ArchiveRef, New: next, Old: theirs})
-	}
-	r.updates = append(r.updates, dels...)
+	r.updates = append(kept, dels...)
 	r.archiveFrom, r.archiveTo, r.archivedRefs = base, next, refs
 	return nil
-}
-
-// countBelow counts the indexes in drop below i.
-func countBelow(drop map[int]bool, i int) int {
-	n := 0
-	for j := range drop {
-		if j < i {
-			n++
-		}
-	}
-	return n
 }
 
 // taskFinished reports whether the task ref at tip holds a closed contract
