@@ -251,12 +251,12 @@ func Parse(data []byte) (Entry, error) {
 func clean(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 var (
-	wordRe   = textfmt.Regexp(`^[a-z][a-z0-9_-]{0,31}$`)
-	classRe  = textfmt.Regexp(`^[a-z][a-z0-9_-]{0,63}$`)
+	wordRe   = textfmt.BoundedRegexp(`^[a-z][a-z0-9_-]*$`, 32)
+	classRe  = textfmt.BoundedRegexp(`^[a-z][a-z0-9_-]*$`, 64)
 	storyRe  = textfmt.Regexp(`^S\d+-\d{2,}$`)
-	segRe    = textfmt.Regexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	segRe    = textfmt.BoundedRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]*$`, 64)
 	hexRe    = textfmt.Regexp(`^[0-9a-f]{40}$`)
-	outcomRe = textfmt.Regexp(`^[A-Z][A-Z0-9_-]{0,31}$`)
+	outcomRe = textfmt.BoundedRegexp(`^[A-Z][A-Z0-9_-]*$`, 32)
 	taskHead = textfmt.Regexp(`^(S\d+-\d{2,})/`)
 )
 

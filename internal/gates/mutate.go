@@ -7,12 +7,12 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/symbols"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
 // MutantEnv is the environment variable that switches one mutant of a
@@ -171,8 +171,8 @@ func goZero(text string, t ast.Expr) string {
 }
 
 var (
-	pyReturnType = regexp.MustCompile(`->\s*([A-Za-z_][\w.]*)(\[.*\])?\s*:?\s*$`)
-	tsReturnType = regexp.MustCompile(`\)\s*:\s*([^={]+?)\s*(=>)?\s*$`)
+	pyReturnType = textfmt.Regexp(`->\s*([A-Za-z_][\w.]*)(\[.*\])?\s*:?\s*$`)
+	tsReturnType = textfmt.Regexp(`\)\s*:\s*([^={]+?)\s*(=>)?\s*$`)
 )
 
 // textSchema guards the bodies of Python, JavaScript and TypeScript
@@ -221,7 +221,7 @@ func textSchema(p string, src []byte, targets []bodyTarget) ([]byte, map[int]str
 // pyZero is the zero value of an annotated Python return type; false
 // when there is no annotation.
 func pyZero(sig string) (string, bool) {
-	m := pyReturnType.FindStringSubmatch(strings.TrimSpace(sig))
+	m := pyReturnType().FindStringSubmatch(strings.TrimSpace(sig))
 	if m == nil {
 		return "", false
 	}
@@ -251,7 +251,7 @@ func pyZero(sig string) (string, bool) {
 // tsZero is the zero value of an annotated TypeScript return type; false
 // when there is no annotation.
 func tsZero(sig string) (string, bool) {
-	m := tsReturnType.FindStringSubmatch(strings.TrimSpace(sig))
+	m := tsReturnType().FindStringSubmatch(strings.TrimSpace(sig))
 	if m == nil {
 		return "", false
 	}

@@ -116,7 +116,7 @@ type bindingRec struct {
 	Bound string `json:"bound"`
 }
 
-var idRe = textfmt.Regexp(`^[A-Za-z0-9_-]{1,128}$`)
+var idRe = textfmt.BoundedRegexp(`^[A-Za-z0-9_-]+$`, 128)
 
 // taskOfPrompt reads the task a prompt names on its ideate-task: line.
 // None, or two different ones, is an error saying so.

@@ -3,13 +3,13 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/memory"
 	"github.com/ideate/git-ideate/internal/revision"
 	"github.com/ideate/git-ideate/internal/scaffold"
+	"github.com/ideate/git-ideate/internal/textfmt"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
 
@@ -366,15 +366,15 @@ func memoryCheck(_ context.Context, b *Backend, raw json.RawMessage) (any, error
 }
 
 // notStarted is the library's answer about a task with no contract.
-var notStarted = regexp.MustCompile(`^no task (\S+) has been started$`)
+var notStarted = textfmt.Regexp(`^no task (\S+) has been started$`)
 
 // nextStep is the sentence an MCP error adds to say what to do next,
 // naming the tool that does it; "" when the error says so already.
 func nextStep(tool string, err error) string {
 	msg := apperr.Message(err)
 	switch code := apperr.CodeOf(err); {
-	case code == apperr.NotFound && notStarted.MatchString(msg):
-		task := notStarted.FindStringSubmatch(msg)[1]
+	case code == apperr.NotFound && notStarted().MatchString(msg):
+		task := notStarted().FindStringSubmatch(msg)[1]
 		return ` Start it with task_start {"task":"` + task + `","role":"…"} (scope and tests come from the plan), then retry ` + tool + `.`
 	case code == apperr.GateFail && tool == "plan_import":
 		return " Run plan_check, fix its findings in the plan files, and import again."

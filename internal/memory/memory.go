@@ -74,7 +74,7 @@ type Doc struct {
 }
 
 var (
-	roleRe = textfmt.Regexp(`^[a-z][a-z0-9-]{0,63}$`)
+	roleRe = textfmt.BoundedRegexp(`^[a-z][a-z0-9-]*$`, 64)
 	dateRe = textfmt.Regexp(`^\d{4}-\d{2}-\d{2}$`)
 )
 

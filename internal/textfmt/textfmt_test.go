@@ -1,6 +1,8 @@
 package textfmt
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -109,4 +111,16 @@ func TestRegexp_CompiledOnceOnFirstUse(t *testing.T) {
 		}
 	}()
 	bad()
+}
+
+// A bounded pattern matches what its counted-repeat form would: every
+// length up to the bound, none past it, and the pattern still whole.
+func TestBoundedRegexp_SameAsTheCountedRepeat(t *testing.T) {
+	b := BoundedRegexp(`^[a-z][a-z0-9-]*$`, 40)()
+	counted := regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+	for _, s := range []string{"", "a", "a-1", "1a", "A", "a b", strings.Repeat("a", 39), strings.Repeat("a", 40), strings.Repeat("a", 41), "é"} {
+		if got, want := b.MatchString(s), counted.MatchString(s); got != want {
+			t.Errorf("%q: %v, the counted repeat says %v", s, got, want)
+		}
+	}
 }

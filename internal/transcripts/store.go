@@ -60,7 +60,7 @@ func (s *Store) now() time.Time {
 }
 
 var (
-	componentRe = textfmt.Regexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	componentRe = textfmt.BoundedRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]*$`, 128)
 )
 
 // CheckTask reports whether task can name a task's slice: components of

@@ -137,7 +137,7 @@ func mainTop(r *gitstore.Repo) (string, bool) {
 	return filepath.Dir(r.CommonDir), true
 }
 
-var segment = textfmt.Regexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var segment = textfmt.BoundedRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]*$`, 64)
 
 // CheckTaskID refuses a task id that cannot name a ref and a directory:
 // one to four segments joined by '/', each a letter or digit then letters,
@@ -286,7 +286,7 @@ type Task struct {
 	ClaimNote string `json:"claim_note,omitempty"`
 }
 
-var roleRe = textfmt.Regexp(`^[a-z][a-z0-9-]{0,39}$`)
+var roleRe = textfmt.BoundedRegexp(`^[a-z][a-z0-9-]*$`, 40)
 
 func (in *StartInput) check() error {
 	if err := CheckTaskID(in.Task); err != nil {
