@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
@@ -449,4 +451,70 @@ func TestArchive_ConcurrentSyncsArchivingLoseNothing(t *testing.T) {
 			gt.Fsck(t, c.dir)
 		}
 	})
+}
+
+// TestArchive_Kill9DuringArchivingSync: syncs that archive, killed with
+// SIGKILL at random moments (with every process they started), leave both
+// sides readable, and the syncs after them finish the job: every item is
+// live or archived at the remote, exactly once, none resurrected.
+func TestArchive_Kill9DuringArchivingSync(t *testing.T) {
+	bare := newRemote(t)
+	url := startDaemon(t, filepath.Dir(bare)) + filepath.Base(bare)
+	a := archivingClone(t, url, "0")
+	b := archivingClone(t, url, "0")
+	var made []string
+	killed, window := 0, 400*time.Millisecond
+	for round := 0; round < 8 || (killed == 0 && round < 24); round++ {
+		for i := 0; i < 4; i++ {
+			id := a.create(t, fmt.Sprintf("r%d item %d", round, i))
+			if i < 3 {
+				a.finish(t, id, i == 2)
+			}
+			made = append(made, id)
+		}
+		b.sync(t)
+		syncer := client(t, a.dir, "sync-loop", "ann", nil, nil)
+		time.Sleep(10*time.Millisecond + time.Duration(rand.Int64N(int64(window))))
+		syncer.Kill()
+		if !strings.Contains(syncer.Output(), "synced") {
+			killed++
+		} else if killed == 0 {
+			window = max(window*3/4, 20*time.Millisecond)
+		}
+		gt.Fsck(t, bare)
+		gt.Fsck(t, a.dir)
+	}
+	t.Logf("%d kills landed before the first sync finished", killed)
+	if killed == 0 {
+		t.Fatal("no kill interrupted a sync; the test proved nothing")
+	}
+	time.Sleep(1100 * time.Millisecond) // locks the kills left are stale now
+	a.sync(t)
+	b.sync(t)
+	a.sync(t)
+	live := remoteItems(t, bare)
+	for i, id := range made {
+		archived := archivedAtRemote(t, bare, id)
+		if i%4 < 3 && archived == "" {
+			t.Errorf("finished item %s was not archived", id)
+		}
+		if (live[id] == "") == (archived == "") {
+			t.Errorf("item %s: live %q, archived %q: want exactly one", id, live[id], archived)
+		}
+		if open := i%4 == 3; open && live[id] == "" {
+			t.Errorf("open item %s is not live", id)
+		}
+	}
+	for _, c := range []*clone{a, b} {
+		page, err := c.b.List(t.Context(), board.ListRequest{Limit: ptr(500), Archived: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) != len(made) {
+			t.Errorf("%s lists %d items, want %d", c.dir, len(page.Items), len(made))
+		}
+	}
+	gt.Fsck(t, bare)
+	gt.Fsck(t, a.dir)
+	gt.Fsck(t, b.dir)
 }
