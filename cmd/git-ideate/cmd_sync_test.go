@@ -103,3 +103,49 @@ func TestSync_MCPClaimThroughRemote(t *testing.T) {
 		t.Fatalf("the MCP loser is not told the holder: %+v", res.Out)
 	}
 }
+
+// The MCP server lists archived items as the CLI does: work_list shows
+// live items, with archived true the ones a sync folded into the archive
+// too, and with status done those without being asked.
+func TestSync_MCPListsArchivedItems(t *testing.T) {
+	_, a, _ := syncRemote(t)
+	create := func(title string) string {
+		return itemID(t, mustOK(t, bin(t, a, "", "work", "create", "--title", title, "--spec", "s", "--spec-format", "f", "--human", "alice")).out)
+	}
+	id := create("finished work")
+	var it struct {
+		Claim struct {
+			Token int64 `json:"claim_token"`
+		} `json:"claim"`
+	}
+	json.Unmarshal([]byte(mustOK(t, bin(t, a, "", "work", "claim", "--id", id, "--human", "alice")).out), &it)
+	mustOK(t, bin(t, a, "", "work", "complete", "--id", id, "--token", jsonNum(it.Claim.Token), "--note", "done"))
+	live := create("open work")
+	gt.Git(t, a, "config", "ideate.archiveAfter", "0")
+	mustOK(t, bin(t, a, "", "sync"))
+	if refs := gt.Git(t, a, "for-each-ref", "refs/ideate/board/items/"); strings.Contains(refs, id) {
+		t.Fatalf("the finished item was not archived:\n%s", refs)
+	}
+	r := startMCP(t, a)
+	ids := func(id int, args map[string]any) string {
+		t.Helper()
+		res := r.call(id, "work_list", args)
+		if res.IsError {
+			t.Fatalf("work_list %v: %s", args, res.Content[0].Text)
+		}
+		var got []string
+		for _, it := range res.Out["items"].([]any) {
+			got = append(got, it.(map[string]any)["id"].(string))
+		}
+		return strings.Join(got, " ")
+	}
+	if got := ids(1, map[string]any{}); got != live {
+		t.Fatalf("work_list: %q, want the live item only", got)
+	}
+	if got := ids(2, map[string]any{"archived": true}); !strings.Contains(got, id) || !strings.Contains(got, live) {
+		t.Fatalf("work_list archived: %q, want both", got)
+	}
+	if got := ids(3, map[string]any{"status": "done"}); got != id {
+		t.Fatalf("work_list status done: %q, want the archived item", got)
+	}
+}

@@ -111,7 +111,8 @@ func tools() []toolDef {
 			desc: "List work items newest first with a derived claimable flag (expired claims are swept first). Paged like record_read.",
 			schema: obj(nil, argTenant, arg{"status", `"type":"string","enum":["open","in_progress","done","cancelled"]`, "Only items in this status."},
 				arg{"parent_id", strOrNil, "Omit for all, an id for its children, null for roots."},
-				arg{"include_spec", boolean, "Include specs (default: spec_length only)."}, argLimit, argCursor)},
+				arg{"include_spec", boolean, "Include specs (default: spec_length only)."},
+				arg{"archived", boolean, "Also the finished items a sync folded into the archive (status done or cancelled includes them anyway)."}, argLimit, argCursor)},
 		{name: "work_update_meta", run: workUpdateMeta,
 			desc: "Change an item's metadata if it is still at expected_version (VERSION_CONFLICT otherwise). Omitted fields stay as they are.",
 			schema: obj([]string{"id", "expected_version"}, argID, arg{"expected_version", integer, "The version you read."},
@@ -337,7 +338,7 @@ func workList(ctx context.Context, b *Backend, raw json.RawMessage) (any, error)
 	var a struct {
 		TenantID, Status, Cursor string
 		ParentID                 nullable
-		IncludeSpec              bool
+		IncludeSpec, Archived    bool
 		Limit                    *int
 	}
 	if err := decodeSnake(raw, &a); err != nil {
@@ -348,7 +349,7 @@ func workList(ctx context.Context, b *Backend, raw json.RawMessage) (any, error)
 		p := a.ParentID.Value // null → "" → roots
 		f.Parent = &p
 	}
-	p, err := b.Board.List(ctx, board.ListRequest{Filter: f, IncludeSpec: a.IncludeSpec, Limit: a.Limit, Cursor: a.Cursor, Measure: paging.CompactLen})
+	p, err := b.Board.List(ctx, board.ListRequest{Filter: f, IncludeSpec: a.IncludeSpec, Limit: a.Limit, Cursor: a.Cursor, Archived: a.Archived, Measure: paging.CompactLen})
 	if err != nil {
 		return nil, err
 	}
