@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -17,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/testrun"
 )
@@ -325,41 +322,17 @@ type groupResult struct {
 	err      error  // the command could not start
 }
 
-// runGroup runs argv in dir in a process group of its own that dies with
-// this process and is killed whole when it ends or its bound passes. Its
-// output goes to sinks and, up to keep bytes of tail, into out.
+// runGroup runs argv in dir (testrun.Exec: a process group of its own,
+// killed whole). Its output goes to sinks and, up to keep bytes of tail,
+// into out.
 func runGroup(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, keep int, sinks ...io.Writer) groupResult {
-	cctx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		cctx, cancel = context.WithTimeout(ctx, timeout)
-	}
-	defer cancel()
 	tail := &tailBuf{max: keep}
 	w := io.MultiWriter(append(sinks, tail)...)
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = w, w
-	osproc.Group(cmd)
-	osproc.DieWithParent(cmd)
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
-		return groupResult{code: -1, err: fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)}
+	e := testrun.Exec(ctx, argv, dir, env, timeout, w, w)
+	res := groupResult{code: e.Code, timedOut: e.TimedOut, out: string(tail.b)}
+	if e.StartErr != nil {
+		res.err = fmt.Errorf("start %s: %w", filepath.Base(argv[0]), e.StartErr)
 	}
-	release, _ := osproc.KillGroupOnExit(cmd)
-	err := cmd.Wait()
-	_ = osproc.KillGroup(cmd.Process)
-	release()
-	res := groupResult{out: string(tail.b)}
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			res.code = ee.ExitCode()
-		} else {
-			res.code = -1
-		}
-	}
-	res.timedOut = timeout > 0 && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	return res
 }
 

@@ -291,49 +291,69 @@ func runTempDir() (string, error) {
 	return d, nil
 }
 
-// execute runs argv in its own process group; stdout goes to sink (when
-// set) and, with stderr, to a bounded capture.
+// execute runs argv (Exec); stdout goes to sink (when set) and, with
+// stderr, to a bounded capture.
 func execute(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, cap int, sink io.Writer) execResult {
+	out := NewCapture(cap)
+	var stdout io.Writer = out
+	if sink != nil {
+		stdout = io.MultiWriter(out, sink)
+	}
+	e := Exec(ctx, argv, dir, env, timeout, stdout, out)
+	res := execResult{code: e.Code, timedOut: e.TimedOut, out: out}
+	if e.StartErr != nil {
+		res.startErr = apperr.Wrap(RunnerFailed, e.StartErr, "start %s: %v", argv[0], e.StartErr)
+	}
+	return res
+}
+
+// ExecEnd is how a process Exec ran ended: its exit code (-1 when it
+// could not start or was killed by a signal), whether its bound ended
+// it, and why it could not start.
+type ExecEnd struct {
+	Code     int
+	TimedOut bool
+	StartErr error
+}
+
+// Exec runs argv in dir, the environment plus env, in a process group of
+// its own that dies with this process: when it ends, when ctx ends or
+// when timeout (0: none) passes, the whole group is killed, so a test
+// process left behind by the runner never outlives the run.
+func Exec(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, stdout, stderr io.Writer) ExecEnd {
 	cctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	out := NewCapture(cap)
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	osproc.Group(cmd)
 	osproc.DieWithParent(cmd)
 	cmd.WaitDelay = 2 * time.Second
-	if sink != nil {
-		cmd.Stdout = io.MultiWriter(out, sink)
-	} else {
-		cmd.Stdout = out
-	}
-	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
-		return execResult{code: -1, out: out, startErr: apperr.Wrap(RunnerFailed, err, "start %s: %v", argv[0], err)}
+		return ExecEnd{Code: -1, StartErr: err}
 	}
-	// The run's whole group dies with this process, however it ends: a
-	// gate killed while it judges leaves no test running. Without a
-	// watcher (no /bin/sh) the leader still dies with it (DieWithParent).
+	// The whole group dies with this process, however it ends: a gate
+	// killed while it judges leaves no test running. Without a watcher
+	// (no /bin/sh) the leader still dies with it (DieWithParent).
 	release, _ := osproc.KillGroupOnExit(cmd)
 	err := cmd.Wait()
 	// Whatever the leader did, no process of its group outlives the run.
 	_ = osproc.KillGroup(cmd.Process)
 	release()
-	res := execResult{code: 0, out: out}
+	var res ExecEnd
 	if err != nil {
+		res.Code = -1
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			res.code = ee.ExitCode()
-		} else {
-			res.code = -1
+			res.Code = ee.ExitCode()
 		}
 	}
-	res.timedOut = timeout > 0 && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	res.TimedOut = timeout > 0 && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	return res
 }
 
