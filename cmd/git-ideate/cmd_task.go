@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"strings"
 	"time"
+
+	"github.com/ideate/git-ideate/internal/corecmd"
+	"github.com/ideate/git-ideate/internal/gitstore"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/board"
@@ -58,6 +60,9 @@ func openTasks(env *Env) (*worktree.Manager, error) {
 	}
 	m := worktree.Open(g)
 	m.Now = corecmd.Now
+	m.Unarchive = func(ctx context.Context, ref string, path []string) (gitstore.Hash, error) {
+		return board.Unarchive(ctx, g, ref, path)
+	}
 	return m, nil
 }
 

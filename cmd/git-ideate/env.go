@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"path/filepath"
+
 	"github.com/ideate/git-ideate/internal/corecmd"
 	"github.com/ideate/git-ideate/internal/scaffold"
-	"path/filepath"
 
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/hooks"
@@ -12,7 +13,6 @@ import (
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/retro"
 	"github.com/ideate/git-ideate/internal/revision"
-	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 // backendFor opens the stores the MCP tools use, for this environment.
@@ -78,8 +78,10 @@ func hookStoresFor(e *Env, dir, session string) (*hooks.Stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks := worktree.Open(g)
-	tasks.Now = corecmd.Now
+	tasks, err := openTasks(e)
+	if err != nil {
+		return nil, err
+	}
 	st.Tasks, st.StateDir, st.Top = tasks, g.Repo().StateDir(), g.Repo().WorkTree
 	if cd := g.Repo().CommonDir; filepath.Base(cd) == ".git" {
 		st.Top = filepath.Dir(cd)

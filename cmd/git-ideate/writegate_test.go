@@ -388,13 +388,19 @@ var readOnly = map[string]bool{
 	"record.Get": true, "record.Git": true, "record.HasRecord": true, "record.Prime": true, "record.PrimeWithin": true, "record.PrimeAgent": true,
 	"record.Read": true, "record.ReadPage": true, "record.Snapshot": true, "record.Export": true,
 	"board.Get": true, "board.Events": true, "board.Exists": true, "board.List": true, "board.Ready": true, "board.ReadyFirst": true,
+	"board.Archivable": true, "board.ArchivedAt": true,
 	"execlog.List": true, "execlog.Latest": true, "execlog.Each": true,
 	"steering.Get": true, "steering.Enabled": true, "steering.Read": true, "steering.ReadPage": true, "steering.Gate": true,
 }
 
+// noCallerText are the exported store methods that write only what the
+// store derives itself, with no text from a caller for the secret gate to
+// read: the archive's commits name tips, their messages are fixed.
+var noCallerText = map[string]bool{"board.ArchiveCommit": true}
+
 // TestWriteVerbs_EveryStoreMethodIsClassified keeps libVerbs complete: a
-// store method added later must be listed as a write verb (and so gated)
-// or as read-only.
+// store method added later must be listed as a write verb (and so gated),
+// as read-only, or as writing no caller text.
 func TestWriteVerbs_EveryStoreMethodIsClassified(t *testing.T) {
 	known := map[string]bool{}
 	for _, v := range libVerbs() {
@@ -406,7 +412,7 @@ func TestWriteVerbs_EveryStoreMethodIsClassified(t *testing.T) {
 	} {
 		for i := 0; i < typ.NumMethod(); i++ {
 			name := prefix + "." + typ.Method(i).Name
-			if !known[name] && !readOnly[name] {
+			if !known[name] && !readOnly[name] && !noCallerText[name] {
 				t.Errorf("%s is neither a write verb (libVerbs) nor read-only: classify it", name)
 			}
 		}

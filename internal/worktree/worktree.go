@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/secretgate"
@@ -102,6 +101,11 @@ type Manager struct {
 	Root string
 	// Now is the clock.
 	Now func() time.Time
+	// Unarchive gives a finished task's ref back at the tip the board's
+	// archive holds for it (path in the archive) and returns the ref's
+	// tip; nil: refs are read as they are. The board owns the archive,
+	// so the composition root passes its door in.
+	Unarchive func(ctx context.Context, ref string, path []string) (gitstore.Hash, error)
 }
 
 // Open returns the manager of the repository git opened. Worktrees go to
@@ -163,7 +167,7 @@ func slug(id string) string { return strings.ReplaceAll(id, "/", "+") }
 func RefName(task string) string { return RefPrefix + slug(task) }
 
 // ArchivePath is where a finished task's ref lives in the board's archive
-// (board.ArchiveRef).
+// (Manager.Unarchive).
 func ArchivePath(task string) []string { return []string{"tasks", slug(task)} }
 
 // Path is where the task's worktree lives.
@@ -182,7 +186,13 @@ func (m *Manager) lock(ctx context.Context, task string) (func(), error) {
 // A finished task a sync folded into the board's archive gets its ref back
 // at the archived tip first, so reading and writing it work as before.
 func (m *Manager) read(task string) (gitstore.Hash, *Contract, error) {
-	tip, err := board.Unarchive(context.Background(), m.git, RefName(task), ArchivePath(task))
+	var tip gitstore.Hash
+	var err error
+	if m.Unarchive != nil {
+		tip, err = m.Unarchive(context.Background(), RefName(task), ArchivePath(task))
+	} else {
+		tip, err = m.git.Ref(RefName(task))
+	}
 	if err != nil || tip == gitstore.ZeroHash {
 		return tip, nil, err
 	}
