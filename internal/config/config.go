@@ -463,7 +463,7 @@ func (c *Config) applyGit(g *gitstore.Config) error {
 		if !ok {
 			continue
 		}
-		ms, ok := gitInt(v)
+		ms, ok := gitstore.ParseInt(v)
 		if !ok || ms <= 0 || ms > maxMillis {
 			return apperr.New(CodeInvalid, "git config %s must be a positive whole number of milliseconds (k, m and g suffixes allowed), not %q", o.key, v)
 		}
@@ -477,26 +477,6 @@ func (c *Config) applyGit(g *gitstore.Config) error {
 
 // maxMillis is the largest millisecond count a time.Duration holds.
 const maxMillis = math.MaxInt64 / int64(time.Millisecond)
-
-// gitInt parses an integer the way git does: decimal with an optional k,
-// m or g suffix (×1024, ×1024², ×1024³).
-func gitInt(v string) (int64, bool) {
-	v = strings.ToLower(strings.TrimSpace(v))
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "k"):
-		mult, v = 1<<10, v[:len(v)-1]
-	case strings.HasSuffix(v, "m"):
-		mult, v = 1<<20, v[:len(v)-1]
-	case strings.HasSuffix(v, "g"):
-		mult, v = 1<<30, v[:len(v)-1]
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n > math.MaxInt64/mult || n < math.MinInt64/mult {
-		return 0, false
-	}
-	return n * mult, true
-}
 
 // gitBool parses a boolean the way git does: true/yes/on, false/no/off
 // (any case), an integer (non-zero is true), and a bare key (true).

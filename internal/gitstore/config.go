@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -257,12 +258,24 @@ func (c *Config) Bool(section, key string, def bool) bool {
 	return def
 }
 
-// Int reads an integer with git's k/m/g suffixes.
+// Int reads an integer with git's k/m/g suffixes (ParseInt); a value
+// that is not one is def.
 func (c *Config) Int(section, key string, def int64) int64 {
 	v, ok := c.Get(section, key)
 	if !ok {
 		return def
 	}
+	n, ok := ParseInt(v)
+	if !ok {
+		return def
+	}
+	return n
+}
+
+// ParseInt parses an integer the way git does: decimal with an optional
+// k, m or g suffix (×1024, ×1024², ×1024³); ok is false for anything
+// else, a value that overflows included.
+func ParseInt(v string) (int64, bool) {
 	v = strings.ToLower(strings.TrimSpace(v))
 	mult := int64(1)
 	switch {
@@ -274,8 +287,8 @@ func (c *Config) Int(section, key string, def int64) int64 {
 		mult, v = 1<<30, v[:len(v)-1]
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return def
+	if err != nil || n > math.MaxInt64/mult || n < math.MinInt64/mult {
+		return 0, false
 	}
-	return n * mult
+	return n * mult, true
 }

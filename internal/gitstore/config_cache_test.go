@@ -74,3 +74,23 @@ func TestLoadConfig_KeptWhileItsFilesAndEnvironmentStay(t *testing.T) {
 		t.Fatalf("a changed local file: %q", got)
 	}
 }
+
+// Integers read as git reads them: k, m and g suffixes; a value that is
+// not an integer, or overflows, is the default.
+func TestConfig_IntAsGitReadsIt(t *testing.T) {
+	dir := gt.NewRepo(t)
+	for k, v := range map[string]string{"ideate.a": "12", "ideate.b": "3k", "ideate.c": "2M", "ideate.d": "1g", "ideate.e": "-4k",
+		"ideate.f": "99999999999g", "ideate.g": "ten", "ideate.h": "9223372036854775807"} {
+		gt.Git(t, dir, "config", k, v)
+	}
+	r, err := gitstore.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gitstore.LoadConfig(r)
+	for key, want := range map[string]int64{"a": 12, "b": 3 << 10, "c": 2 << 20, "d": 1 << 30, "e": -4 << 10, "f": 7, "g": 7, "h": 9223372036854775807, "unset": 7} {
+		if got := c.Int("ideate", key, 7); got != want {
+			t.Errorf("ideate.%s: %d, want %d", key, got, want)
+		}
+	}
+}
