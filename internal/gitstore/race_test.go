@@ -1,9 +1,11 @@
 package gitstore_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +50,28 @@ func helperMain(role string) int {
 			}
 		}
 		return 0
+	case "hold-delete":
+		// A git deleting a packed ref, stopped between prepare and commit
+		// (it holds packed-refs.lock), until this process is killed.
+		cmd := gitstore.Command(context.Background(), "git", "--git-dir="+r.CommonDir, "update-ref", "--stdin")
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "start:", err)
+			return 1
+		}
+		fmt.Fprintf(in, "start\ndelete %s\nprepare\n", os.Getenv("GITSTORE_TEST_REF"))
+		sc := bufio.NewScanner(out)
+		for sc.Scan() && sc.Text() != "prepare: ok" {
+		}
+		if sc.Text() != "prepare: ok" {
+			fmt.Fprintln(os.Stderr, "git never said prepare: ok")
+			return 1
+		}
+		fmt.Printf("git %d prepared\n", cmd.Process.Pid)
+		time.Sleep(time.Hour)
+		return 1
 	case "loose":
 		// One object outside any transaction: a loose object.
 		if _, err := s.WriteBlob([]byte(fmt.Sprintf("loose %d", os.Getpid()))); err != nil {
@@ -166,4 +190,39 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 		t.Fatalf("refs after race: %q", out)
 	}
 	gt.Fsck(t, dir)
+}
+
+// A git child that changes refs dies with its parent so that it cleans
+// up: killed outright (SIGKILL) in the middle of a ref deletion it would
+// leave packed-refs.lock, and every later deletion in the repository
+// would fail until someone removed it. Here the parent process is killed
+// while its git holds the lock; the lock must be gone with the git.
+func TestCommand_GitKilledWithItsParentLeavesNoLock(t *testing.T) {
+	dir := gt.NewRepo(t)
+	gt.Git(t, dir, "update-ref", "refs/ideate/x", "HEAD")
+	gt.Git(t, dir, "pack-refs", "--all")
+	p := spawn(t, "hold-delete", dir, "GITSTORE_TEST_REF=refs/ideate/x")
+	lock := filepath.Join(dir, ".git", "packed-refs.lock")
+	var git int
+	for deadline := time.Now().Add(20 * time.Second); git == 0; time.Sleep(10 * time.Millisecond) {
+		fmt.Sscanf(p.Output(), "git %d prepared", &git)
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper's git never prepared: %s %s", p.Output(), p.Stderr())
+		}
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("git holds no packed-refs.lock while it deletes a packed ref: %v\n%s", err, p.Stderr())
+	}
+	p.Kill()
+	for deadline := time.Now().Add(10 * time.Second); proctest.Alive(git); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the git child outlived its parent")
+		}
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Fatal("the git child killed with its parent left packed-refs.lock")
+	}
+	if got := gt.Git(t, dir, "rev-parse", "-q", "--verify", "refs/ideate/x"); got == "" {
+		t.Fatal("the deletion went through though it was never committed")
+	}
 }
