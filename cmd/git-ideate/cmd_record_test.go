@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,5 +203,28 @@ func TestRecord_ExportAndWalk(t *testing.T) {
 	}
 	if len(seen) != 130 {
 		t.Fatalf("walk saw %d", len(seen))
+	}
+}
+
+// A configuration git cannot read stops a write before anything is
+// written: the tool does not run on a guess of the settings. The binary
+// runs directly, as the hooks and the MCP server run it (through `git
+// ideate`, git itself refuses first).
+func TestRecord_CLI_UnreadableConfigWritesNothing(t *testing.T) {
+	dir := gt.NewRepo(t)
+	f, err := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[ideate\n")
+	f.Close()
+	cmd := exec.Command(binPath, "record", "append", "--kind", "finding", "--claim", "c")
+	cmd.Dir = dir
+	r := runProcess(t, cmd, "")
+	if r.code == 0 || !strings.Contains(r.err, "GIT_FAILED") || !strings.Contains(r.err, "configuration") {
+		t.Fatalf("record append with a malformed config: %+v", r)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".git", "refs", "ideate")); len(entries) != 0 {
+		t.Fatalf("refs written: %v", entries)
 	}
 }

@@ -77,6 +77,9 @@ func (e *Env) Git() (*gitstore.Store, error) {
 		return nil, err
 	}
 	gc := gitstore.LoadConfig(r)
+	if err := gc.Err(); err != nil {
+		return nil, err
+	}
 	clone, err := config.LoadGit(gc)
 	if err != nil {
 		return nil, err
@@ -222,6 +225,9 @@ func (e *Env) SteeringNow() (*steering.Store, error) {
 	}
 	gc := e.steerCfg
 	e.steerMu.Unlock()
+	if err := gc.Err(); err != nil {
+		return nil, err
+	}
 	c, err := config.Load(g.Repo().WorkTree, gc)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -29,15 +30,21 @@ type Config struct {
 	// files are the repository's config files and every file a value
 	// came from, as stat saw them (see Changed).
 	files map[string]fileKey
+	err   error // git could not read the configuration (Err)
 }
+
+// Err is why git could not read the configuration; nil when it could.
+func (c *Config) Err() error { return c.err }
 
 type configVar struct {
 	section, sub, key, value string
 }
 
 // LoadConfig reads the configuration that applies to r. A configuration
-// git cannot read is empty here, as every git command fails there anyway.
-// Reading it takes no caller's context (it is read once, at Open), so the
+// git cannot read (a malformed file, an include it cannot follow) is not
+// taken for an empty one, which would turn the steering gate off and
+// commit under the fallback identity: Err reports it, and the commands
+// refuse to run. Reading it takes no caller's context (it is read once, at Open), so the
 // process is bounded here. What git printed is kept in the git directory
 // with the state of every file it came from (see configCache): a command
 // whose files and environment are as they were reads it back instead of
@@ -54,6 +61,11 @@ func LoadConfig(r *Repo) *Config {
 		defer cancel()
 		var err error
 		if out, err = gitProc(ctx, r.GitDir, "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes", "--show-origin").Output(); err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			c.err = apperr.Wrap(GitFailed, err, "git cannot read this repository's configuration: %s", firstLine(stderr, err))
 			return c
 		}
 	}

@@ -3,9 +3,11 @@ package gitstore_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
@@ -92,5 +94,21 @@ func TestConfig_IntAsGitReadsIt(t *testing.T) {
 		if got := c.Int("ideate", key, 7); got != want {
 			t.Errorf("ideate.%s: %d, want %d", key, got, want)
 		}
+	}
+}
+
+// A configuration git cannot read is an error, never an empty
+// configuration (which would turn gates off and change the identity).
+func TestOpen_RefusesAConfigurationGitCannotRead(t *testing.T) {
+	dir := gt.NewRepo(t)
+	f, err := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[ideate\n\tsteering = true\n")
+	f.Close()
+	_, err = gitstore.Open(dir)
+	if apperr.CodeOf(err) != gitstore.GitFailed || !strings.Contains(apperr.Message(err), "configuration") {
+		t.Fatalf("open with a malformed config: %v", err)
 	}
 }

@@ -80,7 +80,11 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return OpenRepo(r, DefaultOptions()), nil
+	s := OpenRepo(r, DefaultOptions())
+	if err := s.cfg.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // OpenRepo opens a Store on an already discovered repository with opt. It
