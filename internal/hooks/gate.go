@@ -323,13 +323,8 @@ func (c *call) dispatchFacts(st *Stores, role string, in *gates.Input) (*gates.D
 		}
 		d.Plan = &v
 	}
-	ct, err := st.Tasks.Contract(task)
-	switch {
-	case apperr.Is(err, apperr.NotFound):
-		d.NoContract = true
-		return d, nil
-	case err != nil:
-		d.ContractErr = errText(err)
+	ct := contractFacts(st, task, d)
+	if ct == nil {
 		return d, nil
 	}
 	d.Status, d.Open, d.TaskRole = string(ct.Status), ct.Status == worktree.StatusOpen, ct.Role
@@ -383,19 +378,30 @@ func (c *call) reviewDispatchFacts(st *Stores, role string, in *gates.Input) (*g
 	d.Task, d.Sprint, in.Task = task, sprint, task
 	d.NoToolUse = !idRe().MatchString(p.ToolUseID)
 	if task != "" {
-		ct, err := st.Tasks.Contract(task)
-		switch {
-		case apperr.Is(err, apperr.NotFound):
-			d.NoContract = true
-			return d, nil
-		case err != nil:
-			d.ContractErr = errText(err)
+		ct := contractFacts(st, task, d)
+		if ct == nil {
 			return d, nil
 		}
 		in.Attempt = ct.Attempt
 	}
 	return d, &dispatchRec{ToolUseID: p.ToolUseID, Session: p.SessionID, Task: task, Sprint: sprint, Attempt: in.Attempt, Role: role,
 		Created: c.d.now().UTC().Format(time.RFC3339Nano)}
+}
+
+// contractFacts reads the contract of the task a dispatch names; nil, with
+// the fact the guard refuses it for (no contract, or one that cannot be
+// read), when there is none to go on.
+func contractFacts(st *Stores, task string, d *gates.DispatchFacts) *worktree.Contract {
+	ct, err := st.Tasks.Contract(task)
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		d.NoContract = true
+		return nil
+	case err != nil:
+		d.ContractErr = errText(err)
+		return nil
+	}
+	return ct
 }
 
 // approve writes an approved dispatch down for its agent's binding.
