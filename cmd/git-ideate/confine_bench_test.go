@@ -15,13 +15,18 @@ import (
 	"github.com/ideate/git-ideate/internal/plan/plantest"
 )
 
-// BenchmarkHook_PreToolUse is the PreToolUse decision for a bound
-// red-worker as the host asks it: a fresh built binary per call, the
-// payload on stdin, interleaved call by call with `git rev-parse HEAD`
-// in the same worktree. It reports each median and the ratio to git's.
-// Write is the role guard's file check; Bash is the answer that wraps the
-// command in the confining entry (binding, contract, cost gate, rewrite).
-func BenchmarkHook_PreToolUse(b *testing.B) {
+// boundRedWorker is the benchmarks' repository: the example plan with a Go
+// runner, a strutil package, task S1-01/T1 started for a red-worker, and
+// agent abench dispatched (toolu_bench1) and bound to it. payload builds a
+// PreToolUse payload in the worktree for the bound agent (toolu_bench2);
+// run runs the built binary in the repository and returns its stdout.
+type boundRedWorker struct {
+	dir, wt string
+	run     func(stdin string, args ...string) string
+	payload func(tool string, input map[string]any) string
+}
+
+func newBoundRedWorker(b *testing.B) *boundRedWorker {
 	dir := gt.NewRepo(b)
 	if out, err := exec.Command("cp", "-r", filepath.Join(plantest.ExampleDir(), "docs"), dir).CombinedOutput(); err != nil {
 		b.Fatalf("cp: %v %s", err, out)
@@ -32,10 +37,11 @@ func BenchmarkHook_PreToolUse(b *testing.B) {
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
 	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\nfunc Reverse(s string) string { return s }\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte("package strutil\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte("package strutil\n\nimport \"testing\"\n\nfunc TestReverse(t *testing.T) { _ = Reverse(\"ab\") }\n"), 0o644)
 	gt.Git(b, dir, "add", "-A")
 	gt.Git(b, dir, "commit", "-qm", "base")
-	run := func(stdin string, args ...string) string {
+	f := &boundRedWorker{dir: dir, wt: filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")}
+	f.run = func(stdin string, args ...string) string {
 		c := exec.Command(binPath, args...)
 		c.Dir = dir
 		c.Env = append(os.Environ(), "IDEATE_CONFINE=1")
@@ -47,28 +53,36 @@ func BenchmarkHook_PreToolUse(b *testing.B) {
 		}
 		return out.String()
 	}
-	run("", "plan", "check")
-	run("", "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
-	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
+	f.run("", "plan", "check")
+	f.run("", "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
 	tr := filepath.Join(b.TempDir(), "projects", "s1.jsonl")
 	meta := filepath.Join(strings.TrimSuffix(tr, ".jsonl"), "subagents", "agent-abench.meta.json")
 	os.MkdirAll(filepath.Dir(meta), 0o755)
 	os.WriteFile(meta, []byte(`{"agentType":"git-ideate:red-worker","toolUseId":"toolu_bench1"}`), 0o644)
-	payload := func(cwd, tool string, input map[string]any, sub bool) string {
-		p := map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": cwd, "hook_event_name": "PreToolUse",
-			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench1"}
-		if sub {
-			p["agent_id"], p["agent_type"] = "abench", "git-ideate:red-worker"
-			p["tool_use_id"] = "toolu_bench2"
-		}
-		data, _ := json.Marshal(p)
-		return string(data)
-	}
-	if out := run(payload(dir, "Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1", "subagent_type": "git-ideate:red-worker"}, false), "hook"); out != "" {
+	dispatch, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Agent",
+		"tool_use_id": "toolu_bench1", "tool_input": map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1", "subagent_type": "git-ideate:red-worker"}})
+	if out := f.run(string(dispatch), "hook"); out != "" {
 		b.Fatalf("dispatch: %s", out)
 	}
-	write := payload(wt, "Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "a_test.go"), "content": "package strutil\n"}, true)
-	bash := payload(wt, "Bash", map[string]any{"command": "go test ./strutil/", "description": "test"}, true)
+	f.payload = func(tool string, input map[string]any) string {
+		data, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": f.wt, "hook_event_name": "PreToolUse",
+			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench2", "agent_id": "abench", "agent_type": "git-ideate:red-worker"})
+		return string(data)
+	}
+	return f
+}
+
+// BenchmarkHook_PreToolUse is the PreToolUse decision for a bound
+// red-worker as the host asks it: a fresh built binary per call, the
+// payload on stdin, interleaved call by call with `git rev-parse HEAD`
+// in the same worktree. It reports each median and the ratio to git's.
+// Write is the role guard's file check; Bash is the answer that wraps the
+// command in the confining entry (binding, contract, cost gate, rewrite).
+func BenchmarkHook_PreToolUse(b *testing.B) {
+	f := newBoundRedWorker(b)
+	wt, run := f.wt, f.run
+	write := f.payload("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "a_test.go"), "content": "package strutil\n"})
+	bash := f.payload("Bash", map[string]any{"command": "go test ./strutil/", "description": "test"})
 	if out := run(write, "hook"); out != "" {
 		b.Fatalf("write: %s", out)
 	}
@@ -112,46 +126,12 @@ func BenchmarkHook_PreToolUse(b *testing.B) {
 // each median and their difference, and the difference for `true` (the
 // confining entry's own cost, which the build's noise hides).
 func BenchmarkConfine_GoTest(b *testing.B) {
-	dir := gt.NewRepo(b)
-	if out, err := exec.Command("cp", "-r", filepath.Join(plantest.ExampleDir(), "docs"), dir).CombinedOutput(); err != nil {
-		b.Fatalf("cp: %v %s", err, out)
-	}
-	std := filepath.Join(dir, "docs", "agents", "sprint1", "standards.md")
-	raw, _ := os.ReadFile(std)
-	os.WriteFile(std, plantest.ReplaceRunners(raw, goRunner), 0o644)
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "strutil"), 0o755)
-	os.WriteFile(filepath.Join(dir, "strutil", "reverse.go"), []byte("package strutil\n\nfunc Reverse(s string) string { return s }\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte("package strutil\n\nimport \"testing\"\n\nfunc TestReverse(t *testing.T) { _ = Reverse(\"ab\") }\n"), 0o644)
-	gt.Git(b, dir, "add", "-A")
-	gt.Git(b, dir, "commit", "-qm", "base")
-	run := func(stdin string, args ...string) string {
-		c := exec.Command(binPath, args...)
-		c.Dir = dir
-		c.Env = append(os.Environ(), "IDEATE_CONFINE=1")
-		c.Stdin = strings.NewReader(stdin)
-		out, err := c.CombinedOutput()
-		if err != nil {
-			b.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	f := newBoundRedWorker(b)
+	dir, wt, run := f.dir, f.wt, f.run
 	if !strings.Contains(run("", "doctor"), "mode: confined") {
 		b.Skip("no operating-system confinement here")
 	}
-	run("", "plan", "check")
-	run("", "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
-	wt := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
-	tr := filepath.Join(b.TempDir(), "projects", "s1.jsonl")
-	meta := filepath.Join(strings.TrimSuffix(tr, ".jsonl"), "subagents", "agent-abench.meta.json")
-	os.MkdirAll(filepath.Dir(meta), 0o755)
-	os.WriteFile(meta, []byte(`{"agentType":"git-ideate:red-worker","toolUseId":"toolu_bench1"}`), 0o644)
-	p, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Agent",
-		"tool_use_id": "toolu_bench1", "tool_input": map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1", "subagent_type": "git-ideate:red-worker"}})
-	run(string(p), "hook")
-	p, _ = json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": wt, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-		"tool_use_id": "toolu_bench2", "agent_id": "abench", "agent_type": "git-ideate:red-worker", "tool_input": map[string]any{"command": "go test ./strutil/"}})
-	if out := run(string(p), "hook"); !strings.Contains(out, "updatedInput") {
+	if out := run(f.payload("Bash", map[string]any{"command": "go test ./strutil/"}), "hook"); !strings.Contains(out, "updatedInput") {
 		b.Fatalf("the bound red-worker's Bash is not confined: %s", out)
 	}
 	cache := filepath.Join(dir, ".git", "ideate", "confine", "cache")
