@@ -41,8 +41,8 @@ type configVar struct {
 }
 
 // LoadConfig reads the configuration that applies to r. A configuration
-// git cannot read (a malformed file, an include it cannot follow) is not
-// taken for an empty one, which would turn the steering gate off and
+// git refuses to read (a malformed file, an include it cannot follow) is
+// not taken for an empty one, which would turn the steering gate off and
 // commit under the fallback identity: Err reports it, and the commands
 // refuse to run. Reading it takes no caller's context (it is read once, at Open), so the
 // process is bounded here. What git printed is kept in the git directory
@@ -61,11 +61,12 @@ func LoadConfig(r *Repo) *Config {
 		defer cancel()
 		var err error
 		if out, err = gitProc(ctx, r.GitDir, "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes", "--show-origin").Output(); err != nil {
-			var stderr string
+			// Without a git on PATH there is nothing to ask: the stores
+			// write without git, under the defaults and the fallback
+			// identity. A git that ran and refused is an error.
 			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = string(ee.Stderr)
+				c.err = apperr.Wrap(GitFailed, err, "git cannot read this repository's configuration: %s", firstLine(string(ee.Stderr), err))
 			}
-			c.err = apperr.Wrap(GitFailed, err, "git cannot read this repository's configuration: %s", firstLine(stderr, err))
 			return c
 		}
 	}
