@@ -112,3 +112,28 @@ func TestOpen_RefusesAConfigurationGitCannotRead(t *testing.T) {
 		t.Fatalf("open with a malformed config: %v", err)
 	}
 }
+
+// A ref deletion goes through a lock its killed writer left, once the lock
+// is stale, as every update does.
+func TestDeleteRef_BreaksAStaleLock(t *testing.T) {
+	dir := gt.NewRepo(t)
+	gt.Git(t, dir, "update-ref", "refs/ideate/x", "HEAD")
+	head := gt.Git(t, dir, "rev-parse", "HEAD")
+	lock := filepath.Join(dir, ".git", "refs", "ideate", "x.lock")
+	if err := os.WriteFile(lock, []byte(head+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(lock, old, old)
+	s, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := gitstore.ParseHash(head)
+	if err := s.UpdateRef(t.Context(), "refs/ideate/x", gitstore.ZeroHash, h); err != nil {
+		t.Fatalf("delete past a stale lock: %v", err)
+	}
+	if got := gt.Git(t, dir, "for-each-ref", "refs/ideate/"); got != "" {
+		t.Fatalf("the ref is still there: %s", got)
+	}
+}

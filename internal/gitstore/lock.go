@@ -223,6 +223,10 @@ func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 	if oldH == ZeroHash {
 		return nil
 	}
+	// A writer killed while it held the ref's lock left it; git never
+	// breaks one, so the rule every update here follows (an unheld lock
+	// older than the stale age is dead) is applied before git runs.
+	breakStaleLock(filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))+".lock", s.lockPolicy.withDefaults().StaleAfter)
 	if out, err := s.git(ctx, "update-ref", "-d", name, oldH.String()).CombinedOutput(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
