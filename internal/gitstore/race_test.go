@@ -184,7 +184,13 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	want := workers*each + cliLanded
 	got, _ := strconv.Atoi(gt.Git(t, dir, "rev-list", "--count", ref))
 	if got != want {
-		t.Fatalf("chain has %d commits, want %d (lost updates)", got, want)
+		// Who lost: each worker's commits carry its pid, the CLI's "git-cli".
+		per := map[string]int{}
+		for _, subj := range strings.Split(gt.Git(t, dir, "log", "--format=%s", ref), "\n") {
+			f := strings.Fields(subj)
+			per[strings.Join(f[:min(2, len(f))], " ")]++
+		}
+		t.Fatalf("chain has %d commits, want %d (lost updates); commits by writer %v, the CLI landed %d", got, want, per, cliLanded)
 	}
 	if out := gt.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ideate/"); out != ref {
 		t.Fatalf("refs after race: %q", out)
