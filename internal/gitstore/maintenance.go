@@ -2,8 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -454,12 +452,10 @@ func (m *maintenance) rollUpSet() (merged []string) {
 	return merged
 }
 
-// spawnRollUp merges the packs named into one new pack in the background,
-// every object of them whether reachable or not, and deletes nothing: its
-// "rolled-up" mark lists them for the next commit (finishRollUp). The
-// object names come from the packs' indexes (`--stdin-packs` would walk
-// the history): the caller reads up to rollUpListMax, the shell has `git
-// show-index` read the rest. A failure leaves no mark.
+// spawnRollUp merges the packs named into one new pack in the background
+// (`git pack-objects --stdin-packs`: every object of them, reachable or
+// not) and deletes nothing: its "rolled-up" mark lists them for the next
+// commit (finishRollUp). A failure leaves no mark.
 func (m *maintenance) spawnRollUp(merged []string) {
 	dir := m.store.repo.StateDir()
 	lock := filepath.Join(dir, "maintenance.lock")
@@ -474,31 +470,16 @@ func (m *maintenance) spawnRollUp(merged []string) {
 	defer f.Close()
 	pdir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	list := filepath.Join(dir, "rollup.list")
-	input := filepath.Join(dir, "rollup.input")
-	part := filepath.Join(dir, "rollup.part")
-	in, later := rollUpInput(pdir, merged)
-	if m.store.writeState(list, []byte(strings.Join(merged, "\n")+"\n")) != nil || m.store.writeState(input, in) != nil {
-		os.Remove(list)
+	if os.WriteFile(list, []byte(strings.Join(merged, "\n")+"\n"), 0o666) != nil {
 		os.Remove(lock)
 		return
 	}
-	gd := shell.Quote(m.store.repo.CommonDir)
-	var b strings.Builder
-	b.WriteString("(set -e; ")
-	if len(later) > 0 {
-		b.WriteString("for i in")
-		for _, idx := range later {
-			b.WriteString(" " + shell.Quote(idx))
-		}
-		b.WriteString("; do git --git-dir=" + gd + " show-index < \"$i\" > " + shell.Quote(part) +
-			"; cut -d ' ' -f 2 " + shell.Quote(part) + " >> " + shell.Quote(input) + "; done; ")
-	}
-	b.WriteString("n=$(git --git-dir=" + gd + " pack-objects -q --delta-base-offset " +
-		shell.Quote(filepath.Join(pdir, "pack")) + " < " + shell.Quote(input) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
-		shell.Quote(list) + "; mv " + shell.Quote(list) + " " + shell.Quote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(input, part, lock))
-	cmd := detached(context.Background(), "sh", "-c", b.String())
+	script := "(set -e; n=$(git --git-dir=" + shell.Quote(m.store.repo.CommonDir) + " pack-objects -q --delta-base-offset --stdin-packs " +
+		shell.Quote(filepath.Join(pdir, "pack")) + " < " + shell.Quote(list) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
+		shell.Quote(list) + "; mv " + shell.Quote(list) + " " + shell.Quote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(list, lock)
+	cmd := detached(context.Background(), "sh", "-c", script)
 	if err := cmd.Start(); err != nil {
-		os.Remove(input)
+		os.Remove(list)
 		os.Remove(lock)
 		return
 	}
@@ -523,54 +504,10 @@ func (m *maintenance) background(fn func()) <-chan struct{} {
 	return done
 }
 
-func (s *Store) writeState(path string, data []byte) error {
-	return os.WriteFile(path, data, 0o666)
-}
-
-// rollUpListMax is the most object names a roll-up's caller reads itself.
-var rollUpListMax = 8192
-
-// rollUpInput is the object names, one per line, of the merged packs up to
-// rollUpListMax objects; later holds the other indexes, for the shell.
-func rollUpInput(pdir string, merged []string) (in []byte, later []string) {
-	total := 0
-	for _, name := range merged {
-		path := filepath.Join(pdir, strings.TrimSuffix(name, ".pack")+".idx")
-		fi, err := os.Lstat(path)
-		if err != nil || total+int(idxObjects(fi.Size())) > rollUpListMax {
-			later = append(later, path)
-			continue
-		}
-		idx, err := readSmall(path, nil, 0, nil)
-		names, ok := idxNames(idx)
-		if err != nil || !ok {
-			later = append(later, path)
-			continue
-		}
-		total += len(names) / 20
-		for i := 0; i < len(names); i += 20 {
-			in = append(hex.AppendEncode(in, names[i:i+20]), '\n')
-		}
-	}
-	return in, later
-}
-
 // idxObjects is the object count of a version 2 index of size bytes
 // (a little more past 2 GiB of pack), at least 1.
 func idxObjects(size int64) int64 {
 	return max(1, (size-int64(idxHead+idxTrailer))/idxPerObject)
-}
-
-// idxNames is the name table of a version 2 pack index (ok false if not).
-func idxNames(idx []byte) (names []byte, ok bool) {
-	if len(idx) < idxHead || string(idx[:len(idxV2Header)]) != idxV2Header {
-		return nil, false
-	}
-	n := int(binary.BigEndian.Uint32(idx[idxHead-4:]))
-	if len(idx) < idxHead+n*idxPerObject+idxTrailer {
-		return nil, false
-	}
-	return idx[idxHead : idxHead+n*20], true
 }
 
 // finishRollUp deletes the packs a finished roll-up merged, once (the mark

@@ -58,23 +58,12 @@ func objectsOf(t *testing.T, dir, pdir, pack string) []string {
 	return out
 }
 
-// A roll-up tells git the merged packs' objects by name, read from their
-// indexes (no history walk): by the caller up to rollUpListMax objects,
-// the rest — and any index the caller cannot read as version 2 — by the
-// roll-up's shell (git show-index). Either way the new pack holds every
-// object of the merged packs, the merged packs are deleted by the next
+// A roll-up's new pack holds every object of the merged packs (an index
+// of version 1 among them too), the merged packs are deleted by the next
 // commit, and the repository stays whole.
 func TestRollUp_NamesEveryMergedObject(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		listMax int
-		later   int  // indexes left to the roll-up's shell
-		v1      bool // one merged pack's index rewritten as version 1
-	}{{"by the caller", 8192, 0, false}, {"most by the roll-up", 10, 17, false}, {"an index of version 1", 8192, 1, true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			old := rollUpListMax
-			rollUpListMax = tc.listMax
-			t.Cleanup(func() { rollUpListMax = old })
+	for _, v1 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
 			s, dir := packStore(t, false)
 			for i := range 100 {
 				commitValue(t, s, i)
@@ -89,31 +78,17 @@ func TestRollUp_NamesEveryMergedObject(t *testing.T) {
 			if len(merged) != 20 || len(kept) != 1 {
 				t.Fatalf("roll-up set: %d merged, %d kept; want 20 and 1", len(merged), len(kept))
 			}
-			if tc.v1 {
+			if v1 {
 				base := filepath.Join(pdir, strings.TrimSuffix(merged[5], ".pack"))
 				os.Remove(base + ".idx")
 				gt.Git(t, dir, "index-pack", "--index-version=1", "-o", base+".idx", base+".pack")
 			}
-			in, later := rollUpInput(pdir, merged)
-			if len(later) != tc.later {
-				t.Fatalf("%d indexes left to the roll-up, want %d", len(later), tc.later)
-			}
-			var want, caller []string
+			var want []string
 			for _, p := range merged {
-				objs := objectsOf(t, dir, pdir, p)
-				want = append(want, objs...)
-				if !slices.Contains(later, filepath.Join(pdir, strings.TrimSuffix(p, ".pack")+".idx")) {
-					caller = append(caller, objs...)
-				}
+				want = append(want, objectsOf(t, dir, pdir, p)...)
 			}
 			slices.Sort(want)
 			want = slices.Compact(want)
-			slices.Sort(caller)
-			got := strings.Fields(string(in))
-			slices.Sort(got)
-			if !slices.Equal(got, caller) {
-				t.Fatalf("the caller listed %d objects, its packs hold %d", len(got), len(caller))
-			}
 			s.maint.spawnRollUp(merged)
 			mark := filepath.Join(s.repo.StateDir(), "rolled-up")
 			lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
@@ -128,10 +103,8 @@ func TestRollUp_NamesEveryMergedObject(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			for _, f := range []string{"rollup.input", "rollup.part"} {
-				if _, err := os.Stat(filepath.Join(s.repo.StateDir(), f)); err == nil {
-					t.Errorf("the roll-up left %s behind", f)
-				}
+			if _, err := os.Stat(filepath.Join(s.repo.StateDir(), "rollup.list")); err == nil {
+				t.Errorf("the roll-up left rollup.list behind")
 			}
 			s.maint.finishRollUp()
 			now := packNames(t, pdir)
@@ -155,9 +128,8 @@ func TestRollUp_NamesEveryMergedObject(t *testing.T) {
 	}
 }
 
-// A roll-up whose shell cannot read an index it was left stops before
-// pack-objects: no mark, its files and lock removed, every pack still
-// there, and the repository whole.
+// A roll-up that cannot read a merged pack's index fails: no mark, its
+// files and lock removed, every pack still there, and the repository whole.
 func TestRollUp_BrokenIndexStopsIt(t *testing.T) {
 	s, dir := packStore(t, false)
 	for i := range 20 {
@@ -177,12 +149,9 @@ func TestRollUp_BrokenIndexStopsIt(t *testing.T) {
 	if err := os.WriteFile(idx, good[:100], 0o444); err != nil {
 		t.Fatal(err)
 	}
-	if _, later := rollUpInput(pdir, merged); len(later) != 1 {
-		t.Fatalf("indexes left to the roll-up: %v, want the broken one", later)
-	}
 	s.maint.spawnRollUp(merged)
 	gt.WaitRemoved(t, filepath.Join(s.repo.StateDir(), "maintenance.lock"))
-	for _, f := range []string{"rolled-up", "rollup.input", "rollup.part"} {
+	for _, f := range []string{"rolled-up", "rollup.list"} {
 		if _, err := os.Stat(filepath.Join(s.repo.StateDir(), f)); err == nil {
 			t.Errorf("a failed roll-up left %s", f)
 		}
