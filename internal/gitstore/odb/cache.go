@@ -1,6 +1,7 @@
 package odb
 
 import (
+	"container/list"
 	"sync"
 
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
@@ -16,10 +17,9 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
-	key        cacheKey
-	typ        oid.ObjectType
-	data       []byte
-	prev, next *cacheEntry
+	key  cacheKey
+	typ  oid.ObjectType
+	data []byte
 }
 
 // baseCache is a byte-bounded LRU of resolved pack objects keyed by
@@ -29,37 +29,24 @@ type baseCache struct {
 	mu    sync.Mutex
 	max   int
 	used  int
-	items map[cacheKey]*cacheEntry
-	root  cacheEntry // sentinel: root.next is most recent, root.prev least
+	items map[cacheKey]*list.Element
+	lru   list.List // of *cacheEntry, most recent first
 }
 
 func newBaseCache(maxBytes int) *baseCache {
-	c := &baseCache{max: maxBytes, items: make(map[cacheKey]*cacheEntry)}
-	c.root.next, c.root.prev = &c.root, &c.root
-	return c
-}
-
-func (c *baseCache) unlink(e *cacheEntry) {
-	e.prev.next, e.next.prev = e.next, e.prev
-	e.prev, e.next = nil, nil
-}
-
-func (c *baseCache) pushFront(e *cacheEntry) {
-	e.prev, e.next = &c.root, c.root.next
-	c.root.next.prev = e
-	c.root.next = e
+	return &baseCache{max: maxBytes, items: make(map[cacheKey]*list.Element)}
 }
 
 // get returns the cached object; the slice must not be modified.
 func (c *baseCache) get(k cacheKey) (oid.ObjectType, []byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[k]
+	el, ok := c.items[k]
 	if !ok {
 		return oid.InvalidObject, nil, false
 	}
-	c.unlink(e)
-	c.pushFront(e)
+	c.lru.MoveToFront(el)
+	e := el.Value.(*cacheEntry)
 	return e.typ, e.data, true
 }
 
@@ -73,37 +60,32 @@ func (c *baseCache) put(k cacheKey, typ oid.ObjectType, data []byte) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[k]; ok {
-		c.unlink(e)
-		c.used -= len(e.data) + cacheEntryOverhead
-		delete(c.items, k)
+	if el, ok := c.items[k]; ok {
+		c.remove(el)
 	}
-	for c.used+cost > c.max && c.root.prev != &c.root {
-		old := c.root.prev
-		c.unlink(old)
-		c.used -= len(old.data) + cacheEntryOverhead
-		delete(c.items, old.key)
+	for c.used+cost > c.max && c.lru.Len() > 0 {
+		c.remove(c.lru.Back())
 	}
-	e := &cacheEntry{key: k, typ: typ, data: data}
-	c.pushFront(e)
-	c.items[k] = e
+	c.items[k] = c.lru.PushFront(&cacheEntry{key: k, typ: typ, data: data})
 	c.used += cost
 	return true
+}
+
+// remove drops el; the caller holds c.mu.
+func (c *baseCache) remove(el *list.Element) {
+	e := c.lru.Remove(el).(*cacheEntry)
+	c.used -= len(e.data) + cacheEntryOverhead
+	delete(c.items, e.key)
 }
 
 // dropPacks forgets every entry of the given packs, in one pass over the
 // cache: a rescan drops up to maxAddedPacks packs at once.
 func (c *baseCache) dropPacks(ids map[uint64]bool) {
-	if len(ids) == 0 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, e := range c.items {
+	for k, el := range c.items {
 		if ids[k.pack] {
-			c.unlink(e)
-			c.used -= len(e.data) + cacheEntryOverhead
-			delete(c.items, k)
+			c.remove(el)
 		}
 	}
 }
@@ -111,7 +93,7 @@ func (c *baseCache) dropPacks(ids map[uint64]bool) {
 func (c *baseCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.items = make(map[cacheKey]*cacheEntry)
-	c.root.next, c.root.prev = &c.root, &c.root
+	c.items = make(map[cacheKey]*list.Element)
+	c.lru.Init()
 	c.used = 0
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
@@ -42,26 +43,13 @@ func parseLoose(raw []byte) (oid.ObjectType, []byte, error) {
 	}
 	defer zlibPool.Put(zr)
 	var hdr [maxLooseHeader]byte
-	n := 0
-	nul := -1
-	for nul < 0 && n < len(hdr) {
-		k, err := zr.Read(hdr[n:])
-		if k > 0 {
-			nul = bytes.IndexByte(hdr[n:n+k], 0)
-			if nul >= 0 {
-				nul += n
-			}
-			n += k
-		}
-		if err != nil && nul < 0 {
-			if err == io.EOF {
-				return oid.InvalidObject, nil, errors.New("truncated header")
-			}
-			return oid.InvalidObject, nil, fmt.Errorf("zlib: %w", err)
-		}
+	n, err := io.ReadFull(zr, hdr[:])
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return oid.InvalidObject, nil, fmt.Errorf("zlib: %w", err)
 	}
+	nul := bytes.IndexByte(hdr[:n], 0)
 	if nul < 0 {
-		return oid.InvalidObject, nil, errors.New("header too long")
+		return oid.InvalidObject, nil, errors.New("no header")
 	}
 	typ, size, err := parseLooseHeader(hdr[:nul])
 	if err != nil {
@@ -82,35 +70,18 @@ func parseLoose(raw []byte) (oid.ObjectType, []byte, error) {
 	return typ, data, nil
 }
 
+var looseTypes = map[string]oid.ObjectType{"commit": oid.CommitObject, "tree": oid.TreeObject, "blob": oid.BlobObject, "tag": oid.TagObject}
+
 // parseLooseHeader parses "type size" (without the NUL).
 func parseLooseHeader(h []byte) (oid.ObjectType, uint64, error) {
-	sp := bytes.IndexByte(h, ' ')
-	if sp < 0 {
-		return oid.InvalidObject, 0, fmt.Errorf("malformed header %q", h)
+	name, digits, _ := bytes.Cut(h, []byte(" "))
+	typ, ok := looseTypes[string(name)]
+	if !ok {
+		return oid.InvalidObject, 0, fmt.Errorf("unknown object type %q", name)
 	}
-	var typ oid.ObjectType
-	switch string(h[:sp]) {
-	case "commit":
-		typ = oid.CommitObject
-	case "tree":
-		typ = oid.TreeObject
-	case "blob":
-		typ = oid.BlobObject
-	case "tag":
-		typ = oid.TagObject
-	default:
-		return oid.InvalidObject, 0, fmt.Errorf("unknown object type %q", h[:sp])
-	}
-	digits := h[sp+1:]
-	if len(digits) == 0 || len(digits) > 19 || (digits[0] == '0' && len(digits) > 1) {
+	size, err := strconv.ParseUint(string(digits), 10, 64)
+	if err != nil || digits[0] == '0' && len(digits) > 1 {
 		return oid.InvalidObject, 0, fmt.Errorf("malformed size in header %q", h)
-	}
-	var size uint64
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return oid.InvalidObject, 0, fmt.Errorf("malformed size in header %q", h)
-		}
-		size = size*10 + uint64(c-'0')
 	}
 	return typ, size, nil
 }

@@ -44,7 +44,7 @@ var (
 type store struct {
 	dir   string
 	packs []*pack // guarded by DB.mu (writes also hold DB.scanMu)
-	bad   []error // packs that exist but could not be opened; same guard
+	err   error   // why the pack directory could not be listed; same guard
 }
 
 // DB reads git objects from an objects directory: loose objects and packs
@@ -163,7 +163,7 @@ func (db *DB) Close() error {
 		for _, p := range s.packs {
 			errs = append(errs, p.unmap())
 		}
-		s.packs, s.bad = nil, nil
+		s.packs, s.err = nil, nil
 	}
 	db.cache.clear()
 	return errors.Join(errs...)
@@ -195,7 +195,9 @@ func (db *DB) Read(h oid.Hash) (oid.ObjectType, []byte, error) {
 	db.mu.RLock()
 	var bad []error
 	for _, s := range db.stores {
-		bad = append(bad, s.bad...)
+		if s.err != nil {
+			bad = append(bad, s.err)
+		}
 		for _, p := range s.packs {
 			if p.idxState.Load() == idxBad {
 				bad = append(bad, p.idxErr)
@@ -463,12 +465,12 @@ func (db *DB) rescan() error {
 func (db *DB) scanLocked() error {
 	type result struct {
 		packs []*pack
-		bad   []error
+		err   error
 	}
 	scanCount.Add(1)
 	results := make([]result, len(db.stores))
 	for i, s := range db.stores {
-		results[i].packs, results[i].bad = db.scanStore(s)
+		results[i].packs, results[i].err = db.scanStore(s)
 	}
 
 	db.mu.Lock()
@@ -494,7 +496,7 @@ func (db *DB) scanLocked() error {
 				dropped = append(dropped, p)
 			}
 		}
-		s.packs, s.bad = results[i].packs, results[i].bad
+		s.packs, s.err = results[i].packs, results[i].err
 	}
 	db.scanned = true
 	db.added = 0
@@ -511,72 +513,49 @@ func (db *DB) scanLocked() error {
 	return nil
 }
 
-// scanStore computes the new pack list of s without publishing it. Packs
-// that are already mapped and still present are reused (pack names are
-// content hashes, and an open mapping stays self-consistent regardless).
-// The caller holds db.scanMu, so s.packs cannot change underneath.
-func (db *DB) scanStore(s *store) ([]*pack, []error) {
+// scanStore computes the new pack list of s without publishing it: new
+// packs first, newest first (as git orders them), then the packs already
+// mapped that are still listed, in their order (pack names are content
+// hashes, and an open mapping stays self-consistent). The caller holds
+// db.scanMu, so s.packs cannot change underneath.
+func (db *DB) scanStore(s *store) ([]*pack, error) {
 	entries, err := os.ReadDir(filepath.Join(s.dir, "pack"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return append([]*pack(nil), s.packs...), []error{fmt.Errorf("odb: %w", err)}
+		return s.packs, fmt.Errorf("odb: %w", err)
 	}
 	present := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		present[e.Name()] = true
 	}
-	existing := make(map[string]*pack, len(s.packs))
-	for _, p := range s.packs {
-		existing[p.base] = p
-	}
-	type cand struct {
-		p     *pack
-		mtime int64
-	}
-	var fresh []cand
+	existing := make(map[string]bool, len(s.packs))
 	var kept []*pack
-	var bad []error
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".idx") {
-			continue
-		}
-		stem := strings.TrimSuffix(name, ".idx")
-		if !present[stem+".pack"] {
-			continue
-		}
-		base := filepath.Join(s.dir, "pack", stem)
-		if p, ok := existing[base]; ok {
+	for _, p := range s.packs {
+		existing[p.base] = true
+		if present[filepath.Base(p.idxPath)] && present[filepath.Base(p.packPath)] {
 			kept = append(kept, p)
+		}
+	}
+	var fresh []*pack
+	mtime := map[*pack]int64{}
+	for _, e := range entries {
+		stem, ok := strings.CutSuffix(e.Name(), ".idx")
+		base := filepath.Join(s.dir, "pack", stem)
+		if !ok || !present[stem+".pack"] || existing[base] {
 			continue
 		}
 		// Listed only: the index is mapped on the first lookup that
 		// reaches this pack (ensureIdx).
 		p := lazyPack(db.nextID.Add(1), base)
-		fi, err := os.Stat(p.packPath)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		fresh = append(fresh, cand{p, fi.ModTime().UnixNano()})
-	}
-	// Newest packs first (like git); previously known packs keep their order.
-	sort.SliceStable(fresh, func(i, j int) bool { return fresh[i].mtime > fresh[j].mtime })
-	out := make([]*pack, 0, len(fresh)+len(kept))
-	for _, c := range fresh {
-		out = append(out, c.p)
-	}
-	keptSet := make(map[*pack]bool, len(kept))
-	for _, p := range kept {
-		keptSet[p] = true
-	}
-	for _, p := range s.packs { // preserve previous order
-		if keptSet[p] {
-			out = append(out, p)
+		if fi, err := os.Stat(p.packPath); err == nil { // else deleted meanwhile
+			fresh = append(fresh, p)
+			mtime[p] = fi.ModTime().UnixNano()
 		}
 	}
-	return out, bad
+	sort.SliceStable(fresh, func(i, j int) bool { return mtime[fresh[i]] > mtime[fresh[j]] })
+	return append(fresh, kept...), nil
 }
 
 // CacheBytes is the budget of the cache of resolved objects.

@@ -408,36 +408,21 @@ func getZlib(r io.Reader) (io.ReadCloser, error) {
 	return zr, nil
 }
 
-// expectEnd checks that zr has no data left and that its stream ends
-// cleanly (the zlib reader verifies the Adler-32 checksum at the end).
-func expectEnd(zr io.Reader, size uint64) error {
-	var one [1]byte
-	for tries := 0; ; tries++ {
-		n, err := zr.Read(one[:])
-		if n > 0 {
-			return fmt.Errorf("zlib stream longer than declared size %d", size)
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("zlib: %w", err)
-		}
-		if tries > 8 {
-			return errors.New("zlib stream does not terminate")
-		}
-	}
-}
-
-// readFullExact fills out from zr and requires the stream to end there.
+// readFullExact fills out from zr and requires the stream to end there
+// (the zlib reader verifies the Adler-32 checksum at the end).
 func readFullExact(zr io.Reader, out []byte, size uint64) error {
-	if _, err := io.ReadFull(zr, out); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return fmt.Errorf("zlib stream shorter than declared size %d", size)
-		}
+	if _, err := io.ReadFull(zr, out); err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("zlib stream shorter than declared size %d", size)
+	} else if err != nil {
 		return fmt.Errorf("zlib: %w", err)
 	}
-	return expectEnd(zr, size)
+	var one [1]byte
+	if n, err := zr.Read(one[:]); n > 0 {
+		return fmt.Errorf("zlib stream longer than declared size %d", size)
+	} else if err != io.EOF {
+		return fmt.Errorf("zlib stream does not end after %d bytes: %v", size, err)
+	}
+	return nil
 }
 
 // inflateExact inflates a zlib stream at the start of src that must produce
