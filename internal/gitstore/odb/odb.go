@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,7 +58,8 @@ type DB struct {
 	// scanMu serialises pack-directory scans. Lock order: scanMu, then mu.
 	scanMu sync.Mutex
 
-	// mu guards the pack lists, scanned and closed. It is read-held for
+	// mu guards the pack lists, scanned and closed, which are written
+	// holding scanMu too (so read under either). It is read-held for
 	// the whole time mapped memory is being read, so that packs dropped by
 	// a rescan (or Close) are unmapped only once no reader uses them.
 	mu      sync.RWMutex
@@ -375,21 +377,12 @@ func (db *DB) resolve(p *pack, off uint64) (typ oid.ObjectType, data []byte, sha
 // ensureScanned maps the packs on first use. fresh reports that this call
 // performed the initial scan (so an immediate rescan would be pointless).
 func (db *DB) ensureScanned() (fresh bool, err error) {
-	db.mu.RLock()
-	scanned, closed := db.scanned, db.closed
-	db.mu.RUnlock()
-	if closed {
-		return false, errClosed
-	}
-	if scanned {
-		return false, nil
-	}
 	db.scanMu.Lock()
 	defer db.scanMu.Unlock()
-	db.mu.RLock()
-	scanned = db.scanned
-	db.mu.RUnlock()
-	if scanned {
+	if db.closed {
+		return false, errClosed
+	}
+	if db.scanned {
 		return false, nil
 	}
 	return true, db.scanLocked()
@@ -401,53 +394,29 @@ func (db *DB) ensureScanned() (fresh bool, err error) {
 // wrote mapped, two mappings each).
 const maxAddedPacks = 64
 
-// AddPack maps the pack base+".pack" with its index base+".idx", both
+// AddPack lists the pack base+".pack" with its index base+".idx", both
 // already in place in the local objects directory, ahead of the others:
 // a writer that put it there reads its objects back without listing the
 // pack directory again. Before the first lookup it does nothing (the
-// first scan will find the pack); a pack already mapped is left alone.
+// first scan will find the pack); a pack already listed is left alone.
 func (db *DB) AddPack(base string) error {
-	return db.addPack(base, func(id uint64) (*pack, error) { return openPack(id, base) })
-}
-
-func (db *DB) addPack(base string, open func(id uint64) (*pack, error)) error {
-	db.scanMu.Lock()
+	db.scanMu.Lock() // every write of what is read here holds it
 	defer db.scanMu.Unlock()
-	db.mu.RLock()
-	scanned, closed := db.scanned, db.closed
 	s := db.stores[0]
-	have := false
-	for _, p := range s.packs {
-		if p.base == base {
-			have = true
-			break
-		}
-	}
-	db.mu.RUnlock()
-	if closed {
+	switch {
+	case db.closed:
 		return errClosed
-	}
-	if !scanned || have {
+	case !db.scanned || slices.ContainsFunc(s.packs, func(p *pack) bool { return p.base == base }):
 		return nil
-	}
-	// Only the packs added since the last scan count: with many packs on
-	// disk (a writer faster than its roll-ups) a scan per write would list
-	// them all each time, and the mapped list is bounded anyway by the
-	// packs on disk plus maxAddedPacks.
-	if db.added >= maxAddedPacks {
+	case db.added >= maxAddedPacks:
+		// Only the packs added since the last scan count: with many packs
+		// on disk (a writer faster than its roll-ups) a scan per write
+		// would list them all each time.
 		return db.scanLocked()
 	}
-	p, err := open(db.nextID.Add(1))
-	if err != nil {
-		return err
-	}
 	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
-		p.unmap()
-		return errClosed
-	}
-	s.packs = append([]*pack{p}, s.packs...)
+	s.packs = append([]*pack{lazyPack(db.nextID.Add(1), base)}, s.packs...)
+	db.mu.Unlock()
 	db.added++
 	return nil
 }

@@ -41,8 +41,8 @@ const (
 	typRefDelta = 7
 )
 
-// pack is one mapped .idx/.pack pair. Its fields are immutable after
-// openPack; the mapped slices are only valid while the owning DB holds the
+// pack is one mapped .idx/.pack pair. Its fields are immutable once
+// mapped; the mapped slices are only valid while the owning DB holds the
 // pack (readers hold DB.mu for reading).
 type pack struct {
 	id       uint64
@@ -87,19 +87,6 @@ const (
 // lazyPack is a listed pack whose index is mapped on first use.
 func lazyPack(id uint64, base string) *pack {
 	return &pack{id: id, base: base, idxPath: base + ".idx", packPath: base + ".pack"}
-}
-
-// openPack maps base+".idx" and validates it now; the .pack is mapped and
-// checked against it on first use (mapData). Errors name the offending
-// file; a missing file yields an error matching os.ErrNotExist so that
-// callers can treat it as a concurrent deletion.
-func openPack(id uint64, base string) (*pack, error) {
-	p := lazyPack(id, base)
-	if err := p.loadIdx(); err != nil {
-		return nil, err
-	}
-	p.idxState.Store(idxReady)
-	return p, nil
 }
 
 func (p *pack) loadIdx() error {
