@@ -89,6 +89,21 @@ func BenchmarkHook_PreToolUse(b *testing.B) {
 	if out := run(bash, "hook"); !strings.Contains(out, "updatedInput") {
 		b.Fatalf("bash: %s", out)
 	}
+	// A git configuration file changed under two seconds ago (task start
+	// just wrote the worktree's) cannot be told from a change in the same
+	// clock tick, so until then every call runs `git config` instead of
+	// reading the kept copy. A worker's first call comes later than that
+	// (its model answers first): the figure is the calls after it.
+	cache := filepath.Join(f.dir, ".git", "worktrees", "S1-01+T1", "ideate", "config-cache")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		run(write, "hook")
+		if _, err := os.Stat(cache); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the configuration is not kept after 10 s (%s)", cache)
+		}
+	}
 	timeIt := func(name string, args []string, stdin string) time.Duration {
 		c := exec.Command(name, args...)
 		c.Dir = wt
