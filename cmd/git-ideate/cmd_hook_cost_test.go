@@ -84,7 +84,7 @@ func TestHookGate_Binary_CostRerun(t *testing.T) {
 	secret := "go test ./strutil/ -args password=Hunter2Secret"
 	wantAllow(t, "a run with a secret", pre("toolu_s1", secret))
 	ended("toolu_s1", secret, "Exit code 1")
-	runs, _ := filepath.Glob(filepath.Join(dir, ".git", "ideate", "dispatch", "runs*", "*.json"))
+	runs, _ := filepath.Glob(filepath.Join(dir, ".git", "ideate", "dispatch", "runs*", "*.json*"))
 	if len(runs) == 0 {
 		t.Fatal("no run remembered under .git/ideate/dispatch/runs*")
 	}

@@ -2,11 +2,13 @@ package hooks
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -23,26 +26,42 @@ import (
 // The cost gate's memory of expensive runs (its same-unchanged-tree
 // rule), under the dispatch directory:
 //
-//	dispatch/runs-pending/<tool_use_id>.json  an expensive Bash call of a bound
-//	                                          agent that the gates let through,
-//	                                          with the worktree's fingerprint before it
-//	dispatch/runs/<sha256(task, key)>.json    the newest run of that command in
-//	                                          that task's worktree (gates.CostRun)
+//	dispatch/runs-pending/pending.jsonl      the expensive Bash calls of bound
+//	                                         agents that the gates let through, one
+//	                                         line each (its tool_use_id first), with
+//	                                         the worktree's fingerprint before it
+//	dispatch/runs-pending/pending.old.jsonl  the lines before the last PendingLogCap
+//	dispatch/runs/<sha256(task, key)>.json   the newest run of that command in
+//	                                         that task's worktree (gates.CostRun)
 //
 // Neither keeps the command as written: the key is a digest
 // (gates.CostKeyDigest) and the command passes the secret gate.
 //
 // PostToolUse (exit 0) and PostToolUseFailure (its error's first line)
-// take the pending file and keep the run only when the worktree's
+// find the call's pending line and keep the run only when the worktree's
 // fingerprint after it is the one before it: a run that changed its own
 // tree, or ran beside an edit, is not "the same tree" for the next call.
+//
+// The pending calls are appended to one file rather than written a file
+// each: a new file per Bash call (a new inode, a rename) was a sixth of
+// the processor time of a bound worker's PreToolUse.
 
 // MaxFingerprintFiles bounds the files a worktree fingerprint stats; a
 // scope holding more gets no fingerprint (and the rule says nothing).
 const MaxFingerprintFiles = 20000
 
+// The pending log's names, and the size past which the append that
+// crosses it moves the log aside (over the older one): the two hold the
+// last few hundred calls, far more than run at once.
+const (
+	pendingLog    = "pending.jsonl"
+	pendingOld    = "pending.old.jsonl"
+	PendingLogCap = 256 << 10
+)
+
 // pendingRun is an expensive call let through, waiting for its end.
 type pendingRun struct {
+	ID          string   `json:"id"` // the tool_use_id; first, so a line starts with it
 	Task        string   `json:"task"`
 	Worktree    string   `json:"worktree"`
 	Scope       []string `json:"scope,omitempty"`
@@ -77,18 +96,80 @@ func (c *call) recall(state string, f *gates.CostFacts, command string) *pending
 	return &pendingRun{Task: f.Task, Worktree: f.Top, Scope: f.Scope, Key: key, Command: command, Fingerprint: fp, Head: head}
 }
 
-// remember writes the pending run of the call.
+// remember appends the pending run of the call to the pending log.
 func (c *call) remember(state string, r *pendingRun) {
 	if r == nil || !idRe().MatchString(c.p.ToolUseID) {
 		return
 	}
+	r.ID = c.p.ToolUseID
 	data, err := json.Marshal(r)
 	if err == nil {
-		err = replaceWhole(dispatchPath(state, "runs-pending", c.p.ToolUseID+".json"), data)
+		err = appendPending(dispatchPath(state, "runs-pending"), append(data, '\n'))
 	}
 	if err != nil {
 		c.d.warn("the run of task %s is not remembered: %v", r.Task, err)
 	}
+}
+
+// appendPending appends one line to the pending log in dir in one
+// write(2) (O_APPEND: the lines of processes appending at once do not
+// mix), and moves the log aside when this line took it past
+// PendingLogCap: the offset after an append is where the line ends, so
+// exactly one appender crosses the cap. A line left half written (a full
+// disk) is passed over by the reader (pendingOf).
+func appendPending(dir string, line []byte) error {
+	if len(line) > PendingLogCap {
+		return fmt.Errorf("the call's line is %d bytes, over the pending log's cap of %d", len(line), PendingLogCap)
+	}
+	path := filepath.Join(dir, pendingLog)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n, err := f.Write(line)
+	if err == nil && n < len(line) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return err
+	}
+	if end, err := f.Seek(0, io.SeekCurrent); err == nil && end >= PendingLogCap && end-int64(n) < PendingLogCap {
+		return os.Rename(path, filepath.Join(dir, pendingOld))
+	}
+	return nil
+}
+
+// pendingOf finds the newest pending line of the call id in the pending
+// log of dir, then in the older one. A line starts with its id, and
+// `{"id":"` occurs in no JSON string, so the line's start is found even
+// after a half-written line.
+func pendingOf(dir, id string) (pendingRun, bool) {
+	needle := []byte(`{"id":"` + id + `",`)
+	for _, name := range []string{pendingLog, pendingOld} {
+		b, err := osproc.ReadRegular(filepath.Join(dir, name), MaxStateFile)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndex(b, needle)
+		if i < 0 {
+			continue
+		}
+		line := b[i:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		var r pendingRun
+		if json.Unmarshal(line, &r) == nil && r.ID == id {
+			return r, true
+		}
+	}
+	return pendingRun{}, false
 }
 
 // settleRun ends the pending run of a finished Bash call, if there is
@@ -102,12 +183,10 @@ func (c *call) settleRun(ok bool) {
 	if err != nil || state == "" {
 		return
 	}
-	pending := dispatchPath(state, "runs-pending", p.ToolUseID+".json")
-	var r pendingRun
-	if found, err := readJSON(pending, &r); err != nil || !found {
+	r, found := pendingOf(dispatchPath(state, "runs-pending"), p.ToolUseID)
+	if !found {
 		return
 	}
-	os.Remove(pending)
 	result := "exit 0"
 	if !ok {
 		result = "failed"
