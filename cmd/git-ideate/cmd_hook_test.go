@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
+	"github.com/ideate/git-ideate/internal/hooks"
 )
 
 // runBin runs the built binary directly (not through git), so the exit
@@ -183,5 +186,34 @@ func TestHook_StdinTerminal(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "git ideate hook: stdin is a terminal") {
 		t.Fatalf("under a terminal: %v\n%s", err, out)
+	}
+}
+
+// The hook entries' two command lines, recognised without kong, are the
+// HookCmd kong parses from them; every other line is left to kong.
+func TestHookLine_AsKongParsesIt(t *testing.T) {
+	for _, args := range [][]string{{"hook"}, {"hook", hooks.GateFlag}} {
+		got, ok := hookLine(args)
+		if !ok {
+			t.Fatalf("%q is not recognised", args)
+		}
+		parser, err := kong.New(&CLI{}, kongOptions()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kctx, err := parser.Parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, isHook := kctx.Selected().Target.Addr().Interface().(*HookCmd)
+		if !isHook || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: recognised as %+v, kong parses %+v", args, got, want)
+		}
+	}
+	for _, args := range [][]string{nil, {"hooks"}, {"hook", "PreToolUse"}, {"hook", "--gate", "SubagentStop"}, {"-C", "x", "hook"},
+		{"hook", "--help"}, {"hook", "--gate=true"}, {"hook", "-h"}, {"record", "hook"}} {
+		if _, ok := hookLine(args); ok {
+			t.Errorf("%q is recognised; it is kong's to parse", args)
+		}
 	}
 }

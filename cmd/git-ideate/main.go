@@ -14,6 +14,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/secretgate"
 )
 
@@ -80,6 +81,9 @@ func eagerSignals(args []string) bool {
 // run parses args, runs the command under ctx and returns the exit code.
 func run(ctx context.Context, args []string, env *Env) int {
 	defer env.Close()
+	if h, ok := hookLine(args); ok {
+		return corecmd.RunCommand(env, "", "hook", true, func() error { return h.Run(ctx, env) })
+	}
 	args, handled := helpWords(args, env)
 	if handled {
 		return 0
@@ -133,6 +137,22 @@ func run(ctx context.Context, args []string, env *Env) int {
 }
 
 type exitPanic struct{}
+
+// hookLine recognises the two command lines the hook entries run,
+// `hook` and `hook --gate` (hooks.Hook.Command), as the HookCmd kong
+// would parse from them. The hook handler runs before and after every
+// tool call of every agent, and kong's model of even the narrowed tree
+// was a tenth of a bound worker's PreToolUse; any other line, with an
+// event, -C or --help, is kong's to parse.
+func hookLine(args []string) (*HookCmd, bool) {
+	switch {
+	case len(args) == 1 && args[0] == "hook":
+		return &HookCmd{}, true
+	case len(args) == 2 && args[0] == "hook" && args[1] == hooks.GateFlag:
+		return &HookCmd{Gate: true}, true
+	}
+	return nil, false
+}
 
 // joinDashValues lets a flag that takes a value take one starting with
 // "-" (a PEM block in --rationale, a negative number), as getopt does for
