@@ -2,7 +2,11 @@ package confine
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,7 +107,18 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	if err != nil {
 		return -1, nil, err
 	}
-	writable := []string{wt, lay.admin, lay.objects, tmp, cache}
+	// The repository's object store is read-only to the command: with
+	// write access, a loose object written under the name of an existing
+	// one (git never checks a loose object's name against its content
+	// when it reads it) would change what a later checkout of a frozen
+	// file gives. The command's git writes its objects into a directory
+	// of its own, which is imported by content afterwards (importObjects).
+	objDir, err := os.MkdirTemp(tmp, "objects-")
+	if err != nil {
+		return -1, nil, apperr.Wrap(apperr.Write, err, "cannot make an object directory in %s", tmp)
+	}
+	defer os.RemoveAll(objDir)
+	writable := []string{wt, lay.admin, tmp, cache}
 	if lay.refDir != "" {
 		writable = append(writable, lay.refDir, lay.logDir)
 	}
@@ -125,7 +140,8 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 			cmd.Dir = d
 		}
 	}
-	cmd.Env = childEnv(os.Environ(), tmp, cache)
+	cmd.Env = append(childEnv(os.Environ(), tmp, cache),
+		"GIT_OBJECT_DIRECTORY="+objDir, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+lay.objects)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	becomeReaper()
 	var runErr error
@@ -155,7 +171,7 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 			code = -1
 		}
 	}
-	undone, err := restore(context.WithoutCancel(ctx), &spec, lay, before)
+	undone, err := restore(context.WithoutCancel(ctx), &spec, lay, before, objDir)
 	if len(undone) > 0 {
 		fmt.Fprintf(stderr, "git ideate confine: a %s may not change these, so they were put back:\n", spec.Role)
 		for _, u := range undone {
@@ -354,13 +370,20 @@ func (s *Spec) forbidden(rel string, before, after []byte) bool {
 
 // git runs git in dir with a clean environment and returns its output.
 func git(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	var in io.Reader
+	if stdin != nil {
+		in = bytes.NewReader(stdin)
+	}
+	return gitIn(ctx, dir, env, in, args...)
+}
+
+// gitIn is git with a reader for its standard input.
+func gitIn(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
 	osproc.Group(cmd)
 	cmd.Dir = dir
 	cmd.Env = append(childEnvBase(), env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
+	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -568,7 +591,7 @@ func same(a, b saved) bool {
 }
 
 // restore undoes what the role may not change and says what it undid.
-func restore(ctx context.Context, spec *Spec, lay *layout, b *before) ([]string, error) {
+func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir string) ([]string, error) {
 	var undone []string
 	// First what points git elsewhere, before git is asked anything.
 	for p, s := range b.protected {
@@ -579,6 +602,8 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before) ([]string,
 			undone = append(undone, "git file "+p)
 		}
 	}
+	// Then the objects the command wrote, which what follows reads.
+	undone = append(undone, importObjects(ctx, lay, objDir)...)
 	headPath := filepath.Join(lay.admin, "HEAD")
 	if now, _ := readSmall(headPath); !bytes.Equal(now, b.headFile) {
 		if err := put(headPath, saved{exists: true, mode: 0o644, data: b.headFile}); err != nil {
@@ -782,6 +807,108 @@ func indexState(ctx context.Context, wt, index, p string) (saved, error) {
 
 // restoreIndex puts the index entries of paths back as the copy held
 // them, and says which it changed.
+// importObjects moves the objects a command wrote into objDir into the
+// repository's store, each only if it is the object its name says: a
+// loose object whose content hashes to another name is not kept, and a
+// pack is indexed again by git index-pack, which names each object by
+// what it holds. What is not kept is reported (a commit naming it is
+// broken, which the gates see); nothing here stops the rest of the
+// restore.
+func importObjects(ctx context.Context, lay *layout, objDir string) []string {
+	ents, err := os.ReadDir(objDir)
+	if err != nil || len(ents) == 0 {
+		return nil // the command wrote no object
+	}
+	var bad []string
+	for _, e := range ents {
+		dir := filepath.Join(objDir, e.Name())
+		switch {
+		case e.Name() == "pack":
+			packs, _ := filepath.Glob(filepath.Join(dir, "*.pack"))
+			for _, p := range packs {
+				f, err := os.Open(p)
+				if err != nil {
+					continue
+				}
+				_, err = gitIn(ctx, lay.common, nil, f, "--git-dir="+lay.common, "index-pack", "--stdin")
+				f.Close()
+				if err != nil {
+					bad = append(bad, "pack "+filepath.Base(p)+" (git index-pack refused it)")
+				}
+			}
+		case len(e.Name()) == 2 && e.IsDir():
+			files, _ := os.ReadDir(dir)
+			for _, f := range files {
+				name := e.Name() + f.Name()
+				if !isHex40(name) {
+					continue // git's temporary files
+				}
+				if err := importLoose(filepath.Join(dir, f.Name()), filepath.Join(lay.objects, e.Name()), f.Name(), name); err != nil {
+					bad = append(bad, "object "+name+" ("+err.Error()+")")
+				}
+			}
+		}
+	}
+	return bad
+}
+
+// importLoose copies the loose object file src into the store's
+// directory dst as name, when its content is the object name says.
+func importLoose(src, dst, base, name string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return errors.New("not a loose object")
+	}
+	h := sha1.New()
+	if _, err := io.Copy(h, z); err != nil {
+		return errors.New("not a loose object")
+	}
+	if hex.EncodeToString(h.Sum(nil)) != name {
+		return errors.New("what was written under that name is another object")
+	}
+	final := filepath.Join(dst, base)
+	if _, err := os.Lstat(final); err == nil {
+		return nil // the store has it
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dst, "tmp_obj_")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		tmp.Close()
+		return err
+	}
+	_, err = io.Copy(tmp, f)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	os.Chmod(tmp.Name(), 0o444)
+	if err := os.Link(tmp.Name(), final); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+func isHex40(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
 func restoreIndex(ctx context.Context, wt, index string, paths []string) ([]string, error) {
 	args := []string{"ls-files", "-s", "-z", "--"}
 	for _, p := range paths {

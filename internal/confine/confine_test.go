@@ -139,6 +139,21 @@ func TestRun_HoldsTheRole(t *testing.T) {
 			}
 			return ""
 		}},
+		// A loose object written under the name of the file's blob, in the
+		// repository's store or in the object directory git is given, and
+		// then the file changed: what is put back is the real file.
+		{"green-worker", "h=$(git rev-parse :pkg/a_test.go) && o=$(git rev-parse --git-common-dir)/objects/${h:0:2} && mkdir -p $o && printf 'x' > $o/${h:2}; echo x > pkg/a_test.go", func() string {
+			if read(t, test) != testWas {
+				return "the test changed"
+			}
+			return ""
+		}},
+		{"red-worker", "h=$(git rev-parse :pkg/a.go) && o=$(git rev-parse --git-path objects)/${h:0:2} && mkdir -p $o && python3 -c 'import sys,zlib; d=b\"package pkg\\n\"; open(sys.argv[1],\"wb\").write(zlib.compress(b\"blob %d\\0\" % len(d) + d))' $o/${h:2} && echo x > pkg/a.go", func() string {
+			if read(t, prod) != prodWas {
+				return "the production file changed"
+			}
+			return ""
+		}},
 		{"green-worker", "printf 'package pkg\\n\\nfunc A() int { return 2 }\\n' > pkg/a.go && gofmt -l pkg/ && git add -A && git commit -qm 'feat(pkg): two'", func() string {
 			if !strings.Contains(read(t, prod), "return 2") || strings.TrimSpace(gt.Git(t, f.wt, "log", "-1", "--format=%s")) != "feat(pkg): two" {
 				return "the allowed commit was not kept"

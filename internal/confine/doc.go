@@ -7,11 +7,11 @@
 // Landlock domain (kernel 5.13 or later, unprivileged) lets the command
 // and everything it starts write only into the task's worktree, the parts
 // of the repository's git directory that committing the task's own branch
-// needs (the object store, the worktree's own admin directory, the
-// directory of task branch refs and their logs), a per-task directory for
-// temporary files and caches, and a few device files. Reading stays open.
-// The main checkout, other worktrees, refs/ideate/*, notes, hooks and
-// config cannot be written. On macOS a generated sandbox-exec profile says
+// needs (the worktree's own admin directory, the directory of task branch
+// refs and their logs), a per-task directory for temporary files, caches
+// and the command's new objects, and a few device files. Reading stays
+// open. The main checkout, other worktrees, the object store,
+// refs/ideate/*, notes, hooks and config cannot be written. On macOS a generated sandbox-exec profile says
 // the same (built, not run by our tests). Where neither exists, Mode says
 // so and the caller falls back to reading the command (the weaker mode).
 //
@@ -39,7 +39,12 @@
 // identity and the user's choice of configuration files) and what loads
 // code into every program (LD_PRELOAD, BASH_ENV, ENV).
 //
-// What the object store holds is not checked: the command may add
-// objects (a commit needs to) and could damage or remove existing ones,
-// which git fsck reports; the gates judge commits by their content.
+// The object store is read-only to the command because git trusts a
+// loose object's name when it reads it: a file written under the name of
+// a frozen test's blob would be what the next checkout of that test
+// gives. The command's git writes new objects into a directory of its own
+// (GIT_OBJECT_DIRECTORY, the store as its alternate); when the command
+// returns, each loose object there whose content hashes to its name is
+// copied into the store, and each pack is indexed again by git index-pack,
+// which names objects by content. Anything else is reported and dropped.
 package confine
