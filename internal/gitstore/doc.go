@@ -24,8 +24,9 @@
 //     (Format). RootTree reads a tip's root tree and checks that entry;
 //     EnsureFormat adds it before a write. A newer or unreadable version is
 //     the store's error, never a misread.
-//   - Durability as git's core.fsync says (see syncSet): by git's default
-//     a write's pack is fsynced before it is renamed into place.
+//   - Durability as git's core.fsync says for the same write (see
+//     syncSet): a write's pack and index as git's loose objects (not
+//     forced by git's default), its ref as git's references.
 //   - A worktree's changes against a base (WorktreeChanges): git brings a
 //     copy of its index to what `git add -A` would stage and compares it
 //     with the base.

@@ -61,10 +61,12 @@ func syncedFiles(t *testing.T, dir, role string) []string {
 	return kinds
 }
 
-// A write forces to disk what git's core.fsync names, as git does: by
-// default (committed without loose-object) the pack alone; "all" the
-// pack, its index and the ref; loose objects with loose-object (or the
-// deprecated core.fsyncObjectFiles); nothing with "none" or
+// A write forces to disk what git's core.fsync would force for the same
+// commit written by git (read as git 2.39 reads the setting): its pack and
+// index as git's loose objects, so nothing at git's default (pack,
+// pack-metadata and commit-graph name no object a commit writes) and both
+// with loose-object (or an aggregate holding it, or the deprecated
+// core.fsyncObjectFiles); the ref with reference; nothing with "none" or
 // core.fsyncMethod=writeout-only. ideate.fsync=true (LockPolicy.Fsync,
 // set by the caller) adds the directories.
 func TestWrite_FsyncAsGitsCoreFsyncSays(t *testing.T) {
@@ -73,13 +75,19 @@ func TestWrite_FsyncAsGitsCoreFsyncSays(t *testing.T) {
 		config     [][2]string
 		want       string
 	}{
-		{"default", "counter", nil, "pack"},
+		{"default", "counter", nil, ""},
 		{"default loose", "loose", nil, ""},
+		{"pack and its metadata", "counter", [][2]string{{"core.fsync", "pack,pack-metadata"}}, ""},
 		{"all", "counter", [][2]string{{"core.fsync", "all"}}, "idx,pack,ref"},
-		{"reference", "counter", [][2]string{{"core.fsync", "reference"}}, "pack,ref"},
+		{"committed", "counter", [][2]string{{"core.fsync", "committed"}}, "idx,pack,ref"},
+		{"objects", "counter", [][2]string{{"core.fsync", "objects"}}, "idx,pack"},
+		{"reference", "counter", [][2]string{{"core.fsync", "reference"}}, "ref"},
 		{"none", "counter", [][2]string{{"core.fsync", "none"}}, ""},
-		{"no pack", "counter", [][2]string{{"core.fsync", "-pack,reference"}}, "ref"},
+		{"reference then none", "counter", [][2]string{{"core.fsync", "reference,none"}}, "ref"},
+		{"a name's beginning", "counter", [][2]string{{"core.fsync", "loose,ref"}}, "idx,pack,ref"},
+		{"a name and its negation", "counter", [][2]string{{"core.fsync", "loose-object,-loose-object"}}, "idx,pack"},
 		{"loose-object", "loose", [][2]string{{"core.fsync", "loose-object"}}, "loose"},
+		{"loose-object, a write", "counter", [][2]string{{"core.fsync", "loose-object"}}, "idx,pack"},
 		{"fsyncObjectFiles", "loose", [][2]string{{"core.fsyncObjectFiles", "true"}}, "loose"},
 		{"writeout-only", "counter", [][2]string{{"core.fsync", "all"}, {"core.fsyncMethod", "writeout-only"}}, ""},
 	} {

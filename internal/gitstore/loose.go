@@ -50,7 +50,7 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 		return err
 	}
 	_, werr := f.Write(buf.Bytes())
-	if werr == nil && s.sync.loose {
+	if werr == nil && s.sync.objects {
 		werr = f.Sync()
 	}
 	cerr := f.Close()

@@ -367,7 +367,7 @@ func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 		return &packFiles{err: err}
 	}
 	p.tmpPack = pf.Name()
-	if _, err := pf.Write(buf.Bytes()); err != nil || !s.sync.pack {
+	if _, err := pf.Write(buf.Bytes()); err != nil || !s.sync.objects {
 		p.syncErr = errors.Join(err, pf.Close())
 		close(p.synced)
 	} else {
@@ -376,7 +376,7 @@ func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 			close(p.synced)
 		}()
 	}
-	if p.tmpIdx, err = writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.packMeta); err != nil {
+	if p.tmpIdx, err = writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.objects); err != nil {
 		p.wait()
 		os.Remove(p.tmpPack)
 		return &packFiles{err: err}
