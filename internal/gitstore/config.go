@@ -231,6 +231,17 @@ func (c *Config) GetSub(section, sub, key string) (string, bool) {
 	return vals[len(vals)-1], true
 }
 
+// HasSection reports whether any key of section (in any subsection) is
+// set.
+func (c *Config) HasSection(section string) bool {
+	for _, v := range c.vars {
+		if strings.EqualFold(v.section, section) {
+			return true
+		}
+	}
+	return false
+}
+
 // GetAllSub returns every value of section.sub.key, in the order git
 // lists them (the files from system to worktree, each top to bottom); nil
 // when it is not set.

@@ -48,7 +48,7 @@ func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) 
 		return head, err
 	}
 	for round := 0; round < PublishRounds; round++ {
-		res, err := a.Git.Push(ctx, a.Remote, []gitstore.PushUpdate{{Ref: ref, New: head, Old: lease}}, gitstore.RemoteOptions{})
+		res, err := a.push(ctx, ref, lease, head)
 		if err != nil {
 			a.takeBack(ctx, ref, head)
 			if ctx.Err() != nil {
@@ -110,6 +110,15 @@ func (a *Authority) Publish(ctx context.Context, id string, mine gitstore.Hash) 
 	}
 	a.takeBack(ctx, ref, head)
 	return gitstore.ZeroHash, apperr.New(apperr.Conflict, "the remote %s kept refusing item %s (last: %s); gave up after %d rounds", a.Remote, id, last, PublishRounds)
+}
+
+// push moves ref at the remote from old to new: directly over smart HTTP
+// when it can (directPush), else by `git push --force-with-lease`.
+func (a *Authority) push(ctx context.Context, ref string, old, new gitstore.Hash) ([]gitstore.PushResult, error) {
+	if r, ok, err := directPush(ctx, a.Git, a.Remote, ref, old, new); ok || err != nil {
+		return []gitstore.PushResult{r}, err
+	}
+	return a.Git.Push(ctx, a.Remote, []gitstore.PushUpdate{{Ref: ref, New: new, Old: old}}, gitstore.RemoteOptions{})
 }
 
 // archived reports whether the remote's archive (as last fetched) holds

@@ -13,6 +13,7 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/teamsync/teamsynctest"
 )
 
 // client starts this test binary as a client process of clone dir, held
@@ -43,16 +44,31 @@ func results(t *testing.T, lines []string) map[string]string {
 // told NOT_CLAIMABLE naming the holder, and after a sync all clones agree.
 func TestRace_ThreeClonesClaimFiftyItemsThroughTheRemote(t *testing.T) {
 	bare := newRemote(t)
-	seed := cloneOf(t, bare)
+	raceClaims(t, bare, bare, 50)
+}
+
+// TestRace_ThreeClonesClaimThroughSmartHTTP is the same race through a
+// real smart-HTTP server (git http-backend, receive.fsckObjects), where a
+// claim's push is one POST of its own (DirectPush).
+func TestRace_ThreeClonesClaimThroughSmartHTTP(t *testing.T) {
+	bare := newRemote(t)
+	raceClaims(t, bare, teamsynctest.ServeBare(t, bare), 20)
+}
+
+// raceClaims has three clones of url, each a real OS process, claim the
+// same n items through the remote at once, then checks the remote, bare,
+// and the clones after a sync.
+func raceClaims(t *testing.T, bare, url string, n int) {
+	seed := cloneOf(t, url)
 	var ids []string
-	for i := 0; i < 50; i++ {
+	for i := 0; i < n; i++ {
 		ids = append(ids, seed.create(t, fmt.Sprintf("item %d", i)))
 	}
 	seed.sync(t)
 	names := []string{"ann", "ben", "cat"}
 	var clones []*clone
 	for range names {
-		c := cloneOf(t, bare)
+		c := cloneOf(t, url)
 		c.sync(t)
 		clones = append(clones, c)
 	}
