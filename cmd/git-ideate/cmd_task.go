@@ -175,29 +175,41 @@ func (c *TaskStartCmd) start(ctx context.Context, env *Env) (*worktree.Task, []s
 	}
 	var b *board.Store
 	var claimed bool
+	var claimNote string
+	var token int64
+	cur, _ := m.Contract(c.Task)
 	if c.Item != "" {
 		if c.Human == "" {
 			return nil, nil, apperr.New(apperr.Schema, "--human is required with --item")
 		}
 		// With ideate.remote set the remote decides the claim, as it does
-		// for `work claim`: a start that loses there has made nothing here.
+		// for `work claim`: a start that loses there leaves nothing here.
 		if b, err = env.AuthBoard(""); err != nil {
 			return nil, nil, err
 		}
 		who := board.Actor{Human: c.Human, Agent: c.Agent}
 		in.Item, in.Holder = c.Item, who.String()
-		note, err := claimForStart(ctx, m, b, c, who, &in)
-		if err != nil {
-			return nil, nil, err
+		claim := func(ctx context.Context) (int64, error) {
+			mine := in
+			note, err := claimForStart(ctx, m, b, c, who, &mine)
+			if err != nil {
+				return 0, err
+			}
+			claimed, claimNote, token = note == "", note, mine.Token
+			return mine.Token, nil
 		}
-		claimed = note == ""
-		if note != "" {
-			notes = append(notes, note)
+		if cur != nil && cur.Status == worktree.StatusOpen {
+			if in.Token, err = claim(ctx); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			// A new start: the worktree is made while the claim is
+			// decided (worktree.StartInput.Claim).
+			in.Claim = claim
 		}
 	}
 	// A new role of an open task: the report in the worktree is the role
 	// before's, kept under its name; the new role starts with none.
-	cur, _ := m.Contract(c.Task)
 	newRole := cur != nil && cur.Status == worktree.StatusOpen && c.Role != "" && c.Role != cur.Role
 	if newRole {
 		if err := (revision.Deps{Tasks: m}).NewRole(ctx, c.Task); err != nil {
@@ -205,9 +217,12 @@ func (c *TaskStartCmd) start(ctx context.Context, env *Env) (*worktree.Task, []s
 		}
 	}
 	t, err := m.Start(ctx, in)
+	if claimNote != "" {
+		notes = append(notes, claimNote)
+	}
 	if err != nil {
 		if claimed {
-			if _, rerr := b.Release(ctx, c.Item, in.Token, "task start failed: "+apperr.Message(err)); rerr != nil {
+			if _, rerr := b.Release(ctx, c.Item, token, "task start failed: "+apperr.Message(err)); rerr != nil {
 				env.Warn("the claim on " + c.Item + " could not be released: " + apperr.Message(rerr))
 			} else {
 				_ = m.ForgetIntent(c.Task)

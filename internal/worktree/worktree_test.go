@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
@@ -385,4 +386,50 @@ func TestManager_Runs_BaselinesRoundTrip(t *testing.T) {
 		t.Errorf("a run for an unstarted task: %v", err)
 	}
 	gt.Fsck(t, dir)
+}
+
+// TestManager_Start_ClaimDecidedWhileTheWorktreeIsMade: a new start's
+// claim runs while its worktree is made. A claim that wins gives the
+// contract its token; one that fails, even after the worktree is there,
+// leaves no worktree, branch, contract or git administrative directory,
+// and the next start is a fresh one.
+func TestManager_Start_ClaimDecidedWhileTheWorktreeIsMade(t *testing.T) {
+	dir, m := newRepo(t, map[string]string{"a.go": "package a\n"})
+	path := m.Path("S1-01/T1")
+	lost := apperr.New(apperr.Conflict, "item 01ITEM is in_progress, held by bob")
+	_, err := m.Start(ctx, worktree.StartInput{Task: "S1-01/T1", Item: "01ITEM", Holder: "alice",
+		Claim: func(context.Context) (int64, error) {
+			// Lose only once the worktree exists, so its removal is what
+			// is tested.
+			for i := 0; i < 500; i++ {
+				if _, err := os.Stat(filepath.Join(path, "a.go")); err == nil {
+					return 0, lost
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			return 0, fmt.Errorf("the worktree was not made while the claim was undecided")
+		}})
+	if err != lost {
+		t.Fatalf("Start with a lost claim: %v, want the claim's error", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lost start left its worktree %s (%v)", path, err)
+	}
+	if out := gt.Git(t, dir, "branch", "--list", "ideate/task/*"); out != "" {
+		t.Errorf("the lost start left a branch: %s", out)
+	}
+	if out := gt.Git(t, dir, "for-each-ref", worktree.RefPrefix); out != "" {
+		t.Errorf("the lost start left a contract: %s", out)
+	}
+	if out := gt.Git(t, dir, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+		t.Errorf("git still lists the lost start's worktree:\n%s", out)
+	}
+	task := start(t, m, worktree.StartInput{Task: "S1-01/T1", Item: "01ITEM", Holder: "alice",
+		Claim: func(context.Context) (int64, error) { return 7, nil }})
+	if task.Token != 7 || task.Reused {
+		t.Fatalf("start with a won claim: token %d reused %v, want token 7 in a new worktree", task.Token, task.Reused)
+	}
+	if c, err := m.Contract("S1-01/T1"); err != nil || c.Token != 7 || c.Holder != "alice" {
+		t.Fatalf("contract after the won claim: %+v %v", c, err)
+	}
 }
