@@ -78,6 +78,8 @@ func newBoundRedWorker(b *testing.B) *boundRedWorker {
 // in the same worktree. It reports each median and the ratio to git's.
 // Write is the role guard's file check; Bash is the answer that wraps the
 // command in the confining entry (binding, contract, cost gate, rewrite).
+// The calls are timed once the fixture's git configuration is kept (see
+// below).
 func BenchmarkHook_PreToolUse(b *testing.B) {
 	f := newBoundRedWorker(b)
 	wt, run := f.wt, f.run
@@ -115,11 +117,22 @@ func BenchmarkHook_PreToolUse(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	var git, w, sh []time.Duration
-	for b.Loop() {
+	// HOOK_BENCH_BEFORE names another build (an earlier commit's) to time
+	// in the same run, in turn with this one: a change's before and after.
+	before := os.Getenv("HOOK_BENCH_BEFORE")
+	var git, w, sh, bw, bsh []time.Duration
+	for i := 0; b.Loop(); i++ {
 		git = append(git, timeIt("git", []string{"rev-parse", "HEAD"}, ""))
+		if before != "" && i%2 == 0 {
+			bw = append(bw, timeIt(before, []string{"hook"}, write))
+			bsh = append(bsh, timeIt(before, []string{"hook"}, bash))
+		}
 		w = append(w, timeIt(binPath, []string{"hook"}, write))
 		sh = append(sh, timeIt(binPath, []string{"hook"}, bash))
+		if before != "" && i%2 == 1 {
+			bw = append(bw, timeIt(before, []string{"hook"}, write))
+			bsh = append(bsh, timeIt(before, []string{"hook"}, bash))
+		}
 	}
 	med := func(d []time.Duration) time.Duration {
 		s := append([]time.Duration(nil), d...)
@@ -132,6 +145,10 @@ func BenchmarkHook_PreToolUse(b *testing.B) {
 	b.ReportMetric(float64(med(sh).Microseconds())/1000, "bash-ms")
 	b.ReportMetric(float64(med(w))/float64(g), "write/rev-parse")
 	b.ReportMetric(float64(med(sh))/float64(g), "bash/rev-parse")
+	if before != "" {
+		b.ReportMetric(float64(med(bw))/float64(g), "before-write/rev-parse")
+		b.ReportMetric(float64(med(bsh))/float64(g), "before-bash/rev-parse")
+	}
 }
 
 // BenchmarkConfine_GoTest is what confinement adds to a worker's
