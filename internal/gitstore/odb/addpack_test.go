@@ -184,7 +184,7 @@ func TestIndexMappedOnFirstLookup(t *testing.T) {
 		blobs = append(blobs, h)
 	}
 	db := openDB(t, objectsDir(repo))
-	ready := func() int { return countPacks(db, func(p *pack) bool { return p.idxState.Load() == idxReady }) }
+	ready := func() int { return countPacks(db, func(p *pack) bool { return p.idx != nil }) }
 	if _, data, err := db.Read(blobs[2]); err != nil || string(data) != "lazy 2\n" {
 		t.Fatalf("Read = %q, %v", data, err)
 	}

@@ -581,7 +581,7 @@ func memDB(idxData, packData []byte) (*DB, error) {
 	if err := p.parseIdx(); err != nil {
 		return nil, err
 	}
-	p.idxState.Store(idxReady)
+	p.idxOnce.Do(func() {})
 	if err := p.checkPack(); err != nil {
 		return nil, err
 	}

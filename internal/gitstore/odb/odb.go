@@ -200,11 +200,6 @@ func (db *DB) Read(h oid.Hash) (oid.ObjectType, []byte, error) {
 		if s.err != nil {
 			bad = append(bad, s.err)
 		}
-		for _, p := range s.packs {
-			if p.idxState.Load() == idxBad {
-				bad = append(bad, p.idxErr)
-			}
-		}
 	}
 	db.mu.RUnlock()
 	if len(bad) > 0 {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
@@ -57,9 +56,9 @@ type pack struct {
 	// (ensureIdx), as git does: a CLI call finds the tip and the trie path
 	// it reads in the newest packs, so a scan that only lists them saves an
 	// open, an fstat, an mmap and a close for each of the others.
-	idxMu    sync.Mutex
-	idxState atomic.Int32 // idxUnopened, idxReady, idxGone or idxBad
-	idxErr   error        // idxBad: why the index cannot be used
+	idxOnce sync.Once
+	idxGone bool  // deleted since the listing: the pack holds nothing
+	idxErr  error // why the index cannot be used
 
 	// The .pack is mapped on first use (mapData), not at open: a lookup
 	// reads only indexes, and a CLI call that finds its objects in a few
@@ -75,14 +74,6 @@ type pack struct {
 	nLarge  int         // entries in the 64-bit offset table
 	dataEnd int         // len(data) - trailer: entries live in [packHeader, dataEnd)
 }
-
-// States of a pack's index (pack.idxState).
-const (
-	idxUnopened = iota
-	idxReady
-	idxGone // deleted since the listing: the pack holds nothing
-	idxBad  // unreadable or invalid: see idxErr
-)
 
 // lazyPack is a listed pack whose index is mapped on first use.
 func lazyPack(id uint64, base string) *pack {
@@ -103,45 +94,20 @@ func (p *pack) loadIdx() error {
 	return nil
 }
 
-// idxSettled is what ensureIdx found, once it has run (done).
-func (p *pack) idxSettled() (done, gone bool, err error) {
-	switch p.idxState.Load() {
-	case idxReady:
-		return true, false, nil
-	case idxGone:
-		return true, true, nil
-	case idxBad:
-		return true, false, p.idxErr
-	}
-	return false, false, nil
-}
-
 // ensureIdx maps and validates the index once. gone reports an index
 // deleted since the pack was listed (a roll-up merged it): the pack then
 // holds nothing, and a reader that misses everywhere lists the directory
 // again. The caller holds DB.mu for reading, so unmap cannot run meanwhile.
 func (p *pack) ensureIdx() (gone bool, err error) {
-	if done, gone, err := p.idxSettled(); done {
-		return gone, err
-	}
-	p.idxMu.Lock()
-	defer p.idxMu.Unlock() // also when a fault in the mapped file panics
-	if done, gone, err := p.idxSettled(); done {
-		return gone, err
-	}
-	err = p.loadIdx()
-	switch {
-	case err == nil:
-		p.idxState.Store(idxReady)
-		return false, nil
-	case errors.Is(err, fs.ErrNotExist):
-		p.idxState.Store(idxGone)
-		return true, nil
-	default:
-		p.idxErr = err
-		p.idxState.Store(idxBad)
-		return false, err
-	}
+	p.idxOnce.Do(func() {
+		p.idxErr = fmt.Errorf("odb: %s: fault while reading it", p.idxPath) // kept if a fault panics
+		err := p.loadIdx()
+		p.idxGone = errors.Is(err, fs.ErrNotExist)
+		if p.idxErr = err; p.idxGone {
+			p.idxErr = nil
+		}
+	})
+	return p.idxGone, p.idxErr
 }
 
 // mapData maps the .pack and validates its header and checksum against
