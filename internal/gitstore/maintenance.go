@@ -2,11 +2,11 @@ package gitstore
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,49 +186,53 @@ func (m *maintenance) needed() bool {
 	return int64(len(names)) > (m.threshold+255)/256
 }
 
-// spawn starts a repack unless one is running. For a full repack it
+// spawn starts a repack unless a job is running. For a full repack it
 // returns a channel closed when it has exited; for the usual one, which
 // deletes nothing, nil (as when none was started).
 func (m *maintenance) spawn() <-chan struct{} {
-	dir := m.store.repo.StateDir()
-	lock := filepath.Join(dir, "maintenance.lock")
-	if !breakStaleMaintenance(lock) {
-		return nil // a roll-up or repack is running
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil
-	}
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return nil
-	}
-	f.WriteString("repack\n")
-	defer f.Close()
 	gd := shell.Quote(m.store.repo.CommonDir)
+	if m.packCount() > int(m.store.cfg.Int("gc", "autopacklimit", 50)) {
+		// -A, not -a: a write in flight's objects are not reachable yet;
+		// -A keeps them loose for prune's grace period, as git gc does.
+		return m.startJob("repack", "git --git-dir="+gd+" repack -A -d -q && git --git-dir="+gd+
+			" prune --expire=1.hour.ago && git --git-dir="+gd+" pack-refs --all")
+	}
 	// Every loose object by name: `git repack` without -a stops at commits
 	// already packed and would miss loose objects they reach.
 	objs := shell.Quote(filepath.Join(m.store.repo.CommonDir, "objects"))
-	script := "cd " + objs + " && find ?? -type f | grep -E '^[0-9a-f]{2}/[0-9a-f]{38}$' | tr -d / | git --git-dir=" + gd +
-		" pack-objects -q pack/pack > /dev/null && : > " + shell.Quote(filepath.Join(dir, "repacked"))
-	full := m.packCount() > int(m.store.cfg.Int("gc", "autopacklimit", 50))
-	if full {
-		// -A, not -a: a write in flight's objects are not reachable yet;
-		// -A keeps them loose for prune's grace period, as git gc does.
-		script = "git --git-dir=" + gd + " repack -A -d -q && git --git-dir=" + gd +
-			" prune --expire=1.hour.ago && git --git-dir=" + gd + " pack-refs --all"
+	m.startJob("repack", "cd "+objs+" && find ?? -type f | grep -E '^[0-9a-f]{2}/[0-9a-f]{38}$' | tr -d / | git --git-dir="+gd+
+		" pack-objects -q pack/pack > /dev/null && : > "+shell.Quote(filepath.Join(m.store.repo.StateDir(), "repacked")))
+	return nil
+}
+
+// startJob runs script in a detached shell under the maintenance lock,
+// whose first line names the job; nil when another job holds the lock.
+// The shell and all it starts inherit the lock's flock, so the lock is
+// held while any of them lives and is broken as a ref's lock is (unheld
+// and older than DefaultStaleAfter); the shell removes last, then the
+// lock. The channel is closed when the shell has ended.
+func (m *maintenance) startJob(job, script string, last ...string) <-chan struct{} {
+	lock := filepath.Join(m.store.repo.StateDir(), "maintenance.lock")
+	f, err := acquireLock(context.Background(), lock, LockPolicy{StaleAfter: DefaultStaleAfter})
+	if err != nil {
+		return nil
 	}
-	script = "(" + script + ")" + finishShell(lock)
-	cmd := detached(context.Background(), "sh", "-c", script)
+	defer f.Close()
+	f.WriteString(job + "\n")
+	rm := "; rm -f"
+	for _, p := range append(last, lock) {
+		rm += " " + shell.Quote(p)
+	}
+	cmd := detached(context.Background(), "sh", "-c", "("+script+")"+rm)
+	if runtime.GOOS != "windows" { // which passes no open file: its lock goes by age
+		cmd.ExtraFiles = []*os.File{f}
+	}
 	if err := cmd.Start(); err != nil {
 		os.Remove(lock)
 		return nil
 	}
-	lockStarted(f, cmd.Process.Pid)
-	done := m.started(cmd)
-	if !full {
-		return nil
-	}
-	return done
+	f.WriteString("pid " + strconv.Itoa(cmd.Process.Pid) + "\n")
+	return m.started(cmd)
 }
 
 func (m *maintenance) packCount() int {
@@ -300,71 +304,10 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 	}
 }
 
-// running reports whether a maintenance job holds the lock (its shell
-// removes the lock as its last step).
+// running reports whether a maintenance job holds the lock (a stale lock
+// is broken on the way).
 func (m *maintenance) running() bool {
-	path := filepath.Join(m.store.repo.StateDir(), "maintenance.lock")
-	fi, err := os.Stat(path)
-	return err == nil && !lockStale(path, fi)
-}
-
-// The maintenance lock names the job ("roll-up", "repack") and then
-// "pid <N> <host>" of its shell. A lock whose shell is gone on this host
-// is stale at once: judged by age alone, a killed shell's lock would stop
-// every roll-up for 30 minutes while each write adds a pack.
-const (
-	lockMaxAge   = 30 * time.Minute // past it, any lock is stale
-	lockNoPidAge = time.Minute      // past it, a lock that never got its pid line is stale
-)
-
-// lockStale reports whether the maintenance lock at path no longer stands
-// for a running job. A lock of another host, or unreadable, is held.
-func lockStale(path string, fi os.FileInfo) bool {
-	age := time.Since(fi.ModTime())
-	if age >= lockMaxAge {
-		return true
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "pid "); ok {
-			return goneHere(rest)
-		}
-	}
-	return age >= lockNoPidAge
-}
-
-// breakStaleMaintenance removes the maintenance lock at path when it is
-// stale and reports whether there is none now. It renames the lock aside
-// first, so one of two callers removes it, and puts back a live lock made
-// in between.
-func breakStaleMaintenance(path string) bool {
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	if err != nil || !lockStale(path, fi) {
-		return false
-	}
-	aside := path + ".stale-" + strconv.FormatUint(rand.Uint64(), 36)
-	if os.Rename(path, aside) != nil {
-		return false
-	}
-	defer os.Remove(aside)
-	if fi, err := os.Stat(aside); err == nil && !lockStale(aside, fi) {
-		os.Link(aside, path)
-		return false
-	}
-	return true
-}
-
-// lockStarted adds the shell's pid line through f, the spawner's own file,
-// never to a lock another process made meanwhile.
-func lockStarted(f *os.File, pid int) {
-	host, _ := os.Hostname()
-	f.WriteString("pid " + strconv.Itoa(pid) + " " + host + "\n")
+	return !breakStaleLock(filepath.Join(m.store.repo.StateDir(), "maintenance.lock"), DefaultStaleAfter)
 }
 
 // rollUpSet chooses the packs a roll-up merges as git repack --geometric=2
@@ -458,33 +401,16 @@ func (m *maintenance) rollUpSet() (merged []string) {
 // commit (finishRollUp). A failure leaves no mark.
 func (m *maintenance) spawnRollUp(merged []string) {
 	dir := m.store.repo.StateDir()
-	lock := filepath.Join(dir, "maintenance.lock")
-	if err := os.MkdirAll(dir, 0o777); err != nil || !breakStaleMaintenance(lock) {
-		return
+	names := ""
+	for _, p := range merged {
+		names += " " + shell.Quote(p)
 	}
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return
-	}
-	f.WriteString("roll-up\n")
-	defer f.Close()
-	pdir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
-	list := filepath.Join(dir, "rollup.list")
-	if os.WriteFile(list, []byte(strings.Join(merged, "\n")+"\n"), 0o666) != nil {
-		os.Remove(lock)
-		return
-	}
-	script := "(set -e; n=$(git --git-dir=" + shell.Quote(m.store.repo.CommonDir) + " pack-objects -q --delta-base-offset --stdin-packs " +
-		shell.Quote(filepath.Join(pdir, "pack")) + " < " + shell.Quote(list) + "); [ -n \"$n\" ]; echo \"+pack-$n.pack\" >> " +
-		shell.Quote(list) + "; mv " + shell.Quote(list) + " " + shell.Quote(filepath.Join(dir, "rolled-up")) + ")" + finishShell(list, lock)
-	cmd := detached(context.Background(), "sh", "-c", script)
-	if err := cmd.Start(); err != nil {
-		os.Remove(list)
-		os.Remove(lock)
-		return
-	}
-	lockStarted(f, cmd.Process.Pid)
-	m.started(cmd)
+	git := "git --git-dir=" + shell.Quote(m.store.repo.CommonDir)
+	pack := shell.Quote(filepath.Join(m.store.repo.CommonDir, "objects", "pack", "pack"))
+	list, mark := filepath.Join(dir, "rollup.list"), shell.Quote(filepath.Join(dir, "rolled-up"))
+	script := "set -e; n=$(printf '%s\\n'" + names + " | " + git + " pack-objects -q --delta-base-offset --stdin-packs " + pack + ")" +
+		"; [ -n \"$n\" ]; printf '%s\\n'" + names + " \"+pack-$n.pack\" > " + shell.Quote(list) + "; mv " + shell.Quote(list) + " " + mark
+	m.startJob("roll-up", script, list)
 }
 
 // started reaps cmd in the background; the channel is closed when it ends.
@@ -573,13 +499,4 @@ func (m *maintenance) dropStaleKeep(base string) {
 	if p, err := os.Stat(base + ".pack"); err == nil && os.SameFile(k, p) {
 		os.Remove(base + ".keep")
 	}
-}
-
-// finishShell ends a job's shell by removing last, the lock last of all.
-func finishShell(last ...string) string {
-	cmd := "; rm -f"
-	for _, f := range last {
-		cmd += " " + shell.Quote(f)
-	}
-	return cmd
 }

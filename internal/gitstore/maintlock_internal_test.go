@@ -13,74 +13,56 @@ import (
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
-// goneProcess is the pid of a process that has started and been reaped.
-func goneProcess(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
+// TestMaintenanceLock_HeldWhileTheJobLives: the maintenance lock stands
+// while its job (the shell and what it started) lives, however old the
+// lock; once the job's process group is killed, the lock is stale after
+// DefaultStaleAfter and the next job breaks it.
+func TestMaintenanceLock_HeldWhileTheJobLives(t *testing.T) {
+	s, _ := packStore(t, false)
+	lock := filepath.Join(s.repo.StateDir(), "maintenance.lock")
+	if s.maint.startJob("test", "sleep 60 & wait") == nil {
+		t.Fatal("no job started")
+	}
+	if s.maint.startJob("test", "true") != nil {
+		t.Fatal("a second job started beside the first")
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(lock, old, old); err != nil {
 		t.Fatal(err)
 	}
-	return cmd.Process.Pid
-}
-
-// TestLockStale: a maintenance lock stands while the shell its pid line
-// names lives on this host; it is stale at once when that shell is gone,
-// after lockNoPidAge when it never got a pid line, and after lockMaxAge
-// whatever it says. A lock of another host stands until lockMaxAge.
-func TestLockStale(t *testing.T) {
-	host, err := os.Hostname()
-	if err != nil {
+	if !s.maint.running() {
+		t.Fatal("an old lock whose job lives was taken as stale")
+	}
+	b, _ := os.ReadFile(lock)
+	pid := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "pid "); ok {
+			pid, _ = strconv.Atoi(rest)
+		}
+	}
+	if !strings.HasPrefix(string(b), "test\n") || pid == 0 {
+		t.Fatalf("the lock says %q, want the job's name and its shell's pid", b)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	gone := goneProcess(t)
-	for _, tc := range []struct {
-		name, text string
-		age        time.Duration
-		stale      bool
-	}{
-		{"a live shell", "roll-up\npid " + strconv.Itoa(os.Getpid()) + " " + host + "\n", 0, false},
-		{"a gone shell", "roll-up\npid " + strconv.Itoa(gone) + " " + host + "\n", 0, true},
-		{"a gone shell of a repack", "repack\npid " + strconv.Itoa(gone) + " " + host + "\n", time.Second, true},
-		{"another host's", "roll-up\npid " + strconv.Itoa(gone) + " elsewhere.example\n", 10 * time.Minute, false},
-		{"another host's, old", "roll-up\npid " + strconv.Itoa(gone) + " elsewhere.example\n", lockMaxAge + time.Minute, true},
-		{"a live shell, old", "roll-up\npid " + strconv.Itoa(os.Getpid()) + " " + host + "\n", lockMaxAge + time.Minute, true},
-		{"no pid yet", "roll-up\n", 0, false},
-		{"never a pid", "roll-up\n", lockNoPidAge + time.Second, true},
-		{"a pid line cut short", "roll-up\npid ", 0, false},
-	} {
-		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
-		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
-			t.Fatal(err)
+	for i := 0; s.maint.running(); i++ {
+		if i == 500 {
+			t.Fatal("the killed job's lock still stands after 10 s")
 		}
-		when := time.Now().Add(-tc.age)
-		if err := os.Chtimes(path, when, when); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := lockStale(path, fi); got != tc.stale {
-			t.Errorf("%s: stale %v, want %v", tc.name, got, tc.stale)
-		}
-		// Breaking removes exactly the stale ones.
-		if broke := breakStaleMaintenance(path); broke != tc.stale {
-			t.Errorf("%s: broken %v, want %v", tc.name, broke, tc.stale)
-		}
-		if _, err := os.Stat(path); (err == nil) == tc.stale {
-			t.Errorf("%s: the lock is there %v after breaking", tc.name, err == nil)
-		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, "*.stale-*")); len(left) != 0 {
-		t.Errorf("files moved aside and left: %v", left)
+	if done := s.maint.startJob("test", "true"); done == nil {
+		t.Fatal("no job started after the killed one")
+	} else {
+		<-done
 	}
+	gt.WaitRemoved(t, lock)
 }
 
 // TestRollUp_KilledRollUpDoesNotStopTheNext: a roll-up killed with its
-// whole process group (kill -9) mid-way leaves its lock, with its shell's
-// pid in it; the next commits see the shell gone, break the lock and roll
-// the packs up, so the pack count stays bounded instead of growing by one
+// whole process group (kill -9) mid-way leaves its lock, unheld; the next
+// commits past the stale age break it and roll the packs up, so the pack count stays bounded instead of growing by one
 // a write for half an hour. The repository stays whole.
 func TestRollUp_KilledRollUpDoesNotStopTheNext(t *testing.T) {
 	realGit, err := exec.LookPath("git")
@@ -131,6 +113,10 @@ func TestRollUp_KilledRollUpDoesNotStopTheNext(t *testing.T) {
 		t.Fatalf("the killed roll-up left no lock (%v): the test shows nothing", err)
 	}
 	t.Setenv("PATH", path)
+	old := time.Now().Add(-2 * DefaultStaleAfter) // the stale age has passed
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
 	before := len(packNames(t, pdir))
 	for i := 0; i < 3*rollUpAt; i++ {
 		commitValue(t, s, 1000+i)
@@ -146,14 +132,6 @@ func TestRollUp_KilledRollUpDoesNotStopTheNext(t *testing.T) {
 		t.Fatalf("%d packs after the killed roll-up: no roll-up ran since", after)
 	}
 	gt.Fsck(t, dir)
-}
-
-func hostname(t *testing.T) string {
-	h, err := os.Hostname()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // TestRollUp_ABurstWaitsForASlowRollUp: a roll-up slower than a burst of
