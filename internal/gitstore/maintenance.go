@@ -121,32 +121,29 @@ func (m *maintenance) committed(ctx context.Context) {
 		m.mu.Lock()
 		m.checked, m.written = true, 0
 		m.mu.Unlock()
-	} else {
-		if due {
-			m.mu.Lock()
-			m.checked, m.written = true, 0
-			m.mu.Unlock()
-		}
-		m.mu.Lock()
-		m.sinceListed += packs
-		mayRollUp := m.listed < 0 || m.mergeable+m.sinceListed >= rollUpAt
-		piled := m.listed >= 0 && m.listed+m.sinceListed >= PacksAtMost
-		child := m.child
-		m.mu.Unlock()
-		if packs > 0 && piled && child != nil {
-			m.waitRollUp(ctx, child)
-		}
-		if packs > 0 && mayRollUp && !m.running() {
-			if merged := m.rollUpSet(); len(merged) > 0 {
-				m.spawnRollUp(merged)
+		if done := m.spawn(); done != nil {
+			select {
+			case <-done:
+			case <-ctx.Done():
 			}
 		}
 		return
 	}
-	if done := m.spawn(); done != nil {
-		select {
-		case <-done:
-		case <-ctx.Done():
+	m.mu.Lock()
+	if due {
+		m.checked, m.written = true, 0
+	}
+	m.sinceListed += packs
+	mayRollUp := m.listed < 0 || m.mergeable+m.sinceListed >= rollUpAt
+	piled := m.listed >= 0 && m.listed+m.sinceListed >= PacksAtMost
+	child := m.child
+	m.mu.Unlock()
+	if packs > 0 && piled && child != nil {
+		m.waitRollUp(ctx, child)
+	}
+	if packs > 0 && mayRollUp && !m.running() {
+		if merged := m.rollUpSet(); len(merged) > 0 {
+			m.spawnRollUp(merged)
 		}
 	}
 }
@@ -456,25 +453,25 @@ func (m *maintenance) finishRollUp() {
 		return
 	}
 	pdir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
+	var bases []string
 	whole := false
-	for _, name := range strings.Split(string(data), "\n") {
-		if base, ok := strings.CutPrefix(name, "+"); ok {
-			base, ok = strings.CutSuffix(base, ".pack")
-			if ok && strings.HasPrefix(base, "pack-") && !strings.ContainsAny(base, "/\\") {
-				_, errIdx := os.Stat(filepath.Join(pdir, base+".idx"))
-				_, errPack := os.Stat(filepath.Join(pdir, base+".pack"))
-				whole = errIdx == nil && errPack == nil
-			}
+	for _, line := range strings.Split(string(data), "\n") {
+		made, isNew := strings.CutPrefix(line, "+")
+		base, ok := strings.CutSuffix(made, ".pack")
+		if !ok || !strings.HasPrefix(base, "pack-") || strings.ContainsAny(base, "/\\") {
+			continue
 		}
+		base = filepath.Join(pdir, base)
+		if !isNew {
+			bases = append(bases, base)
+			continue
+		}
+		_, errIdx := os.Stat(base + ".idx")
+		_, errPack := os.Stat(base + ".pack")
+		whole = errIdx == nil && errPack == nil
 	}
 	if !whole {
 		return
-	}
-	var bases []string
-	for _, name := range strings.Split(string(data), "\n") {
-		if base, ok := strings.CutSuffix(name, ".pack"); ok && !strings.ContainsAny(base, "/\\") && strings.HasPrefix(base, "pack-") {
-			bases = append(bases, filepath.Join(pdir, base))
-		}
 	}
 	if db, err := m.store.db(); err == nil {
 		db.DropPacks(bases)
