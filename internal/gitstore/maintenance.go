@@ -19,25 +19,19 @@ import (
 
 // maintenance keeps the repository healthy without user action. Past
 // gc.auto loose objects (git's estimate: entries in objects/17 × 256) a
-// commit starts a detached repack: `git pack-objects` of every loose
-// object, or, past gc.autoPackLimit packs, `git repack -A -d`, `git prune
-// --expire=1.hour.ago` and `git pack-refs --all`. It never starts `git gc
-// --auto`, whose gc.log after a burst of appends stops every later auto gc
-// for a day. A lock file under .git/ideate keeps two jobs apart; it is off
-// with ideate.maintenance=false or $GIT_IDEATE_NO_MAINTENANCE.
+// commit starts a detached `git pack-objects` of every loose object, or,
+// past gc.autoPackLimit packs, `git repack -A -d`, `git prune` and `git
+// pack-refs`; never `git gc --auto`, whose gc.log after a burst of appends
+// stops every later auto gc for a day. Small packs are rolled up as `git
+// repack --geometric=2` would choose them. One lock keeps two jobs apart.
 //
 // Nothing is deleted after a call has answered: a reader that lists files
 // and opens them later (`git fsck` beside `git repack -d`) reports missing
-// objects. So the background jobs (the usual repack, the roll-up of small
-// packs chosen as `git repack --geometric=2` would) delete nothing and
-// leave a mark; the next commit does the deletions (prune-packed, the
-// merged packs) before it returns; the full repack is waited for by the
-// commit that started it; and no deletion happens while a git gc runs
-// (see gcRunning).
-//
-// The repack is the one process no ctx governs: it runs in a session of
-// its own (see detached), since killing it half-way leaves temporary packs
-// and gains nothing. ctx bounds only the wait.
+// objects. So background jobs delete nothing and leave a mark, and the
+// next commit deletes (prune-packed, the merged packs) before it returns,
+// never while a git gc runs (see gcRunning); the full repack is waited
+// for by the commit that started it. Jobs run in a session of their own
+// (detached): killed half-way they would leave temporary packs.
 type maintenance struct {
 	enabled   bool
 	threshold int64
@@ -48,13 +42,11 @@ type maintenance struct {
 	checked bool
 	packs   int // packs this process wrote since it last counted them
 	// listed is the pack count of the last listing of objects/pack (-1:
-	// none yet), mergeable how many of them a roll-up would have merged,
-	// sinceListed the packs this process wrote since: below rollUpAt
-	// mergeable and new packs together, no roll-up is due and nothing is
-	// listed.
+	// none yet), mergeable how many a roll-up would have merged,
+	// sinceListed the packs written since: objects/pack is listed again
+	// only when mergeable and new packs together reach rollUpAt.
 	listed, mergeable, sinceListed int
-	// child is closed when the last roll-up or repack this process
-	// started has ended (nil: it started none).
+	// child is closed when this process's last job has ended (nil: none).
 	child chan struct{}
 }
 
@@ -78,8 +70,7 @@ const rollUpAt = 16
 
 // PacksAtMost is the pack count past which a commit waits (bounded by ctx)
 // for its own process's roll-up rather than add another pack: a burst of
-// in-process commits of a few ms outruns a roll-up of ~100 ms, and every
-// read searches every pack. Other processes' packs are not counted.
+// in-process commits outruns a roll-up, and every read searches every pack.
 const PacksAtMost = 8 * rollUpAt
 
 // waitRollUp waits until child, this process's roll-up, has ended or ctx
@@ -148,8 +139,8 @@ func (m *maintenance) committed(ctx context.Context) {
 	}
 }
 
-// finishRepack runs `git prune-packed` once after a background repack:
-// the mark is taken by rename, so of two committers one runs it.
+// finishRepack runs `git prune-packed` once after a background repack
+// (of two committers, the one whose rename takes the mark).
 func (m *maintenance) finishRepack(ctx context.Context) {
 	m.finishRollUp()
 	dir := m.store.repo.StateDir()
@@ -202,12 +193,11 @@ func (m *maintenance) spawn() <-chan struct{} {
 	return nil
 }
 
-// startJob runs script in a detached shell under the maintenance lock,
-// whose first line names the job; nil when another job holds the lock.
-// The shell and all it starts inherit the lock's flock, so the lock is
-// held while any of them lives and is broken as a ref's lock is (unheld
-// and older than DefaultStaleAfter); the shell removes last, then the
-// lock. The channel is closed when the shell has ended.
+// startJob runs script in a detached shell under the maintenance lock
+// (its first line names the job); nil when another job holds the lock.
+// The shell and all it starts inherit the lock's flock, so a killed job's
+// lock is broken as a ref's is (unheld, older than DefaultStaleAfter). The
+// shell removes last, then the lock; the channel closes when it has ended.
 func (m *maintenance) startJob(job, script string, last ...string) <-chan struct{} {
 	lock := filepath.Join(m.store.repo.StateDir(), "maintenance.lock")
 	f, err := acquireLock(context.Background(), lock, LockPolicy{StaleAfter: DefaultStaleAfter})
@@ -261,8 +251,7 @@ func (s *Store) looseRefs(prefix string) int {
 
 // PackRefsNow runs `git pack-refs --all` and waits for it when one of the
 // prefixes' directories holds more than threshold loose refs (a sync that
-// created thousands), even with maintenance off. A failure, or ctx done,
-// leaves the refs loose.
+// created thousands), even with maintenance off.
 func (s *Store) PackRefsNow(ctx context.Context, threshold int, prefixes ...string) bool {
 	for _, p := range prefixes {
 		if s.looseRefs(p) > threshold {
@@ -308,11 +297,11 @@ func (m *maintenance) running() bool {
 }
 
 // rollUpSet chooses the packs a roll-up merges as git repack --geometric=2
-// does: sorted by object count (read off the index's size, idxObjects; by
-// bytes, the writes' stored trees would outweigh the roll-ups' deltified
-// pack and have it merged again and again), the largest packs holding at least twice the objects of all smaller ones
-// together stay, the rest are merged. Nothing while fewer than rollUpAt
-// packs would be merged; never a pack with a .keep.
+// does, by object count (read off the index's size; by bytes, the writes'
+// stored trees would outweigh a roll-up's deltified pack and have it
+// merged again and again): the largest packs holding at least twice the
+// objects of all smaller ones together stay. Nothing while fewer than
+// rollUpAt would be merged; never a pack with a .keep.
 func (m *maintenance) rollUpSet() (merged []string) {
 	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
 	d, err := os.Open(dir)
@@ -380,9 +369,7 @@ func (m *maintenance) rollUpSet() (merged []string) {
 	m.mu.Lock()
 	m.mergeable = split
 	m.mu.Unlock()
-	// Fewer than rollUpAt small packs wait for more: the large packs the
-	// progression keeps would otherwise start a roll-up, four processes,
-	// every few writes.
+	// The large packs the progression keeps do not count toward rollUpAt.
 	if split < rollUpAt {
 		return nil
 	}
@@ -434,9 +421,8 @@ func idxObjects(size int64) int64 {
 }
 
 // finishRollUp deletes the packs a finished roll-up merged, once (the mark
-// is taken by rename), index first. Only while no git gc runs, and only
-// when the new pack its "+pack-<new>.pack" line names is whole: a gc may
-// have deleted its index (see gcRunning).
+// is taken by rename), index first; only while no git gc runs, and only
+// when the new pack its "+pack-<new>.pack" line names is whole.
 func (m *maintenance) finishRollUp() {
 	dir := m.store.repo.StateDir()
 	mark := filepath.Join(dir, "rolled-up")

@@ -19,8 +19,7 @@ import (
 )
 
 // TrackingRoot holds the remote-tracking copies of our refs:
-// refs/ideate/<x> of remote R is refs/ideate-remotes/R/ideate/<x>. A fetch
-// writes only there; the tool then moves its own refs with compare-and-swap.
+// refs/ideate/<x> of remote R is refs/ideate-remotes/R/ideate/<x>.
 const TrackingRoot = "refs/ideate-remotes/"
 
 // NotesRef is the notes ref the tool writes and syncs.
@@ -98,9 +97,8 @@ type RemoteOptions struct {
 	Progress io.Writer
 }
 
-// runRemote runs a git command that talks to a remote, passing stderr to
-// opt.Progress too. When ctx is done first, git's whole process group is
-// killed and err is ctx.Err().
+// runRemote runs git against a remote, passing stderr to opt.Progress
+// too; err is ctx.Err() when ctx ended first.
 func (s *Store) runRemote(ctx context.Context, opt RemoteOptions, args ...string) (stdout []byte, stderr string, err error) {
 	cmd := s.git(ctx, args...)
 	var out, errb bytes.Buffer
@@ -150,11 +148,10 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		// A killed fetch leaves lock files in the tracking namespace,
-		// which only fetches write: break the stale ones and try once
-		// more. A lock younger than the stale age may be a live fetch's,
-		// or one killed a moment ago (a task start killed mid-fetch and
-		// started again at once): wait until it is stale, then break it.
+		// A killed fetch leaves lock files in the tracking namespace, which
+		// only fetches write; a killed `git worktree add`, a directory git
+		// cannot read. Either fails every later fetch: once older than the
+		// stale age (younger, they may be live), they go and git tries again.
 		stale := s.lockPolicy.withDefaults().StaleAfter
 		if attempt == 0 && strings.Contains(stderr, ".lock") {
 			if s.breakLocks(TrackingRoot+remote, stale) == 0 {
@@ -165,9 +162,6 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 			}
 			continue
 		}
-		// git fetch reads every linked worktree's administrative files; a
-		// `git worktree add` killed half-way leaves a directory git cannot
-		// read, and every fetch fails until it is gone.
 		if attempt == 0 && strings.Contains(stderr, "worktrees/") {
 			if err := sleep(ctx, stale); err != nil {
 				return err
@@ -186,14 +180,10 @@ func (s *Store) fetchStamp(remote string) string {
 
 func (s *Store) stampFetch(remote string) {
 	p := s.fetchStamp(remote)
-	if os.MkdirAll(filepath.Dir(p), 0o777) != nil {
-		return
+	if os.MkdirAll(filepath.Dir(p), 0o777) == nil && os.WriteFile(p, nil, 0o666) == nil {
+		now := time.Now()
+		os.Chtimes(p, now, now)
 	}
-	if f, err := os.Create(p); err == nil {
-		f.Close()
-	}
-	now := time.Now()
-	os.Chtimes(p, now, now)
 }
 
 // LastFetch is when this clone last fetched remote's whole ideate
@@ -272,9 +262,9 @@ func remoteError(op, remote, stderr string, err error) error {
 }
 
 // blameUnpack explains an "unpacker error" (the server's fsck refused the
-// pack, and git marks every ref with it): the ref whose new history
-// carries the object the server named gets the server's words, the
-// others "atomic push failed".
+// pack; git marks every ref with it): the ref whose new history carries
+// the object the server named gets the server's words, the others
+// "atomic push failed".
 func (s *Store) blameUnpack(ctx context.Context, remote string, res []PushResult, stderr string) {
 	unpack := false
 	for _, r := range res {
@@ -356,10 +346,8 @@ type PushResult struct {
 }
 
 // Raced reports whether r was refused because the remote moved or was
-// being moved meanwhile (a stale lease, a failed atomic transaction, a
-// concurrent push holding the ref's lock), so fetching again and retrying
-// can succeed; a hook, permissions or fsck refusal will not. The phrases
-// are matched anywhere: servers word the message differently.
+// being moved meanwhile, so fetching again and retrying can succeed; a
+// hook, permissions or fsck refusal will not. Servers word it differently.
 func (r PushResult) Raced() bool {
 	reason := strings.ToLower(r.Reason)
 	return !r.OK && slices.ContainsFunc(racedReasons, func(p string) bool { return strings.Contains(reason, p) })
@@ -374,10 +362,9 @@ var racedReasons = []string{
 // Push sends updates in one `git push --atomic
 // --force-with-lease=<ref>:<old>`: the remote applies all of them against
 // the values we last saw, or none. It returns the per-ref answers; an error
-// only when git could not talk to the remote. The local pre-push hook does
-// not run (it guards branches). git matches explicit refspecs and leases
-// in O(N²): Push is for a few refs, PushMany for a sync. When ctx is done
-// first the remote may or may not have applied it: the next fetch tells.
+// only when git could not talk to the remote. The pre-push hook (which
+// guards branches) does not run. git matches explicit refspecs and leases
+// in O(N²): Push is for a few refs, PushMany for a sync.
 func (s *Store) Push(ctx context.Context, remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
 	if len(ups) == 0 {
 		return nil, nil
@@ -421,13 +408,11 @@ const ShadowRoot = "refs/ideate-push/"
 // update's Old, and returns the remote's answers; git then moves the
 // tracking copies of the refs it pushed.
 //
-// Its cost is linear in the number of refs: N explicit refspecs and leases
-// cost O(N²) in git (minutes for 10k refs), and a glob over refs/ideate/*
-// rewrites every up-to-date tracking copy. So the new values are staged as
-// shadow refs (ShadowRoot) and pushed with one glob refspec, the leases
-// taken from fetch refspecs given with -c; the shadow refs are removed
-// afterwards (also when ctx is cancelled), and any a killed push left are
-// removed first. ctx also ends the wait for another PushMany.
+// Its cost is linear in the number of refs (N explicit refspecs and leases
+// cost O(N²) in git): the new values are staged as shadow refs
+// (ShadowRoot) and pushed with one glob refspec, the leases taken from
+// fetch refspecs given with -c; the shadow refs are removed afterwards,
+// and any a killed push left are removed first.
 func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, opt RemoteOptions) ([]PushResult, error) {
 	if len(ups) == 0 {
 		return nil, nil
@@ -466,11 +451,10 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 		defer s.clearShadow(context.WithoutCancel(ctx), shadow)
 	}
 
-	// The push goes through the user's remote by name, so its settings
-	// apply (pushurl, proxy, push options). The leases come from our fetch
-	// refspecs given with -c, which git adds after the user's: when one of
-	// the user's refspecs maps our refs, it would win, so then the push
-	// goes to the remote's URL under a name of its own.
+	// Through the user's remote by name, so its settings (pushurl, proxy,
+	// push options) apply; but a user's fetch refspec that maps our refs
+	// would win over our -c ones, and then the push goes to its URL under
+	// a name of its own.
 	name := remote
 	var args []string
 	if s.userMapsOurRefs(remote) {
@@ -657,11 +641,10 @@ func (s *Store) IsAncestor(a, b Hash) (bool, error) {
 	return false, nil
 }
 
-// dropHalfMadeWorktrees removes the administrative directories under
-// .git/worktrees that lack the files a finished `git worktree add` writes
-// (gitdir, commondir, HEAD) and are older than stale: a live add finishes
-// within it, so such a directory is a killed one's. Its working tree, if
-// any, is left for `git worktree prune` and the task's own repair.
+// dropHalfMadeWorktrees removes the directories under .git/worktrees,
+// older than stale, that lack a file a finished `git worktree add` writes
+// (gitdir, commondir, HEAD): a killed add's. Its working tree, if any, is
+// left for `git worktree prune` and the task's own repair.
 func (s *Store) dropHalfMadeWorktrees(stale time.Duration) {
 	root := filepath.Join(s.repo.CommonDir, "worktrees")
 	ents, err := os.ReadDir(root)
