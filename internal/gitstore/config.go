@@ -19,12 +19,8 @@ import (
 )
 
 // Config is the merged git configuration of a repository as git itself
-// reads it: system, global, local and worktree files, includes followed
-// (their gitdir:, onbranch: and hasconfig: conditions are git's to
-// judge), then the command line's `git -c` settings, later ones winning.
-// It is what `git config --list -z --includes` prints, read once: one git
-// process, about as long as a `git rev-parse`, buys one reader that
-// cannot disagree with git.
+// reads it (`git config --list -z --includes`: every file, includes and
+// their conditions, `git -c`), read once, so it cannot disagree with git.
 type Config struct {
 	vars []configVar // in the order git lists them
 	// files are the repository's config files and every file a value
@@ -40,15 +36,12 @@ type configVar struct {
 	section, sub, key, value string
 }
 
-// LoadConfig reads the configuration that applies to r. A configuration
-// git refuses to read (a malformed file, an include it cannot follow) is
-// not taken for an empty one, which would turn the steering gate off and
-// commit under the fallback identity: Err reports it, and the commands
-// refuse to run. Reading it takes no caller's context (it is read once, at Open), so the
-// process is bounded here. What git printed is kept in the git directory
-// with the state of every file it came from (see configCache): a command
-// whose files and environment are as they were reads it back instead of
-// running git, a process that was a fifth of a CLI write's time.
+// LoadConfig reads the configuration that applies to r. One git refuses
+// to read is not taken for an empty one (which would turn the steering
+// gate off and commit under the fallback identity): Err reports it. What
+// git printed is kept with the state of every file it came from (see
+// configCache): a command whose files and environment are as they were
+// reads it back instead of running git, a fifth of a CLI write's time.
 func LoadConfig(r *Repo) *Config {
 	c := &Config{files: map[string]fileKey{}}
 	for _, p := range configCandidates(r) {
@@ -114,10 +107,9 @@ func configCandidates(r *Repo) []string {
 }
 
 // configCache is what `git config --list` printed, kept while nothing it
-// depends on changes: its first line names the environment git read it
-// under (HOME, XDG_CONFIG_HOME and every GIT_CONFIG* variable, `git -c`
-// included), then one line per file with its inode, size and mtime as
-// stat saw them (a missing file too), then a blank line and the output.
+// depends on changes: a line naming the environment (HOME,
+// XDG_CONFIG_HOME, every GIT_CONFIG* variable), one per file with its
+// inode, size and mtime (a missing file too), a blank line, the output.
 const configCacheMax = 4 << 20
 
 func configCacheHead(files map[string]fileKey) string {
@@ -180,8 +172,7 @@ func readConfigCache(path string, files map[string]fileKey) ([]byte, bool) {
 
 // writeConfigCache keeps out for the next command, unless a file was
 // changed so recently that a change in the same clock tick would not show
-// in its mtime. A cache that cannot be written costs the next command a
-// git process, nothing more.
+// in its mtime.
 func writeConfigCache(path string, files map[string]fileKey, out []byte) {
 	for _, k := range files {
 		if k.exists && time.Since(time.Unix(0, k.mtime)) < 2*time.Second {
@@ -191,10 +182,9 @@ func writeConfigCache(path string, files map[string]fileKey, out []byte) {
 	_ = atomicfile.Replace(path, []byte(configCacheHead(files)+string(out)), atomicfile.Options{})
 }
 
-// Changed reports whether a file c was read from, or the repository's
-// own config file, differs now from when it was read: a long-lived
-// process reads the configuration again only then. A global or system
-// file created since is not seen.
+// Changed reports whether a file c was read from, or one git would read,
+// differs now from when it was read: a long-lived process reads the
+// configuration again only then.
 func (c *Config) Changed() bool {
 	for p, k := range c.files {
 		if now, _ := statKey(p); now != k {
@@ -217,9 +207,8 @@ func (c *Config) addKey(key, value string) {
 	c.vars = append(c.vars, configVar{key[:first], sub, key[last+1:], value})
 }
 
-// Get returns the last value of section[.subsection].key, and whether it is
-// set. Section and key names are case-insensitive; "a.b.c" style keys are
-// passed as section "a", key "c" with subsection "b" via GetSub.
+// Get returns the last value of section.key, and whether it is set.
+// Section and key names are case-insensitive.
 func (c *Config) Get(section, key string) (string, bool) { return c.GetSub(section, "", key) }
 
 // GetSub is Get for a key inside a subsection: the last value git lists.
@@ -256,9 +245,8 @@ func (c *Config) GetAllSub(section, sub, key string) []string {
 }
 
 // AddLocalConfig adds a value to key ("section.sub.key") in the
-// repository's own config file, beside any values it has, with
-// `git config --local --add`. The Store's Config, read when it was
-// opened, does not see the new value. A failure is apperr.Write.
+// repository's own config file (`git config --local --add`); the Store's
+// Config does not see it. A failure is apperr.Write.
 func (s *Store) AddLocalConfig(ctx context.Context, key, value string) error {
 	_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "config", "--local", "--add", key, value)
 	if err != nil && ctx.Err() == nil {
@@ -297,8 +285,7 @@ func (c *Config) Int(section, key string, def int64) int64 {
 }
 
 // ParseInt parses an integer the way git does: decimal with an optional
-// k, m or g suffix (×1024, ×1024², ×1024³); ok is false for anything
-// else, a value that overflows included.
+// k, m or g suffix; ok is false for anything else, overflow included.
 func ParseInt(v string) (int64, bool) {
 	v = strings.ToLower(strings.TrimSpace(v))
 	mult := int64(1)

@@ -33,8 +33,8 @@ type Ref struct {
 }
 
 // refReader reads refs from the loose files and packed-refs of one common
-// directory. packed-refs is parsed once and re-parsed only when its inode,
-// size or mtime change, so a process pays for a 10k-ref file once.
+// directory. packed-refs is parsed again only when its inode, size or
+// mtime change, so a process pays for a 10k-ref file once.
 type refReader struct {
 	dir string
 
@@ -42,8 +42,7 @@ type refReader struct {
 	packed packedRefs
 
 	// exactBuf is where readExact reads packed-refs, kept from call to
-	// call: every create and every guard on a packed ref reads the whole
-	// file, megabytes on a large board.
+	// call: every create and guard reads the whole file (megabytes).
 	exactMu  sync.Mutex
 	exactBuf []byte
 }
@@ -61,9 +60,8 @@ type fileKey struct {
 	exists           bool
 }
 
-// contentVersion names the content of a packed-refs file: its length and
-// contentHash, "none" for no file; by content, it needs no trust in clocks
-// or inode numbers.
+// contentVersion names the content of a packed-refs file ("none" for no
+// file): by content, it needs no trust in clocks or inode numbers.
 func contentVersion(data []byte, exists bool) string {
 	if !exists {
 		return "none"
@@ -151,9 +149,9 @@ func (r *refReader) read(name string) (Hash, error) { return r.readVia(name, r.r
 
 // readExact is read for a compare-and-swap, under the ref's lock: a packed
 // value comes from packed-refs as it is on disk now, never from the parsed
-// copy, whose key (inode, size, mtime) can repeat across rewrites (ext4
-// hands two inodes in turn), and a stale value would let a swap from an old
-// tip succeed. A copy the disk disagrees with is dropped.
+// copy, whose key can repeat across rewrites (ext4 hands two inodes in
+// turn) and would let a swap from an old tip succeed. A copy the disk
+// disagrees with is dropped.
 func (r *refReader) readExact(name string) (Hash, error) {
 	return r.readVia(name, r.packedOnDisk)
 }
@@ -171,9 +169,8 @@ func (r *refReader) packedVersionNow() (string, fileKey, error) {
 	return contentVersion(data, true), keyOfStat(&st), nil
 }
 
-// readPackedNow reads packed-refs as it is on disk now into exactBuf (held
-// by the caller under exactMu), and st, when not nil, from the open file;
-// exists is false when there is none.
+// readPackedNow reads packed-refs as it is on disk now into exactBuf (the
+// caller holds exactMu), and st, when not nil, from the open file.
 func (r *refReader) readPackedNow(st *fileStat) (data []byte, exists bool, err error) {
 	data, err = readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, st)
 	if errors.Is(err, os.ErrNotExist) {
@@ -237,8 +234,7 @@ func findPacked(data []byte, name string) Hash {
 }
 
 // refFileMax is the most of a loose ref file that is read: a value is 41
-// bytes ("ref: " and a name for a symbolic one), and a larger file where a
-// ref should be is not read whole to be found wanting.
+// bytes, and a larger file where a ref should be is not read whole.
 const refFileMax = 256
 
 func (r *refReader) readVia(name string, packed func(string) (Hash, error)) (Hash, error) {
@@ -355,9 +351,8 @@ func (r *refReader) list(prefix string) ([]Ref, error) {
 }
 
 // listParts is the packed refs under prefix (the reader's shared copy: read
-// only) and the loose ones, sorted by name, each as one listing saw them,
-// and the version of packed-refs the packed ones come from (see
-// contentVersion).
+// only) and the loose ones, sorted by name, and the version of packed-refs
+// the packed ones come from.
 func (r *refReader) listParts(prefix string) (packed, loose []Ref, version string, err error) {
 	for attempt := 0; ; attempt++ {
 		before, _ := statKey(filepath.Join(r.dir, "packed-refs"))
@@ -405,8 +400,6 @@ func (r *refReader) packedUnder(prefix string) ([]Ref, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	// packed-refs is sorted: the prefix's range is taken as it is, and the
-	// (few, once packed regularly) loose refs are laid over it.
 	lo := sort.Search(len(packed), func(i int) bool { return packed[i].Name >= prefix })
 	hi := lo
 	for hi < len(packed) && strings.HasPrefix(packed[hi].Name, prefix) {
@@ -442,9 +435,8 @@ func (r *refReader) listOnce(prefix string, withPacked bool) (packedPart, loose 
 		if !strings.HasPrefix(name, prefix) {
 			return nil
 		}
-		// Gone (pruned by pack-refs after we listed it: the packed value,
-		// which pack-refs wrote first, stands), or not an object name: no
-		// loose value.
+		// Gone (pruned by pack-refs, which wrote the packed value first),
+		// or not an object name: no loose value.
 		var buf [refFileMax]byte
 		b, err := readSmall(p, buf[:0], refFileMax, nil)
 		if errors.Is(err, os.ErrNotExist) {

@@ -26,18 +26,15 @@ type Worktree struct {
 }
 
 // WorktreeAttempts bounds the runs of a `git worktree` command that fails
-// beside another one in the same repository: git reads every worktree's
-// administrative files and dies on one that a concurrent `git worktree
-// add` is still writing ("failed to read …/worktrees/base/commondir"), and
-// `git worktree prune` may remove an administrative directory an add has
-// just made. The same command a few milliseconds later succeeds.
+// beside another one: git dies on an administrative directory a concurrent
+// add is still writing, and prune may remove one an add has just made.
+// The same command a few milliseconds later succeeds.
 const WorktreeAttempts = 12
 
 // RetryWorktree runs op until it succeeds, fails with anything but
-// GIT_FAILED, ctx ends, or WorktreeAttempts runs have failed. Before each
-// new run it calls undo (when not nil), which must leave nothing of the
-// failed one, and pauses a random 0–5·attempt ms so that the command it
-// collided with can finish.
+// GIT_FAILED, ctx ends, or WorktreeAttempts runs have failed; before each
+// new run, undo (when not nil) clears the failed one, and a random pause
+// lets the command it collided with finish.
 func RetryWorktree(ctx context.Context, op, undo func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := op()
@@ -121,15 +118,12 @@ func canonicalPath(p string) string {
 
 // AddWorktree creates a linked working tree at path on branch: a new
 // branch at base when it does not exist, else the existing branch at its
-// tip. It runs `git worktree add --no-checkout`, which holds git's own
-// "initializing" lock only while it writes the worktree's administrative
-// files, then populates the index and files with `git read-tree --reset -u`
-// in the new tree, so a process killed during the (long) checkout leaves an
-// unlocked worktree that CompleteCheckout or RemoveWorktree finish. An
-// empty branch makes a detached worktree at base (a throwaway checkout, as
-// a gate's run at a task's base commit); path is the caller's alone, so an
-// add that fails beside another `git worktree` command is discarded and
-// run again (RetryWorktree).
+// tip; an empty branch makes a detached worktree at base. It runs `git
+// worktree add --no-checkout` (git's "initializing" lock is held only
+// while it writes the administrative files), then CompleteCheckout, so a
+// process killed during the long checkout leaves an unlocked worktree
+// that CompleteCheckout or RemoveWorktree finish. A detached add, whose
+// path is the caller's alone, is run again after a collision.
 func (s *Store) AddWorktree(ctx context.Context, path, branch string, base Hash) error {
 	args := []string{"--git-dir=" + s.repo.CommonDir, "worktree", "add", "--quiet", "--no-checkout"}
 	var undo func() error // set where a failed add may be run again
@@ -166,11 +160,10 @@ func (s *Store) AddWorktree(ctx context.Context, path, branch string, base Hash)
 }
 
 // CompleteCheckout writes the index and files of the worktree at path
-// from its HEAD (`git read-tree --reset -u HEAD`, which moves no ref): the
-// second half of AddWorktree, and its repair after a crash. It discards
-// anything in the tree. With breakLock, an index.lock a killed checkout
-// left is removed first; only a caller that knows no git runs in the
-// worktree may ask for that.
+// from its HEAD (`git read-tree --reset -u HEAD`, which moves no ref),
+// discarding anything in the tree. With breakLock, an index.lock a killed
+// checkout left is removed first: only for a caller that knows no git runs
+// there.
 func (s *Store) CompleteCheckout(ctx context.Context, path string, breakLock bool) error {
 	if breakLock {
 		gd, err := WorktreeGitDir(path)
@@ -186,9 +179,8 @@ func (s *Store) CompleteCheckout(ctx context.Context, path string, breakLock boo
 }
 
 // RemoveWorktree removes the working tree at path and its administrative
-// files, discarding uncommitted changes, even when git left it locked
-// (`git worktree remove --force --force`). A worktree whose directory is
-// already gone is pruned instead. Its branch is kept.
+// files, discarding uncommitted changes, even when git left it locked. A
+// worktree whose directory is already gone is pruned. Its branch is kept.
 func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 	wt, err := s.FindWorktree(ctx, path)
 	if err != nil || wt == nil {
@@ -206,10 +198,9 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 }
 
 // DiscardWorktree deletes the worktree at path with everything in it and
-// drops its administrative files, whatever state a killed `git worktree
-// add` left it in (locked "initializing", its .git file not yet written,
-// which `git worktree remove` refuses). Only for a worktree nothing was
-// handed out from.
+// its administrative files, whatever state a killed `git worktree add`
+// left it in (which `git worktree remove` refuses). Only for a worktree
+// nothing was handed out from.
 func (s *Store) DiscardWorktree(ctx context.Context, path string) error {
 	wt, err := s.FindWorktree(ctx, path)
 	if err != nil {
@@ -253,10 +244,9 @@ func WorktreeGitDir(path string) (string, error) {
 	return r.GitDir, nil
 }
 
-// LockState takes an exclusive lock on the file name under the per-clone
-// state directory (.git/ideate/), waiting for its holder until ctx ends,
-// and returns its release. The kernel drops it when the process dies, so
-// a killed holder never leaves it held.
+// LockState takes an exclusive flock on the file name under the per-clone
+// state directory (.git/ideate/), waiting until ctx ends, and returns its
+// release; the kernel drops it when the process dies.
 func (s *Store) LockState(ctx context.Context, name string) (func(), error) {
 	if strings.ContainsAny(name, "/\\") || name == "" || name[0] == '.' {
 		return nil, apperr.New(apperr.Schema, "%q is not a lock name", name)

@@ -1,6 +1,7 @@
 package odb
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -11,38 +12,20 @@ const maxCopyLen = 0xffffff
 
 var errDeltaTruncated = errors.New("delta: truncated instruction stream")
 
-// deltaVarint decodes the little-endian base-128 size used in delta headers.
-// It returns the value and the number of bytes consumed, or n == 0 when the
-// input is truncated or the value does not fit in 64 bits.
-func deltaVarint(b []byte) (v uint64, n int) {
-	var shift uint
-	for i, c := range b {
-		bits := uint64(c & 0x7f)
-		if shift >= 64 || (shift > 57 && bits>>(64-shift) != 0) {
-			return 0, 0
-		}
-		v |= bits << shift
-		if c&0x80 == 0 {
-			return v, i + 1
-		}
-		shift += 7
-	}
-	return 0, 0
-}
-
 // applyDelta applies a git delta (as stored in OFS_DELTA and REF_DELTA pack
 // entries) to base and returns the newly allocated result. Every size and
 // offset is validated; malformed input yields an error, never a panic.
 func applyDelta(base, delta []byte) ([]byte, error) {
-	srcSize, n := deltaVarint(delta)
-	if n == 0 {
+	// The sizes are little-endian base-128, as binary.Uvarint reads them.
+	srcSize, n := binary.Uvarint(delta)
+	if n <= 0 {
 		return nil, errors.New("delta: bad base size header")
 	}
 	if srcSize != uint64(len(base)) {
 		return nil, fmt.Errorf("delta: base size mismatch: delta expects %d bytes, base has %d", srcSize, len(base))
 	}
-	dstSize, m := deltaVarint(delta[n:])
-	if m == 0 {
+	dstSize, m := binary.Uvarint(delta[n:])
+	if m <= 0 {
 		return nil, errors.New("delta: bad result size header")
 	}
 	ops := delta[n+m:]

@@ -195,17 +195,14 @@ func (db *DB) Read(h oid.Hash) (oid.ObjectType, []byte, error) {
 		return oid.InvalidObject, nil, err
 	}
 	db.mu.RLock()
-	var bad []error
+	defer db.mu.RUnlock()
+	errs := []error{ErrNotFound}
 	for _, s := range db.stores {
 		if s.err != nil {
-			bad = append(bad, s.err)
+			errs = append(errs, s.err)
 		}
 	}
-	db.mu.RUnlock()
-	if len(bad) > 0 {
-		return oid.InvalidObject, nil, fmt.Errorf("odb: object %s: %w (and some packs are unreadable: %w)", h, ErrNotFound, errors.Join(bad...))
-	}
-	return oid.InvalidObject, nil, fmt.Errorf("odb: object %s: %w", h, ErrNotFound)
+	return oid.InvalidObject, nil, fmt.Errorf("odb: object %s: %w", h, errors.Join(errs...))
 }
 
 // readOnce searches every store (packs, then loose) once. found reports a
