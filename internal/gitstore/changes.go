@@ -65,17 +65,11 @@ func (c *Changes) Paths() []string {
 
 // WorktreeChanges lists the paths the worktree at dir changed against the
 // commit base: committed (HEAD's tree against base's) and uncommitted (the
-// index, the working tree, and untracked files that are not ignored). The
-// worktree's state is what `git add -A` would stage, so a file removed
-// from the index but still on disk counts as present. Deletions, mode
-// changes, type changes and exact renames are reported; content filters
-// (.gitattributes, core.autocrlf) apply, as git hashes the files.
-//
-// git builds that state in a copy of the worktree's index (workingIndex)
-// and compares it with base (`git diff-index --cached`); the committed
-// side is a diff of base's and HEAD's trees, whose cost follows what
-// differs. Neither the worktree's index nor the object database is
-// written.
+// worktree's state as `git add -A` would stage it, content filters
+// applied). Deletions, mode and type changes and exact renames are
+// reported. git builds that state in a copy of the worktree's index
+// (workingIndex) and compares it with base; neither the worktree's index
+// nor the object database is written.
 func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Changes, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -193,8 +187,7 @@ func present(mode string) string {
 // workingIndex writes a copy of the worktree's index holding what `git
 // add -A` would stage, and returns its path (the caller removes it): the
 // paths `git status` names go through `git update-index --info-only`,
-// which hashes them with the content filters `git add` applies, and
-// writes no object.
+// which hashes them as `git add` would and writes no object.
 func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 	f, err := os.CreateTemp("", "ideate-index-*")
 	if err != nil {
@@ -224,10 +217,9 @@ func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 		return "", apperr.Wrap(apperr.Write, err, "cannot copy the index of %s", wt.WorkTree)
 	}
 	env := []string{"GIT_INDEX_FILE=" + path}
-	// git status names every path whose index or working file differs
-	// from HEAD, then the untracked ones (fast: it stats in parallel).
-	// They go to update-index in that order, so that a file turned into a
-	// directory leaves the index before the files inside are added.
+	// git status names the changed paths, then the untracked ones: in
+	// that order, a file turned into a directory leaves the index before
+	// the files inside are added.
 	out, err := s.runGitEnv(ctx, wt.WorkTree, env, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z",
 		"--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err == nil && len(out) > 0 {
@@ -246,9 +238,8 @@ func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 				continue
 			}
 			if dir, ok := strings.CutSuffix(p, "/"); ok {
-				// Another repository inside the worktree: git adds it as a
-				// submodule at its HEAD, and refuses one with no commit,
-				// which is left out.
+				// A repository inside: git adds it as a submodule at its
+				// HEAD, and refuses one with no commit, left out.
 				if _, err := s.runGitIn(ctx, filepath.Join(wt.WorkTree, dir), nil, "rev-parse", "-q", "--verify", "HEAD"); err != nil {
 					continue
 				}

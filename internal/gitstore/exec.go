@@ -14,12 +14,10 @@ import (
 const killWait = 2 * time.Second
 
 // Command is the one way gitstore starts a process that the caller waits
-// for: name runs in a process group of its own, and when ctx is done the
-// whole group (git, ssh, a transport helper, a local receive-pack) is
-// killed; Wait returns within killWait even if an escaped descendant holds
-// the pipes. On Linux the child also dies with this process (see
-// dieWithParent). A terminal's ^C reaches only this process, whose handler
-// cancels the root ctx.
+// for: name runs in a process group of its own, killed whole (git, ssh, a
+// transport helper) when ctx is done; Wait returns within killWait even if
+// an escaped descendant holds the pipes. On Linux the child also dies with
+// this process (see dieWithParent).
 func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	osproc.Group(cmd)
@@ -36,10 +34,8 @@ func (s *Store) git(ctx context.Context, args ...string) *exec.Cmd {
 }
 
 // detached builds a command its caller does not wait for, in a session
-// of its own (and so a process group of its own): background maintenance,
-// which must not keep a hook alive. When ctx ends first the whole group is
-// killed; a job that killed half-way would leave temporary files is given
-// a ctx that outlives its caller's (context.WithoutCancel).
+// of its own: background maintenance, which must not keep a hook alive.
+// When ctx ends first the whole group is killed.
 func detached(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	osproc.Detach(cmd)

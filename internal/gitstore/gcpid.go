@@ -13,15 +13,11 @@ import (
 
 // gcRunning guards against a running `git gc`, which at its end deletes
 // every pack index whose pack its last listing of objects/pack missed
-// (builtin/gc.c, clean_pack_garbage), .keep included. A directory read is
-// no snapshot: a listing made while a writer puts its pack in place can
-// see the .idx and miss the .pack, and the ref then names a commit nobody
-// can read (TestStore_Transact_RaceWithGitGC). Such a listing happens
-// only inside a gc that holds gc.pid, so a writer that finds no gc.pid
-// after its .pack is in place may put the .idx in place; otherwise it
-// writes loose objects (see flush). Maintenance asks the same before it
-// deletes (finishRollUp, finishRepack). gc.pid is judged as git does: past
-// 12 hours, or naming a gone process of this host, it is stale.
+// (clean_pack_garbage); a listing made while a writer puts its pack in
+// place can see the .idx and miss the .pack. So a writer that finds
+// gc.pid after its .pack is in place writes loose objects instead (see
+// flush), and maintenance deletes nothing then. gc.pid is judged as git
+// does: past 12 hours, or naming a gone process of this host, it is stale.
 func gcRunning(commonDir string) bool {
 	path := filepath.Join(commonDir, "gc.pid")
 	fi, err := os.Stat(path)
@@ -46,9 +42,8 @@ func gcRunning(commonDir string) bool {
 	return !goneHere(strings.TrimSpace(string(data)))
 }
 
-// goneHere reports whether "<pid> <host>" (git's gc.pid, the maintenance
-// lock's pid line) names a process of this host that no longer exists;
-// false when it cannot tell (not that form, another host).
+// goneHere reports whether "<pid> <host>" names a process of this host
+// that no longer exists; false when it cannot tell.
 func goneHere(pidHost string) bool {
 	pidText, host, _ := strings.Cut(pidHost, " ")
 	pid, err := strconv.Atoi(pidText)

@@ -18,10 +18,9 @@ import (
 // past both.
 
 // EscapeControls returns s with every control character (Unicode Cc: C0,
-// DEL, C1) written as visible text: \xNN below U+0100's C0 range and DEL,
-// \u00NN for C1. Everything else, invalid UTF-8 included, is kept.
+// DEL, C1) written as visible text: \xNN for C0 and DEL, \u00NN for C1.
 func EscapeControls(s string) string {
-	if !hasControl(s) {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
 		return s
 	}
 	var b strings.Builder
@@ -37,15 +36,6 @@ func EscapeControls(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c == 0xc2 {
-			return true // 0xc2 leads U+0080..U+00BF: checked exactly below
-		}
-	}
-	return false
 }
 
 // MessageLine renders free text for one line of a commit message (a

@@ -12,15 +12,10 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
-// Git notes
-//
-// A notes ref (refs/notes/<name>) is an ordinary commit chain whose tree
-// maps the 40-hex name of each annotated object to a blob, the note. When a
-// notes tree grows, git fans it out: the first two hex digits become a
-// directory and the entry inside it is named by the remaining 38 (and so on
-// for further levels). Readers here accept any mix of such levels, as git
-// does; the writer keeps the layout it finds, so `git notes` and git ideate
-// can take turns on the same ref.
+// A notes tree maps the 40-hex name of each annotated object to a blob;
+// git fans a large one out (the first two hex digits become a directory,
+// and so on). Readers here accept any mix of levels, as git does, and the
+// writer keeps the layout it finds, so `git notes` can take turns with it.
 
 // ReadNote returns the note attached to obj on the notes ref, with ok false
 // when there is none (or the ref does not exist).
@@ -44,10 +39,9 @@ func (s *Store) ReadNote(ref string, obj Hash) (note []byte, ok bool, err error)
 	return data, true, nil
 }
 
-// AppendNote adds text to the note on obj in the notes ref, creating the
-// note (and the ref) when there is none, as one commit on ref made with
-// Transact. An existing note is kept and text starts on the line after it;
-// text gets a final newline when it lacks one. It returns the notes commit.
+// AppendNote adds text (ended by a newline) on the line after the note on
+// obj in the notes ref, creating the note and the ref when there is none,
+// as one commit made with Transact, which it returns.
 func (s *Store) AppendNote(ctx context.Context, ref string, obj Hash, text string) (Hash, error) {
 	if obj == ZeroHash {
 		return ZeroHash, apperr.New(apperr.Schema, "a note needs the object it is about")
@@ -102,9 +96,8 @@ type noteLoc struct {
 
 // findNote looks for the note on obj below root. When there is none, the
 // location returned is where a new one belongs: inside the fan-out
-// directories that already exist for obj's prefix, plus one more level when
-// the tree reached there is itself fanned out (holds two-hex-digit
-// directories), else at that level under the remaining hex digits.
+// directories that exist for obj's prefix, one level deeper when the tree
+// reached there is itself fanned out.
 func (s *Store) findNote(root, obj Hash) (noteLoc, error) {
 	rest := obj.String()
 	loc := noteLoc{name: rest}
@@ -153,11 +146,9 @@ func isFanout(name string) bool {
 }
 
 // ResolveCommit names the commit that spec means: "HEAD" (or ""), a full
-// object name, or an abbreviated one (at least 4 hex digits). An
-// abbreviation that is a prefix of HEAD resolves without starting git, the
-// common case of a commit just made; any other is resolved by `git
-// rev-parse`. A name that resolves to no commit is apperr.NotFound, one
-// that is not hex apperr.Schema.
+// object name, or an abbreviated one (at least 4 hex digits; a prefix of
+// HEAD, the common case, without starting git). A name that resolves to
+// no commit is apperr.NotFound, one that is not hex apperr.Schema.
 func (s *Store) ResolveCommit(ctx context.Context, spec string) (Hash, error) {
 	spec = strings.ToLower(strings.TrimSpace(spec))
 	if spec == "" || spec == "head" {

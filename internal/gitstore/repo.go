@@ -126,16 +126,14 @@ func fromGitDir(gd string) (*Repo, error) {
 	return r, nil
 }
 
-// UnsupportedRepo is the code of a repository whose format git ideate
-// cannot write without corrupting it: SHA-256 object names, or refs kept
-// other than as files (reftable), where a ref written as a loose file is
-// invisible to git.
+// UnsupportedRepo is the code of a repository git ideate cannot write
+// without corrupting it: SHA-256 object names, or reftable refs, where a
+// ref written as a loose file is invisible to git.
 const UnsupportedRepo apperr.Code = "UNSUPPORTED_REPOSITORY"
 
-// checkFormat refuses a repository whose config (the common one, where
-// git keeps its extensions) asks for SHA-256 objects or another ref
-// storage than files. It runs at discovery, before anything is written;
-// git reads the file only when it names either extension.
+// checkFormat refuses, at discovery, a repository whose common config
+// asks for SHA-256 objects or another ref storage than files; git reads
+// the file only when it names either extension.
 func checkFormat(common string) error {
 	path := filepath.Join(common, "config")
 	b, err := os.ReadFile(path)
@@ -167,11 +165,9 @@ func checkFormat(common string) error {
 func (r *Repo) StateDir() string { return filepath.Join(r.CommonDir, "ideate") }
 
 // MainWorkTree is the top of the repository's main working tree, the one
-// whose git directory is the common directory: the same as WorkTree
-// outside a linked worktree, and the main checkout from inside one (where
-// the plan's ticks are kept). ok is false when the common directory is
-// not a ".git" directory of a working tree (a bare repository, or
-// $GIT_DIR elsewhere).
+// whose git directory is the common directory (from inside a linked
+// worktree, the main checkout). ok is false when the common directory is
+// not a working tree's ".git" (a bare repository, $GIT_DIR elsewhere).
 func (r *Repo) MainWorkTree() (string, bool) {
 	if r.GitDir == r.CommonDir && r.WorkTree != "" {
 		return r.WorkTree, true

@@ -56,9 +56,7 @@ func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (
 
 // InsertWithRootFile is Insert that also adds a file name holding data at
 // the top level when root lacks one (a store's format-version entry), in
-// the same single rewrite of the root: adding the file first and then
-// inserting would leave the root written in between as a dangling tree.
-// An empty name adds nothing.
+// the same rewrite of the root, which leaves no dangling tree between.
 func (s *Store) InsertWithRootFile(root Hash, dirs []string, leaf TreeEntry, replace bool, name string, data []byte) (Hash, error) {
 	var entries []TreeEntry
 	if root != ZeroHash {
@@ -119,9 +117,9 @@ func (s *Store) insertInto(entries []TreeEntry, dirs []string, leaf TreeEntry, r
 }
 
 // Format is the version entry a store keeps at the root of its trees: a
-// blob named File holding "<Kind> <Version>\n". Readers meeting a newer
-// version, or one they cannot read, stop with an error of code Code whose
-// sentence names the store as What, instead of misreading it.
+// blob named File holding "<Kind> <Version>\n". A reader meeting a newer
+// version, or one it cannot read, stops with an error of code Code naming
+// the store as What, instead of misreading it.
 type Format struct {
 	File, Kind string
 	Version    int
@@ -169,7 +167,6 @@ func (s *Store) CheckRootFormat(root Hash, f Format) error {
 
 // RootTree returns the root tree of the commit tip after CheckRootFormat
 // has passed it, and ZeroHash for ZeroHash (a store with no commit yet).
-// Every reader and every Transact build of a single-ref store starts here.
 func (s *Store) RootTree(tip Hash, f Format) (Hash, error) {
 	if tip == ZeroHash {
 		return ZeroHash, nil
@@ -182,8 +179,7 @@ func (s *Store) RootTree(tip Hash, f Format) (Hash, error) {
 }
 
 // EnsureFormat returns root with f's entry at its top level, adding it
-// (and writing its blob) only when it is missing: a writer calls it before
-// committing a tree so every commit of the store carries its version.
+// only when it is missing, so every commit of the store carries its version.
 func (s *Store) EnsureFormat(root Hash, f Format) (Hash, error) {
 	if root != ZeroHash {
 		if _, ok, err := s.Lookup(root, []string{f.File}); err != nil || ok {
