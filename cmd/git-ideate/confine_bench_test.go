@@ -15,18 +15,19 @@ import (
 	"github.com/ideate/git-ideate/internal/plan/plantest"
 )
 
-// boundRedWorker is the benchmarks' repository: the example plan with a Go
-// runner, a strutil package, task S1-01/T1 started for a red-worker, and
-// agent abench dispatched (toolu_bench1) and bound to it. payload builds a
+// boundWorker is the benchmarks' repository: the example plan with a Go
+// runner, a strutil package, task S1-01/T1 started for an execution role
+// (red-worker, green-worker), and agent abench dispatched (toolu_bench1)
+// and bound to it. payload builds a
 // PreToolUse payload in the worktree for the bound agent (toolu_bench2);
 // run runs the built binary in the repository and returns its stdout.
-type boundRedWorker struct {
+type boundWorker struct {
 	dir, wt string
 	run     func(stdin string, args ...string) string
 	payload func(tool string, input map[string]any) string
 }
 
-func newBoundRedWorker(b *testing.B) *boundRedWorker {
+func newBoundWorker(b *testing.B, role string) *boundWorker {
 	dir := gt.NewRepo(b)
 	if out, err := exec.Command("cp", "-r", filepath.Join(plantest.ExampleDir(), "docs"), dir).CombinedOutput(); err != nil {
 		b.Fatalf("cp: %v %s", err, out)
@@ -40,7 +41,7 @@ func newBoundRedWorker(b *testing.B) *boundRedWorker {
 	os.WriteFile(filepath.Join(dir, "strutil", "reverse_test.go"), []byte("package strutil\n\nimport \"testing\"\n\nfunc TestReverse(t *testing.T) { _ = Reverse(\"ab\") }\n"), 0o644)
 	gt.Git(b, dir, "add", "-A")
 	gt.Git(b, dir, "commit", "-qm", "base")
-	f := &boundRedWorker{dir: dir, wt: filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")}
+	f := &boundWorker{dir: dir, wt: filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")}
 	f.run = func(stdin string, args ...string) string {
 		c := exec.Command(binPath, args...)
 		c.Dir = dir
@@ -54,36 +55,43 @@ func newBoundRedWorker(b *testing.B) *boundRedWorker {
 		return out.String()
 	}
 	f.run("", "plan", "check")
-	f.run("", "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
+	f.run("", "task", "start", "S1-01/T1", "--role", role, "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
 	tr := filepath.Join(b.TempDir(), "projects", "s1.jsonl")
 	meta := filepath.Join(strings.TrimSuffix(tr, ".jsonl"), "subagents", "agent-abench.meta.json")
 	os.MkdirAll(filepath.Dir(meta), 0o755)
-	os.WriteFile(meta, []byte(`{"agentType":"git-ideate:red-worker","toolUseId":"toolu_bench1"}`), 0o644)
+	os.WriteFile(meta, []byte(`{"agentType":"git-ideate:`+role+`","toolUseId":"toolu_bench1"}`), 0o644)
 	dispatch, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Agent",
-		"tool_use_id": "toolu_bench1", "tool_input": map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1", "subagent_type": "git-ideate:red-worker"}})
+		"tool_use_id": "toolu_bench1", "tool_input": map[string]any{"description": role, "prompt": "ideate-task: S1-01/T1", "subagent_type": "git-ideate:" + role}})
 	if out := f.run(string(dispatch), "hook"); out != "" {
 		b.Fatalf("dispatch: %s", out)
 	}
 	f.payload = func(tool string, input map[string]any) string {
 		data, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": f.wt, "hook_event_name": "PreToolUse",
-			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench2", "agent_id": "abench", "agent_type": "git-ideate:red-worker"})
+			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench2", "agent_id": "abench", "agent_type": "git-ideate:" + role})
 		return string(data)
 	}
 	return f
 }
 
 // BenchmarkHook_PreToolUse is the PreToolUse decision for a bound
-// red-worker as the host asks it: a fresh built binary per call, the
-// payload on stdin, interleaved call by call with `git rev-parse HEAD`
-// in the same worktree. It reports each median and the ratio to git's.
-// Write is the role guard's file check; Bash is the answer that wraps the
-// command in the confining entry (binding, contract, cost gate, rewrite).
-// The calls are timed once the fixture's git configuration is kept (see
-// below).
+// red-worker and a bound green-worker as the host asks it: a fresh built
+// binary per call, the payload on stdin, interleaved call by call with
+// `git rev-parse HEAD` in the same worktree. It reports each median and
+// the ratio to git's. Write is the role guard's file check (a test file
+// for the red-worker, a production file for the green-worker); Bash is
+// the answer that wraps the command in the confining entry (binding,
+// contract, cost gate, rewrite). The calls are timed once the fixture's
+// git configuration is kept (see below).
 func BenchmarkHook_PreToolUse(b *testing.B) {
-	f := newBoundRedWorker(b)
+	for _, c := range []struct{ role, file string }{{"red-worker", "a_test.go"}, {"green-worker", "a.go"}} {
+		b.Run(c.role, func(b *testing.B) { benchmarkPreToolUse(b, c.role, c.file) })
+	}
+}
+
+func benchmarkPreToolUse(b *testing.B, role, file string) {
+	f := newBoundWorker(b, role)
 	wt, run := f.wt, f.run
-	write := f.payload("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "a_test.go"), "content": "package strutil\n"})
+	write := f.payload("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", file), "content": "package strutil\n"})
 	bash := f.payload("Bash", map[string]any{"command": "go test ./strutil/", "description": "test"})
 	if out := run(write, "hook"); out != "" {
 		b.Fatalf("write: %s", out)
@@ -158,7 +166,7 @@ func BenchmarkHook_PreToolUse(b *testing.B) {
 // each median and their difference, and the difference for `true` (the
 // confining entry's own cost, which the build's noise hides).
 func BenchmarkConfine_GoTest(b *testing.B) {
-	f := newBoundRedWorker(b)
+	f := newBoundWorker(b, "red-worker")
 	dir, wt, run := f.dir, f.wt, f.run
 	if !strings.Contains(run("", "doctor"), "mode: confined") {
 		b.Skip("no operating-system confinement here")
