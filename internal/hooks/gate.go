@@ -789,33 +789,3 @@ func gatesSubject(task string, sprint int) string {
 	}
 	return "task " + task
 }
-
-// activeWorktrees are the worktrees other agents may be changing now:
-// those of approved dispatches not yet taken, and of bound agents (other
-// than self) whose stop has not passed its gate.
-func activeWorktrees(state, self string) []string {
-	var out []string
-	pending, _ := os.ReadDir(dispatchPath(state, "pending"))
-	for _, e := range pending {
-		var d dispatchRec
-		if ok, _ := readJSON(dispatchPath(state, "pending", e.Name()), &d); ok && d.Worktree != "" {
-			if _, err := os.Stat(dispatchPath(state, "claims", d.ToolUseID)); err != nil {
-				out = append(out, d.Worktree)
-			}
-		}
-	}
-	agents, _ := os.ReadDir(dispatchPath(state, "agents"))
-	for _, e := range agents {
-		agent := strings.TrimSuffix(e.Name(), ".json")
-		if agent == self {
-			continue
-		}
-		var b bindingRec
-		if ok, _ := readJSON(dispatchPath(state, "agents", e.Name()), &b); ok && b.Worktree != "" {
-			if _, err := os.Stat(dispatchPath(state, "stopped", agent)); err != nil {
-				out = append(out, b.Worktree)
-			}
-		}
-	}
-	return out
-}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ideate/git-ideate/internal/gates"
 )
@@ -74,10 +75,40 @@ func writtenBy(state string) func(abs string) (string, string, bool) {
 }
 
 // othersAtWork reports whether an agent other than self (the main
-// session: "") is at work: a dispatch waiting for its agent, or a bound
-// agent whose stop has not passed.
+// session: "") may be changing a worktree now: an approved dispatch with
+// a worktree not yet taken by its agent, or a bound agent with a
+// worktree whose stop has not passed its gate. It is asked before every
+// Bash call, and the dispatch directory keeps every agent of the last
+// 72 hours: the claim and stop markers are looked at before a record is
+// read, and the first agent at work answers.
 func othersAtWork(state, self string) bool {
-	return len(activeWorktrees(state, self)) > 0
+	pending, _ := os.ReadDir(dispatchPath(state, "pending"))
+	for _, e := range pending {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && exists(dispatchPath(state, "claims", id)) {
+			continue
+		}
+		var d dispatchRec
+		if ok, _ := readJSON(dispatchPath(state, "pending", e.Name()), &d); ok && d.Worktree != "" && !exists(dispatchPath(state, "claims", d.ToolUseID)) {
+			return true
+		}
+	}
+	agents, _ := os.ReadDir(dispatchPath(state, "agents"))
+	for _, e := range agents {
+		agent := strings.TrimSuffix(e.Name(), ".json")
+		if agent == self || exists(dispatchPath(state, "stopped", agent)) {
+			continue
+		}
+		var b bindingRec
+		if ok, _ := readJSON(dispatchPath(state, "agents", e.Name()), &b); ok && b.Worktree != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // owners are, per task worktree, the agents bound to it (other than

@@ -1,0 +1,64 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Who is at work besides the caller: a dispatch with a worktree until
+// its agent claims it, a bound agent with a worktree until its stop
+// passes, never the caller itself nor a reviewer (no worktree); finished
+// agents, however many, leave nobody at work.
+func TestOthersAtWork(t *testing.T) {
+	state := t.TempDir()
+	write := func(parts []string, v any) {
+		t.Helper()
+		p := dispatchPath(state, parts...)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		data := []byte("x")
+		if v != nil {
+			data, _ = json.Marshal(v)
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func(parts ...string) { os.Remove(dispatchPath(state, parts...)) }
+	want := func(what, self string, at bool) {
+		t.Helper()
+		if got := othersAtWork(state, self); got != at {
+			t.Errorf("%s: others at work for %q = %v, want %v", what, self, got, at)
+		}
+	}
+	want("nothing dispatched", "", false)
+	for i := 0; i < 30; i++ {
+		id, agent := fmt.Sprintf("toolu_done%d", i), fmt.Sprintf("adone%d", i)
+		d := dispatchRec{ToolUseID: id, Task: "S1-01/T1", Role: "red-worker", Worktree: "/wt/T1"}
+		write([]string{"pending", id + ".json"}, d)
+		write([]string{"claims", id}, nil)
+		write([]string{"agents", agent + ".json"}, bindingRec{dispatchRec: d, Agent: agent})
+		write([]string{"stopped", agent}, nil)
+	}
+	want("thirty finished agents", "", false)
+
+	d := dispatchRec{ToolUseID: "toolu_w", Task: "S1-01/T2", Role: "green-worker", Worktree: "/wt/T2"}
+	write([]string{"pending", "toolu_w.json"}, d)
+	want("a dispatch waiting for its agent", "awork", true)
+	write([]string{"claims", "toolu_w"}, nil)
+	want("the dispatch taken, its agent not bound yet", "awork", false)
+	write([]string{"agents", "awork.json"}, bindingRec{dispatchRec: d, Agent: "awork"})
+	want("a bound agent, for another", "", true)
+	want("a bound agent, for itself", "awork", false)
+	write([]string{"stopped", "awork"}, nil)
+	want("its stop passed", "", false)
+	remove("stopped", "awork")
+
+	remove("agents", "awork.json")
+	r := dispatchRec{ToolUseID: "toolu_r", Task: "S1-01/T2", Role: "structural-reviewer"}
+	write([]string{"pending", "toolu_r.json"}, r)
+	write([]string{"agents", "areview.json"}, bindingRec{dispatchRec: r, Agent: "areview"})
+	want("a reviewer, waiting and bound (no worktree)", "", false)
+}
