@@ -20,11 +20,13 @@ import (
 // (red-worker, green-worker), and agent abench dispatched (toolu_bench1)
 // and bound to it. payload builds a
 // PreToolUse payload in the worktree for the bound agent (toolu_bench2);
-// run runs the built binary in the repository and returns its stdout.
+// run runs the built binary in the repository and returns its stdout;
+// dispatch has the main session dispatch a worker for a started task.
 type boundWorker struct {
-	dir, wt string
-	run     func(stdin string, args ...string) string
-	payload func(tool string, input map[string]any) string
+	dir, wt  string
+	run      func(stdin string, args ...string) string
+	payload  func(tool string, input map[string]any) string
+	dispatch func(toolUse, task, role string)
 }
 
 func newBoundWorker(b *testing.B, role string) *boundWorker {
@@ -60,11 +62,14 @@ func newBoundWorker(b *testing.B, role string) *boundWorker {
 	meta := filepath.Join(strings.TrimSuffix(tr, ".jsonl"), "subagents", "agent-abench.meta.json")
 	os.MkdirAll(filepath.Dir(meta), 0o755)
 	os.WriteFile(meta, []byte(`{"agentType":"git-ideate:`+role+`","toolUseId":"toolu_bench1"}`), 0o644)
-	dispatch, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Agent",
-		"tool_use_id": "toolu_bench1", "tool_input": map[string]any{"description": role, "prompt": "ideate-task: S1-01/T1", "subagent_type": "git-ideate:" + role}})
-	if out := f.run(string(dispatch), "hook"); out != "" {
-		b.Fatalf("dispatch: %s", out)
+	f.dispatch = func(toolUse, task, role string) {
+		data, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Agent",
+			"tool_use_id": toolUse, "tool_input": map[string]any{"description": role, "prompt": "ideate-task: " + task, "subagent_type": "git-ideate:" + role}})
+		if out := f.run(string(data), "hook"); out != "" {
+			b.Fatalf("dispatch of %s: %s", task, out)
+		}
 	}
+	f.dispatch("toolu_bench1", "S1-01/T1", role)
 	f.payload = func(tool string, input map[string]any) string {
 		data, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": f.wt, "hook_event_name": "PreToolUse",
 			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench2", "agent_id": "abench", "agent_type": "git-ideate:" + role})
@@ -81,16 +86,29 @@ func newBoundWorker(b *testing.B, role string) *boundWorker {
 // for the red-worker, a production file for the green-worker); Bash is
 // the answer that wraps the command in the confining entry (binding,
 // contract, cost gate, rewrite). The calls are timed once the fixture's
-// git configuration is kept (see below).
+// git configuration is kept (see below). Beside another worker (a second
+// task's red-worker dispatched), a Bash call also notes the state of its
+// worktree for the ledger of logged writes (ledger.go).
 func BenchmarkHook_PreToolUse(b *testing.B) {
-	for _, c := range []struct{ role, file string }{{"red-worker", "a_test.go"}, {"green-worker", "a.go"}} {
-		b.Run(c.role, func(b *testing.B) { benchmarkPreToolUse(b, c.role, c.file) })
+	for _, c := range []struct {
+		name, role, file string
+		beside           bool
+	}{
+		{"red-worker", "red-worker", "a_test.go", false},
+		{"green-worker", "green-worker", "a.go", false},
+		{"red-worker-beside-another", "red-worker", "a_test.go", true},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchmarkPreToolUse(b, c.role, c.file, c.beside) })
 	}
 }
 
-func benchmarkPreToolUse(b *testing.B, role, file string) {
+func benchmarkPreToolUse(b *testing.B, role, file string, beside bool) {
 	f := newBoundWorker(b, role)
 	wt, run := f.wt, f.run
+	if beside {
+		run("", "task", "start", "S1-01/T2", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
+		f.dispatch("toolu_other", "S1-01/T2", "red-worker")
+	}
 	write := f.payload("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", file), "content": "package strutil\n"})
 	bash := f.payload("Bash", map[string]any{"command": "go test ./strutil/", "description": "test"})
 	if out := run(write, "hook"); out != "" {
