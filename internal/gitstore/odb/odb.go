@@ -155,20 +155,13 @@ func (db *DB) Close() error {
 	db.scanMu.Lock()
 	defer db.scanMu.Unlock()
 	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
-		return nil
-	}
 	db.closed = true
-	var errs []error
+	db.mu.Unlock()
 	for _, s := range db.stores {
-		for _, p := range s.packs {
-			errs = append(errs, p.unmap())
-		}
-		s.packs, s.err = nil, nil
+		db.replacePacks(s, nil, nil)
 	}
 	db.cache.clear()
-	return errors.Join(errs...)
+	return nil
 }
 
 // Read returns the type and fully resolved content (without header) of the
@@ -420,58 +413,44 @@ func (db *DB) rescan() error {
 	return db.scanLocked()
 }
 
-// scanLocked lists objects/pack/*.idx of every store: packs already mapped
-// that are still listed are kept, new ones are mapped, vanished ones are
+// scanLocked lists objects/pack/*.idx of every store: packs still listed
+// are kept, new ones are listed (mapped on first use), vanished ones are
 // dropped and unmapped. The caller holds db.scanMu.
 func (db *DB) scanLocked() error {
-	type result struct {
-		packs []*pack
-		err   error
-	}
-	scanCount.Add(1)
-	results := make([]result, len(db.stores))
-	for i, s := range db.stores {
-		results[i].packs, results[i].err = db.scanStore(s)
-	}
-
-	db.mu.Lock()
 	if db.closed {
-		db.mu.Unlock()
-		// Close (which takes scanMu) ran before this scan began, so every
-		// pack in results was mapped by this scan.
-		for _, r := range results {
-			for _, p := range r.packs {
-				p.unmap()
-			}
-		}
 		return errClosed
 	}
-	var dropped []*pack
-	for i, s := range db.stores {
-		now := make(map[*pack]bool, len(results[i].packs))
-		for _, p := range results[i].packs {
-			now[p] = true
-		}
-		for _, p := range s.packs {
-			if !now[p] {
-				dropped = append(dropped, p)
-			}
-		}
-		s.packs, s.err = results[i].packs, results[i].err
+	scanCount.Add(1)
+	for _, s := range db.stores {
+		packs, err := db.scanStore(s)
+		db.replacePacks(s, packs, err)
 	}
+	db.mu.Lock()
 	db.scanned = true
-	db.added = 0
-	// Holding mu exclusively means no reader is inside mapped memory.
-	for _, p := range dropped {
-		p.unmap()
-	}
 	db.mu.Unlock()
-	ids := make(map[uint64]bool, len(dropped))
-	for _, p := range dropped {
-		ids[p.id] = true
-	}
-	db.cache.dropPacks(ids)
+	db.added = 0
 	return nil
+}
+
+// replacePacks makes packs the list of s and unmaps the packs it no longer
+// holds, holding mu exclusively, so no reader is inside mapped memory. The
+// caller holds db.scanMu.
+func (db *DB) replacePacks(s *store, packs []*pack, err error) {
+	now := make(map[*pack]bool, len(packs))
+	for _, p := range packs {
+		now[p] = true
+	}
+	dropped := map[uint64]bool{}
+	db.mu.Lock()
+	for _, p := range s.packs {
+		if !now[p] {
+			dropped[p.id] = true
+			p.unmap()
+		}
+	}
+	s.packs, s.err = packs, err
+	db.mu.Unlock()
+	db.cache.dropPacks(dropped)
 }
 
 // scanStore computes the new pack list of s without publishing it: new
@@ -529,28 +508,9 @@ func (db *DB) CacheBytes() int { return db.cache.max }
 // removes them only when their objects are in another pack already.
 // Unmapping waits until no reader is inside mapped memory.
 func (db *DB) DropPacks(bases []string) {
-	if len(bases) == 0 {
-		return
-	}
-	gone := make(map[string]bool, len(bases))
-	for _, b := range bases {
-		gone[b] = true
-	}
 	db.scanMu.Lock()
 	defer db.scanMu.Unlock()
-	db.mu.Lock()
 	s := db.stores[0]
-	var kept []*pack
-	ids := map[uint64]bool{}
-	for _, p := range s.packs {
-		if gone[p.base] {
-			ids[p.id] = true
-			p.unmap()
-			continue
-		}
-		kept = append(kept, p)
-	}
-	s.packs = kept
-	db.mu.Unlock()
-	db.cache.dropPacks(ids)
+	kept := slices.DeleteFunc(slices.Clone(s.packs), func(p *pack) bool { return slices.Contains(bases, p.base) })
+	db.replacePacks(s, kept, s.err)
 }

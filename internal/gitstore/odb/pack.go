@@ -134,13 +134,12 @@ func (p *pack) mapData() error {
 	return p.dataErr
 }
 
-func (p *pack) unmap() error {
+func (p *pack) unmap() {
 	p.dataMu.Lock()
 	defer p.dataMu.Unlock()
-	err1 := UnmapFile(p.idx)
-	err2 := UnmapFile(p.data)
+	UnmapFile(p.idx)
+	UnmapFile(p.data)
 	p.idx, p.data = nil, nil
-	return errors.Join(err1, err2)
 }
 
 // parseIdx validates the v2 index layout without reading per-object data.
