@@ -196,17 +196,20 @@ func (r *refReader) packedOnDisk(name string) (Hash, error) {
 	}
 	h := findPacked(data, name)
 	r.mu.Lock()
-	refs := r.packed.refs
-	i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
-	cached := ZeroHash
-	if i < len(refs) && refs[i].Name == name {
-		cached = refs[i].Hash
-	}
-	if cached != h {
+	if lookupRef(r.packed.refs, name) != h {
 		r.packed = packedRefs{}
 	}
 	r.mu.Unlock()
 	return h, nil
+}
+
+// lookupRef is name's value in refs, sorted by name (ZeroHash: absent).
+func lookupRef(refs []Ref, name string) Hash {
+	i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
+	if i < len(refs) && refs[i].Name == name {
+		return refs[i].Hash
+	}
+	return ZeroHash
 }
 
 // findPacked returns the value of name in the packed-refs text data
@@ -328,14 +331,7 @@ func (r *refReader) readPacked(name string) (Hash, error) {
 		return r.packedOnDisk(name)
 	}
 	refs, _, err := r.loadPackedVersion()
-	if err != nil {
-		return ZeroHash, err
-	}
-	i := sort.Search(len(refs), func(i int) bool { return refs[i].Name >= name })
-	if i < len(refs) && refs[i].Name == name {
-		return refs[i].Hash, nil
-	}
-	return ZeroHash, nil
+	return lookupRef(refs, name), err
 }
 
 // list returns every ref whose name starts with prefix (which should end in
