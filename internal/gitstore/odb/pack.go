@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sort"
 	"sync"
 
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
@@ -213,20 +214,13 @@ func (p *pack) find(h oid.Hash) (uint64, bool, error) {
 		lo = int(p.fanout[h[0]-1])
 	}
 	hi := int(p.fanout[h[0]])
-	names := p.idx[p.names : p.names+p.n*hashLen]
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		switch c := bytes.Compare(names[mid*hashLen:mid*hashLen+hashLen], h[:]); {
-		case c < 0:
-			lo = mid + 1
-		case c > 0:
-			hi = mid
-		default:
-			off, err := p.offsetAt(mid)
-			return off, err == nil, err
-		}
+	name := func(i int) []byte { return p.idx[p.names+i*hashLen : p.names+(i+1)*hashLen] }
+	i := lo + sort.Search(hi-lo, func(i int) bool { return bytes.Compare(name(lo+i), h[:]) >= 0 })
+	if i == hi || !bytes.Equal(name(i), h[:]) {
+		return 0, false, nil
 	}
-	return 0, false, nil
+	off, err := p.offsetAt(i)
+	return off, err == nil, err
 }
 
 // offsetAt returns the pack offset of the i-th object in index order.
@@ -252,9 +246,6 @@ type entryHdr struct {
 }
 
 func (p *pack) corrupt(off uint64, err error) error {
-	if off == 0 {
-		return fmt.Errorf("%s: %w", p.packPath, err)
-	}
 	return fmt.Errorf("%s: entry at offset %d: %w", p.packPath, off, err)
 }
 
