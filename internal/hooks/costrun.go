@@ -145,11 +145,11 @@ func appendPending(dir string, line []byte) error {
 	return nil
 }
 
-// pendingOf finds the newest pending line of the call id in the pending
-// log of dir, then in the older one. A line starts with its id, and
-// `{"id":"` occurs in no JSON string, so the line's start is found even
-// after a half-written line.
-func pendingOf(dir, id string) (pendingRun, bool) {
+// pendingOf reads into v the newest line of the call id in the pending
+// log of dir, then in the older one, and reports whether there was one.
+// A line starts with its id, and `{"id":"` occurs in no JSON string, so
+// the line's start is found even after a half-written line.
+func pendingOf(dir, id string, v any) bool {
 	needle := []byte(`{"id":"` + id + `",`)
 	for _, name := range []string{pendingLog, pendingOld} {
 		b, err := osproc.ReadRegular(filepath.Join(dir, name), MaxStateFile)
@@ -164,12 +164,11 @@ func pendingOf(dir, id string) (pendingRun, bool) {
 		if j := bytes.IndexByte(line, '\n'); j >= 0 {
 			line = line[:j]
 		}
-		var r pendingRun
-		if json.Unmarshal(line, &r) == nil && r.ID == id {
-			return r, true
+		if json.Unmarshal(line, v) == nil {
+			return true
 		}
 	}
-	return pendingRun{}, false
+	return false
 }
 
 // settleRun ends the pending run of a finished Bash call, if there is
@@ -183,8 +182,8 @@ func (c *call) settleRun(ok bool) {
 	if err != nil || state == "" {
 		return
 	}
-	r, found := pendingOf(dispatchPath(state, "runs-pending"), p.ToolUseID)
-	if !found {
+	var r pendingRun
+	if !pendingOf(dispatchPath(state, "runs-pending"), p.ToolUseID, &r) {
 		return
 	}
 	result := "exit 0"

@@ -10,6 +10,12 @@ import (
 	"testing"
 )
 
+func pendingRunOf(dir, id string) (pendingRun, bool) {
+	var r pendingRun
+	ok := pendingOf(dir, id, &r)
+	return r, ok
+}
+
 func pendingLine(t *testing.T, id, command string) []byte {
 	t.Helper()
 	data, err := json.Marshal(pendingRun{ID: id, Task: "S1-01/T1", Key: "sha256:k", Command: command, Fingerprint: "sha256:f"})
@@ -26,7 +32,7 @@ func pendingLine(t *testing.T, id, command string) []byte {
 // open file, as processes have) are all found whole.
 func TestPendingLog_AppendAndFind(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runs-pending")
-	if _, ok := pendingOf(dir, "toolu_none"); ok {
+	if _, ok := pendingRunOf(dir, "toolu_none"); ok {
 		t.Fatal("a pending run found in a missing log")
 	}
 	if err := appendPending(dir, pendingLine(t, "toolu_a", "go test ./a/")); err != nil {
@@ -35,14 +41,14 @@ func TestPendingLog_AppendAndFind(t *testing.T) {
 	if err := appendPending(dir, pendingLine(t, "toolu_a", "go test ./newer/")); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := pendingOf(dir, "toolu_a"); !ok || r.Command != "go test ./newer/" || r.Task != "S1-01/T1" {
+	if r, ok := pendingRunOf(dir, "toolu_a"); !ok || r.Command != "go test ./newer/" || r.Task != "S1-01/T1" {
 		t.Fatalf("toolu_a: %+v %v", r, ok)
 	}
 	// A command holding what a line starts with is a JSON string: escaped.
 	if err := appendPending(dir, pendingLine(t, "toolu_q", `echo '{"id":"toolu_a",'`)); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := pendingOf(dir, "toolu_a"); !ok || r.Command != "go test ./newer/" {
+	if r, ok := pendingRunOf(dir, "toolu_a"); !ok || r.Command != "go test ./newer/" {
 		t.Fatalf("toolu_a after a quoting command: %+v %v", r, ok)
 	}
 
@@ -67,7 +73,7 @@ func TestPendingLog_AppendAndFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"toolu_a", "toolu_f0", fmt.Sprintf("toolu_f%d", n), "toolu_after"} {
-		if _, ok := pendingOf(dir, id); !ok {
+		if _, ok := pendingRunOf(dir, id); !ok {
 			t.Errorf("%s is not found after the move", id)
 		}
 	}
@@ -86,10 +92,10 @@ func TestPendingLog_AppendAndFind(t *testing.T) {
 	if err := appendPending(dir, pendingLine(t, "toolu_next", "go test ./next/")); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := pendingOf(dir, "toolu_next"); !ok || r.Command != "go test ./next/" {
+	if r, ok := pendingRunOf(dir, "toolu_next"); !ok || r.Command != "go test ./next/" {
 		t.Fatalf("the line after a half line: %+v %v", r, ok)
 	}
-	if _, ok := pendingOf(dir, "toolu_half"); ok {
+	if _, ok := pendingRunOf(dir, "toolu_half"); ok {
 		t.Fatal("a half line was read as a pending run")
 	}
 
@@ -113,7 +119,7 @@ func TestPendingLog_AppendAndFind(t *testing.T) {
 	wg.Wait()
 	for g := 0; g < 8; g++ {
 		for i := 0; i < 40; i++ {
-			if r, ok := pendingOf(dir, fmt.Sprintf("toolu_g%d_%d", g, i)); !ok || r.Command != filler {
+			if r, ok := pendingRunOf(dir, fmt.Sprintf("toolu_g%d_%d", g, i)); !ok || r.Command != filler {
 				t.Fatalf("toolu_g%d_%d is not found whole", g, i)
 			}
 		}

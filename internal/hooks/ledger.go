@@ -16,7 +16,8 @@ import (
 // session and the other tasks' own agents changed meanwhile:
 //
 //	dispatch/writes/<digest of the path>.json  the last logged write to a file: its actor and what it left
-//	dispatch/calls/<tool_use_id>.json          the state of a working tree before a Bash call, until its PostToolUse
+//	dispatch/calls/pending.jsonl               the state of a working tree before a Bash call, for its PostToolUse:
+//	                                           a line per call, appended as the cost gate's pending runs are (costrun.go)
 //
 // A file tool's write is logged at its PostToolUse; a Bash call's
 // writes are what changed in the caller's working tree (the main
@@ -35,6 +36,7 @@ type writeRec struct {
 
 // callRec is a working tree's state before a Bash call.
 type callRec struct {
+	ID    string `json:"id"` // the tool_use_id; first, so a line starts with it
 	Actor string `json:"actor"`
 	Dir   string `json:"dir"`
 	Tree  string `json:"tree"`
@@ -143,8 +145,8 @@ func (c *call) beforeBash(state, dir string) {
 		c.d.warn("the state before Bash call %s is not noted (%v): what it changes will be blamed on the workers", p.ToolUseID, err)
 		return
 	}
-	data, _ := json.Marshal(callRec{Actor: actorOf(p), Dir: dir, Tree: tree})
-	if err := replaceWhole(dispatchPath(state, "calls", p.ToolUseID+".json"), data); err != nil {
+	data, _ := json.Marshal(callRec{ID: p.ToolUseID, Actor: actorOf(p), Dir: dir, Tree: tree})
+	if err := appendPending(dispatchPath(state, "calls"), append(data, '\n')); err != nil {
 		c.d.warn("the state before Bash call %s is not noted: %v", p.ToolUseID, err)
 	}
 }
@@ -176,12 +178,10 @@ func (c *call) logWrites() {
 			}
 		}
 	case p.ToolName == "Bash" && idRe().MatchString(p.ToolUseID):
-		path := dispatchPath(state, "calls", p.ToolUseID+".json")
 		var r callRec
-		if ok, err := readJSON(path, &r); !ok || err != nil || r.Actor != actorOf(p) {
+		if !pendingOf(dispatchPath(state, "calls"), p.ToolUseID, &r) || r.Actor != actorOf(p) {
 			return
 		}
-		os.Remove(path)
 		now, err := gates.StateTree(c.ctx, r.Dir)
 		if err == nil {
 			var changed []string
