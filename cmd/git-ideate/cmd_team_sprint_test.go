@@ -212,10 +212,20 @@ func TestTeamSprint_TwoClonesExecuteOneSprint(t *testing.T) {
 			t.Fatalf("%s's board has %d done items, want the 4 tasks", w.who, len(page.Items))
 		}
 	}
-	// The finished sprint folded into the archive: the done task items
-	// and the closed task refs leave the live refs, here and at the
-	// remote; both clones still list them as done, and a final gate of a
-	// task the other clone executed still judges it.
+	// Without the branch a GREEN verdict names, the final gate cannot
+	// judge, and says what is missing.
+	task := wa.did[0]
+	slug := strings.ReplaceAll(task, "/", "+")
+	gt.Git(t, b, "update-ref", "-d", "refs/heads/ideate/task/"+slug)
+	gt.Git(t, b, "update-ref", "-d", "refs/ideate/branches/"+slug)
+	if r := bin(t, b, "", "gate", "final", "--task", task); r.code != 4 || !strings.Contains(r.out, "branch ideate/task/"+slug+" is not in this clone") {
+		t.Fatalf("final without the task's branch: %+v", r)
+	}
+	// The finished sprint folded into the archive: the done task items,
+	// the closed task refs and their branches' mirrors leave the live
+	// refs, here and at the remote; both clones still list them as done,
+	// and a final gate of a task the other clone executed still judges it,
+	// from the archive when this clone never had the task's branch.
 	gt.Git(t, a, "config", "ideate.archiveAfter", "0")
 	wa.run("sync")
 	wb.run("sync")
@@ -231,8 +241,17 @@ func TestTeamSprint_TwoClonesExecuteOneSprint(t *testing.T) {
 			t.Fatalf("%s still has live task refs after the archive:\n%s", w.who, live)
 		}
 	}
-	if live := gt.Git(t, bare, "for-each-ref", "refs/ideate/tasks/"); live != "" {
-		t.Fatalf("the remote still has live task refs after the archive:\n%s", live)
+	for _, dir := range []string{bare, a, b} {
+		if live := gt.Git(t, dir, "for-each-ref", "refs/ideate/tasks/", "refs/ideate/branches/"); live != "" {
+			t.Fatalf("%s still has live task refs or branch mirrors after the archive:\n%s", dir, live)
+		}
+	}
+	if r := bin(t, b, "", "gate", "final", "--task", task); r.code != 0 || !strings.Contains(r.out, "judged at its branch") {
+		t.Fatalf("gate final --task %s from the archived branch (this clone never had it): %+v", task, r)
+	}
+	wa.run("sync")
+	if live := gt.Git(t, bare, "for-each-ref", "refs/ideate/branches/"); live != "" {
+		t.Fatalf("a sync put archived branch mirrors back at the remote:\n%s", live)
 	}
 	if len(wb.did) > 0 {
 		if r := bin(t, a, "", "gate", "final", "--task", wb.did[0]); r.code != 0 {
@@ -242,15 +261,6 @@ func TestTeamSprint_TwoClonesExecuteOneSprint(t *testing.T) {
 	t.Logf("alice executed %v, bob %v; the remote refused %d start(s) of a task the other clone had", wa.did, wb.did, wa.refused+wb.refused)
 	if wa.refused+wb.refused == 0 {
 		t.Fatal("the clones never wanted the same task: the claim through the remote was not tested")
-	}
-	// Without the branch a GREEN verdict names, the final gate cannot
-	// judge, and says what is missing.
-	task := wa.did[0]
-	slug := strings.ReplaceAll(task, "/", "+")
-	gt.Git(t, b, "update-ref", "-d", "refs/heads/ideate/task/"+slug)
-	gt.Git(t, b, "update-ref", "-d", "refs/ideate/branches/"+slug)
-	if r := bin(t, b, "", "gate", "final", "--task", task); r.code != 4 || !strings.Contains(r.out, "branch ideate/task/"+slug+" is not in this clone") {
-		t.Fatalf("final without the task's branch: %+v", r)
 	}
 	gt.Fsck(t, bare)
 }

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/board"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/shell"
 	"github.com/ideate/git-ideate/internal/textfmt"
+	"github.com/ideate/git-ideate/internal/worktree"
 )
 
 // DefaultMatrixTimeout bounds each gate-matrix command of the final gate
@@ -131,6 +133,10 @@ func (d FinalDeps) judge(ctx context.Context, in Input) (Verdict, error) {
 		// No worktree here: the task was executed in another clone (or
 		// completed). Its branch, brought by a sync, is what was judged.
 		tip, berr := d.Git.Ref("refs/heads/" + ct.Branch)
+		if berr == nil && tip == gitstore.ZeroHash {
+			// A finished task's branch a sync folded into the archive.
+			tip, berr = archivedBranch(d.Git, in.Task)
+		}
 		if berr != nil {
 			return Verdict{}, berr
 		}
@@ -429,4 +435,14 @@ func (t *tailBuffer) text() string {
 		return "(no output)"
 	}
 	return textfmt.Fit(s, 400)
+}
+
+// archivedBranch is the tip of task's branch as the board's archive holds
+// it (ZeroHash: not there).
+func archivedBranch(g *gitstore.Store, task string) (gitstore.Hash, error) {
+	arch, err := g.Ref(board.ArchiveRef)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return board.ArchivedIn(g, arch, worktree.BranchArchivePath(task))
 }

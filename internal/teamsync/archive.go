@@ -104,6 +104,7 @@ func (y *Syncer) archiveRound(ctx context.Context, r *roundResult) error {
 	if err != nil {
 		return err
 	}
+	finished := map[string]bool{}
 	for _, t := range tasks {
 		done, err := y.taskFinished(t.Hash, before)
 		if err != nil {
@@ -112,7 +113,34 @@ func (y *Syncer) archiveRound(ctx context.Context, r *roundResult) error {
 		if !done {
 			continue
 		}
-		if err := take(t.Name, board.Archived{Path: []string{"tasks", strings.TrimPrefix(t.Name, worktree.RefPrefix)}, Tip: t.Hash}); err != nil {
+		name := strings.TrimPrefix(t.Name, worktree.RefPrefix)
+		finished[name] = true
+		if err := take(t.Name, board.Archived{Path: []string{"tasks", name}, Tip: t.Hash}); err != nil {
+			return err
+		}
+	}
+	// A finished task's branch mirror goes with its task ref (or after
+	// it, when the ref went before the branches were archived): gate final
+	// finds the branch in the archive (worktree.BranchArchivePath).
+	mirrors, err := y.Git.Refs(BranchesPrefix)
+	if err != nil {
+		return err
+	}
+	arch, err := y.Git.Ref(board.ArchiveRef)
+	if err != nil {
+		return err
+	}
+	for _, m := range mirrors {
+		name := strings.TrimPrefix(m.Name, BranchesPrefix)
+		if !finished[name] {
+			if live, err := y.Git.Ref(worktree.RefPrefix + name); err != nil || live != gitstore.ZeroHash {
+				continue
+			}
+			if at, err := board.ArchivedIn(y.Git, arch, []string{"tasks", name}); err != nil || at == gitstore.ZeroHash {
+				continue
+			}
+		}
+		if err := take(m.Name, board.Archived{Path: []string{"branches", name}, Tip: m.Hash}); err != nil {
 			return err
 		}
 	}

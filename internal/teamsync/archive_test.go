@@ -114,15 +114,26 @@ func TestArchive_SyncFoldsFinishedItemsAndTheyStayReadable(t *testing.T) {
 		a.finish(t, done, false)
 		a.finish(t, gone, true)
 		task := closedTask(t, a, "S1-01+T1")
+		gt.Git(t, a.dir, "branch", "ideate/task/S1-01+T1") // the task's branch, mirrored by the sync
+		branch := gt.Git(t, a.dir, "rev-parse", "ideate/task/S1-01+T1")
 		a.sync(t)
+		if remoteRef(t, bare, teamsync.BranchesPrefix+"S1-01+T1") != branch {
+			t.Fatal("the task's branch was not mirrored to the remote")
+		}
 		stale.sync(t) // holds the finished items as live refs
 		if mustRef(t, stale, board.RefName(done)) == gitstore.ZeroHash {
 			t.Fatal("the stale clone did not get the done item")
 		}
 		arch := archivingClone(t, url, "0")
 		sum := arch.sync(t)
-		if sum.Archived != 3 {
-			t.Fatalf("archived %d refs, want 3 (two items and the task): %+v", sum.Archived, sum)
+		if sum.Archived != 4 {
+			t.Fatalf("archived %d refs, want 4 (two items, the task and its branch's mirror): %+v", sum.Archived, sum)
+		}
+		if remoteRef(t, bare, teamsync.BranchesPrefix+"S1-01+T1") != "" {
+			t.Fatal("the finished task's branch mirror is still live at the remote")
+		}
+		if got := strings.TrimSpace(gt.Git(t, bare, "cat-file", "blob", board.ArchiveRef+":branches/S1-01+T1")); got != branch {
+			t.Fatalf("the archive holds the task's branch at %q, want %s", got, branch)
 		}
 		if got := remoteItems(t, bare); len(got) != 2 || got[open] == "" || got[dep] == "" {
 			t.Fatalf("the remote's live items are %v, want only %s and %s", got, open, dep)
@@ -188,11 +199,19 @@ func TestArchive_SyncFoldsFinishedItemsAndTheyStayReadable(t *testing.T) {
 		// The stale clones drop their copies and put nothing back.
 		for _, c := range []*clone{stale, a} {
 			ss := c.sync(t)
-			if ss.Unarchived != 3 {
-				t.Fatalf("%s dropped %d refs, want 3: %+v", c.dir, ss.Unarchived, ss)
+			if ss.Unarchived != 4 {
+				t.Fatalf("%s dropped %d refs, want 4: %+v", c.dir, ss.Unarchived, ss)
 			}
 			if got := remoteItems(t, bare); len(got) != 2 {
 				t.Fatalf("a stale clone's sync put items back: %v", got)
+			}
+			// Its task branch stays a branch here, and is not mirrored
+			// again while the archive holds it.
+			if again := c.sync(t); again.RefsPushed != 0 || remoteRef(t, bare, teamsync.BranchesPrefix+"S1-01+T1") != "" {
+				t.Fatalf("%s's next sync pushed %d refs; the branch mirror at the remote: %q", c.dir, again.RefsPushed, remoteRef(t, bare, teamsync.BranchesPrefix+"S1-01+T1"))
+			}
+			if gt.Git(t, c.dir, "rev-parse", "ideate/task/S1-01+T1") != branch {
+				t.Fatalf("%s lost its task branch", c.dir)
 			}
 			if mustRef(t, c, board.RefName(done)) != gitstore.ZeroHash {
 				t.Fatal("a stale clone kept the archived item live")

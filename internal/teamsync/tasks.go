@@ -40,7 +40,7 @@ func (y *Syncer) tasks(ctx context.Context, r *roundResult) error {
 		return err
 	}
 	for _, ref := range names {
-		if gone, err := y.archivedTask(ctx, ref, r); err != nil {
+		if gone, err := y.archivedRef(ctx, ref, []string{"tasks", strings.TrimPrefix(ref, worktree.RefPrefix)}, r); err != nil {
 			return err
 		} else if gone {
 			continue
@@ -56,6 +56,11 @@ func (y *Syncer) tasks(ctx context.Context, r *roundResult) error {
 		return err
 	}
 	for _, ref := range names {
+		if gone, err := y.archivedRef(ctx, ref, []string{"branches", strings.TrimPrefix(ref, BranchesPrefix)}, r); err != nil {
+			return err
+		} else if gone {
+			continue
+		}
 		did, err := y.forward(ctx, ref, r)
 		if err != nil {
 			return err
@@ -187,13 +192,23 @@ func (y *Syncer) mirrorBranches(ctx context.Context) error {
 		return err
 	}
 	for _, b := range branches {
-		m := BranchesPrefix + strings.TrimPrefix(b.Name, "refs/heads/"+worktree.BranchPrefix)
+		name := strings.TrimPrefix(b.Name, "refs/heads/"+worktree.BranchPrefix)
+		m := BranchesPrefix + name
 		cur, err := y.Git.Ref(m)
 		if err != nil {
 			return err
 		}
 		if cur == b.Hash {
 			continue
+		}
+		if cur == gitstore.ZeroHash {
+			// A finished task's branch the archive holds stays out of
+			// the live refs until it moves past the archived tip.
+			if _, held, err := y.inArchive(b.Hash, []string{"branches", name}); err != nil {
+				return err
+			} else if held {
+				continue
+			}
 		}
 		if cur != gitstore.ZeroHash {
 			if ok, err := y.Git.IsAncestor(cur, b.Hash); err != nil || !ok {
@@ -261,12 +276,13 @@ func (y *Syncer) checkedOut(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-// archivedTask levels a task ref that one side lacks because the archive
-// holds it: the local copy is dropped, or the remote's (put back by a
-// clone that did not know the archive) deleted. It reports whether it did
-// either; a ref with more than the archive holds (a task started again)
-// is left to the union, which makes it live again.
-func (y *Syncer) archivedTask(ctx context.Context, ref string, r *roundResult) (bool, error) {
+// archivedRef levels a task ref or branch mirror that one side lacks
+// because the archive holds it at path: the local copy is dropped, or the
+// remote's (put back by a clone that did not know the archive) deleted.
+// It reports whether it did either; a ref with more than the archive holds
+// (a task started again) is left to the union or forward, which make it
+// live again.
+func (y *Syncer) archivedRef(ctx context.Context, ref string, path []string, r *roundResult) (bool, error) {
 	local, err := y.Git.Ref(ref)
 	if err != nil {
 		return false, err
@@ -279,7 +295,7 @@ func (y *Syncer) archivedTask(ctx context.Context, ref string, r *roundResult) (
 	if one == gitstore.ZeroHash {
 		one = theirs
 	}
-	_, held, err := y.inArchive(one, []string{"tasks", strings.TrimPrefix(ref, worktree.RefPrefix)})
+	_, held, err := y.inArchive(one, path)
 	if err != nil || !held {
 		return false, err
 	}

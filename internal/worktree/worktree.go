@@ -176,6 +176,11 @@ func (m *Manager) Path(task string) string { return filepath.Join(m.Root, slug(t
 // Branch is the branch the task's worktree works on.
 func Branch(task string) string { return BranchPrefix + slug(task) }
 
+// BranchArchivePath is where the board's archive (board.ArchiveRef) holds
+// the tip of task's branch once a sync folded the finished task away: its
+// branch, like its ref, then leaves the refs every push advertises.
+func BranchArchivePath(task string) []string { return []string{"branches", slug(task)} }
+
 func (m *Manager) lock(ctx context.Context, task string) (func(), error) {
 	return m.git.LockState(ctx, "task-"+slug(task)+".lock")
 }
