@@ -458,14 +458,21 @@ func backlinksOf(es map[string]*entry) map[string][]Reference {
 	return out
 }
 
+// backlinksOf is item id's referenced_by for Get: the live items and the
+// archived ones that reference it (archiverefs.go), newest first.
 func (s *Store) backlinksOf(id string) ([]Reference, error) {
 	idx, err := s.index()
 	if err != nil {
 		return nil, err
 	}
-	back := idx.backlinks()[id]
-	if back == nil {
-		back = []Reference{}
+	back := append([]Reference{}, idx.backlinks()[id]...)
+	arch, err := s.archivedBacklinks(idx.byID)
+	if err != nil {
+		return nil, err
+	}
+	if len(arch[id]) > 0 {
+		back = append(back, arch[id]...)
+		sort.Slice(back, func(i, j int) bool { return back[i].ID > back[j].ID })
 	}
 	return back, nil
 }

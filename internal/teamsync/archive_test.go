@@ -537,3 +537,64 @@ func TestArchive_Kill9DuringArchivingSync(t *testing.T) {
 	gt.Fsck(t, a.dir)
 	gt.Fsck(t, b.dir)
 }
+
+// TestArchive_ReferencedByKeepsArchivedReferrers: an item's referenced_by
+// (work get) names the items that reference it after a sync archived
+// them, on the clone that archived and on a fresh clone, and keeps them as
+// the archive grows (the per-clone cache moved by the archive's diff).
+func TestArchive_ReferencedByKeepsArchivedReferrers(t *testing.T) {
+	bare := newRemote(t)
+	a := archivingClone(t, bare, "0")
+	target := a.create(t, "the item named")
+	refer := func(title string) string {
+		o, err := a.b.Create(t.Context(), board.CreateInput{Title: title, Spec: "s", SpecFormat: "f",
+			CreatedBy: board.Actor{Human: "x"}, References: []board.Reference{{Rel: "follows_up", ID: target}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Item.ID
+	}
+	first := refer("a follow-up, finished")
+	live := refer("a follow-up, open")
+	a.finish(t, first, false)
+	a.sync(t)
+	if mustRef(t, a, board.RefName(first)) != gitstore.ZeroHash || archivedAtRemote(t, bare, first) == "" {
+		t.Fatal("the finished follow-up was not archived")
+	}
+	backlinks := func(c *clone) map[string]string {
+		t.Helper()
+		v, err := c.b.Get(t.Context(), target)
+		if err != nil || v == nil {
+			t.Fatalf("get in %s: %+v %v", c.dir, v, err)
+		}
+		out := map[string]string{}
+		for _, r := range v.ReferencedBy {
+			if _, dup := out[r.ID]; dup {
+				t.Fatalf("referenced_by names %s twice: %+v", r.ID, v.ReferencedBy)
+			}
+			out[r.ID] = r.Rel
+		}
+		return out
+	}
+	fresh := archivingClone(t, bare, "off")
+	fresh.sync(t)
+	for _, c := range []*clone{a, fresh} {
+		if got := backlinks(c); len(got) != 2 || got[first] != "follows_up" || got[live] != "follows_up" {
+			t.Fatalf("referenced_by in %s: %v, want the archived %s and the live %s", c.dir, got, first, live)
+		}
+	}
+	// A second referrer archived later reaches the fresh clone's cache by
+	// the archive's diff.
+	a.finish(t, live, true)
+	a.sync(t)
+	fresh.sync(t)
+	for _, c := range []*clone{a, fresh} {
+		if got := backlinks(c); len(got) != 2 || got[first] == "" || got[live] == "" {
+			t.Fatalf("referenced_by in %s after the second archive: %v", c.dir, got)
+		}
+		head, err := os.ReadFile(filepath.Join(c.dir, ".git", "ideate", "archive-refs.v1"))
+		if err != nil || !strings.HasPrefix(string(head), "ideate-archive-refs 1 "+mustRef(t, c, board.ArchiveRef).String()+"\n") {
+			t.Fatalf("the archive's references cache in %s does not name the archive: %q %v", c.dir, head, err)
+		}
+	}
+}
