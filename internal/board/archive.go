@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -41,7 +42,12 @@ const archiveBatch = 1000
 type Archived struct {
 	Path []string
 	Tip  gitstore.Hash
+	data []byte // the entry's blob when it is not "<tip>\n" (references/…)
 }
+
+// archiveReferencesPath is where the archive keeps the forward references
+// of archived item id, when it has any (archiverefs.go).
+func archiveReferencesPath(id string) []string { return []string{"references", id[24:26], id} }
 
 // ArchivePath is where item id lives in the archive tree: two characters
 // of its random part as a directory, so a directory holds about n/1024 of
@@ -142,6 +148,29 @@ func (s *Store) archiveOne(base gitstore.Hash, add []Archived) (gitstore.Hash, e
 	if root, err = s.git.EnsureFormat(root, archiveFormat); err != nil {
 		return gitstore.ZeroHash, err
 	}
+	finished := len(add)
+	add = append([]Archived(nil), add...) // the caller's slice goes on past add
+	// An archived item's references go beside it, so referenced_by reads
+	// them without loading every archived item.
+	for _, a := range add[:finished] {
+		if len(a.Path) != 3 || a.Path[0] != "items" {
+			continue
+		}
+		it, err := s.load(a.Tip)
+		if apperr.Is(err, SchemaVersion) {
+			continue
+		}
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		if len(it.References) > 0 {
+			js, err := json.Marshal(it.References)
+			if err != nil {
+				return gitstore.ZeroHash, err
+			}
+			add = append(add, Archived{Path: archiveReferencesPath(a.Path[2]), data: js})
+		}
+	}
 	byDir := map[string][]Archived{}
 	for _, a := range add {
 		byDir[strings.Join(a.Path[:len(a.Path)-1], "/")] = append(byDir[strings.Join(a.Path[:len(a.Path)-1], "/")], a)
@@ -155,14 +184,14 @@ func (s *Store) archiveOne(base gitstore.Hash, add []Archived) (gitstore.Hash, e
 	}
 	seen := map[gitstore.Hash]bool{}
 	for _, a := range add {
-		if !seen[a.Tip] {
+		if a.Tip != gitstore.ZeroHash && !seen[a.Tip] {
 			seen[a.Tip] = true
 			parents = append(parents, a.Tip)
 		}
 	}
 	sig := s.git.Identity()
 	sig.When = s.Now()
-	msg := fmt.Sprintf("archive: %d finished\n\nIdeate-Archived: %d\n", len(add), len(add))
+	msg := fmt.Sprintf("archive: %d finished\n\nIdeate-Archived: %d\n", finished, finished)
 	return s.git.WriteCommit(&gitstore.Commit{Tree: root, Parents: parents, Author: sig, Committer: sig, Message: msg})
 }
 
@@ -189,7 +218,11 @@ func (s *Store) insertAll(tree gitstore.Hash, dir string, byDir map[string][]Arc
 		entries = append(entries, e)
 	}
 	for _, a := range byDir[dir] {
-		b, err := s.git.WriteBlob([]byte(a.Tip.String() + "\n"))
+		data := a.data
+		if data == nil {
+			data = []byte(a.Tip.String() + "\n")
+		}
+		b, err := s.git.WriteBlob(data)
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}

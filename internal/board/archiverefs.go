@@ -11,20 +11,19 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/gitstore"
 )
 
 // An item's referenced_by names every item that references it, archived
 // ones included: the edge is part of the board's history, and a follow-up
-// done and archived still explains the item it names. The archive's
-// references are read from a per-clone cache, archive-refs.v1 in the state
-// directory: a first line "ideate-archive-refs 1 <archive commit>", then
-// one line per archived item that references any, "<id>\t<references as
-// JSON>". A newer archive moves it by a diff of the two archive trees, so
-// only the entries a sync added or replaced are read; without the cache
-// (or when its commit is gone) it is built from the whole archive once.
+// done and archived still explains the item it names. The archive keeps
+// an archived item's references beside it (references/<id[24:26]>/<id>,
+// for items that have any), and a per-clone cache, archive-refs.v1 in the
+// state directory, holds them keyed by the archive commit: a first line
+// "ideate-archive-refs 1 <archive commit>", then "<id>\t<references as
+// JSON>" per item. A newer archive moves it by a diff of the two
+// references/ trees, so a read costs what the archive's references add.
 const (
 	archiveRefsFile = "archive-refs.v1"
 	archiveRefsHead = "ideate-archive-refs 1 "
@@ -55,54 +54,59 @@ func (s *Store) archivedBacklinks(live map[string]*entry) (map[string][]Referenc
 }
 
 // archiveRefs is the forward references of every archived item of archive
-// commit a that has any, by item id.
+// commit a that has any, by item id, as the archive keeps them under
+// references/ (archiveReferencesPath).
 func (s *Store) archiveRefs(a gitstore.Hash) (map[string][]Reference, error) {
 	path := filepath.Join(s.git.Repo().StateDir(), archiveRefsFile)
 	from, refs := readArchiveRefs(path)
 	if from == a {
 		return refs, nil
 	}
-	newRoot, err := s.git.RootTree(a, archiveFormat)
+	now, err := s.referencesTree(a)
 	if err != nil {
 		return nil, err
 	}
-	oldRoot := gitstore.ZeroHash
+	was := gitstore.ZeroHash
 	if from != gitstore.ZeroHash {
-		if oldRoot, err = s.git.RootTree(from, archiveFormat); err != nil {
-			oldRoot, refs = gitstore.ZeroHash, map[string][]Reference{} // gone (a rewritten archive): build anew
+		if was, err = s.referencesTree(from); err != nil {
+			was, refs = gitstore.ZeroHash, map[string][]Reference{} // gone (a rewritten archive): read anew
 		}
 	}
-	err = s.git.DiffTrees(oldRoot, newRoot, func(p string, _, now gitstore.TreeEntry) error {
-		parts := strings.Split(p, "/")
-		if len(parts) != 3 || parts[0] != "items" {
-			return nil
-		}
-		id := parts[2]
+	err = s.git.DiffTrees(was, now, func(p string, _, e gitstore.TreeEntry) error {
+		id := p[strings.LastIndexByte(p, '/')+1:]
 		delete(refs, id)
-		if now.Hash == gitstore.ZeroHash {
+		if e.Hash == gitstore.ZeroHash || checkID(id) != nil {
 			return nil
 		}
-		tip, err := archiveBlob(s.git, now.Hash)
+		data, err := s.git.ReadBlob(e.Hash)
 		if err != nil {
 			return err
 		}
-		it, err := s.load(tip)
-		if apperr.Is(err, SchemaVersion) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if len(it.References) > 0 {
-			refs[id] = it.References
+		var rs []Reference
+		if json.Unmarshal(data, &rs) == nil && len(rs) > 0 {
+			refs[id] = rs
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	writeArchiveRefs(path, a, refs) // a cache: a failed write is rebuilt next time
+	writeArchiveRefs(path, a, refs) // a cache: a failed write is read anew next time
 	return refs, nil
+}
+
+// referencesTree is the references/ tree of archive commit a (ZeroHash:
+// none).
+func (s *Store) referencesTree(a gitstore.Hash) (gitstore.Hash, error) {
+	root, err := s.git.RootTree(a, archiveFormat)
+	if err != nil || root == gitstore.ZeroHash {
+		return gitstore.ZeroHash, err
+	}
+	e, ok, err := s.git.Lookup(root, []string{"references"})
+	if err != nil || !ok || !e.IsDir() {
+		return gitstore.ZeroHash, err
+	}
+	return e.Hash, nil
 }
 
 // readArchiveRefs reads the cache; from is ZeroHash (and refs empty) when

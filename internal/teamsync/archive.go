@@ -248,7 +248,10 @@ func (y *Syncer) inArchive(h gitstore.Hash, path []string) (a gitstore.Hash, hel
 // newerArchived resolves one path archived differently on two sides: the
 // tip that contains the other stands (a ref archived, reopened and
 // archived again); two that diverged keep ours.
-func (y *Syncer) newerArchived(_ string, ours, theirs gitstore.TreeEntry) (gitstore.TreeEntry, error) {
+func (y *Syncer) newerArchived(path string, ours, theirs gitstore.TreeEntry) (gitstore.TreeEntry, error) {
+	if strings.HasPrefix(path, "references/") {
+		return ours, nil // an item's references, the same on both sides but for a reopen between
+	}
 	read := func(e gitstore.TreeEntry) gitstore.Hash {
 		b, err := y.Git.ReadBlob(e.Hash)
 		if err != nil {
