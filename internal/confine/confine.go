@@ -190,6 +190,17 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	return code, undone, nil
 }
 
+// Start starts cmd where it and everything it starts can write only into
+// writable (and the device files), as Run holds a worker's command. It
+// reports false, and starts nothing, where no thread of this process can
+// confine a process it starts.
+func Start(cmd *exec.Cmd, writable []string) (bool, error) {
+	if !threadConfines || !Available() {
+		return false, nil
+	}
+	return true, startRestricted(cmd, writable)
+}
+
 // childEnv is the command's environment: nothing that points git
 // elsewhere or loads code into every program, and the task's own
 // temporary and cache directories.

@@ -102,7 +102,17 @@ func startRestricted(cmd *exec.Cmd, rw []string) error {
 			errc <- err
 			return
 		}
-		errc <- cmd.Start()
+		err := cmd.Start()
+		errc <- err
+		if err == nil && cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
+			// A parent-death signal is sent when the thread that started
+			// the child ends, and this one ends with its goroutine: it
+			// stays until the child has ended (WNOWAIT leaves the child
+			// for cmd.Wait to reap).
+			var info unix.Siginfo
+			for unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+			}
+		}
 	}()
 	return <-errc
 }

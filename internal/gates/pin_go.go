@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/plan"
 	"github.com/ideate/git-ideate/internal/testrun"
 )
@@ -29,6 +31,7 @@ type goPin struct {
 	build    []string // go test flags the binaries are built with
 	testArgs []string // the runner's test flags, as test binary flags
 	pkgs     []*goPinPkg
+	tmp      string // the binaries' temporary directory (TMPDIR), beside them
 }
 
 type goPinPkg struct {
@@ -136,7 +139,7 @@ func (g *goPin) only(tests []string) *goPin {
 	for _, t := range tests {
 		keep[t] = true
 	}
-	out := &goPin{build: g.build, testArgs: g.testArgs}
+	out := &goPin{build: g.build, testArgs: g.testArgs, tmp: g.tmp}
 	for _, pk := range g.pkgs {
 		n := &goPinPkg{dir: pk.dir, bin: pk.bin, fail: pk.fail}
 		for i, id := range pk.ids {
@@ -155,13 +158,17 @@ func (g *goPin) only(tests []string) *goPin {
 // into bin. A package that does not build keeps why; only ctx's end is
 // an error.
 func (g *goPin) compile(ctx context.Context, top, bin string, timeout time.Duration) error {
+	g.tmp = filepath.Join(bin, "tmp")
+	if err := os.MkdirAll(g.tmp, 0o777); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot create %s", g.tmp)
+	}
 	for i, pk := range g.pkgs {
 		out := filepath.Join(bin, strconv.Itoa(i)+".test")
 		if runtime.GOOS == "windows" {
 			out += ".exe" // what Windows runs
 		}
 		argv := append(append([]string{"go", "test", "-c", "-o", out}, g.buildFlags()...), pk.dir)
-		res := runGroup(ctx, argv, top, nil, timeout, 64<<10)
+		res := runGroup(ctx, argv, top, g.env(), []string{top, bin}, timeout, 64<<10)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -215,7 +222,7 @@ func (g *goPin) run(ctx context.Context, top string, id int, timeout time.Durati
 		// test is a failure, never a silent pass.
 		argv := append([]string{pk.bin, "-test.v=test2json", "-test.count=1", "-test.paniconexit0", "-test.run=^(" + strings.Join(quoted, "|") + ")$"}, g.testArgs...)
 		var ends goEnds
-		res := runGroup(ctx, argv, filepath.Join(top, filepath.FromSlash(pk.dir)), []string{MutantEnv + "=" + strconv.Itoa(id)}, timeout, 0, &ends)
+		res := runGroup(ctx, argv, filepath.Join(top, filepath.FromSlash(pk.dir)), append(g.env(), MutantEnv+"="+strconv.Itoa(id)), []string{top, g.tmp}, timeout, 0, &ends)
 		if ctx.Err() != nil {
 			return "", "", ctx.Err()
 		}
@@ -322,13 +329,19 @@ type groupResult struct {
 	err      error  // the command could not start
 }
 
+// env is the binaries' environment: their own temporary directory.
+func (g *goPin) env() []string {
+	return []string{"TMPDIR=" + g.tmp, "GOTMPDIR=" + g.tmp}
+}
+
 // runGroup runs argv in dir (testrun.Exec: a process group of its own,
-// killed whole). Its output goes to sinks and, up to keep bytes of tail,
-// into out.
-func runGroup(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, keep int, sinks ...io.Writer) groupResult {
+// killed whole), confined to writing into writable (confinedStart). Its
+// output goes to sinks and, up to keep bytes of tail, into out.
+func runGroup(ctx context.Context, argv []string, dir string, env, writable []string, timeout time.Duration, keep int, sinks ...io.Writer) groupResult {
 	tail := &tailBuf{max: keep}
 	w := io.MultiWriter(append(sinks, tail)...)
-	e := testrun.Exec(ctx, argv, dir, env, timeout, w, w)
+	start := func(c *exec.Cmd) error { return confinedStart(c, writable) }
+	e := testrun.Exec(ctx, argv, dir, env, timeout, w, w, start)
 	res := groupResult{code: e.Code, timedOut: e.TimedOut, out: string(tail.b)}
 	if e.StartErr != nil {
 		res.err = fmt.Errorf("start %s: %w", filepath.Base(argv[0]), e.StartErr)

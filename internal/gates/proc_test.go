@@ -102,7 +102,7 @@ func TestJudge_Kill9LeavesNoVerdict(t *testing.T) {
 	commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
 	trace := filepath.Join(t.TempDir(), "trace")
 	p := proctest.Start(t, proctest.Spec{Role: "gate", Env: []string{"GATE_DIR=" + f.dir, "GATE_TASK=S1-01/T1", "GATE_NAME=red",
-		"GATE_TRACE=" + trace, "GATE_SLEEP=3"}})
+		"GATE_TRACE=" + trace, "GATE_SLEEP=3", gates.WritableEnv + "=" + filepath.Dir(trace)}})
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if b, _ := os.ReadFile(trace); strings.Contains(string(b), "start") {
@@ -134,7 +134,7 @@ func TestJudge_Kill9KillsTheTestProcesses(t *testing.T) {
 	commit(t, wt, "red", map[string]string{"strutil/reverse.go": reverseShim, "strutil/reverse_test.go": reverseTest})
 	pids := filepath.Join(t.TempDir(), "pids")
 	p := proctest.Start(t, proctest.Spec{Role: "gate", Env: []string{"GATE_DIR=" + f.dir, "GATE_TASK=S1-01/T1", "GATE_NAME=red",
-		"GATE_PIDS=" + pids, "GATE_SLEEP=120"}})
+		"GATE_PIDS=" + pids, "GATE_SLEEP=120", gates.WritableEnv + "=" + filepath.Dir(pids)}})
 	var procs []int
 	deadline := time.Now().Add(2 * time.Minute)
 	for len(procs) < 2 {
@@ -186,7 +186,7 @@ func TestJudge_TwoGatesAtOnceTakeTurns(t *testing.T) {
 	var ps []*proctest.Proc
 	for i := 0; i < 2; i++ {
 		ps = append(ps, proctest.Start(t, proctest.Spec{Role: "gate", Barrier: b, Env: []string{"GATE_DIR=" + f.dir, "GATE_TASK=S1-01/T1",
-			"GATE_NAME=red", "GATE_TRACE=" + trace, "GATE_SLEEP=1"}}))
+			"GATE_NAME=red", "GATE_TRACE=" + trace, "GATE_SLEEP=1", gates.WritableEnv + "=" + filepath.Dir(trace)}}))
 	}
 	b.Release(t)
 	for _, p := range ps {

@@ -71,7 +71,7 @@ func RunTask(ctx context.Context, st *plan.Standards, dir string, tests []string
 		declared, back = goDeclared(dir, tests)
 	}
 	spec := testrun.Spec{Argv: argv, Dir: dir, Format: testrun.Format(r.Format), Dialect: testrun.Dialect(r.Dialect),
-		ReportFile: report, Declared: declared, StubMarkers: StubMarkers(st, r), Timeout: o.Timeout,
+		ReportFile: report, Declared: declared, StubMarkers: StubMarkers(st, r), Timeout: o.Timeout, Start: confinedStart,
 		// A judged worktree must stay as committed: no __pycache__ left
 		// for the next gate to find as an uncommitted change.
 		Env: append([]string{"PYTHONDONTWRITEBYTECODE=1"}, o.Env...)}

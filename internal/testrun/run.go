@@ -58,6 +58,12 @@ type Spec struct {
 	// first run are re-run one by one, and their outcome is taken from
 	// that run (Result.Rerun). GoIsolate builds one for go test.
 	Isolate func(id string) []string
+	// Start, when set, starts each of the run's processes instead of
+	// exec.Cmd.Start, given the directories the run writes into (Dir,
+	// the run's temporary directory, the report file's): a gate confines
+	// the tests it runs so.
+	Start func(cmd *exec.Cmd, writable []string) error
+	start func(*exec.Cmd) error // Start with the run's directories
 	// Subset returns the argv that runs only these declared tests (the
 	// runner template filled with them). When set, a pytest session that
 	// died loading a conftest.py — no report at all — is run again once
@@ -134,6 +140,18 @@ func Run(ctx context.Context, spec Spec) (*RunResult, error) {
 	}
 	defer os.RemoveAll(tmp)
 	spec.Env = append([]string{"TMPDIR=" + tmp, "GOTMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}, spec.Env...)
+	if spec.Start != nil {
+		w := []string{spec.Dir, tmp}
+		if spec.ReportFile != "" {
+			r := spec.ReportFile
+			if !filepath.IsAbs(r) {
+				r = filepath.Join(spec.Dir, r)
+			}
+			w = append(w, filepath.Dir(r))
+		}
+		start := spec.Start
+		spec.start = func(c *exec.Cmd) error { return start(c, w) }
+	}
 
 	var compileGroups []group
 	if spec.Compile != nil {
@@ -261,7 +279,7 @@ func runOnce(ctx context.Context, spec Spec, argv []string, opts Options, cap in
 			pr.Close()
 		}()
 	}
-	ex := execute(ctx, argv, spec.Dir, spec.Env, spec.Timeout, cap, sink)
+	ex := execute(ctx, argv, spec.Dir, spec.Env, spec.Timeout, cap, sink, spec.start)
 	if pw != nil {
 		pw.Close()
 		wg.Wait()
@@ -293,13 +311,13 @@ func runTempDir() (string, error) {
 
 // execute runs argv (Exec); stdout goes to sink (when set) and, with
 // stderr, to a bounded capture.
-func execute(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, cap int, sink io.Writer) execResult {
+func execute(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, cap int, sink io.Writer, start func(*exec.Cmd) error) execResult {
 	out := NewCapture(cap)
 	var stdout io.Writer = out
 	if sink != nil {
 		stdout = io.MultiWriter(out, sink)
 	}
-	e := Exec(ctx, argv, dir, env, timeout, stdout, out)
+	e := Exec(ctx, argv, dir, env, timeout, stdout, out, start)
 	res := execResult{code: e.Code, timedOut: e.TimedOut, out: out}
 	if e.StartErr != nil {
 		res.startErr = apperr.Wrap(RunnerFailed, e.StartErr, "start %s: %v", argv[0], e.StartErr)
@@ -319,8 +337,9 @@ type ExecEnd struct {
 // Exec runs argv in dir, the environment plus env, in a process group of
 // its own that dies with this process: when it ends, when ctx ends or
 // when timeout (0: none) passes, the whole group is killed, so a test
-// process left behind by the runner never outlives the run.
-func Exec(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, stdout, stderr io.Writer) ExecEnd {
+// process left behind by the runner never outlives the run. start, when
+// not nil, starts the process instead of exec.Cmd.Start.
+func Exec(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, stdout, stderr io.Writer, start func(*exec.Cmd) error) ExecEnd {
 	cctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -334,7 +353,10 @@ func Exec(ctx context.Context, argv []string, dir string, env []string, timeout 
 	osproc.Group(cmd)
 	osproc.DieWithParent(cmd)
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(cmd); err != nil {
 		return ExecEnd{Code: -1, StartErr: err}
 	}
 	// The whole group dies with this process, however it ends: a gate
@@ -392,7 +414,7 @@ func runCompile(ctx context.Context, spec Spec, opts Options, cap int) ([]group,
 		}
 		return groups, ex.out.String(), nil, nil
 	}
-	ex := execute(ctx, st.Argv, spec.Dir, spec.Env, spec.Timeout, cap, nil)
+	ex := execute(ctx, st.Argv, spec.Dir, spec.Env, spec.Timeout, cap, nil, spec.start)
 	if ex.startErr != nil {
 		return nil, "", nil, ex.startErr
 	}
