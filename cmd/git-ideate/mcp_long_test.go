@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/gates"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
 
@@ -56,6 +57,12 @@ func sleepyProject(t *testing.T) (dir, pidfile string) {
 	gt.Git(t, dir, "commit", "-q", "-m", "base")
 	mustOK(t, bin(t, dir, "", "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**"))
 	return dir, filepath.Join(t.TempDir(), "pid")
+}
+
+// sleepWritable lets the sleeping test, which a gate's confined run
+// starts, write its pid file beside the test's files.
+func sleepWritable(pidfile string) string {
+	return gates.WritableEnv + "=" + filepath.Dir(pidfile)
 }
 
 // waitPid waits for the sleeping test to write its pid and group.
@@ -123,7 +130,7 @@ func TestMCP_LongCallBesideTheRest(t *testing.T) {
 		t.Skip("runs go test against a sleeping test")
 	}
 	dir, pidfile := sleepyProject(t)
-	r := startMCP(t, dir, "IDEATE_SLEEP_PIDFILE="+pidfile)
+	r := startMCP(t, dir, "IDEATE_SLEEP_PIDFILE="+pidfile, sleepWritable(pidfile))
 	before := refsState(t, dir)
 	start := time.Now()
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_run","arguments":{"task":"S1-01/T1","timeout_s":120},"_meta":{"progressToken":"run-1"}}}`)
@@ -163,7 +170,7 @@ func TestMCP_LongCallBesideTheRest(t *testing.T) {
 	}
 
 	// stdin closed during a run.
-	r2 := startMCP(t, dir, "IDEATE_SLEEP_PIDFILE="+pidfile)
+	r2 := startMCP(t, dir, "IDEATE_SLEEP_PIDFILE="+pidfile, sleepWritable(pidfile))
 	r2.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_run","arguments":{"task":"S1-01/T1"}}}`)
 	_, pgid = waitPid(t, pidfile)
 	r2.in.Close()

@@ -50,7 +50,7 @@ func TestMCP_OfficialSDKClient(t *testing.T) {
 	nm := mcpSDK(t)
 	dir, pidfile := sleepyProject(t)
 	cmd := exec.Command("node", filepath.Join("testdata", "mcp_sdk_client.mjs"), nm, binPath, dir, pidfile)
-	cmd.Env = append(os.Environ(), "IDEATE_SLEEP_PIDFILE="+pidfile)
+	cmd.Env = append(os.Environ(), "IDEATE_SLEEP_PIDFILE="+pidfile, sleepWritable(pidfile))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
