@@ -32,80 +32,67 @@ func (s *Store) diffTrees(a, b Hash, prefix string, fn DiffFunc) error {
 	if a == b {
 		return nil
 	}
-	var al, bl []TreeEntry
-	var err error
-	if a != ZeroHash {
-		if al, err = s.ReadTree(a); err != nil {
-			return err
-		}
+	al, err := s.readTreeOrEmpty(a)
+	if err != nil {
+		return err
 	}
-	if b != ZeroHash {
-		if bl, err = s.ReadTree(b); err != nil {
-			return err
-		}
+	bl, err := s.readTreeOrEmpty(b)
+	if err != nil {
+		return err
 	}
 	am := make(map[string]TreeEntry, len(al))
 	for _, e := range al {
 		am[e.Name] = e
 	}
-	var none TreeEntry
-	// side walks one side of a pair: a file is reported, a directory
-	// descended into (its other side absent).
-	side := func(p string, old, new TreeEntry) error {
-		switch {
-		case new.Hash != ZeroHash && new.IsDir():
-			return s.diffTrees(ZeroHash, new.Hash, p+"/", fn)
-		case old.Hash != ZeroHash && old.IsDir():
-			return s.diffTrees(old.Hash, ZeroHash, p+"/", fn)
-		}
-		return fn(p, old, new)
-	}
+	bm := make(map[string]TreeEntry, len(bl))
+	names := make([]string, 0, len(bl))
 	for _, e := range bl {
-		old, had := am[e.Name]
-		if had && old.Hash == e.Hash && old.Mode == e.Mode {
+		bm[e.Name] = e
+		names = append(names, e.Name)
+	}
+	var gone []string
+	for _, e := range al {
+		if _, ok := bm[e.Name]; !ok {
+			gone = append(gone, e.Name)
+		}
+	}
+	sort.Strings(gone)
+	for _, name := range append(names, gone...) {
+		old, new := am[name], bm[name]
+		if old.Hash == new.Hash && old.Mode == new.Mode {
 			continue
 		}
-		p := prefix + e.Name
-		switch {
-		case !had:
-			err = side(p, none, e)
-		case old.IsDir() && e.IsDir():
-			err = s.diffTrees(old.Hash, e.Hash, p+"/", fn)
-		case old.IsDir() == e.IsDir():
-			err = fn(p, old, e)
-		case e.IsDir(): // a file replaced by a directory
-			if err = fn(p, old, none); err == nil {
-				err = side(p, none, e)
+		// The file side is reported first, then the directory side walked.
+		var oldFile, newFile TreeEntry
+		var oldDir, newDir Hash
+		if old.IsDir() {
+			oldDir = old.Hash
+		} else {
+			oldFile = old
+		}
+		if new.IsDir() {
+			newDir = new.Hash
+		} else {
+			newFile = new
+		}
+		if oldFile.Hash != ZeroHash || newFile.Hash != ZeroHash {
+			if err := fn(prefix+name, oldFile, newFile); err != nil {
+				return err
 			}
-		default: // a directory replaced by a file
-			if err = fn(p, none, e); err == nil {
-				err = side(p, old, none)
-			}
 		}
-		if err != nil {
-			return err
-		}
-	}
-	if len(al) == 0 {
-		return nil
-	}
-	bm := make(map[string]bool, len(bl))
-	for _, e := range bl {
-		bm[e.Name] = true
-	}
-	var gone []TreeEntry
-	for _, e := range al {
-		if !bm[e.Name] {
-			gone = append(gone, e)
-		}
-	}
-	sort.Slice(gone, func(i, j int) bool { return gone[i].Name < gone[j].Name })
-	for _, e := range gone {
-		if err := side(prefix+e.Name, e, none); err != nil {
+		if err := s.diffTrees(oldDir, newDir, prefix+name+"/", fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readTreeOrEmpty is ReadTree, and no entries for ZeroHash.
+func (s *Store) readTreeOrEmpty(h Hash) ([]TreeEntry, error) {
+	if h == ZeroHash {
+		return nil, nil
+	}
+	return s.ReadTree(h)
 }
 
 // ChangedPaths lists the file paths that differ between commits from and

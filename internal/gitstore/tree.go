@@ -26,16 +26,11 @@ func (s *Store) Lookup(root Hash, path []string) (e TreeEntry, ok bool, err erro
 		if err != nil {
 			return e, false, err
 		}
-		found := false
-		for _, te := range entries {
-			if te.Name == name {
-				e, found = te, true
-				break
-			}
-		}
-		if !found {
+		at := slices.IndexFunc(entries, func(te TreeEntry) bool { return te.Name == name })
+		if at < 0 {
 			return e, false, nil
 		}
+		e = entries[at]
 		if i < len(path)-1 {
 			if !e.IsDir() {
 				return e, false, nil
@@ -58,12 +53,9 @@ func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (
 // the top level when root lacks one (a store's format-version entry), in
 // the same rewrite of the root, which leaves no dangling tree between.
 func (s *Store) InsertWithRootFile(root Hash, dirs []string, leaf TreeEntry, replace bool, name string, data []byte) (Hash, error) {
-	var entries []TreeEntry
-	if root != ZeroHash {
-		var err error
-		if entries, err = s.ReadTree(root); err != nil {
-			return ZeroHash, err
-		}
+	entries, err := s.readTreeOrEmpty(root)
+	if err != nil {
+		return ZeroHash, err
 	}
 	if name != "" && !slices.ContainsFunc(entries, func(e TreeEntry) bool { return e.Name == name }) {
 		h, err := s.WriteBlob(data)
@@ -81,13 +73,7 @@ func (s *Store) insertInto(entries []TreeEntry, dirs []string, leaf TreeEntry, r
 	if len(dirs) > 0 {
 		name = dirs[0]
 	}
-	idx := -1
-	for i, e := range entries {
-		if e.Name == name {
-			idx = i
-			break
-		}
-	}
+	idx := slices.IndexFunc(entries, func(e TreeEntry) bool { return e.Name == name })
 	var newEntry TreeEntry
 	if len(dirs) == 0 {
 		if idx >= 0 && !replace {
