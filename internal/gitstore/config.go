@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,14 +123,9 @@ func configCacheHead(files map[string]fileKey) string {
 	}
 	sort.Strings(env)
 	h := sha256.Sum256([]byte(strings.Join(env, "\x00")))
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	var b strings.Builder
 	fmt.Fprintf(&b, "ideate config cache 1 %x\n", h)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		k := files[p]
 		fmt.Fprintf(&b, "%d %d %d %t %s\n", k.ino, k.size, k.mtime, k.exists, strconv.Quote(p))
 	}

@@ -165,13 +165,29 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 // needed applies git's own test (builtin/gc.c): more than
 // ceil(gc.auto/256) loose objects in objects/17.
 func (m *maintenance) needed() bool {
-	d, err := os.Open(filepath.Join(m.store.repo.CommonDir, "objects", "17"))
+	return int64(len(dirNames(filepath.Join(m.store.repo.CommonDir, "objects", "17")))) > (m.threshold+255)/256
+}
+
+// dirNames lists the names in dir, none when it cannot be read.
+func dirNames(dir string) []string {
+	d, err := os.Open(dir)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	return int64(len(names)) > (m.threshold+255)/256
+	return names
+}
+
+// countPacks counts the pack files among names.
+func countPacks(names []string) int {
+	n := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, ".pack") {
+			n++
+		}
+	}
+	return n
 }
 
 // spawn starts a repack unless a job is running. For a full repack it
@@ -179,7 +195,7 @@ func (m *maintenance) needed() bool {
 // deletes nothing, nil (as when none was started).
 func (m *maintenance) spawn() <-chan struct{} {
 	gd := shell.Quote(m.store.repo.CommonDir)
-	if m.packCount() > int(m.store.cfg.Int("gc", "autopacklimit", 50)) {
+	if countPacks(dirNames(filepath.Join(m.store.repo.CommonDir, "objects", "pack"))) > int(m.store.cfg.Int("gc", "autopacklimit", 50)) {
 		// -A, not -a: a write in flight's objects are not reachable yet;
 		// -A keeps them loose for prune's grace period, as git gc does.
 		return m.startJob("repack", "git --git-dir="+gd+" repack -A -d -q && git --git-dir="+gd+
@@ -222,32 +238,8 @@ func (m *maintenance) startJob(job, script string, last ...string) <-chan struct
 	return m.started(cmd)
 }
 
-func (m *maintenance) packCount() int {
-	d, err := os.Open(filepath.Join(m.store.repo.CommonDir, "objects", "pack"))
-	if err != nil {
-		return 0
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	n := 0
-	for _, name := range names {
-		if strings.HasSuffix(name, ".pack") {
-			n++
-		}
-	}
-	return n
-}
-
 // looseRefs counts the entries of prefix's directory (one directory read).
-func (s *Store) looseRefs(prefix string) int {
-	d, err := os.Open(s.refs.dirOf(prefix))
-	if err != nil {
-		return 0
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	return len(names)
-}
+func (s *Store) looseRefs(prefix string) int { return len(dirNames(s.refs.dirOf(prefix))) }
 
 // PackRefsNow runs `git pack-refs --all` and waits for it when one of the
 // prefixes' directories holds more than threshold loose refs (a sync that
@@ -304,24 +296,11 @@ func (m *maintenance) running() bool {
 // rollUpAt would be merged; never a pack with a .keep.
 func (m *maintenance) rollUpSet() (merged []string) {
 	dir := filepath.Join(m.store.repo.CommonDir, "objects", "pack")
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
 	if testHookListPacks != nil {
 		testHookListPacks()
 	}
-	ents, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil
-	}
-	count := 0
-	for _, e := range ents {
-		if strings.HasSuffix(e, ".pack") {
-			count++
-		}
-	}
+	ents := dirNames(dir)
+	count := countPacks(ents)
 	m.mu.Lock()
 	m.listed, m.mergeable, m.sinceListed = count, count, 0
 	m.mu.Unlock()

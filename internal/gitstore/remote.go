@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -56,12 +56,7 @@ func (s *Store) Remotes() []string {
 			seen[v.sub] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for r := range seen {
-		out = append(out, r)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // ResolveRemote picks the remote to talk to: name when given, else
@@ -82,10 +77,8 @@ func (s *Store) ResolveRemote(name, configured string) (string, error) {
 			return "", apperr.New(NoRemote, "this repository has %d remotes (%s); name one or set ideate.remote", len(remotes), strings.Join(remotes, ", "))
 		}
 	}
-	for _, r := range remotes {
-		if r == name {
-			return name, nil
-		}
+	if slices.Contains(remotes, name) {
+		return name, nil
 	}
 	return "", apperr.New(NoRemote, "no remote named %q (remotes: %s)", name, strings.Join(remotes, ", "))
 }
@@ -266,13 +259,7 @@ func remoteError(op, remote, stderr string, err error) error {
 // the object the server named gets the server's words, the others
 // "atomic push failed".
 func (s *Store) blameUnpack(ctx context.Context, remote string, res []PushResult, stderr string) {
-	unpack := false
-	for _, r := range res {
-		if !r.OK && strings.Contains(r.Reason, "unpack") {
-			unpack = true
-		}
-	}
-	if !unpack {
+	if !slices.ContainsFunc(res, func(r PushResult) bool { return !r.OK && strings.Contains(r.Reason, "unpack") }) {
 		return
 	}
 	// detail: the first error naming an object, else the first complaint.
@@ -293,15 +280,13 @@ func (s *Store) blameUnpack(ctx context.Context, remote string, res []PushResult
 		detail = first
 	}
 	blamed := -1
-	if obj != "" {
-		for i, r := range res {
-			if r.OK || blamed >= 0 {
-				continue
-			}
-			out, err := s.git(ctx, "rev-list", "--objects", r.Ref, "--not", "--glob="+strings.TrimSuffix(TrackingRoot+remote+"/", "/")+"/*").Output()
-			if err == nil && bytes.Contains(out, []byte(obj)) {
-				blamed = i
-			}
+	for i, r := range res {
+		if obj == "" || blamed >= 0 || r.OK {
+			continue
+		}
+		out, err := s.git(ctx, "rev-list", "--objects", r.Ref, "--not", "--glob="+TrackingRoot+remote+"/*").Output()
+		if err == nil && bytes.Contains(out, []byte(obj)) {
+			blamed = i
 		}
 	}
 	for i := range res {
