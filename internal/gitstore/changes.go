@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -156,10 +158,9 @@ func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Ch
 	}
 	pairRenames(net)
 	res := &Changes{Base: base, Head: head}
-	for _, c := range net {
-		res.List = append(res.List, *c)
+	for _, p := range slices.Sorted(maps.Keys(net)) {
+		res.List = append(res.List, *net[p])
 	}
-	sort.Slice(res.List, func(i, j int) bool { return res.List[i].Path < res.List[j].Path })
 	return res, nil
 }
 
@@ -285,25 +286,17 @@ func pairRenames(net map[string]*Change) {
 		t string
 	}
 	gone := map[key][]string{}
-	for p, c := range net {
-		if c.Status == Deleted && c.OldHash != ZeroHash && !c.Undone {
+	var added []string
+	for _, p := range slices.Sorted(maps.Keys(net)) {
+		switch c := net[p]; {
+		case c.Undone:
+		case c.Status == Deleted && c.OldHash != ZeroHash:
 			k := key{c.OldHash, modeType(c.OldMode)}
 			gone[k] = append(gone[k], p)
-		}
-	}
-	if len(gone) == 0 {
-		return
-	}
-	for _, ps := range gone {
-		sort.Strings(ps)
-	}
-	var added []string
-	for p, c := range net {
-		if c.Status == Added && c.NewHash != ZeroHash && !c.Undone {
+		case c.Status == Added && c.NewHash != ZeroHash:
 			added = append(added, p)
 		}
 	}
-	sort.Strings(added)
 	for _, p := range added {
 		c := net[p]
 		k := key{c.NewHash, modeType(c.NewMode)}

@@ -143,12 +143,8 @@ func readConfigCache(path string, files map[string]fileKey) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	now := map[string]fileKey{}
-	for p, k := range files {
-		now[p] = k
-	}
-	lines := strings.Split(head, "\n")
-	for _, l := range lines[1:] {
+	now := maps.Clone(files)
+	for _, l := range strings.Split(head, "\n")[1:] {
 		var k fileKey
 		var q string
 		if _, err := fmt.Sscanf(l, "%d %d %d %t %q", &k.ino, &k.size, &k.mtime, &k.exists, &q); err != nil {
@@ -161,9 +157,7 @@ func readConfigCache(path string, files map[string]fileKey) ([]byte, bool) {
 	if configCacheHead(now)+out != string(data) {
 		return nil, false
 	}
-	for p, k := range now {
-		files[p] = k
-	}
+	maps.Copy(files, now)
 	return []byte(out), true
 }
 

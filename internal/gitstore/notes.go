@@ -138,11 +138,7 @@ func (s *Store) findNote(root, obj Hash) (noteLoc, error) {
 }
 
 func isFanout(name string) bool {
-	if len(name) != 2 {
-		return false
-	}
-	_, err := hex.DecodeString(name)
-	return err == nil && strings.ToLower(name) == name
+	return len(name) == 2 && strings.Trim(name, "0123456789abcdef") == ""
 }
 
 // ResolveCommit names the commit that spec means: "HEAD" (or ""), a full

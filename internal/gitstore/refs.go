@@ -123,13 +123,8 @@ func ValidRefName(name string) bool {
 			return false
 		}
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
-			return false
-		}
-	}
-	return true
+	bad := func(r rune) bool { return r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) }
+	return !strings.ContainsFunc(name, bad)
 }
 
 func parseHashLine(b []byte) (Hash, bool) {

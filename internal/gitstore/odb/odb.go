@@ -1,7 +1,6 @@
 package odb
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -134,9 +133,8 @@ func (db *DB) addStore(dir string, depth int, seen map[string]bool) error {
 // line, blank lines and '#' comments ignored, C-style quoting honoured.
 func parseAlternates(raw []byte) []string {
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimRight(line, "\r")
 		if line == "" || line[0] == '#' {
 			continue
 		}
