@@ -543,8 +543,11 @@ func TestArchive_Kill9DuringArchivingSync(t *testing.T) {
 // them, on the clone that archived and on a fresh clone, and keeps them as
 // the archive grows (the per-clone cache moved by the archive's diff).
 func TestArchive_ReferencedByKeepsArchivedReferrers(t *testing.T) {
-	bare := newRemote(t)
-	a := archivingClone(t, bare, "0")
+	archiveRemotes(t, referencedByKeepsArchivedReferrers)
+}
+
+func referencedByKeepsArchivedReferrers(t *testing.T, bare, url string) {
+	a := archivingClone(t, url, "0")
 	target := a.create(t, "the item named")
 	refer := func(title string) string {
 		o, err := a.b.Create(t.Context(), board.CreateInput{Title: title, Spec: "s", SpecFormat: "f",
@@ -576,7 +579,7 @@ func TestArchive_ReferencedByKeepsArchivedReferrers(t *testing.T) {
 		}
 		return out
 	}
-	fresh := archivingClone(t, bare, "off")
+	fresh := archivingClone(t, url, "off")
 	fresh.sync(t)
 	for _, c := range []*clone{a, fresh} {
 		if got := backlinks(c); len(got) != 2 || got[first] != "follows_up" || got[live] != "follows_up" {

@@ -121,7 +121,7 @@ func directPush(ctx context.Context, g *gitstore.Store, remote, ref string, old,
 		return res, false, nil // unreachable: git push says so in its words
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-git-receive-pack-result" {
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-git-receive-pack-result") {
 		return res, false, nil
 	}
 	unpack, status, reason, err := readReport(io.LimitReader(resp.Body, 1<<20), ref)

@@ -2,7 +2,9 @@ package teamsync_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ideate/git-ideate/internal/board"
@@ -126,5 +128,41 @@ func TestDirectPush_LeavesGitsCasesToGit(t *testing.T) {
 	}
 	if got := remoteRef(t, bare, ref); got != at.String() {
 		t.Fatalf("remote %s moved to %s, want it still at %s", ref, got, at)
+	}
+}
+
+// TestDirectPush_AClaimRunsNoGitPush: a claim through the remote authority
+// over plain smart HTTP makes its push directly: no `git push` runs (every
+// git the process starts goes through a wrapper that logs it), and the
+// remote holds the claim.
+func TestDirectPush_AClaimRunsNoGitPush(t *testing.T) {
+	plainHTTP(t)
+	bare := newRemote(t)
+	c := cloneOf(t, teamsynctest.ServeBare(t, bare))
+	id := c.create(t, "an item")
+	c.sync(t)
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "log")
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte("#!/bin/sh\necho \"$@\" >> "+log+"\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	c.authoritative()
+	it, err := c.b.Claim(t.Context(), id, board.Actor{Human: "alice"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := remoteRef(t, bare, board.RefName(id)); got != mustRef(t, c, board.RefName(id)).String() {
+		t.Fatalf("the remote holds %s at %s, not the claim", id, got)
+	}
+	ran, _ := os.ReadFile(log)
+	for _, l := range strings.Split(string(ran), "\n") {
+		if strings.Contains(" "+l+" ", " push ") {
+			t.Fatalf("the claim (token %d) ran git push: %q", it.Claim.ClaimToken, l)
+		}
 	}
 }
