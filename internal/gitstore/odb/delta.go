@@ -35,35 +35,24 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 	// Preallocate the declared size unless it is wildly larger than what the
 	// inputs plausibly expand to; a hostile header then cannot force a huge
 	// allocation up front, and the result still grows only with real output.
-	capHint := dstSize
-	if limit := 4*(uint64(len(base))+uint64(len(ops))) + 1<<20; capHint > limit {
-		capHint = limit
-	}
-	out := make([]byte, 0, int(capHint))
+	out := make([]byte, 0, int(min(dstSize, 4*(uint64(len(base))+uint64(len(ops)))+1<<20)))
 	for i := 0; i < len(ops); {
 		c := ops[i]
 		i++
 		switch {
 		case c&0x80 != 0: // copy from base
-			var off, size uint64
-			for b := uint(0); b < 4; b++ {
+			var arg [7]byte // the offset's 4 bytes, then the size's 3, each when its bit is set
+			for b := range arg {
 				if c&(1<<b) != 0 {
 					if i >= len(ops) {
 						return nil, errDeltaTruncated
 					}
-					off |= uint64(ops[i]) << (8 * b)
+					arg[b] = ops[i]
 					i++
 				}
 			}
-			for b := uint(0); b < 3; b++ {
-				if c&(0x10<<b) != 0 {
-					if i >= len(ops) {
-						return nil, errDeltaTruncated
-					}
-					size |= uint64(ops[i]) << (8 * b)
-					i++
-				}
-			}
+			off := uint64(binary.LittleEndian.Uint32(arg[:4]))
+			size := uint64(arg[4]) | uint64(arg[5])<<8 | uint64(arg[6])<<16
 			if size == 0 {
 				size = 0x10000
 			}
