@@ -87,7 +87,7 @@ func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Ch
 	if wt.CommonDir != s.repo.CommonDir {
 		return nil, apperr.New(apperr.Schema, "%s belongs to another repository (%s, not %s)", dir, wt.CommonDir, s.repo.CommonDir)
 	}
-	baseCommit, err := s.ReadCommit(base)
+	baseTree, err := s.treeOf(base)
 	if err != nil {
 		return nil, err
 	}
@@ -97,17 +97,13 @@ func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Ch
 	if err != nil {
 		return nil, err
 	}
-	headTree := ZeroHash
-	if head != ZeroHash {
-		c, err := s.ReadCommit(head)
-		if err != nil {
-			return nil, err
-		}
-		headTree = c.Tree
+	headTree, err := s.treeOf(head)
+	if err != nil {
+		return nil, err
 	}
 	// base → HEAD
 	committed := map[string]*Change{}
-	err = s.DiffTrees(baseCommit.Tree, headTree, func(path string, o, n TreeEntry) error {
+	err = s.DiffTrees(baseTree, headTree, func(path string, o, n TreeEntry) error {
 		committed[path] = &Change{Path: path, OldMode: o.Mode, NewMode: n.Mode, OldHash: o.Hash, NewHash: n.Hash}
 		return nil
 	})

@@ -101,18 +101,15 @@ func (s *Store) readTreeOrEmpty(h Hash) ([]TreeEntry, error) {
 // limit) and reports more when it stopped there. Only subtrees that differ
 // are read.
 func (s *Store) ChangedPaths(from, to Hash, max int) (paths []string, more bool, err error) {
-	trees := [2]Hash{}
-	for i, h := range []Hash{from, to} {
-		if h == ZeroHash {
-			continue
-		}
-		c, err := s.ReadCommit(h)
-		if err != nil {
-			return nil, false, err
-		}
-		trees[i] = c.Tree
+	a, err := s.treeOf(from)
+	if err != nil {
+		return nil, false, err
 	}
-	err = s.DiffTrees(trees[0], trees[1], func(p string, _, _ TreeEntry) error {
+	b, err := s.treeOf(to)
+	if err != nil {
+		return nil, false, err
+	}
+	err = s.DiffTrees(a, b, func(p string, _, _ TreeEntry) error {
 		if max > 0 && len(paths) >= max {
 			more = true
 			return ErrStopDiff

@@ -271,11 +271,9 @@ func (s *Store) PackRefsIfLoose(ctx context.Context, prefix string, threshold in
 	if fi, err := os.Stat(filepath.Join(s.repo.CommonDir, "packed-refs.lock")); err == nil && time.Since(fi.ModTime()) < time.Minute {
 		return // a pack-refs runs (or died a moment ago: git's own lock)
 	}
-	if os.MkdirAll(s.repo.StateDir(), 0o777) != nil || os.WriteFile(stamp, nil, 0o666) != nil {
+	if !touch(stamp) {
 		return
 	}
-	now := time.Now()
-	os.Chtimes(stamp, now, now)
 	cmd := detached(context.WithoutCancel(ctx), "git", "--git-dir="+s.repo.CommonDir, "pack-refs", "--all")
 	if cmd.Start() == nil {
 		go cmd.Wait()

@@ -24,11 +24,11 @@ func (s *Store) ReadNote(ref string, obj Hash) (note []byte, ok bool, err error)
 	if err != nil || tip == ZeroHash {
 		return nil, false, err
 	}
-	c, err := s.ReadCommit(tip)
+	root, err := s.treeOf(tip)
 	if err != nil {
 		return nil, false, err
 	}
-	loc, err := s.findNote(c.Tree, obj)
+	loc, err := s.findNote(root, obj)
 	if err != nil || !loc.found {
 		return nil, false, err
 	}
@@ -50,13 +50,9 @@ func (s *Store) AppendNote(ctx context.Context, ref string, obj Hash, text strin
 		text += "\n"
 	}
 	return s.Transact(ctx, ref, func(tip Hash) (Hash, string, error) {
-		root := ZeroHash
-		if tip != ZeroHash {
-			c, err := s.ReadCommit(tip)
-			if err != nil {
-				return ZeroHash, "", err
-			}
-			root = c.Tree
+		root, err := s.treeOf(tip)
+		if err != nil {
+			return ZeroHash, "", err
 		}
 		loc, err := s.findNote(root, obj)
 		if err != nil {

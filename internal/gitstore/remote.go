@@ -134,7 +134,7 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 		_, stderr, err := s.runRemote(ctx, opt, args...)
 		if err == nil {
 			if len(refs) == 0 {
-				s.stampFetch(remote)
+				touch(s.fetchStamp(remote))
 			}
 			return nil
 		}
@@ -171,12 +171,13 @@ func (s *Store) fetchStamp(remote string) string {
 	return filepath.Join(s.repo.StateDir(), "fetched-"+url.PathEscape(remote))
 }
 
-func (s *Store) stampFetch(remote string) {
-	p := s.fetchStamp(remote)
-	if os.MkdirAll(filepath.Dir(p), 0o777) == nil && os.WriteFile(p, nil, 0o666) == nil {
-		now := time.Now()
-		os.Chtimes(p, now, now)
+// touch makes path an empty file (and its directory) modified now.
+func touch(path string) bool {
+	if os.MkdirAll(filepath.Dir(path), 0o777) != nil || os.WriteFile(path, nil, 0o666) != nil {
+		return false
 	}
+	now := time.Now()
+	return os.Chtimes(path, now, now) == nil
 }
 
 // LastFetch is when this clone last fetched remote's whole ideate

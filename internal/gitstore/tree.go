@@ -154,14 +154,23 @@ func (s *Store) CheckRootFormat(root Hash, f Format) error {
 // RootTree returns the root tree of the commit tip after CheckRootFormat
 // has passed it, and ZeroHash for ZeroHash (a store with no commit yet).
 func (s *Store) RootTree(tip Hash, f Format) (Hash, error) {
-	if tip == ZeroHash {
-		return ZeroHash, nil
-	}
-	c, err := s.ReadCommit(tip)
+	root, err := s.treeOf(tip)
 	if err != nil {
 		return ZeroHash, err
 	}
-	return c.Tree, s.CheckRootFormat(c.Tree, f)
+	return root, s.CheckRootFormat(root, f)
+}
+
+// treeOf is the root tree of commit, ZeroHash for ZeroHash.
+func (s *Store) treeOf(commit Hash) (Hash, error) {
+	if commit == ZeroHash {
+		return ZeroHash, nil
+	}
+	c, err := s.ReadCommit(commit)
+	if err != nil {
+		return ZeroHash, err
+	}
+	return c.Tree, nil
 }
 
 // EnsureFormat returns root with f's entry at its top level, adding it
