@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -41,58 +40,54 @@ type configVar struct {
 // LoadConfig reads the configuration that applies to r. One git refuses
 // to read is not taken for an empty one (which would turn the steering
 // gate off and commit under the fallback identity): Err reports it. What
-// git printed is kept with the state of every file it came from (see
-// configCache): a command whose files and environment are as they were
-// reads it back instead of running git, a fifth of a CLI write's time.
+// git printed is kept under a stamp of the environment and of every file
+// it may come from (stamp): a command under the same stamp reads it
+// back instead of running git, a fifth of a CLI write's time.
 func LoadConfig(r *Repo) *Config {
-	c := &Config{files: map[string]fileKey{}}
-	for _, p := range configCandidates(r) {
-		c.files[p], _ = statKey(p)
-	}
 	cache := filepath.Join(r.GitDir, "ideate", "config-cache")
-	out, ok := readConfigCache(cache, c.files)
-	if !ok {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		var err error
-		if out, err = gitProc(ctx, r.GitDir, "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes", "--show-origin").Output(); err != nil {
-			// Without a git on PATH there is nothing to ask: the stores
-			// write without git, under the defaults and the fallback
-			// identity. A git that ran and refused is an error.
-			if ee, ok := err.(*exec.ExitError); ok {
-				c.err = apperr.Wrap(GitFailed, err, "git cannot read this repository's configuration: %s", firstLine(string(ee.Stderr), err))
+	if data, err := osproc.ReadRegular(cache, configCacheMax); err == nil {
+		if stamp, out, ok := strings.Cut(string(data), "\n"); ok {
+			if c := parseConfig(r, []byte(out)); c.stamp() == stamp {
+				return c
 			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := gitProc(ctx, r.GitDir, "--git-dir="+r.GitDir, "config", "--list", "-z", "--includes", "--show-origin").Output()
+	if err != nil {
+		// Without a git on PATH there is nothing to ask: the stores write
+		// without git, under the defaults and the fallback identity. A git
+		// that ran and refused is an error.
+		c := parseConfig(r, nil)
+		if ee, ok := err.(*exec.ExitError); ok {
+			c.err = apperr.Wrap(GitFailed, err, "git cannot read this repository's configuration: %s", firstLine(string(ee.Stderr), err))
+		}
+		return c
+	}
+	c := parseConfig(r, out)
+	// A file changed so recently that a change in the same clock tick
+	// would not show in its mtime is not trusted to a stamp.
+	for _, k := range c.files {
+		if k.exists && time.Since(time.Unix(0, k.mtime)) < 2*time.Second {
 			return c
 		}
 	}
-	// An origin ("file:<path>", "command line:") and a "key\nvalue" per
-	// NUL; a key alone is a bare key, true.
-	recs := strings.Split(string(out), "\x00")
-	for i := 0; i+1 < len(recs); i += 2 {
-		if p, ok := strings.CutPrefix(recs[i], "file:"); ok {
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(r.GitDir, p)
-			}
-			if _, seen := c.files[p]; !seen {
-				c.files[p], _ = statKey(p)
-			}
-		}
-		key, value, ok := strings.Cut(recs[i+1], "\n")
-		if !ok {
-			value = "true"
-		}
-		c.addKey(key, value)
-	}
-	if !ok {
-		writeConfigCache(cache, c.files, out)
-	}
+	_ = atomicfile.Replace(cache, []byte(c.stamp()+"\n"+string(out)), atomicfile.Options{})
 	return c
 }
 
-// configCandidates are the files git may read the configuration from
-// whether or not they exist now (a global file made later must be seen),
-// and HEAD, which an onbranch: include depends on.
-func configCandidates(r *Repo) []string {
+// configCacheMax bounds the kept configuration.
+const configCacheMax = 4 << 20
+
+// parseConfig reads what `git config --list -z --show-origin` printed (an
+// origin, "file:<path>" or "command line:", and a "key\nvalue" per NUL; a
+// key alone is a bare key, true), with the state of every file a value
+// came from and of every file git may read the configuration from, present
+// or not (a global file made later must be seen), and HEAD, which an
+// onbranch: include depends on.
+func parseConfig(r *Repo, out []byte) *Config {
+	c := &Config{files: map[string]fileKey{}}
 	ps := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree"), filepath.Join(r.GitDir, "HEAD"), "/etc/gitconfig"}
 	if home := os.Getenv("HOME"); home != "" {
 		ps = append(ps, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
@@ -105,72 +100,45 @@ func configCandidates(r *Repo) []string {
 			ps = append(ps, p)
 		}
 	}
-	return ps
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		if p, ok := strings.CutPrefix(recs[i], "file:"); ok {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(r.GitDir, p)
+			}
+			ps = append(ps, p)
+		}
+		key, value, ok := strings.Cut(recs[i+1], "\n")
+		if !ok {
+			value = "true"
+		}
+		c.addKey(key, value)
+	}
+	for _, p := range ps {
+		if _, seen := c.files[p]; !seen {
+			c.files[p], _ = statKey(p)
+		}
+	}
+	return c
 }
 
-// configCache is what `git config --list` printed, kept while nothing it
-// depends on changes: a line naming the environment (HOME,
-// XDG_CONFIG_HOME, every GIT_CONFIG* variable), one per file with its
-// inode, size and mtime (a missing file too), a blank line, the output.
-const configCacheMax = 4 << 20
-
-func configCacheHead(files map[string]fileKey) string {
+// stamp names the environment git reads the configuration under (HOME,
+// XDG_CONFIG_HOME, every GIT_CONFIG* variable, `git -c` included) and the
+// state of every file of c, as stat sees them now.
+func (c *Config) stamp() string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); k == "HOME" || k == "XDG_CONFIG_HOME" || strings.HasPrefix(k, "GIT_CONFIG") {
 			env = append(env, kv)
 		}
 	}
-	sort.Strings(env)
-	h := sha256.Sum256([]byte(strings.Join(env, "\x00")))
-	var b strings.Builder
-	fmt.Fprintf(&b, "ideate config cache 1 %x\n", h)
-	for _, p := range slices.Sorted(maps.Keys(files)) {
-		k := files[p]
-		fmt.Fprintf(&b, "%d %d %d %t %s\n", k.ino, k.size, k.mtime, k.exists, strconv.Quote(p))
+	slices.Sort(env)
+	b := []byte(strings.Join(env, "\x00"))
+	for _, p := range slices.Sorted(maps.Keys(c.files)) {
+		k := c.files[p]
+		b = fmt.Appendf(b, "\x00%d %d %d %t %q", k.ino, k.size, k.mtime, k.exists, p)
 	}
-	return b.String() + "\n"
-}
-
-// readConfigCache returns the cached output when every file it names is
-// as it was and no file of files is missing from it.
-func readConfigCache(path string, files map[string]fileKey) ([]byte, bool) {
-	data, err := osproc.ReadRegular(path, configCacheMax)
-	if err != nil {
-		return nil, false
-	}
-	head, out, ok := strings.Cut(string(data), "\n\n")
-	if !ok {
-		return nil, false
-	}
-	now := maps.Clone(files)
-	for _, l := range strings.Split(head, "\n")[1:] {
-		var k fileKey
-		var q string
-		if _, err := fmt.Sscanf(l, "%d %d %d %t %q", &k.ino, &k.size, &k.mtime, &k.exists, &q); err != nil {
-			return nil, false
-		}
-		if _, seen := now[q]; !seen {
-			now[q], _ = statKey(q)
-		}
-	}
-	if configCacheHead(now)+out != string(data) {
-		return nil, false
-	}
-	maps.Copy(files, now)
-	return []byte(out), true
-}
-
-// writeConfigCache keeps out for the next command, unless a file was
-// changed so recently that a change in the same clock tick would not show
-// in its mtime.
-func writeConfigCache(path string, files map[string]fileKey, out []byte) {
-	for _, k := range files {
-		if k.exists && time.Since(time.Unix(0, k.mtime)) < 2*time.Second {
-			return
-		}
-	}
-	_ = atomicfile.Replace(path, []byte(configCacheHead(files)+string(out)), atomicfile.Options{})
+	return fmt.Sprintf("ideate config cache 2 %x", sha256.Sum256(b))
 }
 
 // Changed reports whether a file c was read from, or one git would read,
