@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/ideate/git-ideate/internal/corecmd"
+	"github.com/ideate/git-ideate/internal/mcpserver"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/execlog"
@@ -64,6 +67,16 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 		GateOnly: c.Gate,
 		Now:      corecmd.Now,
 		Confine:  confineCommand,
+		// Only this repository's own server, under the names the plugin
+		// and git ideate init give it, is vouched for.
+		ReadOnlyTool: func(name string) bool {
+			for _, server := range []string{"mcp__plugin_git-ideate_ideate__", "mcp__ideate__"} {
+				if t, ok := strings.CutPrefix(name, server); ok {
+					return mcpserver.ReadOnly(t)
+				}
+			}
+			return false
+		},
 	}
 	d.Judge = hookJudge(env, d.Gates)
 	d.Run(ctx, env.In, env.Out, event)

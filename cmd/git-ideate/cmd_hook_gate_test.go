@@ -302,6 +302,12 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantDeny(t, "python -c", s.bash("ared", "red-worker", redWT, `python3 -c 'open("strutil/a.go","w").write("x")'`), "runs code")
 	wantDeny(t, "plan edit", s.tool("ared", "red-worker", redWT, "Edit", map[string]any{"file_path": "docs/agents/sprint1/plan.md", "old_string": "a", "new_string": "b"}), "planning_artifact")
 	wantDeny(t, "dispatch from a worker", s.tool("ared", "red-worker", redWT, "Agent", map[string]any{"prompt": "help", "subagent_type": "git-ideate:worker"}), "dispatches no agents")
+	// MCP tools run in their server's process, unconfined: only this
+	// repository's server's read-only tools are a worker's.
+	wantDeny(t, "red MCP write", s.tool("ared", "red-worker", redWT, "mcp__plugin_git-ideate_ideate__task_complete", map[string]any{"task": "S1-01/T1"}), "mcp_tool")
+	wantDeny(t, "red another server's MCP tool", s.tool("ared", "red-worker", redWT, "mcp__fs__write_file", map[string]any{"path": "strutil/a.go"}), "mcp_tool")
+	wantDeny(t, "red a read-only name of another server", s.tool("ared", "red-worker", redWT, "mcp__evil__record_read", map[string]any{}), "mcp_tool")
+	wantAllow(t, "red MCP read", s.tool("ared", "red-worker", redWT, "mcp__plugin_git-ideate_ideate__record_read", map[string]any{}))
 	// The red binding does not make a green-worker of the same agent id.
 	wantDeny(t, "role changed", s.bash("ared", "green-worker", redWT, "ls"), "bound as a red-worker")
 
@@ -328,6 +334,8 @@ func TestHookGate_Binary_BindingAndGuard(t *testing.T) {
 	wantAllow(t, "helper runs a command", hookCall(t, dir, with(s.subTool, "cwd", dir)))
 	wantAllow(t, "helper reads", helper(dir, "general-purpose", "Bash", map[string]any{"command": "git log --oneline -3 && grep -rn Reverse strutil"}))
 	wantAllow(t, "helper writes outside", helper(dir, "general-purpose", "Write", map[string]any{"file_path": filepath.Join(t.TempDir(), "notes.md"), "content": "x"}))
+	wantDeny(t, "helper's MCP write", helper(dir, "general-purpose", "mcp__ideate__task_abandon", map[string]any{"task": "S1-01/T1"}), "mcp_tool")
+	wantAllow(t, "helper's MCP read", helper(dir, "general-purpose", "mcp__ideate__exec_log", map[string]any{}))
 	wantDeny(t, "helper dispatches a worker", helper(dir, "general-purpose", "Agent", map[string]any{"prompt": "ideate-task: S1-09/T9", "subagent_type": "red-worker"}), "no_contract")
 	// Reviewers are bound at their dispatch to the task (or sprint) they
 	// review, write nothing at all, and run the gates; one bound to

@@ -68,6 +68,8 @@ type GuardFacts struct {
 	// operating-system confinement (the hook rewrites it), which holds
 	// what it writes; the guard reads it only without confinement.
 	Confined bool
+	// ReadOnlyTool: the call's MCP tool is known to change nothing.
+	ReadOnlyTool bool
 	// Agent: the binding of an execution or reviewer role's sub-agent
 	// and an execution role's task's contract (set for every such
 	// sub-agent, bound or not).
@@ -173,6 +175,15 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 			targets = append(targets, writeTarget{path: t.Path, dir: t.Dir, mkdir: t.Mkdir})
 		}
 	default:
+		// An MCP tool runs in its server's process, where no confinement
+		// holds it and no path of the call says what it changes.
+		if strict && strings.HasPrefix(in.Tool, "mcp__") && !f.ReadOnlyTool {
+			who := "a " + in.Role
+			if in.Role == "" {
+				who = "a sub-agent bound to no task, while a sprint executes,"
+			}
+			return verdictOf(guardFail{class: "mcp_tool", detail: who + " uses only MCP tools that change nothing; " + in.Tool + " is not one"}), nil
+		}
 		return Verdict{Result: PASS}, nil
 	}
 	for _, t := range targets {

@@ -79,6 +79,10 @@ type Dispatcher struct {
 	// (the weaker mode). Called with an empty command it only says
 	// whether confinement exists.
 	Confine func(task, role, agent, command string) string
+	// ReadOnlyTool, when set, reports whether an MCP tool (its name as
+	// the host gives it, mcp__<server>__<tool>) changes nothing; an MCP
+	// tool it does not vouch for is one a guarded sub-agent may not use.
+	ReadOnlyTool func(name string) bool
 	// StateDir, when set, finds the state directory (.git/ideate) of the
 	// repository containing dir without opening its stores: the capture
 	// of a tool call or prompt needs nothing else. nil: Open is used.

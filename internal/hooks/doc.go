@@ -79,7 +79,9 @@
 //	              bounded-cost gate "cost" on a bound agent's Bash call,
 //	              with its task's scope and declared tests and the cost
 //	              rules cached with the dispatch) on Write, Edit,
-//	              MultiEdit, NotebookEdit, Bash and Agent (ToolMatcher);
+//	              MultiEdit, NotebookEdit, Bash, Agent and MCP tools
+//	              (ToolMatcher; a guarded sub-agent uses only MCP tools
+//	              Dispatcher.ReadOnlyTool vouches for);
 //	              the hooks gather the facts (the agent's role and
 //	              binding, its task's contract, a dispatch's task and the
 //	              plan gate's verdict on it) and the guard decides; a

@@ -95,7 +95,8 @@ func (c *call) beforeTool() (*Decision, error) {
 	role := gates.RoleOf(p.AgentType)
 	sub := p.AgentID != ""
 	tool := p.ToolName
-	if role == "" && !isFileTool(tool) && tool != "Bash" && tool != "Agent" && tool != "Task" {
+	mcp := strings.HasPrefix(tool, "mcp__")
+	if role == "" && !isFileTool(tool) && tool != "Bash" && tool != "Agent" && tool != "Task" && !(sub && mcp) {
 		return nil, nil // nothing the guard looks at
 	}
 	// The main session's own calls (a dispatch aside) are judged only
@@ -131,6 +132,7 @@ func (c *call) beforeTool() (*Decision, error) {
 		return c.refuse(v), nil
 	}
 	f := &gates.GuardFacts{Subagent: sub, Cwd: in.Dir, Top: st.Top}
+	f.ReadOnlyTool = mcp && c.d.ReadOnlyTool != nil && c.d.ReadOnlyTool(tool)
 	if p.Cwd != "" && filepath.IsAbs(p.Cwd) {
 		f.Cwd = p.Cwd
 	}

@@ -19,8 +19,10 @@ type Hook struct {
 const GateFlag = "--gate"
 
 // ToolMatcher selects the tool calls the role guard and the dispatch
-// binding look at (an exact-name list). Reads are not gated.
-const ToolMatcher = "Write|Edit|MultiEdit|NotebookEdit|Bash|Agent"
+// binding look at: the tools that write, and every MCP tool (whose writes
+// the guard cannot see; an anchored regex, as a matcher with other
+// characters than letters and '|' is one). Reads are not gated.
+const ToolMatcher = "^(Write|Edit|MultiEdit|NotebookEdit|Bash|Agent|mcp__.*)$"
 
 // StopGateTimeout is the timeout of the stop gate entries, in seconds: a
 // gate runs the task's tests, and a hook past its timeout is killed and

@@ -126,7 +126,7 @@ type Server struct {
 
 // New registers every tool.
 func New(version string, open Opener) *Server {
-	s := &Server{version: version, open: open, tools: slices.Concat(tools(), execTools(), taskTools(), retroTools(), symbolTools()), byName: map[string]*toolDef{}}
+	s := &Server{version: version, open: open, tools: allTools(), byName: map[string]*toolDef{}}
 	for i := range s.tools {
 		t := &s.tools[i]
 		t.compiled = mustCompile(t.schema)
@@ -318,4 +318,19 @@ func marshal(v any) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+func allTools() []toolDef {
+	return slices.Concat(tools(), execTools(), taskTools(), retroTools(), symbolTools())
+}
+
+// ReadOnly reports whether the server's tool name changes nothing (the
+// tools annotated readOnlyHint).
+func ReadOnly(name string) bool {
+	for _, t := range allTools() {
+		if t.name == name {
+			return t.readOnly
+		}
+	}
+	return false
 }
