@@ -531,9 +531,9 @@ func (m *Manager) startClaiming(ctx context.Context, in StartInput, tip, base gi
 	}()
 	next := m.newContract(in, nil, base, note)
 	branch := "refs/heads/" + next.Branch
-	hadBranch, err := m.git.Ref(branch)
+	hadBranch, berr := m.git.Ref(branch)
 	_, statErr := os.Stat(next.Path)
-	reused := false
+	reused, err := false, berr
 	if err == nil {
 		reused, err = m.ensure(ctx, next, base, false)
 	}
@@ -541,14 +541,14 @@ func (m *Manager) startClaiming(ctx context.Context, in StartInput, tip, base gi
 	// caller knows whether it holds one to give back.
 	c := <-decided
 	if c.err != nil {
-		if err == nil {
-			undo := context.WithoutCancel(ctx)
-			if statErr != nil {
-				_ = m.git.DiscardWorktree(undo, next.Path)
-			}
-			if now, rerr := m.git.Ref(branch); rerr == nil && hadBranch == gitstore.ZeroHash && now != gitstore.ZeroHash {
-				_ = m.git.UpdateRef(undo, branch, gitstore.ZeroHash, now)
-			}
+		// Whatever this start made (all of it, or what a failed add left)
+		// goes; what was there before stays.
+		undo := context.WithoutCancel(ctx)
+		if statErr != nil {
+			_ = m.git.DiscardWorktree(undo, next.Path)
+		}
+		if now, rerr := m.git.Ref(branch); rerr == nil && berr == nil && hadBranch == gitstore.ZeroHash && now != gitstore.ZeroHash {
+			_ = m.git.UpdateRef(undo, branch, gitstore.ZeroHash, now)
 		}
 		return nil, c.err
 	}
