@@ -600,4 +600,9 @@ func referencedByKeepsArchivedReferrers(t *testing.T, bare, url string) {
 			t.Fatalf("the archive's references cache in %s does not name the archive: %q %v", c.dir, head, err)
 		}
 	}
+	if got := gt.Git(t, bare, "cat-file", "blob", board.ArchiveRef+":references/"+first[24:26]+"/"+first); !strings.Contains(got, target) {
+		t.Fatalf("the remote's archive keeps %s's references as %q", first, got)
+	}
+	gt.Fsck(t, bare)
+	gt.Fsck(t, fresh.dir)
 }
