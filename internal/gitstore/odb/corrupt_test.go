@@ -585,6 +585,7 @@ func memDB(idxData, packData []byte) (*DB, error) {
 	if err := p.checkPack(); err != nil {
 		return nil, err
 	}
+	p.dataOnce.Do(func() {})
 	db := &DB{cache: newBaseCache(1 << 20), scanned: true}
 	db.stores = []*store{{dir: "/nonexistent-odb-fuzz", packs: []*pack{p}}}
 	return db, nil

@@ -53,19 +53,13 @@ type pack struct {
 	idx  []byte // mapped .idx, once ensureIdx has succeeded
 	data []byte // mapped .pack, once mapData has succeeded
 
-	// The .idx is mapped on the first lookup that reaches the pack
-	// (ensureIdx), as git does: a CLI call finds the tip and the trie path
-	// it reads in the newest packs, so a scan that only lists them saves an
-	// open, an fstat, an mmap and a close for each of the others.
-	idxOnce sync.Once
-	idxGone bool  // deleted since the listing: the pack holds nothing
-	idxErr  error // why the index cannot be used
-
-	// The .pack is mapped on first use (mapData), not at open: a lookup
-	// reads only indexes, and a CLI call that finds its objects in a few
-	// of many packs opens only those.
-	dataMu  sync.Mutex
-	dataErr error // why the .pack could not be mapped (kept: not retried)
+	// Each file is mapped on first use, as git does: a CLI call finds
+	// what it reads in the newest packs and opens only those.
+	idxOnce  sync.Once
+	idxGone  bool  // deleted since the listing: the pack holds nothing
+	idxErr   error // why the index cannot be used
+	dataOnce sync.Once
+	dataErr  error // why the .pack cannot be used
 
 	fanout  [256]uint32 // copied out of the idx at open (validated)
 	n       int         // number of objects
@@ -112,32 +106,29 @@ func (p *pack) ensureIdx() (gone bool, err error) {
 }
 
 // mapData maps the .pack and validates its header and checksum against
-// the index, once; a failure is kept and returned to every later caller
-// (the pack stays unreadable until a rescan drops or replaces it). The
+// the index, once; a failure stands until a rescan drops the pack. The
 // caller holds DB.mu for reading, so unmap cannot run meanwhile.
 func (p *pack) mapData() error {
-	p.dataMu.Lock()
-	defer p.dataMu.Unlock()
-	if p.data != nil || p.dataErr != nil {
-		return p.dataErr
-	}
-	d, err := MapFile(p.packPath)
-	if err != nil {
-		p.dataErr = fmt.Errorf("odb: %w", err)
-		return p.dataErr
-	}
-	p.data = d
-	if err := p.checkPack(); err != nil {
-		UnmapFile(d)
-		p.data = nil
-		p.dataErr = fmt.Errorf("odb: %s: %w", p.packPath, err)
-	}
+	p.dataOnce.Do(func() {
+		p.dataErr = fmt.Errorf("odb: %s: fault while reading it", p.packPath) // kept if a fault panics
+		d, err := MapFile(p.packPath)
+		if err != nil {
+			p.dataErr = fmt.Errorf("odb: %w", err)
+			return
+		}
+		p.data = d
+		if p.dataErr = p.checkPack(); p.dataErr != nil {
+			UnmapFile(d)
+			p.data = nil
+			p.dataErr = fmt.Errorf("odb: %s: %w", p.packPath, p.dataErr)
+		}
+	})
 	return p.dataErr
 }
 
+// unmap releases the files; the caller holds DB.mu exclusively, so no
+// reader is inside them.
 func (p *pack) unmap() {
-	p.dataMu.Lock()
-	defer p.dataMu.Unlock()
 	UnmapFile(p.idx)
 	UnmapFile(p.data)
 	p.idx, p.data = nil, nil
