@@ -37,19 +37,10 @@ func gcRunning(commonDir string) bool {
 	if err != nil {
 		return true
 	}
-	// Half-written (gc writes it whole before it starts work), or another
-	// host's: taken as running.
-	return !goneHere(strings.TrimSpace(string(data)))
-}
-
-// goneHere reports whether "<pid> <host>" names a process of this host
-// that no longer exists; false when it cannot tell.
-func goneHere(pidHost string) bool {
-	pidText, host, _ := strings.Cut(pidHost, " ")
+	// "<pid> <host>": running unless it names a gone process of this host
+	// (half-written, or another host's, it is taken as running).
+	pidText, host, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
 	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 {
-		return false
-	}
-	me, err := os.Hostname()
-	return err == nil && host == me && osproc.Gone(pid)
+	me, herr := os.Hostname()
+	return err != nil || pid <= 0 || herr != nil || host != me || !osproc.Gone(pid)
 }

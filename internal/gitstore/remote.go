@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // TrackingRoot holds the remote-tracking copies of our refs:
@@ -190,36 +189,6 @@ func (s *Store) LastFetch(remote string) time.Time {
 	return fi.ModTime()
 }
 
-// flockState takes an exclusive flock on a file under .git/ideate/,
-// polling so that ctx can end the wait, and returns its release.
-func (s *Store) flockState(ctx context.Context, name string) (func(), error) {
-	if err := os.MkdirAll(s.repo.StateDir(), 0o777); err != nil {
-		return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", s.repo.StateDir())
-	}
-	f, err := os.OpenFile(filepath.Join(s.repo.StateDir(), name), os.O_RDWR|os.O_CREATE, 0o666)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Write, err, "cannot open the lock %s", name)
-	}
-	wait := time.Millisecond
-	for {
-		err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if err != osproc.ErrLocked {
-			f.Close()
-			return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
-		}
-		if err := sleep(ctx, wait); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if wait < 50*time.Millisecond {
-			wait *= 2
-		}
-	}
-}
-
 // breakLocks removes the *.lock files under the ref directory prefix that
 // are older than stale, and returns how many it removed.
 func (s *Store) breakLocks(prefix string, stale time.Duration) int {
@@ -362,18 +331,16 @@ func (s *Store) Push(ctx context.Context, remote string, ups []PushUpdate, opt R
 	if opt.Progress != nil {
 		args = append(args, "--progress")
 	}
+	var specs []string
 	for _, u := range ups {
 		old := ""
 		if u.Old != ZeroHash {
 			old = u.Old.String()
 		}
 		args = append(args, "--force-with-lease="+u.Ref+":"+old)
+		specs = append(specs, refspec(u))
 	}
-	args = append(args, remote)
-	for _, u := range ups {
-		args = append(args, refspec(u))
-	}
-	return s.push(ctx, remote, ups, opt, args...)
+	return s.push(ctx, remote, ups, opt, append(append(args, remote), specs...)...)
 }
 
 // refspec is u's explicit refspec: ":<ref>" deletes.
@@ -409,7 +376,7 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 	shadow := ShadowRoot + remote + "/"
 	// One staging push per remote at a time: the shadow namespace is
 	// shared, and a killed push's leftovers are cleared only under this lock.
-	unlock, err := s.flockState(ctx, "push-"+remote+".lock")
+	unlock, err := s.LockState(ctx, "push-"+url.PathEscape(remote)+".lock")
 	if err != nil {
 		return nil, err
 	}
@@ -536,7 +503,7 @@ func (s *Store) ClearStaged(ctx context.Context, remote string) error {
 	if refs, err := s.refs.list(shadow); err != nil || len(refs) == 0 {
 		return err // the usual case: nothing staged, no lock taken
 	}
-	unlock, err := s.flockState(ctx, "push-"+remote+".lock")
+	unlock, err := s.LockState(ctx, "push-"+url.PathEscape(remote)+".lock")
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Worktree is one working tree git knows of, as `git worktree list
@@ -251,5 +252,29 @@ func (s *Store) LockState(ctx context.Context, name string) (func(), error) {
 	if strings.ContainsAny(name, "/\\") || name == "" || name[0] == '.' {
 		return nil, apperr.New(apperr.Schema, "%q is not a lock name", name)
 	}
-	return s.flockState(ctx, name)
+	if err := os.MkdirAll(s.repo.StateDir(), 0o777); err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot create %s", s.repo.StateDir())
+	}
+	f, err := os.OpenFile(filepath.Join(s.repo.StateDir(), name), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot open the lock %s", name)
+	}
+	wait := time.Millisecond
+	for {
+		err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if err != osproc.ErrLocked {
+			f.Close()
+			return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if wait < 50*time.Millisecond {
+			wait *= 2
+		}
+	}
 }

@@ -2,6 +2,7 @@ package odb
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -221,7 +222,7 @@ func (db *DB) readOnce(h oid.Hash) (typ oid.ObjectType, data []byte, found bool,
 		for _, p := range s.packs {
 			off, ok, ferr := p.find(h)
 			if ferr != nil {
-				firstErr = cmpErr(firstErr, fmt.Errorf("odb: object %s: %w", h, ferr))
+				firstErr = cmp.Or(firstErr, fmt.Errorf("odb: object %s: %w", h, ferr))
 				continue
 			}
 			if !ok {
@@ -229,7 +230,7 @@ func (db *DB) readOnce(h oid.Hash) (typ oid.ObjectType, data []byte, found bool,
 			}
 			t, d, shared, rerr := db.resolve(p, off)
 			if rerr != nil {
-				firstErr = cmpErr(firstErr, fmt.Errorf("odb: object %s: %w", h, rerr))
+				firstErr = cmp.Or(firstErr, fmt.Errorf("odb: object %s: %w", h, rerr))
 				continue
 			}
 			if shared {
@@ -242,17 +243,10 @@ func (db *DB) readOnce(h oid.Hash) (typ oid.ObjectType, data []byte, found bool,
 			return t, d, true, nil
 		}
 		if !errors.Is(lerr, fs.ErrNotExist) {
-			firstErr = cmpErr(firstErr, lerr)
+			firstErr = cmp.Or(firstErr, lerr)
 		}
 	}
 	return oid.InvalidObject, nil, false, firstErr
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 // locate finds h in any mapped pack (preferring prefer) for REF_DELTA bases.
