@@ -255,7 +255,7 @@ func mappedPacks(db *DB) int {
 
 func openDB(tb testing.TB, objects string) *DB {
 	tb.Helper()
-	db, err := Open(objects)
+	db, err := OpenCache(objects, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -68,13 +68,10 @@ type DB struct {
 	added   int // packs AddPack mapped since the last scan; guarded by scanMu
 }
 
-// Open prepares to read the objects directory objectsDir (usually
-// ".git/objects"). It reads objects/info/alternates but no pack; packs are
-// mapped on the first lookup.
-func Open(objectsDir string) (*DB, error) { return OpenCache(objectsDir, 0) }
-
-// OpenCache is Open with a cache of resolved objects (delta bases) of at
-// most cacheBytes; 0 or less is the default (4 MiB).
+// OpenCache prepares to read the objects directory objectsDir (usually
+// ".git/objects") with a cache of resolved objects (delta bases) of at
+// most cacheBytes (0 or less: 4 MiB). It reads objects/info/alternates but
+// no pack; packs are mapped on the first lookup.
 func OpenCache(objectsDir string, cacheBytes int) (*DB, error) {
 	if cacheBytes <= 0 {
 		cacheBytes = defaultCacheBytes
