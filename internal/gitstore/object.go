@@ -150,18 +150,16 @@ func ParseCommit(data []byte) (*Commit, error) {
 	for _, line := range strings.Split(hdr, "\n") {
 		k, v, _ := strings.Cut(line, " ")
 		switch k {
-		case "tree":
+		case "tree", "parent":
 			h, err := ParseHash(v)
 			if err != nil {
 				return nil, fmt.Errorf("corrupt commit: %w", err)
 			}
-			c.Tree = h
-		case "parent":
-			h, err := ParseHash(v)
-			if err != nil {
-				return nil, fmt.Errorf("corrupt commit: %w", err)
+			if k == "tree" {
+				c.Tree = h
+			} else {
+				c.Parents = append(c.Parents, h)
 			}
-			c.Parents = append(c.Parents, h)
 		case "author":
 			c.Author = parseSig(v)
 		case "committer":

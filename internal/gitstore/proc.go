@@ -55,7 +55,7 @@ func (s *Store) runGitEnv(ctx context.Context, dir string, env []string, stdin i
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &apperr.Error{Code: GitFailed, Msg: "git " + firstWords(args) + " failed: " + firstLine(errb.String(), err), Err: err}
+		return nil, &apperr.Error{Code: GitFailed, Msg: "git " + strings.Join(args[:min(len(args), 2)], " ") + " failed: " + firstLine(errb.String(), err), Err: err}
 	}
 	return out.Bytes(), nil
 }
@@ -65,9 +65,4 @@ func (s *Store) runGitEnv(ctx context.Context, dir string, env []string, stdin i
 // returns its stdout.
 func (s *Store) RunGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return s.runGitIn(ctx, dir, nil, args...)
-}
-
-func firstWords(args []string) string {
-	n := min(len(args), 2)
-	return strings.Join(args[:n], " ")
 }

@@ -569,22 +569,16 @@ func (s *Store) IsAncestor(a, b Hash) (bool, error) {
 	if a == ZeroHash || b == ZeroHash {
 		return false, nil
 	}
-	if a == b {
-		return true, nil
-	}
 	seen := map[Hash]bool{b: true}
-	queue := []Hash{b}
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
-		c, err := s.ReadCommit(h)
+	for queue := []Hash{b}; len(queue) > 0; queue = queue[1:] {
+		if queue[0] == a {
+			return true, nil
+		}
+		c, err := s.ReadCommit(queue[0])
 		if err != nil {
 			return false, err
 		}
 		for _, p := range c.Parents {
-			if p == a {
-				return true, nil
-			}
 			if !seen[p] {
 				seen[p] = true
 				queue = append(queue, p)
