@@ -3,6 +3,7 @@ package confine_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,17 @@ func TestRun_HoldsTheRole(t *testing.T) {
 		{"red-worker", "h=$(git rev-parse :pkg/a.go) && o=$(git rev-parse --git-path objects)/${h:0:2} && mkdir -p $o && python3 -c 'import sys,zlib; d=b\"package pkg\\n\"; open(sys.argv[1],\"wb\").write(zlib.compress(b\"blob %d\\0\" % len(d) + d))' $o/${h:2} && echo x > pkg/a.go", func() string {
 			if read(t, prod) != prodWas {
 				return "the production file changed"
+			}
+			return ""
+		}},
+		// A commit whose objects the command packed itself: the pack is
+		// indexed into the store, and the commit is readable there.
+		{"green-worker", "printf 'package pkg\\n\\nfunc A() int { return 3 }\\n' > pkg/a.go && git commit -qam three && git repack -q -d && git count-objects -v | grep -q '^packs: 1'", func() string {
+			if out, err := exec.Command("git", "-C", f.main, "log", "-1", "--format=%s", "ideate/task/T1").Output(); err != nil || strings.TrimSpace(string(out)) != "three" {
+				return fmt.Sprintf("the packed commit is not in the store: %q %v", out, err)
+			}
+			if packs, _ := filepath.Glob(filepath.Join(f.main, ".git", "objects", "pack", "*.idx")); len(packs) != 1 {
+				return fmt.Sprintf("the store has %d packs, want the command's one", len(packs))
 			}
 			return ""
 		}},
