@@ -126,7 +126,7 @@ func newHost(t *testing.T) *host {
 	var pm struct{ Version string }
 	json.Unmarshal(manifest, &pm)
 	h := &host{claude: claude, plugin: t.TempDir(), bin: t.TempDir()}
-	files := []string{"bin/git-ideate", ".claude-plugin/plugin.json", "hooks/hooks.json"}
+	files := []string{"bin/git-ideate", ".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json"}
 	agents, _ := filepath.Glob(filepath.Join(src, "agents", "*.md"))
 	for _, a := range agents {
 		files = append(files, filepath.Join("agents", filepath.Base(a)))
@@ -442,5 +442,41 @@ func TestHost_ReviewerIsBoundAndReadOnly(t *testing.T) {
 	}
 	if b, err := os.ReadDir(filepath.Join(repo, ".git", "ideate", "dispatch", "agents")); err != nil || len(b) != 1 {
 		t.Fatalf("the reviewer is not bound: %v %v", b, err)
+	}
+}
+
+// The real host: a sub-agent bound to no task, while a sprint executes,
+// calls the plugin's MCP tools. One that writes (work_create) is denied
+// by the guard and creates nothing; a read-only one (record_read) runs.
+func TestHost_UnboundSubagentUsesOnlyReadOnlyMCPTools(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	const server = "mcp__plugin_git-ideate_ideate__"
+	api := &scriptedAPI{
+		main: []map[string]any{
+			// The plugin's server connects while the session starts; its
+			// tools are offered once it has.
+			toolUse("Bash", map[string]any{"command": "sleep 2", "description": "wait"}),
+			toolUse("Agent", map[string]any{"description": "helper", "prompt": "File a follow-up.", "subagent_type": "general-purpose"}),
+		},
+		sub: []map[string]any{
+			toolUse("ToolSearch", map[string]any{"query": "select:" + server + "work_create", "max_results": 5}),
+			toolUse("ToolSearch", map[string]any{"query": "select:" + server + "record_read", "max_results": 5}),
+			toolUse(server+"work_create", map[string]any{"title": "sneaked in", "spec": "Add it."}),
+			toolUse(server+"record_read", map[string]any{}),
+		},
+	}
+	out := h.run(t, repo, api, true)
+	if got := h.cli(t, repo, "work", "list"); strings.Contains(got, "sneaked in") {
+		t.Errorf("the denied MCP call created an item:\n%s", got)
+	}
+	api.mu.Lock()
+	subs := toolResults(strings.Join(api.subBodies, "\n"))
+	api.mu.Unlock()
+	if !strings.Contains(subs, "mcp_tool") {
+		t.Errorf("the sub-agent was not told of the refusal; it was shown:\n%s\nclaude:\n%s", subs, out)
+	}
+	if got := h.cli(t, repo, "exec", "log", "--phase", "guard"); strings.Count(got, "class=mcp_tool") != 1 {
+		t.Fatalf("the guard's refusals on the exec log:\n%s\nclaude:\n%s", got, out)
 	}
 }
