@@ -104,6 +104,9 @@ func runConfine(ctx context.Context, args []string, in io.Reader, out, errw io.W
 		Enter:      []string{exe, "confine", "--enter"},
 	}
 	res, err := confine.Run(ctx, spec, rest[0], in, out, errw)
+	if lerr := hooks.LogWrites(state, agent, b.Worktree, res.Changed); lerr != nil {
+		fmt.Fprintf(errw, "git ideate confine: what the command changed is not logged (%v): another worker's stop will be blamed for it\n", lerr)
+	}
 	if len(res.Refused) > 0 {
 		logRefusal(ctx, cwd, errw, b, res.Refused)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/confine"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
@@ -687,6 +688,28 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 	post("agreen", "git-ideate:green-worker", greenWT, "Write", "toolu_gw", map[string]any{"file_path": "strutil/truncate.go", "content": "package strutil\n"})
 	planted := filepath.Join(greenWT, "strutil", "planted.go")
 	os.WriteFile(planted, []byte("package strutil\n"), 0o644)
+	// The green-worker's confined Bash call: the confining entry logs
+	// what its command changed (made.go), not what it only touched
+	// (planted.go, which stays unaccounted for), and the hook then notes
+	// no state of the worktree for the call.
+	made := filepath.Join(greenWT, "strutil", "made.go")
+	if confine.Available() {
+		t.Setenv("IDEATE_CONFINE", "1")
+		in, _ := json.Marshal(with(s.subTool, "cwd", greenWT, "transcript_path", s.transcript, "agent_id", "agreen",
+			"agent_type", "git-ideate:green-worker", "tool_use_id", "toolu_gconf", "tool_input", map[string]any{"command": "ls"}))
+		r := runBin(t, greenWT, string(in), "hook")
+		t.Setenv("IDEATE_CONFINE", "0")
+		if !strings.Contains(r.out, "updatedInput") {
+			t.Fatalf("the green-worker's Bash is not confined: %+v", r)
+		}
+		if calls, _ := os.ReadFile(filepath.Join(dir, ".git", "ideate", "dispatch", "calls", "pending.jsonl")); strings.Contains(string(calls), "toolu_gconf") {
+			t.Errorf("the hook noted the confined call's worktree: %s", calls)
+		}
+		if r := runBin(t, greenWT, "", "confine", "--task", "S1-01/T2", "--role", "green-worker", "--agent", "agreen", "--",
+			"printf 'package strutil\\n' > strutil/made.go; touch strutil/planted.go"); r.code != 0 {
+			t.Fatalf("the confined call: %+v", r)
+		}
+	}
 	notes := filepath.Join(dir, "NOTES.txt")
 	os.WriteFile(notes, []byte("supervisor notes\n"), 0o644)
 	post("", "", dir, "Write", "toolu_mw", map[string]any{"file_path": notes, "content": "supervisor notes\n"})
@@ -708,7 +731,7 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 			t.Errorf("the escape does not name %s: %s", p, d.reason)
 		}
 	}
-	for _, p := range []string{"notes.md", truncate, notes, generated} {
+	for _, p := range []string{"notes.md", truncate, notes, generated, made} {
 		if strings.Contains(d.reason, p) {
 			t.Errorf("the escape blames the worker for %s: %s", p, d.reason)
 		}
@@ -721,6 +744,7 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 	os.Remove(escaped)
 	os.Remove(filepath.Join(redWT, "strutil", "out_test.go"))
 	os.Remove(planted)
+	os.Remove(made)
 	os.Remove(twice)
 	if d := stop("ared", "red-worker", redWT); d.kind != "block" || strings.Contains(d.reason, "escape") {
 		t.Fatalf("after undoing: %+v", d)

@@ -5,10 +5,12 @@ import (
 	"compress/zlib"
 	"context"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -65,6 +67,10 @@ const maxSaved = 64 << 20
 type Result struct {
 	Code    int      // the exit status (1 when something was put back and the command said 0)
 	Refused []string // what was put back, as reported on stderr
+	// Changed are the worktree's paths (slash-separated, relative) whose
+	// content, kind or mode the call changed, what was put back aside:
+	// what the caller logs as the worker's writes (see changedPaths).
+	Changed []string
 }
 
 // Run runs command (shell text) confined by spec, with the given
@@ -72,25 +78,27 @@ type Result struct {
 // returns and reported on stderr. An error means the command did not run,
 // or its outcome could not be fully checked (err says what).
 func Run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (Result, error) {
-	code, refused, err := run(ctx, spec, command, stdin, stdout, stderr)
-	return Result{Code: code, Refused: refused}, err
+	var res Result
+	var err error
+	res.Code, res.Refused, res.Changed, err = run(ctx, spec, command, stdin, stdout, stderr)
+	return res, err
 }
 
-func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (int, []string, error) {
+func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (int, []string, []string, error) {
 	if !Available() {
-		return -1, nil, apperr.New(apperr.Unverifiable, "no operating-system confinement here (%s)", Mode())
+		return -1, nil, nil, apperr.New(apperr.Unverifiable, "no operating-system confinement here (%s)", Mode())
 	}
 	if spec.Role != RoleRed && spec.Role != RoleGreen && spec.Role != RoleScaffold {
-		return -1, nil, apperr.New(apperr.Schema, "role %q is not an execution role", spec.Role)
+		return -1, nil, nil, apperr.New(apperr.Schema, "role %q is not an execution role", spec.Role)
 	}
 	wt, err := filepath.EvalSymlinks(spec.Worktree)
 	if err != nil {
-		return -1, nil, apperr.Wrap(apperr.NotFound, err, "the task's worktree %s", spec.Worktree)
+		return -1, nil, nil, apperr.Wrap(apperr.NotFound, err, "the task's worktree %s", spec.Worktree)
 	}
 	spec.Worktree = wt
 	lay, err := layoutOf(wt)
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, nil, err
 	}
 	tmp, cache := filepath.Join(spec.StateDir, "tmp"), spec.CacheDir
 	if cache == "" {
@@ -99,13 +107,13 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	for _, d := range []string{tmp, cache, lay.logDir} {
 		if d != "" {
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return -1, nil, apperr.Wrap(apperr.Write, err, "cannot make %s", d)
+				return -1, nil, nil, apperr.Wrap(apperr.Write, err, "cannot make %s", d)
 			}
 		}
 	}
 	before, err := snapshot(ctx, &spec, lay)
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, nil, err
 	}
 	// The repository's object store is read-only to the command: with
 	// write access, a loose object written under the name of an existing
@@ -115,7 +123,7 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	// of its own, which is imported by content afterwards (importObjects).
 	objDir, err := os.MkdirTemp(tmp, "objects-")
 	if err != nil {
-		return -1, nil, apperr.Wrap(apperr.Write, err, "cannot make an object directory in %s", tmp)
+		return -1, nil, nil, apperr.Wrap(apperr.Write, err, "cannot make an object directory in %s", tmp)
 	}
 	defer os.RemoveAll(objDir)
 	writable := []string{wt, lay.admin, tmp, cache}
@@ -151,7 +159,7 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 				osproc.KillGroup(cmd.Process)
 				cmd.Wait()
 			}
-			return -1, nil, err
+			return -1, nil, nil, err
 		}
 		runErr = cmd.Wait()
 	} else {
@@ -171,7 +179,7 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 			code = -1
 		}
 	}
-	undone, err := restore(context.WithoutCancel(ctx), &spec, lay, before, objDir)
+	undone, changed, err := restore(context.WithoutCancel(ctx), &spec, lay, before, objDir)
 	if len(undone) > 0 {
 		fmt.Fprintf(stderr, "git ideate confine: a %s may not change these, so they were put back:\n", spec.Role)
 		for _, u := range undone {
@@ -182,12 +190,12 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 		}
 	}
 	if err != nil {
-		return code, undone, err
+		return code, undone, changed, err
 	}
 	if runErr != nil && code == -1 {
-		return code, undone, apperr.Wrap(apperr.Internal, runErr, "the confined command could not run")
+		return code, undone, changed, apperr.Wrap(apperr.Internal, runErr, "the confined command could not run")
 	}
-	return code, undone, nil
+	return code, undone, changed, nil
 }
 
 // Start starts cmd where it and everything it starts can write only into
@@ -471,13 +479,14 @@ type before struct {
 	headFile  []byte
 	indexCopy string
 	dirty     map[string]entry
-	files     map[string]saved // forbidden paths that were dirty or untracked
-	protected map[string]saved // files no command may change (admin files, .git file)
+	sums      map[string]string // the dirty paths' fingerprints
+	files     map[string]saved  // forbidden paths that were dirty or untracked
+	protected map[string]saved  // files no command may change (admin files, .git file)
 	refs      map[string][]byte
 }
 
 func snapshot(ctx context.Context, spec *Spec, lay *layout) (*before, error) {
-	b := &before{files: map[string]saved{}, protected: map[string]saved{}, refs: map[string][]byte{}}
+	b := &before{files: map[string]saved{}, protected: map[string]saved{}, refs: map[string][]byte{}, sums: map[string]string{}}
 	for _, p := range protectedFiles(spec, lay) {
 		b.protected[p] = readState(p)
 	}
@@ -491,6 +500,9 @@ func snapshot(ctx context.Context, spec *Spec, lay *layout) (*before, error) {
 	}
 	if b.dirty, b.head, err = status(ctx, spec.Worktree); err != nil {
 		return nil, err
+	}
+	for p := range b.dirty {
+		b.sums[p] = fingerprint(filepath.Join(spec.Worktree, filepath.FromSlash(p)))
 	}
 	total := 0
 	for p := range b.dirty {
@@ -602,13 +614,16 @@ func same(a, b saved) bool {
 }
 
 // restore undoes what the role may not change and says what it undid.
-func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir string) ([]string, error) {
+//
+// It also says which paths the call changed (changedPaths), once nothing
+// is left to put back.
+func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir string) ([]string, []string, error) {
 	var undone []string
 	// First what points git elsewhere, before git is asked anything.
 	for p, s := range b.protected {
 		if now := readState(p); !same(now, s) {
 			if err := put(p, s); err != nil {
-				return undone, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+				return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
 			}
 			undone = append(undone, "git file "+p)
 		}
@@ -618,7 +633,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 	headPath := filepath.Join(lay.admin, "HEAD")
 	if now, _ := readSmall(headPath); !bytes.Equal(now, b.headFile) {
 		if err := put(headPath, saved{exists: true, mode: 0o644, data: b.headFile}); err != nil {
-			return undone, apperr.Wrap(apperr.Write, err, "cannot put back the worktree's HEAD")
+			return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back the worktree's HEAD")
 		}
 		undone = append(undone, "the worktree's HEAD (it stays on its task branch)")
 	}
@@ -639,7 +654,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 				continue
 			}
 			if err := put(p, saved{exists: had, mode: 0o644, data: old}); err != nil {
-				return undone, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+				return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
 			}
 			undone = append(undone, "ref "+filepath.ToSlash(strings.TrimPrefix(p, lay.common+string(filepath.Separator))))
 		}
@@ -653,7 +668,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 	}
 	after, head, err := status(ctx, spec.Worktree)
 	if err != nil {
-		return undone, err
+		return undone, nil, err
 	}
 	// Commits that change a forbidden path come off the branch; the
 	// index and the worktree keep what the command left, and are judged
@@ -663,13 +678,13 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 		if b.head != "" && head != "" {
 			out, err := git(ctx, spec.Worktree, nil, nil, "diff", "--name-only", "-z", "--no-renames", b.head, head)
 			if err != nil {
-				return undone, err
+				return undone, nil, err
 			}
 			changed = splitZ(out)
 		} else if head != "" {
 			out, err := git(ctx, spec.Worktree, nil, nil, "ls-tree", "-r", "-z", "--name-only", head)
 			if err != nil {
-				return undone, err
+				return undone, nil, err
 			}
 			changed = splitZ(out)
 		}
@@ -686,11 +701,11 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 				args = []string{"update-ref", "-d", lay.branch}
 			}
 			if _, err := git(ctx, spec.Worktree, nil, nil, args...); err != nil {
-				return undone, err
+				return undone, nil, err
 			}
 			undone = append(undone, fmt.Sprintf("the commits since %s (they change %s); your other changes stay in the index", short(b.head), strings.Join(bad, ", ")))
-			if after, _, err = status(ctx, spec.Worktree); err != nil {
-				return undone, err
+			if after, head, err = status(ctx, spec.Worktree); err != nil {
+				return undone, nil, err
 			}
 		}
 	}
@@ -726,7 +741,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 			// Clean before: it held what the index held.
 			var err error
 			if want, err = indexState(ctx, spec.Worktree, b.indexCopy, p); err != nil {
-				return undone, err
+				return undone, nil, err
 			}
 		}
 		if spec.Role != RoleRed || same(now, want) || spec.forbidden(p, want.data, now.data) {
@@ -741,18 +756,133 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 			continue
 		}
 		if err := put(abs, want); err != nil {
-			return undone, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+			return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
 		}
 		undone = append(undone, p)
 	}
 	if len(fix) > 0 {
 		u, err := restoreIndex(ctx, spec.Worktree, b.indexCopy, fix)
 		if err != nil {
-			return undone, err
+			return undone, nil, err
 		}
 		undone = append(undone, u...)
 	}
-	return undone, nil
+	changed, err := changedPaths(ctx, spec, b, after, head)
+	return undone, changed, err
+}
+
+// changedPaths lists the paths whose content, kind or mode differs from
+// before the command: the worker's writes, which the caller logs so that
+// another agent's check after the fact (gates.Escape) does not blame
+// them on that agent. Confinement keeps the command's writes inside the
+// worktree (its git files and own directories aside), so the worktree
+// is all there is to list. A path is listed only when it is known to
+// have changed: logging one that did not would excuse what someone else
+// left in it. Candidates are the paths git status named before or after
+// and those of the commits made; a path dirty before is compared with
+// its fingerprint then, one clean before with the index copy (its
+// content then). A path neither tracked nor dirty before was absent, or
+// ignored: when a .gitignore changed, such paths are left out.
+func changedPaths(ctx context.Context, spec *Spec, b *before, after map[string]entry, head string) ([]string, error) {
+	cands := map[string]bool{}
+	for p := range b.dirty {
+		cands[p] = true
+	}
+	for p := range after {
+		cands[p] = true
+	}
+	if head != b.head && head != "" {
+		args := []string{"diff", "--name-only", "-z", "--no-renames", b.head, head}
+		if b.head == "" {
+			args = []string{"ls-tree", "-r", "-z", "--name-only", head}
+		}
+		out, err := git(ctx, spec.Worktree, nil, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range splitZ(out) {
+			cands[p] = true
+		}
+	}
+	var changed, clean []string
+	for p := range cands {
+		was, dirty := b.sums[p]
+		switch {
+		case !dirty:
+			clean = append(clean, p)
+		case was != "" && fingerprint(filepath.Join(spec.Worktree, filepath.FromSlash(p))) != was:
+			changed = append(changed, p)
+		}
+	}
+	if len(clean) > 0 {
+		sort.Strings(clean)
+		args := []string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all", "--"}
+		for _, p := range clean {
+			args = append(args, ":(literal)"+p)
+		}
+		out, err := git(ctx, spec.Worktree, []string{"GIT_INDEX_FILE=" + b.indexCopy}, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		var created []string
+		for _, r := range splitZ(out) {
+			switch {
+			case strings.HasPrefix(r, "1 "):
+				// Its worktree side against the index copy.
+				if f := strings.SplitN(r, " ", 9); len(f) == 9 && len(f[1]) == 2 && f[1][1] != '.' {
+					changed = append(changed, f[8])
+				}
+			case strings.HasPrefix(r, "? "):
+				created = append(created, r[2:])
+			}
+		}
+		gitignore := false
+		for _, p := range append(changed, created...) {
+			gitignore = gitignore || path.Base(p) == ".gitignore"
+		}
+		if !gitignore {
+			changed = append(changed, created...)
+		}
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
+
+// fingerprint stands for what p is: its kind and mode, and a digest of
+// its content or a symlink's target; "-" when it is absent, "" when it
+// cannot be read (over maxSaved, unreadable), which compares with
+// nothing.
+func fingerprint(p string) string {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "-"
+	}
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, err := os.Readlink(p)
+		if err != nil {
+			return ""
+		}
+		h.Write([]byte(t))
+	case fi.Mode().IsRegular() && fi.Size() <= maxSaved:
+		f, err := os.Open(p)
+		if err != nil {
+			return ""
+		}
+		_, err = io.Copy(h, io.LimitReader(f, maxSaved+1))
+		f.Close()
+		if err != nil {
+			return ""
+		}
+	case fi.IsDir():
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%v %x", fi.Mode(), h.Sum(nil))
 }
 
 // linkOut says why a changed path must go: a symlink that leads out of

@@ -249,3 +249,46 @@ func median(d []time.Duration) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }
+
+// A run lists the worktree paths the call changed, for the ledger of
+// logged writes: created, modified, deleted and chmod'ed files, and
+// nothing it only touched, committed or had put back, nor a file that
+// was ignored before and shows once the call changed a .gitignore
+// (its content then is unknown).
+func TestRun_ListsWhatTheCallChanged(t *testing.T) {
+	f := newFixture(t)
+	os.WriteFile(filepath.Join(f.wt, ".gitignore"), []byte("*.log\n"), 0o644)
+	gt.Git(t, f.wt, "add", ".gitignore")
+	gt.Git(t, f.wt, "commit", "-qm", "ignore logs")
+	os.WriteFile(filepath.Join(f.wt, "pkg", "x.log"), []byte("ignored\n"), 0o644)
+	os.WriteFile(filepath.Join(f.wt, "pkg", "dirty_test.go"), []byte("package pkg\n"), 0o644)
+	exe, _ := os.Executable()
+	spec := confine.Spec{Worktree: f.wt, Role: "red-worker", TestGlobs: []string{"**/*_test.go"},
+		StateDir: filepath.Join(t.TempDir(), "state"), Enter: []string{exe}}
+	t.Setenv("CONFINE_TEST_ENTER", "1")
+	for _, c := range []struct{ cmd, want string }{
+		{"true", ""},
+		{"printf 'package pkg\\n' > pkg/c.go; echo '// z' >> pkg/a.go", ""}, // both put back
+		{"printf 'package pkg\\n' > pkg/b_test.go", "pkg/b_test.go"},
+		{"touch pkg/b_test.go pkg/dirty_test.go pkg/a_test.go pkg/x.log", ""},
+		{"printf 'package pkg\\n' > pkg/dirty_test.go", ""},
+		{"echo '// more' >> pkg/dirty_test.go; echo '// y' >> pkg/a_test.go", "pkg/a_test.go pkg/dirty_test.go"},
+		{"git add -A && git commit -qm tests", ""},
+		{"git rm -q --cached pkg/a_test.go && git add pkg/a_test.go", ""},
+		{"rm pkg/b_test.go; chmod +x pkg/a_test.go", "pkg/a_test.go pkg/b_test.go"},
+		{"git add -A && git commit -qm rm", ""},
+		{"echo > .gitignore", ".gitignore"}, // as a green-worker
+	} {
+		if c.want == ".gitignore" {
+			spec.Role = "green-worker"
+		}
+		var out, errb bytes.Buffer
+		res, err := confine.Run(context.Background(), spec, c.cmd, nil, &out, &errb)
+		if err != nil {
+			t.Fatalf("%q: %v (stderr %s)", c.cmd, err, errb.String())
+		}
+		if got := strings.Join(res.Changed, " "); got != c.want {
+			t.Errorf("%q: changed %q, want %q (stderr %s)", c.cmd, got, c.want, errb.String())
+		}
+	}
+}

@@ -220,9 +220,10 @@ func (c *call) beforeTool() (*Decision, error) {
 	}
 	c.remember(st.StateDir, run)
 	// What this call changes where another agent's stop will look is
-	// logged as the caller's (ledger.go).
+	// logged as the caller's (ledger.go); a confined call's by the
+	// confining entry.
 	switch {
-	case tool != "Bash":
+	case tool != "Bash", f.Confined:
 	case f.Bound:
 		c.beforeBash(st.StateDir, f.Worktree)
 	case !sub:

@@ -24,8 +24,13 @@ import (
 // checkout, or a bound agent's worktree) between its PreToolUse and its
 // PostToolUse. Both are logged only while they could be confused with
 // another agent's: while an agent other than the caller is at work. A
-// change no logged write accounts for is the stopping worker's to answer
-// for.
+// confined Bash call (a bound worker's, run by the confining entry) is
+// the exception: the entry already lists the worktree's changes before
+// and after the command to hold the role's files, so it logs what the
+// command changed itself, always, and the hook notes nothing. An entry
+// killed before it logs leaves its call's changes unlogged: another
+// agent stopping then is blamed for them, the stricter mistake. A change
+// no logged write accounts for is the stopping worker's to answer for.
 
 // writeRec is one entry of the ledger.
 type writeRec struct {
@@ -63,6 +68,18 @@ func logWrite(state, actor, abs string) error {
 	}
 	data, _ := json.Marshal(writeRec{Path: abs, Actor: actor, Hash: gates.ContentHash(abs)})
 	return replaceWhole(dispatchPath(state, "writes", writeKey(abs)), data)
+}
+
+// LogWrites notes that actor left the paths rel (slash-separated,
+// relative to dir) as they are now: what a confined Bash call changed in
+// its worktree, logged by the confining entry itself (confine.Result).
+func LogWrites(state, actor, dir string, rel []string) error {
+	for _, p := range rel {
+		if err := logWrite(state, actor, filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writtenBy reads the ledger (gates.EscapeFacts.Written).
@@ -186,11 +203,7 @@ func (c *call) logWrites() {
 		if err == nil {
 			var changed []string
 			if changed, err = gates.ChangedPaths(c.ctx, r.Dir, r.Tree, now); err == nil {
-				for _, rel := range changed {
-					if err = logWrite(state, r.Actor, filepath.Join(r.Dir, filepath.FromSlash(rel))); err != nil {
-						break
-					}
-				}
+				err = LogWrites(state, r.Actor, r.Dir, changed)
 			}
 		}
 		if err != nil {
