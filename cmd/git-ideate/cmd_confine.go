@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,8 +28,9 @@ import (
 //
 //	git-ideate confine --enter --rw DIR… -- bash -c COMMAND
 //
-// (the process that restricts itself and becomes bash), and undoes what
-// the role may not change. It is parsed here, before the command tree,
+// (the process that restricts itself and becomes bash), undoes what the
+// role may not change, and logs what the command changed as the agent's
+// writes for the other agents' checks after the fact. It is parsed here, before the command tree,
 // so that the command's own exit status comes back unchanged.
 
 // runConfine runs the confine entry with args (after "confine") and
@@ -103,9 +105,15 @@ func runConfine(ctx context.Context, args []string, in io.Reader, out, errw io.W
 		CacheDir:   filepath.Join(state, "confine", "cache"),
 		Enter:      []string{exe, "confine", "--enter"},
 	}
+	// What the command changes is logged as the agent's writes, for the
+	// other agents' checks after the fact (hooks/ledger.go); the marker
+	// says so meanwhile, and stays if this entry is killed.
+	mark, merr := hooks.BeginUnlogged(state, agent, b.Worktree)
 	res, err := confine.Run(ctx, spec, rest[0], in, out, errw)
-	if lerr := hooks.LogWrites(state, agent, b.Worktree, res.Changed); lerr != nil {
-		fmt.Fprintf(errw, "git ideate confine: what the command changed is not logged (%v): another worker's stop will be blamed for it\n", lerr)
+	if lerr := hooks.LogWrites(state, agent, b.Worktree, res.Changed); lerr != nil || merr != nil {
+		fmt.Fprintf(errw, "git ideate confine: what the command changed is not logged (%v): another worker's stop will be blamed for it\n", errors.Join(lerr, merr))
+	} else if err == nil {
+		os.Remove(mark) // else what it changed may be unlogged: the marker stays
 	}
 	if len(res.Refused) > 0 {
 		logRefusal(ctx, cwd, errw, b, res.Refused)

@@ -709,6 +709,9 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 			"printf 'package strutil\\n' > strutil/made.go; touch strutil/planted.go"); r.code != 0 {
 			t.Fatalf("the confined call: %+v", r)
 		}
+		if m, _ := filepath.Glob(filepath.Join(dir, ".git", "ideate", "dispatch", "unlogged", "*")); len(m) > 0 {
+			t.Errorf("the confined call's marker stayed: %v", m)
+		}
 	}
 	notes := filepath.Join(dir, "NOTES.txt")
 	os.WriteFile(notes, []byte("supervisor notes\n"), 0o644)
@@ -730,6 +733,17 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 		if !strings.Contains(d.reason, p) {
 			t.Errorf("the escape does not name %s: %s", p, d.reason)
 		}
+	}
+	if strings.Contains(d.reason, "still running or was killed") {
+		t.Errorf("the escape speaks of an unlogged call: %s", d.reason)
+	}
+	// A confining entry killed before it logged leaves its marker: the
+	// changes stay blamed, and the reason says whose call may have made them.
+	os.MkdirAll(filepath.Join(dir, ".git", "ideate", "dispatch", "unlogged"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".git", "ideate", "dispatch", "unlogged", "agreen.99999"), []byte(greenWT), 0o644)
+	d = stop("ared", "git-ideate:red-worker", redWT)
+	if !strings.Contains(d.reason, planted) || !strings.Contains(d.reason, "agent agreen there is still running or was killed") {
+		t.Errorf("with a killed call's marker: %s", d.reason)
 	}
 	for _, p := range []string{"notes.md", truncate, notes, generated, made} {
 		if strings.Contains(d.reason, p) {

@@ -87,8 +87,9 @@ func newBoundWorker(b *testing.B, role string) *boundWorker {
 // the answer that wraps the command in the confining entry (binding,
 // contract, cost gate, rewrite). The calls are timed once the fixture's
 // git configuration is kept (see below). Beside another worker (a second
-// task's red-worker dispatched), a Bash call also notes the state of its
-// worktree for the ledger of logged writes (ledger.go).
+// task's red-worker dispatched), the confined Bash call's writes are
+// logged for the ledger by the confining entry, not the hook (ledger.go);
+// a Write's at its PostToolUse.
 func BenchmarkHook_PreToolUse(b *testing.B) {
 	for _, c := range []struct {
 		name, role, file string
@@ -208,12 +209,18 @@ func BenchmarkConfine_GoTest(b *testing.B) {
 	// The entry's own cost, apart from the build's noise: a command that
 	// does nothing, bare and confined.
 	empty := []string{binPath, "confine", "--task", "S1-01/T1", "--role", "red-worker", "--agent", "abench", "--", "true"}
-	var bare, conf, bareTrue, confTrue []time.Duration
+	// HOOK_BENCH_BEFORE names another build whose entry is timed in turn
+	// too (`true` only): a change's before and after.
+	before := os.Getenv("HOOK_BENCH_BEFORE")
+	var bare, conf, bareTrue, confTrue, beforeTrue []time.Duration
 	for b.Loop() {
 		bare = append(bare, timeIt("go", "test", "./strutil/"))
 		conf = append(conf, timeIt(confined...))
 		bareTrue = append(bareTrue, timeIt("bash", "-c", "true"))
 		confTrue = append(confTrue, timeIt(empty...))
+		if before != "" {
+			beforeTrue = append(beforeTrue, timeIt(append([]string{before}, empty[1:]...)...))
+		}
 	}
 	med := func(d []time.Duration) time.Duration {
 		s := append([]time.Duration(nil), d...)
@@ -224,4 +231,7 @@ func BenchmarkConfine_GoTest(b *testing.B) {
 	b.ReportMetric(float64(med(conf).Microseconds())/1000, "confined-ms")
 	b.ReportMetric(float64((med(conf)-med(bare)).Microseconds())/1000, "overhead-ms")
 	b.ReportMetric(float64((med(confTrue)-med(bareTrue)).Microseconds())/1000, "entry-overhead-ms")
+	if before != "" {
+		b.ReportMetric(float64((med(beforeTrue)-med(bareTrue)).Microseconds())/1000, "before-entry-overhead-ms")
+	}
 }

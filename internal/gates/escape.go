@@ -43,6 +43,11 @@ type EscapeFacts struct {
 	// logged write to a file (by its Resolve'd path) and the ContentHash
 	// it left; ok is false when none is logged. nil: nothing is logged.
 	Written func(abs string) (actor, hash string, ok bool)
+	// Unlogged are, per working tree (Resolve'd), the agents with a
+	// confined Bash call whose writes are not logged yet: still running,
+	// or its entry was killed. Their changes cannot be told from an
+	// escape; the FAIL names the agents so the reader can.
+	Unlogged map[string][]string
 }
 
 // MainActor names the main session in the ledger of logged writes.
@@ -265,8 +270,11 @@ func escape(ctx context.Context, in Input) (Verdict, error) {
 			}
 		}
 		if len(paths) > 0 {
-			reasons = append(reasons, Reason{Class: "escaped_write", Paths: paths,
-				Detail: fmt.Sprintf("%d file(s) changed outside the task's worktree while its %s worked, in %s, and no logged write of the main session or of that worktree's own agent accounts for them", len(paths), in.Role, wt)})
+			detail := fmt.Sprintf("%d file(s) changed outside the task's worktree while its %s worked, in %s, and no logged write of the main session or of that worktree's own agent accounts for them", len(paths), in.Role, wt)
+			if a := f.Unlogged[resolve("", wt)]; len(a) > 0 {
+				detail += fmt.Sprintf(" (a confined Bash call of agent %s there is still running or was killed before it logged its writes: they may be its)", strings.Join(a, ", "))
+			}
+			reasons = append(reasons, Reason{Class: "escaped_write", Paths: paths, Detail: detail})
 		}
 	}
 	if f.Worktree != "" {

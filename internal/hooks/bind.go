@@ -205,7 +205,7 @@ func dispatchPath(state string, parts ...string) string {
 
 // sweepStale removes dispatch files older than StaleAfter.
 func sweepStale(state string, now time.Time) {
-	for _, sub := range []string{"pending", "claims", "agents", "blocks", "stopped", "runs-pending", "runs", "writes", "calls"} {
+	for _, sub := range []string{"pending", "claims", "agents", "blocks", "stopped", "runs-pending", "runs", "writes", "calls", "unlogged"} {
 		dir := dispatchPath(state, sub)
 		ents, err := os.ReadDir(dir)
 		if err != nil {

@@ -587,7 +587,7 @@ func (c *call) agentStop() (*Decision, error) {
 	if registered(c.d.Gates, gates.EscapeName) {
 		ein := in
 		ein.Escape = &gates.EscapeFacts{Before: b.Before, Worktree: in.Dir, Base: base, TestGlobs: b.Policy.TestGlobs, Frozen: b.Frozen,
-			Owners: owners(st.StateDir, p.AgentID), Written: writtenBy(st.StateDir)}
+			Owners: owners(st.StateDir, p.AgentID), Written: writtenBy(st.StateDir), Unlogged: unlogged(st.StateDir)}
 		if v := c.judge(gates.EscapeName, ein); !v.Passed() {
 			c.ctx = saved
 			return c.stopBlock(st, b.Task, "git ideate gate "+v.String()), nil

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/gates"
@@ -80,6 +82,38 @@ func LogWrites(state, actor, dir string, rel []string) error {
 		}
 	}
 	return nil
+}
+
+// BeginUnlogged marks a confined Bash call of agent in worktree wt as
+// running, before its command starts: dispatch/unlogged/<agent>.<pid>
+// holds wt until the call's writes are logged, when the caller removes
+// it (the path returned). A marker left behind is a call still running
+// or one whose entry was killed before it logged: another agent's check
+// after the fact says so beside the changes it cannot attribute
+// (gates.EscapeFacts.Unlogged), which stay that agent's to answer for.
+func BeginUnlogged(state, agent, wt string) (string, error) {
+	p := dispatchPath(state, "unlogged", agent+"."+strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(p, []byte(wt), 0o644)
+}
+
+// unlogged are, per working tree (Resolve'd), the agents with a marked
+// confined call (BeginUnlogged): gates.EscapeFacts.Unlogged.
+func unlogged(state string) map[string][]string {
+	out := map[string][]string{}
+	ents, _ := os.ReadDir(dispatchPath(state, "unlogged"))
+	for _, e := range ents {
+		agent, _, _ := strings.Cut(e.Name(), ".")
+		if wt, err := os.ReadFile(dispatchPath(state, "unlogged", e.Name())); err == nil && len(wt) > 0 && len(wt) < 4096 {
+			k := gates.Resolve("", string(wt))
+			if !slices.Contains(out[k], agent) {
+				out[k] = append(out[k], agent)
+			}
+		}
+	}
+	return out
 }
 
 // writtenBy reads the ledger (gates.EscapeFacts.Written).
