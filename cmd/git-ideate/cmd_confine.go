@@ -110,8 +110,8 @@ func runConfine(ctx context.Context, args []string, in io.Reader, out, errw io.W
 	// says so meanwhile, and stays if this entry is killed.
 	mark, merr := hooks.BeginUnlogged(state, agent, b.Worktree)
 	res, err := confine.Run(ctx, spec, rest[0], in, out, errw)
-	if lerr := hooks.LogWrites(state, agent, b.Worktree, res.Changed); lerr != nil || merr != nil {
-		fmt.Fprintf(errw, "git ideate confine: what the command changed is not logged (%v): another worker's stop will be blamed for it\n", errors.Join(lerr, merr))
+	if lerr := hooks.LogWrites(state, agent, b.Worktree, res.Changed); lerr != nil || merr != nil || res.Unlisted != nil {
+		fmt.Fprintf(errw, "git ideate confine: what the command changed is not logged (%v): another worker's stop will be blamed for it\n", errors.Join(lerr, merr, res.Unlisted))
 	} else if err == nil {
 		os.Remove(mark) // else what it changed may be unlogged: the marker stays
 	}

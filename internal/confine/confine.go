@@ -71,6 +71,15 @@ type Result struct {
 	// content, kind or mode the call changed, what was put back aside:
 	// what the caller logs as the worker's writes (see changedPaths).
 	Changed []string
+	// Unlisted says why Changed could not be listed (it is then empty);
+	// the command's outcome stands.
+	Unlisted error
+}
+
+// changes is what changedPaths found.
+type changes struct {
+	paths []string
+	err   error
 }
 
 // Run runs command (shell text) confined by spec, with the given
@@ -79,12 +88,15 @@ type Result struct {
 // or its outcome could not be fully checked (err says what).
 func Run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (Result, error) {
 	var res Result
-	var err error
-	res.Code, res.Refused, res.Changed, err = run(ctx, spec, command, stdin, stdout, stderr)
+	code, refused, ch, err := run(ctx, spec, command, stdin, stdout, stderr)
+	res.Code, res.Refused = code, refused
+	if ch != nil {
+		res.Changed, res.Unlisted = ch.paths, ch.err
+	}
 	return res, err
 }
 
-func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (int, []string, []string, error) {
+func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout, stderr io.Writer) (int, []string, *changes, error) {
 	if !Available() {
 		return -1, nil, nil, apperr.New(apperr.Unverifiable, "no operating-system confinement here (%s)", Mode())
 	}
@@ -617,7 +629,7 @@ func same(a, b saved) bool {
 //
 // It also says which paths the call changed (changedPaths), once nothing
 // is left to put back.
-func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir string) ([]string, []string, error) {
+func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir string) ([]string, *changes, error) {
 	var undone []string
 	// First what points git elsewhere, before git is asked anything.
 	for p, s := range b.protected {
@@ -767,8 +779,9 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 		}
 		undone = append(undone, u...)
 	}
-	changed, err := changedPaths(ctx, spec, b, after, head)
-	return undone, changed, err
+	ch := &changes{}
+	ch.paths, ch.err = changedPaths(ctx, spec, b, after, head)
+	return undone, ch, nil
 }
 
 // changedPaths lists the paths whose content, kind or mode differs from
@@ -816,9 +829,18 @@ func changedPaths(ctx context.Context, spec *Spec, b *before, after map[string]e
 	}
 	if len(clean) > 0 {
 		sort.Strings(clean)
-		args := []string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all", "--"}
+		// The paths as pathspecs, unless there are too many for one
+		// command line: then the whole worktree, filtered below.
+		args := []string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"}
+		if len(clean) <= 1000 {
+			args = append(args, "--")
+			for _, p := range clean {
+				args = append(args, ":(literal)"+p)
+			}
+		}
+		isClean := map[string]bool{}
 		for _, p := range clean {
-			args = append(args, ":(literal)"+p)
+			isClean[p] = true
 		}
 		out, err := git(ctx, spec.Worktree, []string{"GIT_INDEX_FILE=" + b.indexCopy}, nil, args...)
 		if err != nil {
@@ -829,10 +851,10 @@ func changedPaths(ctx context.Context, spec *Spec, b *before, after map[string]e
 			switch {
 			case strings.HasPrefix(r, "1 "):
 				// Its worktree side against the index copy.
-				if f := strings.SplitN(r, " ", 9); len(f) == 9 && len(f[1]) == 2 && f[1][1] != '.' {
+				if f := strings.SplitN(r, " ", 9); len(f) == 9 && len(f[1]) == 2 && f[1][1] != '.' && isClean[f[8]] {
 					changed = append(changed, f[8])
 				}
-			case strings.HasPrefix(r, "? "):
+			case strings.HasPrefix(r, "? ") && isClean[r[2:]]:
 				created = append(created, r[2:])
 			}
 		}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -287,8 +289,15 @@ func TestRun_ListsWhatTheCallChanged(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v (stderr %s)", c.cmd, err, errb.String())
 		}
-		if got := strings.Join(res.Changed, " "); got != c.want {
-			t.Errorf("%q: changed %q, want %q (stderr %s)", c.cmd, got, c.want, errb.String())
+		if got := strings.Join(res.Changed, " "); got != c.want || res.Unlisted != nil {
+			t.Errorf("%q: changed %q (%v), want %q (stderr %s)", c.cmd, got, res.Unlisted, c.want, errb.String())
 		}
+	}
+	// More paths than one command line holds as pathspecs (the
+	// green-worker's test change is put back).
+	os.WriteFile(filepath.Join(f.wt, "pkg", "untouched_test.go"), []byte("package pkg\n"), 0o644)
+	res, err := confine.Run(context.Background(), spec, "mkdir gen && for i in $(seq 1500); do echo $i > gen/f$i.txt; done; echo '// w' >> pkg/a_test.go", nil, io.Discard, io.Discard)
+	if err != nil || res.Unlisted != nil || len(res.Changed) != 1500 || slices.Contains(res.Changed, "pkg/a_test.go") || slices.Contains(res.Changed, "pkg/untouched_test.go") {
+		t.Errorf("1500 files made: %d changed (%v, %v)", len(res.Changed), res.Unlisted, err)
 	}
 }
