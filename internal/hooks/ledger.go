@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gates"
 )
 
@@ -29,7 +30,7 @@ import (
 // confined Bash call (a bound worker's, run by the confining entry) is
 // the exception: the entry already lists the worktree's changes before
 // and after the command to hold the role's files, so it logs what the
-// command changed itself, always, and the hook notes nothing. An entry
+// command changed itself, when it ends, and the hook notes nothing. An entry
 // killed before it logs leaves its call's changes unlogged: another
 // agent stopping then is blamed for them, the stricter mistake. A change
 // no logged write accounts for is the stopping worker's to answer for.
@@ -73,9 +74,15 @@ func logWrite(state, actor, abs string) error {
 }
 
 // LogWrites notes that actor left the paths rel (slash-separated,
-// relative to dir) as they are now: what a confined Bash call changed in
-// its worktree, logged by the confining entry itself (confine.Result).
+// relative to dir) as they are now, while an agent other than actor is at
+// work (only the stops of agents at work now can read the entry: one
+// dispatched later records the paths as they are then): what a Bash
+// call changed, logged at its PostToolUse or, for a confined call, by the
+// confining entry itself (confine.Result).
 func LogWrites(state, actor, dir string, rel []string) error {
+	if len(rel) == 0 || !othersAtWork(state, actor) {
+		return nil
+	}
 	for _, p := range rel {
 		if err := logWrite(state, actor, filepath.Join(dir, filepath.FromSlash(p))); err != nil {
 			return err
@@ -92,6 +99,9 @@ func LogWrites(state, actor, dir string, rel []string) error {
 // after the fact says so beside the changes it cannot attribute
 // (gates.EscapeFacts.Unlogged), which stay that agent's to answer for.
 func BeginUnlogged(state, agent, wt string) (string, error) {
+	if !idRe().MatchString(agent) {
+		return "", apperr.New(apperr.Schema, "agent id %q is not usable", agent)
+	}
 	p := dispatchPath(state, "unlogged", agent+"."+strconv.Itoa(os.Getpid()))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ideate/git-ideate/internal/gates"
 )
 
 // Who is at work besides the caller: a dispatch with a worktree until
@@ -61,4 +63,29 @@ func TestOthersAtWork(t *testing.T) {
 	write([]string{"pending", "toolu_r.json"}, r)
 	write([]string{"agents", "areview.json"}, bindingRec{dispatchRec: r, Agent: "areview"})
 	want("a reviewer, waiting and bound (no worktree)", "", false)
+}
+
+// A Bash call's writes are logged only while another agent is at work:
+// only the stops of agents at work then can read them.
+func TestLogWrites_OnlyWhileAnotherIsAtWork(t *testing.T) {
+	state, wt := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(wt, "a.go"), []byte("package a\n"), 0o644)
+	written := writtenBy(state)
+	abs := gates.Resolve("", filepath.Join(wt, "a.go"))
+	if err := LogWrites(state, "ab", wt, []string{"a.go"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := written(abs); ok {
+		t.Errorf("logged with nobody else at work")
+	}
+	p := dispatchPath(state, "pending", "toolu_o.json")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	data, _ := json.Marshal(dispatchRec{ToolUseID: "toolu_o", Task: "S1-01/T2", Role: "red-worker", Worktree: "/wt/T2"})
+	os.WriteFile(p, data, 0o600)
+	if err := LogWrites(state, "ab", wt, []string{"a.go"}); err != nil {
+		t.Fatal(err)
+	}
+	if actor, hash, ok := written(abs); !ok || actor != "ab" || hash != gates.ContentHash(abs) {
+		t.Errorf("beside another: %q %q %v", actor, hash, ok)
+	}
 }
