@@ -40,7 +40,7 @@ type EscapeFacts struct {
 	// logged writes anywhere.
 	Owners map[string][]string
 	// Written is the ledger of logged writes: the actor of the last
-	// logged write to a file (by its Resolve'd path) and the ContentHash
+	// logged write to a file (by its EntryPath) and the ContentHash
 	// it left; ok is false when none is logged. nil: nothing is logged.
 	Written func(abs string) (actor, hash string, ok bool)
 	// Unlogged are, per working tree (Resolve'd), the agents with a
@@ -94,6 +94,16 @@ func ContentHash(abs string) string {
 // logged writes and the working trees' lists agree on.
 func Resolve(cwd, p string) string { return resolve(cwd, p) }
 
+// EntryPath is the ledger's spelling of a working tree's entry (a file,
+// or a symlink itself): its directory Resolve'd. A changed symlink is the
+// link's change: following it would name (and excuse) its target.
+func EntryPath(abs string) string {
+	if abs == "" {
+		return ""
+	}
+	return filepath.Join(resolve("", filepath.Dir(abs)), filepath.Base(abs))
+}
+
 // accounted reports whether the change of abs, in working tree wt, is a
 // logged write of the main session or of one of wt's own agents that
 // left the file as it is now.
@@ -101,7 +111,7 @@ func (f *EscapeFacts) accounted(wt, abs string) bool {
 	if f.Written == nil {
 		return false
 	}
-	actor, hash, ok := f.Written(resolve("", abs))
+	actor, hash, ok := f.Written(EntryPath(abs))
 	if !ok || hash == "" || hash != ContentHash(abs) {
 		return false
 	}

@@ -38,7 +38,7 @@ func TestEscape_AttributesByTheLedger(t *testing.T) {
 		t.Fatalf("snapshot %v %v", before, err)
 	}
 	ledger := map[string][2]string{}
-	logged := func(actor, p string) { ledger[gates.Resolve("", p)] = [2]string{actor, gates.ContentHash(p)} }
+	logged := func(actor, p string) { ledger[gates.EntryPath(p)] = [2]string{actor, gates.ContentHash(p)} }
 
 	byMain := write(filepath.Join(top, "notes.txt"), "the main session's\n")
 	logged(gates.MainActor, byMain)
@@ -53,6 +53,12 @@ func TestEscape_AttributesByTheLedger(t *testing.T) {
 	deleted := filepath.Join(other, "a.go")
 	os.Remove(deleted)
 	logged("aother", deleted)
+	// The owner's symlink is its own change; the file it leads to,
+	// changed by someone else, is not excused by it.
+	linkedTo := write(filepath.Join(other, "f.go"), "package a // a stranger's\n")
+	link := filepath.Join(other, "link.go")
+	os.Symlink("f.go", link)
+	logged("aother", link)
 	write(filepath.Join(own, "mine.go"), "package a\n")
 	write(filepath.Join(top, "docs", "agents", "sprint1", "plan.md"), "edited\n")
 
@@ -73,12 +79,12 @@ func TestEscape_AttributesByTheLedger(t *testing.T) {
 		}
 	}
 	got := strings.Join(paths, " ")
-	for _, p := range []string{changedAfter, unlogged, byStranger} {
+	for _, p := range []string{changedAfter, unlogged, byStranger, linkedTo} {
 		if !strings.Contains(got, filepath.Base(p)) {
 			t.Errorf("%s is not blamed: %s", p, got)
 		}
 	}
-	for _, p := range []string{byMain, byOwner, deleted, "mine.go", "plan.md"} {
+	for _, p := range []string{byMain, byOwner, deleted, link, "mine.go", "plan.md"} {
 		if strings.Contains(got, filepath.Base(p)+" ") || strings.HasSuffix(got, filepath.Base(p)) {
 			t.Errorf("%s is blamed: %s", p, got)
 		}

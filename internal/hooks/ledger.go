@@ -63,9 +63,9 @@ func writeKey(abs string) string {
 	return hex.EncodeToString(h[:16]) + ".json"
 }
 
-// logWrite notes that actor left the file at abs (any spelling) as it is now.
+// logWrite notes that actor left the entry at abs (gates.EntryPath) as
+// it is now.
 func logWrite(state, actor, abs string) error {
-	abs = gates.Resolve("", abs)
 	if abs == "" {
 		return nil
 	}
@@ -84,7 +84,7 @@ func LogWrites(state, actor, dir string, rel []string) error {
 		return nil
 	}
 	for _, p := range rel {
-		if err := logWrite(state, actor, filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+		if err := logWrite(state, actor, gates.EntryPath(filepath.Join(dir, filepath.FromSlash(p)))); err != nil {
 			return err
 		}
 	}
@@ -233,7 +233,8 @@ func (c *call) logWrites() {
 		}
 		for _, k := range []string{"file_path", "notebook_path"} {
 			if f := lookup(p.ToolInput, k); f != "" {
-				if err := logWrite(state, actorOf(p), absDir(c.d.RepoDir(p), f)); err != nil {
+				// The file the tool wrote: through a symlink, its target.
+				if err := logWrite(state, actorOf(p), gates.Resolve("", absDir(c.d.RepoDir(p), f))); err != nil {
 					c.d.warn("the write of %s is not logged: %v", f, err)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ideate/git-ideate/internal/gates"
@@ -87,5 +88,18 @@ func TestLogWrites_OnlyWhileAnotherIsAtWork(t *testing.T) {
 	}
 	if actor, hash, ok := written(abs); !ok || actor != "ab" || hash != gates.ContentHash(abs) {
 		t.Errorf("beside another: %q %q %v", actor, hash, ok)
+	}
+	// A changed symlink is logged as itself, not as the file it leads to.
+	os.Symlink("b.go", filepath.Join(wt, "l.go"))
+	os.WriteFile(filepath.Join(wt, "b.go"), []byte("package a\n"), 0o644)
+	if err := LogWrites(state, "ab", wt, []string{"l.go"}); err != nil {
+		t.Fatal(err)
+	}
+	link := gates.EntryPath(filepath.Join(wt, "l.go"))
+	if _, hash, ok := written(link); !ok || hash != gates.ContentHash(link) || !strings.HasPrefix(hash, "link:") {
+		t.Errorf("the symlink: %q %v", hash, ok)
+	}
+	if _, _, ok := written(gates.EntryPath(filepath.Join(wt, "b.go"))); ok {
+		t.Errorf("the symlink's target is logged")
 	}
 }
