@@ -30,8 +30,9 @@ import (
 //
 // (the process that restricts itself and becomes bash), undoes what the
 // role may not change, and logs what the command changed as the agent's
-// writes for the other agents' checks after the fact. It is parsed here, before the command tree,
-// so that the command's own exit status comes back unchanged.
+// writes for the other agents' checks after the fact. It is parsed
+// here, before the command tree, so that the command's own exit status
+// comes back unchanged.
 
 // runConfine runs the confine entry with args (after "confine") and
 // returns the exit status.

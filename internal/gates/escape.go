@@ -282,7 +282,7 @@ func escape(ctx context.Context, in Input) (Verdict, error) {
 		if len(paths) > 0 {
 			detail := fmt.Sprintf("%d file(s) changed outside the task's worktree while its %s worked, in %s, and no logged write of the main session or of that worktree's own agent accounts for them", len(paths), in.Role, wt)
 			if a := f.Unlogged[resolve("", wt)]; len(a) > 0 {
-				detail += fmt.Sprintf(" (a confined Bash call of agent %s there is still running or was killed before it logged its writes: they may be its)", strings.Join(a, ", "))
+				detail += fmt.Sprintf(" (a confined Bash call of agent %s there is still running or was killed before it logged its writes, and may have made them)", strings.Join(a, ", "))
 			}
 			reasons = append(reasons, Reason{Class: "escaped_write", Paths: paths, Detail: detail})
 		}
