@@ -733,7 +733,8 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	var fix []string // forbidden paths whose index entry is checked
+	var fix []string    // forbidden paths whose index entry is checked
+	var absent []string // forbidden paths new to the index and the status: removed last
 	for _, p := range paths {
 		abs := filepath.Join(spec.Worktree, filepath.FromSlash(p))
 		now := readState(abs)
@@ -759,6 +760,10 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 		if spec.Role != RoleRed || same(now, want) || spec.forbidden(p, want.data, now.data) {
 			fix = append(fix, p) // its staged content may not change either
 		}
+		if !kept && !want.exists && !same(now, want) && spec.forbidden(p, want.data, now.data) {
+			absent = append(absent, p)
+			continue
+		}
 		if same(now, want) || !spec.forbidden(p, want.data, now.data) {
 			if u := linkOut(spec, p, abs, now); u != "" {
 				if err := put(abs, want); err == nil {
@@ -778,6 +783,43 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 			return undone, nil, err
 		}
 		undone = append(undone, u...)
+	}
+	// A path that neither the index nor git status held before was
+	// absent then, or ignored: a .gitignore the command changed shows
+	// ignored files as new. With the .gitignore files put back, what they
+	// ignore again stays (the command may write ignored files anyway);
+	// the rest goes.
+	if len(absent) > 0 {
+		ignored := map[string]bool{}
+		for _, u := range undone {
+			if path.Base(u) != ".gitignore" {
+				continue
+			}
+			args := []string{"ls-files", "-z", "-o", "-i", "--exclude-standard"}
+			if len(absent) <= 1000 {
+				args = append(args, "--")
+				for _, p := range absent {
+					args = append(args, ":(literal)"+p)
+				}
+			}
+			out, err := git(ctx, spec.Worktree, nil, nil, args...)
+			if err != nil {
+				return undone, nil, err
+			}
+			for _, p := range splitZ(out) {
+				ignored[p] = true
+			}
+			break
+		}
+		for _, p := range absent {
+			if ignored[p] {
+				continue
+			}
+			if err := put(filepath.Join(spec.Worktree, filepath.FromSlash(p)), saved{}); err != nil {
+				return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+			}
+			undone = append(undone, p)
+		}
 	}
 	ch := &changes{}
 	ch.paths, ch.err = changedPaths(ctx, spec, b, after, head)

@@ -301,3 +301,28 @@ func TestRun_ListsWhatTheCallChanged(t *testing.T) {
 		t.Errorf("1500 files made: %d changed (%v, %v)", len(res.Changed), res.Unlisted, err)
 	}
 }
+
+// A red-worker's change to a .gitignore is put back, and the files it
+// ignored, which showed as new meanwhile, stay as they were; a new
+// production file that it does not ignore goes.
+func TestRun_KeepsWhatAPutBackGitignoreIgnores(t *testing.T) {
+	f := newFixture(t)
+	os.WriteFile(filepath.Join(f.wt, ".gitignore"), []byte("*.log\n"), 0o644)
+	gt.Git(t, f.wt, "add", ".gitignore")
+	gt.Git(t, f.wt, "commit", "-qm", "ignore logs")
+	kept := filepath.Join(f.wt, "pkg", "x.log")
+	os.WriteFile(kept, []byte("a local log\n"), 0o644)
+	code, out := f.run(t, "red-worker", "echo > .gitignore; echo 'package pkg' > pkg/new.go")
+	if read(t, kept) != "a local log\n" {
+		t.Errorf("the ignored file is gone (exit %d):\n%s", code, out)
+	}
+	if read(t, filepath.Join(f.wt, ".gitignore")) != "*.log\n" || !strings.Contains(out, ".gitignore") {
+		t.Errorf("the .gitignore is not put back:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(f.wt, "pkg", "new.go")); err == nil || !strings.Contains(out, "pkg/new.go") {
+		t.Errorf("the new production file stayed:\n%s", out)
+	}
+	if strings.Contains(out, "x.log") {
+		t.Errorf("the ignored file is reported as put back:\n%s", out)
+	}
+}
