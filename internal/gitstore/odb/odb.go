@@ -302,13 +302,8 @@ func (db *DB) resolve(p *pack, off uint64) (typ oid.ObjectType, data []byte, sha
 			}
 			// The base may be a loose object in any store.
 			var lerr error = fs.ErrNotExist
-			for _, s := range db.stores {
-				var t oid.ObjectType
-				var d []byte
-				if t, d, lerr = readLoose(s.dir, hdr.baseHash); !errors.Is(lerr, fs.ErrNotExist) {
-					typ, data = t, d
-					break
-				}
+			for i := 0; i < len(db.stores) && errors.Is(lerr, fs.ErrNotExist); i++ {
+				typ, data, lerr = readLoose(db.stores[i].dir, hdr.baseHash)
 			}
 			if errors.Is(lerr, fs.ErrNotExist) {
 				return oid.InvalidObject, nil, false, cp.corrupt(coff, fmt.Errorf("REF_DELTA base %s is missing", hdr.baseHash))
