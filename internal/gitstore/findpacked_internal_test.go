@@ -41,10 +41,11 @@ func TestFindPacked_GitsOwnFile(t *testing.T) {
 	if !strings.Contains(string(data), "\n^") || !strings.Contains(strings.SplitN(string(data), "\n", 2)[0], " sorted") {
 		t.Fatalf("git wrote no peeled line or no sorted trait:\n%.300s", data)
 	}
-	checkFindPacked(t, data)
+	checkFindPacked(t, data, true)
 }
 
-// The same on made-up files: sorted or not, with peeled lines and CRLF.
+// The same on made-up files: sorted with peeled lines and CRLF, and a
+// file without the trait (in order or not) is scanned.
 func TestFindPacked_EveryNameAndItsNeighbours(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
@@ -83,11 +84,11 @@ func TestFindPacked_EveryNameAndItsNeighbours(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			data = []byte(strings.TrimSuffix(string(data), eol))
 		}
-		checkFindPacked(t, data)
+		checkFindPacked(t, data, round%4 == 0 || round%4 == 3)
 	}
 }
 
-func checkFindPacked(t *testing.T, data []byte) {
+func checkFindPacked(t *testing.T, data []byte, trustOrder bool) {
 	t.Helper()
 	refs := parsePacked(data)
 	want := map[string]Hash{}
@@ -102,6 +103,9 @@ func checkFindPacked(t *testing.T, data []byte) {
 	for _, p := range probes {
 		if got := findPacked(data, p); got != want[p] {
 			t.Fatalf("findPacked(%q) = %v, want %v in:\n%s", p, got, want[p], data)
+		}
+		if _, ok := searchSorted(data, p); ok != trustOrder {
+			t.Fatalf("searchSorted(%q) searched: %v, want %v (a sorted file in git's form is searched, never scanned)", p, ok, trustOrder)
 		}
 	}
 }

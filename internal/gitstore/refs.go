@@ -208,8 +208,71 @@ func lookupRef(refs []Ref, name string) Hash {
 }
 
 // findPacked returns the value of name in the packed-refs text data
-// (ZeroHash when absent) without parsing the other lines.
+// (ZeroHash when absent) without parsing the other lines: a binary search
+// when the file has the "sorted" trait, else a scan.
 func findPacked(data []byte, name string) Hash {
+	if h, ok := searchSorted(data, name); ok {
+		return h
+	}
+	return scanPacked(data, name)
+}
+
+// searchSorted binary-searches the packed-refs text data, when its header
+// names the "sorted" trait, for name. ok is false when it cannot tell: no
+// such header, or a line not in git's form where the search landed.
+func searchSorted(data []byte, name string) (h Hash, ok bool) {
+	const header = "# pack-refs with:"
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 || !bytes.HasPrefix(data, []byte(header)) ||
+		!strings.Contains(" "+string(bytes.TrimRight(data[len(header):nl], "\r"))+" ", " sorted ") {
+		return ZeroHash, false
+	}
+	want := []byte(name)
+	// Every position in [lo, hi) at a line's start is a candidate; lo is
+	// always a ref's line (never a peeled "^" line).
+	lo, hi := nl+1, len(data)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := lo
+		if i := bytes.LastIndexByte(data[lo:mid], '\n'); i >= 0 {
+			start = lo + i + 1
+		}
+		if start < len(data) && data[start] == '^' { // a peeled value: its ref is the line before
+			if start == lo {
+				return ZeroHash, false
+			}
+			start = lo + bytes.LastIndexByte(data[lo:start-1], '\n') + 1
+		}
+		end := len(data)
+		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+			end = start + i
+		}
+		line := bytes.TrimSuffix(data[start:end], []byte("\r"))
+		if len(line) < 42 || line[40] != ' ' || line[0] == '^' || line[0] == '#' {
+			return ZeroHash, false
+		}
+		switch c := bytes.Compare(want, line[41:]); {
+		case c == 0:
+			h, ok := parseHashLine(line[:40])
+			return h, ok
+		case c < 0:
+			hi = start
+		default:
+			lo = end + 1
+			for lo < len(data) && data[lo] == '^' { // past its peeled value
+				if i := bytes.IndexByte(data[lo:], '\n'); i >= 0 {
+					lo += i + 1
+				} else {
+					lo = len(data)
+				}
+			}
+		}
+	}
+	return ZeroHash, true
+}
+
+// scanPacked is findPacked by a scan of every line.
+func scanPacked(data []byte, name string) Hash {
 	needle := []byte(" " + name)
 	for off := 0; ; {
 		i := bytes.Index(data[off:], needle)
