@@ -81,6 +81,9 @@ func (c *baseCache) remove(el *list.Element) {
 // dropPacks forgets every entry of the given packs, in one pass over the
 // cache: a rescan drops up to maxAddedPacks packs at once.
 func (c *baseCache) dropPacks(ids map[uint64]bool) {
+	if len(ids) == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, el := range c.items {
