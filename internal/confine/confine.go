@@ -364,6 +364,12 @@ func (s *Spec) guarded(rel string) bool {
 	case outputFile:
 		return false
 	}
+	if path.Base(rel) == ".gitignore" {
+		// Ignored files are out of git status's sight, so out of the
+		// check: a .gitignore written in the call would hide what the
+		// call wrote next to it.
+		return true
+	}
 	if s.Role == RoleRed {
 		return !s.isTest(rel)
 	}
@@ -442,8 +448,10 @@ type entry struct {
 
 // status lists the paths that differ between HEAD, the index and the
 // worktree, untracked ones included, and the HEAD commit ("" unborn).
+// An ignored .gitignore is listed too, as untracked: one that ignores
+// itself would otherwise hide, with itself, what it ignores.
 func status(ctx context.Context, wt string) (map[string]entry, string, error) {
-	out, err := git(ctx, wt, nil, nil, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+	out, err := git(ctx, wt, nil, nil, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=matching", "--no-renames", "--ignore-submodules=all")
 	if err != nil {
 		return nil, "", err
 	}
@@ -466,6 +474,8 @@ func status(ctx context.Context, wt string) (map[string]entry, string, error) {
 			}
 		case strings.HasPrefix(r, "? "):
 			paths[r[2:]] = entry{untracked: true}
+		case strings.HasPrefix(r, "! ") && path.Base(r[2:]) == ".gitignore":
+			paths[r[2:]] = entry{untracked: true} // a directory ends in "/"
 		}
 	}
 	return paths, head, nil
@@ -735,7 +745,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 	sort.Strings(paths)
 	var fix []string    // forbidden paths whose index entry is checked
 	var absent []string // forbidden paths new to the index and the status: removed last
-	for _, p := range paths {
+	judge := func(p string) error {
 		abs := filepath.Join(spec.Worktree, filepath.FromSlash(p))
 		now := readState(abs)
 		if !spec.guarded(p) {
@@ -744,25 +754,25 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 					undone = append(undone, u)
 				}
 			}
-			continue
+			return nil
 		}
 		want, kept := b.files[p]
 		if !kept {
 			if _, was := b.dirty[p]; was {
-				continue // dirty before, and its copy could not be kept: the snapshot refused that
+				return nil // dirty before, and its copy could not be kept: the snapshot refused that
 			}
 			// Clean before: it held what the index held.
 			var err error
 			if want, err = indexState(ctx, spec.Worktree, b.indexCopy, p); err != nil {
-				return undone, nil, err
+				return err
 			}
 		}
 		if spec.Role != RoleRed || same(now, want) || spec.forbidden(p, want.data, now.data) {
 			fix = append(fix, p) // its staged content may not change either
 		}
-		if !kept && !want.exists && !same(now, want) && spec.forbidden(p, want.data, now.data) {
+		if !kept && !want.exists && !same(now, want) && spec.forbidden(p, want.data, now.data) && path.Base(p) != ".gitignore" {
 			absent = append(absent, p)
-			continue
+			return nil
 		}
 		if same(now, want) || !spec.forbidden(p, want.data, now.data) {
 			if u := linkOut(spec, p, abs, now); u != "" {
@@ -770,12 +780,51 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 					undone = append(undone, u)
 				}
 			}
-			continue
+			return nil
 		}
 		if err := put(abs, want); err != nil {
-			return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
+			return apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
 		}
 		undone = append(undone, p)
+		return nil
+	}
+	hidden := 0 // .gitignore files put back: the files they hid show now
+	for _, p := range paths {
+		if err := judge(p); err != nil {
+			return undone, nil, err
+		}
+	}
+	for pass := 0; ; pass++ {
+		n := 0
+		for _, u := range undone {
+			if path.Base(u) == ".gitignore" {
+				n++
+			}
+		}
+		if n == hidden {
+			break
+		}
+		if pass == 8 {
+			return undone, nil, apperr.New(apperr.Unverifiable, "the .gitignore files the command wrote hide one another too deeply to check")
+		}
+		hidden = n
+		now, _, err := status(ctx, spec.Worktree)
+		if err != nil {
+			return undone, nil, err
+		}
+		var more []string
+		for p, e := range now {
+			if !cands[p] {
+				cands[p], after[p] = true, e
+				more = append(more, p)
+			}
+		}
+		sort.Strings(more)
+		for _, p := range more {
+			if err := judge(p); err != nil {
+				return undone, nil, err
+			}
+		}
 	}
 	if len(fix) > 0 {
 		u, err := restoreIndex(ctx, spec.Worktree, b.indexCopy, fix)

@@ -254,9 +254,8 @@ func median(d []time.Duration) time.Duration {
 
 // A run lists the worktree paths the call changed, for the ledger of
 // logged writes: created, modified, deleted and chmod'ed files, and
-// nothing it only touched, committed or had put back, nor a file that
-// was ignored before and shows once the call changed a .gitignore
-// (its content then is unknown).
+// nothing it only touched, committed or had put back (a .gitignore, and
+// the ignored file it showed meanwhile).
 func TestRun_ListsWhatTheCallChanged(t *testing.T) {
 	f := newFixture(t)
 	os.WriteFile(filepath.Join(f.wt, ".gitignore"), []byte("*.log\n"), 0o644)
@@ -279,9 +278,9 @@ func TestRun_ListsWhatTheCallChanged(t *testing.T) {
 		{"git rm -q --cached pkg/a_test.go && git add pkg/a_test.go", ""},
 		{"rm pkg/b_test.go; chmod +x pkg/a_test.go", "pkg/a_test.go pkg/b_test.go"},
 		{"git add -A && git commit -qm rm", ""},
-		{"echo > .gitignore", ".gitignore"}, // as a green-worker
+		{"echo > .gitignore", ""}, // as a green-worker: put back
 	} {
-		if c.want == ".gitignore" {
+		if strings.Contains(c.cmd, ".gitignore") {
 			spec.Role = "green-worker"
 		}
 		var out, errb bytes.Buffer
@@ -324,5 +323,45 @@ func TestRun_KeepsWhatAPutBackGitignoreIgnores(t *testing.T) {
 	}
 	if strings.Contains(out, "x.log") {
 		t.Errorf("the ignored file is reported as put back:\n%s", out)
+	}
+}
+
+// A .gitignore written in the call cannot hide what the call wrote next
+// to it: it is put back for every role, and what it hid is judged, down
+// through .gitignore files hidden in turn; what the role may write stays.
+func TestRun_NoFileHidesBehindAGitignore(t *testing.T) {
+	f := newFixture(t)
+	gone := func(rel string) bool {
+		_, err := os.Lstat(filepath.Join(f.wt, filepath.FromSlash(rel)))
+		return err != nil
+	}
+	for _, c := range []struct {
+		role, cmd   string
+		gone, stays []string
+	}{
+		{"red-worker", "printf '*.go\\n' > pkg/.gitignore; echo 'package pkg' > pkg/evil.go", []string{"pkg/evil.go", "pkg/.gitignore"}, nil},
+		{"red-worker", "mkdir -p pkg/sub && printf '*\\n' > pkg/.gitignore && printf '*\\n' > pkg/sub/.gitignore && echo x > pkg/sub/evil.go && echo y > pkg/sub/b_test.go",
+			[]string{"pkg/sub/evil.go", "pkg/sub/.gitignore", "pkg/.gitignore"}, []string{"pkg/sub/b_test.go"}},
+		{"green-worker", "printf '*_test.go\\n' > pkg/.gitignore; echo 'package pkg' > pkg/new_test.go; echo 'package pkg' > pkg/ok.go", []string{"pkg/new_test.go", "pkg/.gitignore"}, []string{"pkg/ok.go"}},
+	} {
+		code, out := f.run(t, c.role, c.cmd)
+		for _, p := range c.gone {
+			if !gone(p) {
+				t.Errorf("%s %q (exit %d): %s stayed\n%s", c.role, c.cmd, code, p, out)
+			}
+		}
+		for _, p := range c.stays {
+			if gone(p) {
+				t.Errorf("%s %q (exit %d): %s is gone\n%s", c.role, c.cmd, code, p, out)
+			}
+		}
+		gt.Git(t, f.wt, "clean", "-qfdx")
+	}
+	// One there before, ignoring itself, stays as it was.
+	keep := filepath.Join(f.wt, "pkg", "keep", ".gitignore")
+	os.MkdirAll(filepath.Dir(keep), 0o755)
+	os.WriteFile(keep, []byte("*\n"), 0o644)
+	if code, out := f.run(t, "red-worker", "true"); code != 0 || read(t, keep) != "*\n" {
+		t.Errorf("a .gitignore there before (exit %d): %q\n%s", code, read(t, keep), out)
 	}
 }
