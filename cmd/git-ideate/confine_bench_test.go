@@ -212,7 +212,7 @@ func BenchmarkConfine_GoTest(b *testing.B) {
 	// HOOK_BENCH_BEFORE names another build whose entry is timed in turn
 	// too (`true` only): a change's before and after.
 	before := os.Getenv("HOOK_BENCH_BEFORE")
-	var bare, conf, bareTrue, confTrue, beforeTrue []time.Duration
+	var bare, conf, bareTrue, confTrue, beforeTrue, beforeConf []time.Duration
 	for b.Loop() {
 		bare = append(bare, timeIt("go", "test", "./strutil/"))
 		conf = append(conf, timeIt(confined...))
@@ -220,6 +220,7 @@ func BenchmarkConfine_GoTest(b *testing.B) {
 		confTrue = append(confTrue, timeIt(empty...))
 		if before != "" {
 			beforeTrue = append(beforeTrue, timeIt(append([]string{before}, empty[1:]...)...))
+			beforeConf = append(beforeConf, timeIt(append([]string{before}, confined[1:]...)...))
 		}
 	}
 	med := func(d []time.Duration) time.Duration {
@@ -233,5 +234,6 @@ func BenchmarkConfine_GoTest(b *testing.B) {
 	b.ReportMetric(float64((med(confTrue)-med(bareTrue)).Microseconds())/1000, "entry-overhead-ms")
 	if before != "" {
 		b.ReportMetric(float64((med(beforeTrue)-med(bareTrue)).Microseconds())/1000, "before-entry-overhead-ms")
+		b.ReportMetric(float64((med(beforeConf)-med(bare)).Microseconds())/1000, "before-overhead-ms")
 	}
 }
