@@ -454,6 +454,10 @@ func TestHost_UnboundSubagentUsesOnlyReadOnlyMCPTools(t *testing.T) {
 	const server = "mcp__plugin_git-ideate_ideate__"
 	api := &scriptedAPI{
 		main: []map[string]any{
+			// On a first launch the launcher answers MCP with no tools
+			// until the binary is in place, then announces them; a
+			// sub-agent gets the tools the session has when it starts.
+			toolUse("Bash", map[string]any{"command": "sleep 3", "description": "wait"}),
 			toolUse("Agent", map[string]any{"description": "helper", "prompt": "File a follow-up.", "subagent_type": "general-purpose"}),
 		},
 		sub: []map[string]any{
