@@ -26,6 +26,7 @@ type boundWorker struct {
 	dir, wt  string
 	run      func(stdin string, args ...string) string
 	payload  func(tool string, input map[string]any) string
+	mainCall func(tool string, input map[string]any) string // the main session's call, from the main checkout
 	dispatch func(toolUse, task, role string)
 }
 
@@ -75,6 +76,11 @@ func newBoundWorker(b *testing.B, role string) *boundWorker {
 			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench2", "agent_id": "abench", "agent_type": "git-ideate:" + role})
 		return string(data)
 	}
+	f.mainCall = func(tool string, input map[string]any) string {
+		data, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": dir, "hook_event_name": "PreToolUse",
+			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench3"})
+		return string(data)
+	}
 	return f
 }
 
@@ -89,21 +95,24 @@ func newBoundWorker(b *testing.B, role string) *boundWorker {
 // git configuration is kept (see below). Beside another worker (a second
 // task's red-worker dispatched), the confined Bash call's writes are
 // logged for the ledger by the confining entry, not the hook (ledger.go);
-// a Write's at its PostToolUse.
+// a Write's at its PostToolUse. The main session's own calls while the
+// worker is at work (a Write of a note, a Bash `go test`) are guarded
+// too, and its Bash call notes the working trees' state for the ledger.
 func BenchmarkHook_PreToolUse(b *testing.B) {
 	for _, c := range []struct {
 		name, role, file string
-		beside           bool
+		beside, main     bool
 	}{
-		{"red-worker", "red-worker", "a_test.go", false},
-		{"green-worker", "green-worker", "a.go", false},
-		{"red-worker-beside-another", "red-worker", "a_test.go", true},
+		{"red-worker", "red-worker", "a_test.go", false, false},
+		{"green-worker", "green-worker", "a.go", false, false},
+		{"red-worker-beside-another", "red-worker", "a_test.go", true, false},
+		{"main-session-beside-a-worker", "red-worker", "", false, true},
 	} {
-		b.Run(c.name, func(b *testing.B) { benchmarkPreToolUse(b, c.role, c.file, c.beside) })
+		b.Run(c.name, func(b *testing.B) { benchmarkPreToolUse(b, c.role, c.file, c.beside, c.main) })
 	}
 }
 
-func benchmarkPreToolUse(b *testing.B, role, file string, beside bool) {
+func benchmarkPreToolUse(b *testing.B, role, file string, beside, main bool) {
 	f := newBoundWorker(b, role)
 	wt, run := f.wt, f.run
 	if beside {
@@ -112,10 +121,16 @@ func benchmarkPreToolUse(b *testing.B, role, file string, beside bool) {
 	}
 	write := f.payload("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", file), "content": "package strutil\n"})
 	bash := f.payload("Bash", map[string]any{"command": "go test ./strutil/", "description": "test"})
+	bashAnswer := "updatedInput"
+	if main {
+		write = f.mainCall("Write", map[string]any{"file_path": filepath.Join(f.dir, "notes.md"), "content": "notes\n"})
+		bash = f.mainCall("Bash", map[string]any{"command": "go test ./strutil/", "description": "test"})
+		bashAnswer = ""
+	}
 	if out := run(write, "hook"); out != "" {
 		b.Fatalf("write: %s", out)
 	}
-	if out := run(bash, "hook"); !strings.Contains(out, "updatedInput") {
+	if out := run(bash, "hook"); !strings.Contains(out, bashAnswer) || bashAnswer == "" && out != "" {
 		b.Fatalf("bash: %s", out)
 	}
 	// A git configuration file changed under two seconds ago (task start
@@ -124,6 +139,9 @@ func benchmarkPreToolUse(b *testing.B, role, file string, beside bool) {
 	// reading the kept copy. A worker's first call comes later than that
 	// (its model answers first): the figure is the calls after it.
 	cache := filepath.Join(f.dir, ".git", "worktrees", "S1-01+T1", "ideate", "config-cache")
+	if main {
+		cache = filepath.Join(f.dir, ".git", "ideate", "config-cache")
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		run(write, "hook")
 		if _, err := os.Stat(cache); err == nil {
