@@ -1,10 +1,10 @@
 package confine
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -16,11 +16,14 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/gitstore/oid"
 	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
+	"github.com/pjbgf/sha1cd"
 )
 
 // Roles whose file classes Run holds.
@@ -1114,16 +1117,8 @@ func importLoose(src, dst, base, name string) error {
 		return err
 	}
 	defer f.Close()
-	z, err := zlib.NewReader(f)
-	if err != nil {
-		return errors.New("not a loose object")
-	}
-	h := sha1.New()
-	if _, err := io.Copy(h, z); err != nil {
-		return errors.New("not a loose object")
-	}
-	if hex.EncodeToString(h.Sum(nil)) != name {
-		return errors.New("what was written under that name is another object")
+	if err := verifyLoose(f, name); err != nil {
+		return err
 	}
 	final := filepath.Join(dst, base)
 	if _, err := os.Lstat(final); err == nil {
@@ -1151,6 +1146,43 @@ func importLoose(src, dst, base, name string) error {
 	os.Chmod(tmp.Name(), 0o444)
 	if err := os.Link(tmp.Name(), final); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
+	}
+	return nil
+}
+
+// verifyLoose checks that the loose object file r holds the object name
+// names: a "<type> <size>" header git knows, that many bytes after it, and
+// the name git computes for them (sha1cd, with collision detection, as
+// oid.ComputeHash does), streamed so that a large blob is not held.
+func verifyLoose(r io.Reader, name string) error {
+	z, err := zlib.NewReader(r)
+	if err != nil {
+		return errors.New("not a loose object")
+	}
+	br := bufio.NewReader(io.LimitReader(z, 64))
+	hdr, err := br.ReadString(0)
+	if err != nil {
+		return errors.New("not a loose object: no header")
+	}
+	typ, size, _ := strings.Cut(strings.TrimSuffix(hdr, "\x00"), " ")
+	n, err := strconv.ParseInt(size, 10, 64)
+	known := false
+	for _, t := range []oid.ObjectType{oid.BlobObject, oid.TreeObject, oid.CommitObject, oid.TagObject} {
+		known = known || t.String() == typ
+	}
+	if err != nil || n < 0 || !known {
+		return errors.New("not a loose object: a header git does not write")
+	}
+	d := sha1cd.New()
+	d.Write([]byte(hdr))
+	got, err := io.Copy(d, io.MultiReader(br, z))
+	if err != nil || got != n {
+		return errors.New("not a loose object: its size is not its header's")
+	}
+	var h oid.Hash
+	d.Sum(h[:0])
+	if h != oid.NewHash(name) {
+		return errors.New("what was written under that name is another object")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package confine_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"fmt"
 	"io"
 	"os"
@@ -86,6 +87,7 @@ func read(t *testing.T, p string) string {
 }
 
 func TestRun_HoldsTheRole(t *testing.T) {
+	badLoose := fmt.Sprintf("%x", sha1.Sum([]byte("blob 99\x00x")))
 	f := newFixture(t)
 	prod, test := filepath.Join(f.wt, "pkg", "a.go"), filepath.Join(f.wt, "pkg", "a_test.go")
 	prodWas, testWas := read(t, prod), read(t, test)
@@ -139,6 +141,15 @@ func TestRun_HoldsTheRole(t *testing.T) {
 		{"green-worker", "(sleep 0.3; echo x >> pkg/a_test.go) & setsid sh -c 'sleep 0.3; echo y >> pkg/a_test.go' & true", func() string {
 			if read(t, test) != testWas {
 				return "a process left behind wrote the test"
+			}
+			return ""
+		}},
+		// A "loose object" whose bytes hash to its name but whose header
+		// says another size: git would not have written it, and the
+		// store does not take it.
+		{"green-worker", "o=$(git rev-parse --git-path objects)/" + badLoose[:2] + " && mkdir -p $o && python3 -c 'import sys,zlib; open(sys.argv[1],\"wb\").write(zlib.compress(b\"blob 99\\0x\"))' $o/" + badLoose[2:], func() string {
+			if err := exec.Command("git", "-C", f.main, "cat-file", "-e", badLoose).Run(); err == nil {
+				return "the store took an object whose header lies about its size"
 			}
 			return ""
 		}},
