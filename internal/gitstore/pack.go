@@ -259,61 +259,29 @@ func (p *packFiles) discard() {
 // writePackFiles writes objs (distinct) as a pack and its index under
 // temporary names in objects/pack, as git's pack writers do; the pack's
 // fsync, when core.fsync asks for one, runs on while the index is written
-// and after (see wait). Pack and index version 2, no deltas (repacks
-// delta later); small objects and trees stored (see storeInPack), the
-// rest at zlib level 1.
+// and after (see wait). The pack is packWriter's, its index version 2.
 func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
-	var hdr [12]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(objs)))
-	buf.Write(hdr[:])
 	type entry struct {
 		h   Hash
 		off uint64
 		crc uint32
 	}
 	entries := make([]entry, len(objs))
-	var zw *zlib.Writer
-	defer func() {
-		if zw != nil {
-			zFree.put(zw)
-		}
-	}()
+	var pw packWriter
+	defer pw.close()
+	pw.header(buf, len(objs))
 	for i, o := range objs {
 		off := buf.Len()
-		// Type and size: 3 bits of type, then the size 4 bits first and 7
-		// bits per following byte, least significant first.
-		size := uint64(len(o.data))
-		c := byte(o.t)<<4 | byte(size&0x0f)
-		size >>= 4
-		for size != 0 {
-			buf.WriteByte(c | 0x80)
-			c = byte(size & 0x7f)
-			size >>= 7
-		}
-		buf.WriteByte(c)
-		switch {
-		case storeInPack(o.t, len(o.data)):
-			appendStored(buf, o.data)
-		default:
-			if zw == nil {
-				zw = zFree.get()
-			}
-			zw.Reset(buf)
-			zw.Write(o.data)
-			if err := zw.Close(); err != nil {
-				return &packFiles{err: err}
-			}
+		if err := pw.object(buf, o.t, o.data); err != nil {
+			return &packFiles{err: err}
 		}
 		entries[i] = entry{o.h, uint64(off), crc32.ChecksumIEEE(buf.Bytes()[off:])}
 	}
-	sum := sha1.Sum(buf.Bytes())
-	buf.Write(sum[:])
+	sum := pw.trailer(buf)
 
 	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
 	var idx bytes.Buffer
@@ -382,6 +350,79 @@ func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 		return &packFiles{err: err}
 	}
 	return p
+}
+
+// packWriter encodes a version 2 pack into a buffer, every object whole
+// (no deltas: repacks delta later), small objects and trees stored (see
+// storeInPack), the rest at zlib level 1.
+type packWriter struct{ zw *zlib.Writer }
+
+func (w *packWriter) header(buf *bytes.Buffer, n int) {
+	var hdr [12]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(n))
+	buf.Write(hdr[:])
+}
+
+func (w *packWriter) object(buf *bytes.Buffer, t oid.ObjectType, data []byte) error {
+	// Type and size: 3 bits of type, then the size 4 bits first and 7
+	// bits per following byte, least significant first.
+	size := uint64(len(data))
+	c := byte(t)<<4 | byte(size&0x0f)
+	size >>= 4
+	for size != 0 {
+		buf.WriteByte(c | 0x80)
+		c = byte(size & 0x7f)
+		size >>= 7
+	}
+	buf.WriteByte(c)
+	if storeInPack(t, len(data)) {
+		appendStored(buf, data)
+		return nil
+	}
+	if w.zw == nil {
+		w.zw = zFree.get()
+	}
+	w.zw.Reset(buf)
+	w.zw.Write(data)
+	return w.zw.Close()
+}
+
+// trailer appends the pack's checksum and returns it.
+func (w *packWriter) trailer(buf *bytes.Buffer) [20]byte {
+	sum := sha1.Sum(buf.Bytes())
+	buf.Write(sum[:])
+	return sum
+}
+
+func (w *packWriter) close() {
+	if w.zw != nil {
+		zFree.put(w.zw)
+		w.zw = nil
+	}
+}
+
+// PackObject is one object of a pack EncodePack makes.
+type PackObject struct {
+	Type oid.ObjectType
+	Data []byte
+}
+
+// EncodePack is objs as a whole version 2 pack, each encoded as a write's
+// own pack is (a push's pack, which the receiver indexes itself).
+func EncodePack(objs []PackObject) ([]byte, error) {
+	var buf bytes.Buffer
+	var pw packWriter
+	defer pw.close()
+	pw.header(&buf, len(objs))
+	for _, o := range objs {
+		if err := pw.object(&buf, o.Type, o.Data); err != nil {
+			return nil, err
+		}
+	}
+	pw.trailer(&buf)
+	return buf.Bytes(), nil
 }
 
 // placePack puts p in place, the pack first and its index last, since a

@@ -3,10 +3,7 @@ package teamsync
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"context"
-	"crypto/sha1"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -153,7 +150,7 @@ func directPush(ctx context.Context, g *gitstore.Store, remote, ref string, old,
 // of at most directMaxCommits commits ending at old, or an object cannot
 // be read here.
 func packOnto(g *gitstore.Store, old, new gitstore.Hash) ([]byte, bool) {
-	var objs []packObj
+	var objs []gitstore.PackObject
 	seen := map[gitstore.Hash]bool{}
 	at := new
 	for n := 0; at != old; n++ {
@@ -172,23 +169,19 @@ func packOnto(g *gitstore.Store, old, new gitstore.Hash) ([]byte, bool) {
 		if err != nil {
 			return nil, false
 		}
-		objs = append(objs, packObj{oid.CommitObject, data})
+		objs = append(objs, gitstore.PackObject{Type: oid.CommitObject, Data: data})
 		if objs, err = newObjects(g, c.Tree, p.Tree, seen, objs); err != nil {
 			return nil, false
 		}
 		at = c.Parents[0]
 	}
-	return encodePack(objs), true
-}
-
-type packObj struct {
-	typ  oid.ObjectType
-	data []byte
+	pack, err := gitstore.EncodePack(objs)
+	return pack, err == nil
 }
 
 // newObjects appends tree and what it holds that was not in tree was
 // (ZeroHash: nothing), depth first.
-func newObjects(g *gitstore.Store, tree, was gitstore.Hash, seen map[gitstore.Hash]bool, objs []packObj) ([]packObj, error) {
+func newObjects(g *gitstore.Store, tree, was gitstore.Hash, seen map[gitstore.Hash]bool, objs []gitstore.PackObject) ([]gitstore.PackObject, error) {
 	if tree == was || seen[tree] {
 		return objs, nil
 	}
@@ -197,7 +190,7 @@ func newObjects(g *gitstore.Store, tree, was gitstore.Hash, seen map[gitstore.Ha
 	if err != nil {
 		return objs, err
 	}
-	objs = append(objs, packObj{typ, data})
+	objs = append(objs, gitstore.PackObject{Type: typ, Data: data})
 	entries, err := gitstore.ParseTree(data)
 	if err != nil {
 		return objs, err
@@ -231,35 +224,10 @@ func newObjects(g *gitstore.Store, tree, was gitstore.Hash, seen map[gitstore.Ha
 			if err != nil {
 				return objs, err
 			}
-			objs = append(objs, packObj{t, d})
+			objs = append(objs, gitstore.PackObject{Type: t, Data: d})
 		}
 	}
 	return objs, nil
-}
-
-// encodePack writes objs as a version 2 pack, every object whole.
-func encodePack(objs []packObj) []byte {
-	var b bytes.Buffer
-	b.WriteString("PACK")
-	binary.Write(&b, binary.BigEndian, uint32(2))
-	binary.Write(&b, binary.BigEndian, uint32(len(objs)))
-	for _, o := range objs {
-		n := uint64(len(o.data))
-		c := byte(o.typ)<<4 | byte(n&0x0f)
-		n >>= 4
-		for n > 0 {
-			b.WriteByte(c | 0x80)
-			c = byte(n & 0x7f)
-			n >>= 7
-		}
-		b.WriteByte(c)
-		z, _ := zlib.NewWriterLevel(&b, zlib.BestSpeed)
-		z.Write(o.data)
-		z.Close()
-	}
-	sum := sha1.Sum(b.Bytes())
-	b.Write(sum[:])
-	return b.Bytes()
 }
 
 func pktLine(w *bytes.Buffer, s string) {
