@@ -70,7 +70,7 @@ func (c *HookCmd) Run(ctx context.Context, env *Env) error {
 		// Only this repository's own server, under the names the plugin
 		// and git ideate init give it, is vouched for.
 		ReadOnlyTool: func(name string) bool {
-			for _, server := range []string{"mcp__plugin_git-ideate_ideate__", "mcp__ideate__"} {
+			for _, server := range []string{"mcp__plugin_git-ideate_" + initMCPServer + "__", hooks.MCPPermission + "__"} {
 				if t, ok := strings.CutPrefix(name, server); ok {
 					return mcpserver.ReadOnly(t)
 				}
