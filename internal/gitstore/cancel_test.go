@@ -180,7 +180,7 @@ func TestStore_UpdateRef_CancelWhileLocked(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.SetLockPolicy(gitstore.LockPolicy{Timeout: time.Minute, StaleAfter: time.Hour})
+	s = openWithLock(t, dir, gitstore.LockPolicy{Timeout: time.Minute, StaleAfter: time.Hour})
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()

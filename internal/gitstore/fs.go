@@ -3,27 +3,14 @@ package gitstore
 import (
 	"io"
 	"os"
-	"syscall"
 )
-
-// rename is os.Rename without its lstat of the target first (to refuse a
-// directory there): every target here is a file name of the store's own.
-func rename(from, to string) error {
-	if err := syscall.Rename(from, to); err != nil {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
-	}
-	return nil
-}
-
-// fileStat is what readSmall tells of the version of the file it read.
-type fileStat struct{ fi os.FileInfo }
 
 // readSmall reads the file at path whole into buf's storage (new storage
 // when it has no room for the file and a byte more). With limit > 0 it
 // reads at most limit bytes (a ref file is 41; a large file where a ref
 // should be is not read whole). With st non-nil it also returns the
 // stat of the open file, which belongs to the version read.
-func readSmall(path string, buf []byte, limit int, st *fileStat) ([]byte, error) {
+func readSmall(path string, buf []byte, limit int, st *os.FileInfo) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -36,7 +23,7 @@ func readSmall(path string, buf []byte, limit int, st *fileStat) ([]byte, error)
 			return nil, err
 		}
 		if st != nil {
-			st.fi = fi
+			*st = fi
 		}
 		want = int(fi.Size()) + 1 // the byte: room to see the end
 		if limit > 0 {
@@ -65,6 +52,3 @@ func readSmall(path string, buf []byte, limit int, st *fileStat) ([]byte, error)
 		}
 	}
 }
-
-// keyOfStat is statKey for a stat taken by readSmall.
-func keyOfStat(st *fileStat) fileKey { return keyOf(st.fi) }

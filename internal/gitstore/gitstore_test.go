@@ -28,6 +28,18 @@ func open(t *testing.T, dir string) *gitstore.Store {
 	return s
 }
 
+// openWithLock opens a Store on dir with the lock policy p.
+func openWithLock(t *testing.T, dir string, p gitstore.LockPolicy) *gitstore.Store {
+	t.Helper()
+	r, err := gitstore.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := gitstore.OpenRepo(r, gitstore.Options{Lock: p})
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func commit(t *testing.T, s *gitstore.Store, msg string, parent gitstore.Hash) gitstore.Hash {
 	t.Helper()
 	blob, err := s.WriteBlob([]byte(msg))
@@ -289,7 +301,7 @@ func TestStore_StaleLockPolicy(t *testing.T) {
 	os.MkdirAll(filepath.Dir(lock), 0o755)
 
 	// Young and unheld: waited for, then LOCKED naming the file.
-	s.SetLockPolicy(gitstore.LockPolicy{Timeout: 150 * time.Millisecond, StaleAfter: time.Hour})
+	s = openWithLock(t, dir, gitstore.LockPolicy{Timeout: 150 * time.Millisecond, StaleAfter: time.Hour})
 	os.WriteFile(lock, nil, 0o644)
 	err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash)
 	if !apperr.Is(err, apperr.Locked) || !strings.Contains(err.Error(), lock) {
@@ -299,7 +311,7 @@ func TestStore_StaleLockPolicy(t *testing.T) {
 	// Old and unheld (its writer died): broken, and the update goes through.
 	old := time.Now().Add(-5 * time.Second)
 	os.Chtimes(lock, old, old)
-	s.SetLockPolicy(gitstore.LockPolicy{Timeout: 2 * time.Second, StaleAfter: time.Second})
+	s = openWithLock(t, dir, gitstore.LockPolicy{Timeout: 2 * time.Second, StaleAfter: time.Second})
 	if err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash); err != nil {
 		t.Fatalf("stale lock not broken: %v", err)
 	}
@@ -313,7 +325,7 @@ func TestStore_StaleLockPolicy(t *testing.T) {
 	}
 	defer holder.Process.Kill()
 	time.Sleep(200 * time.Millisecond)
-	s.SetLockPolicy(gitstore.LockPolicy{Timeout: 300 * time.Millisecond, StaleAfter: time.Millisecond})
+	s = openWithLock(t, dir, gitstore.LockPolicy{Timeout: 300 * time.Millisecond, StaleAfter: time.Millisecond})
 	if err := s.UpdateRef(t.Context(), ref, c2, c1); !apperr.Is(err, apperr.Locked) {
 		t.Fatalf("held lock: got %v, want LOCKED", err)
 	}

@@ -55,13 +55,7 @@ func (p LockPolicy) withDefaults() LockPolicy {
 	return p
 }
 
-// updateRef moves name from old to new with git's lockfile protocol. old ==
-// ZeroHash means the ref must not exist; new == ZeroHash deletes it.
-func (s *Store) updateRef(ctx context.Context, name string, newH, oldH Hash) error {
-	return s.updateRefChecked(ctx, name, newH, oldH, nil)
-}
-
-// updateRefChecked is updateRef that, holding the ref's lock and having
+// updateRefChecked is UpdateRef that, holding the ref's lock and having
 // found oldH, runs check (when set) and gives up with its error.
 func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Hash, check func() error) error {
 	if !ValidRefName(name) {
@@ -126,7 +120,7 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		return err
 	}
 	defer s.dropKeep(keep)
-	if err := rename(lockPath, path); err != nil {
+	if err := os.Rename(lockPath, path); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
 	}
 	done = true
@@ -234,20 +228,9 @@ func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 		if c, _ := s.refs.read(name); c != oldH {
 			return errMoved(name, "it was being deleted")
 		}
-		return apperr.Wrap(apperr.Write, err, "git update-ref -d %s failed: %s", name, trimOut(out))
+		return apperr.Wrap(apperr.Write, err, "git update-ref -d %s failed: %s", name, firstLine(string(out), err))
 	}
 	return nil
-}
-
-func trimOut(b []byte) string {
-	s := string(b)
-	if len(s) > 300 {
-		s = s[:300]
-	}
-	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // mkdirAll is os.MkdirAll that survives a concurrent git removing empty

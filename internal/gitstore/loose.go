@@ -36,8 +36,8 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
-	zw := zFree.get()
-	defer zFree.put(zw)
+	zw := zFree.Get().(*zlib.Writer)
+	defer zFree.Put(zw)
 	zw.Reset(buf)
 	hdr := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
 	zw.Write([]byte(hdr))
@@ -58,7 +58,7 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = rename(f.Name(), final)
+		werr = os.Rename(f.Name(), final)
 	}
 	if errors.Is(werr, os.ErrNotExist) {
 		// git prune removed the emptied fan-out directory under us.
@@ -76,16 +76,11 @@ var (
 	bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 	// zFree keeps zlib writers for reuse: each holds about a megabyte of
 	// flate state, which a new writer per object would allocate anew.
-	zFree = zlibPool{sync.Pool{New: func() any {
+	zFree = sync.Pool{New: func() any {
 		w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
 		return w
-	}}}
+	}}
 )
-
-type zlibPool struct{ p sync.Pool }
-
-func (z *zlibPool) get() *zlib.Writer  { return z.p.Get().(*zlib.Writer) }
-func (z *zlibPool) put(w *zlib.Writer) { z.p.Put(w) }
 
 // appendStored appends data to buf as a zlib stream that stores it
 // uncompressed (one stored deflate block, RFC 1950/1951). A pack's small

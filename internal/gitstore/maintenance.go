@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -237,7 +236,15 @@ func (m *maintenance) startJob(job, script string, last ...string) <-chan struct
 		return nil
 	}
 	f.WriteString("pid " + strconv.Itoa(cmd.Process.Pid) + "\n")
-	return m.started(cmd)
+	done := make(chan struct{})
+	m.mu.Lock()
+	m.child = done
+	m.mu.Unlock()
+	go func() {
+		defer close(done)
+		cmd.Wait()
+	}()
+	return done
 }
 
 // looseRefs counts the entries of prefix's directory (one directory read).
@@ -393,7 +400,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 // read whole.
 func rollUpInput(pdir string, packs []string) (in []byte, ok bool) {
 	for _, p := range packs {
-		var st fileStat // sizes the read by the file, up to the cap
+		var st os.FileInfo // sizes the read by the file, up to the cap
 		idx, err := readSmall(filepath.Join(pdir, strings.TrimSuffix(p, ".pack")+".idx"), nil, 1<<30, &st)
 		if err != nil || len(idx) < idxHead {
 			return nil, false
@@ -415,23 +422,6 @@ func rollUpInput(pdir string, packs []string) (in []byte, ok bool) {
 		}
 	}
 	return in, true
-}
-
-// started reaps cmd in the background; the channel is closed when it ends.
-func (m *maintenance) started(cmd *exec.Cmd) <-chan struct{} {
-	return m.background(func() { cmd.Wait() })
-}
-
-func (m *maintenance) background(fn func()) <-chan struct{} {
-	done := make(chan struct{})
-	m.mu.Lock()
-	m.child = done
-	m.mu.Unlock()
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	return done
 }
 
 // idxObjects is the object count of a version 2 index of size bytes

@@ -382,7 +382,7 @@ func (w *packWriter) object(buf *bytes.Buffer, t oid.ObjectType, data []byte) er
 		return nil
 	}
 	if w.zw == nil {
-		w.zw = zFree.get()
+		w.zw = zFree.Get().(*zlib.Writer)
 	}
 	w.zw.Reset(buf)
 	w.zw.Write(data)
@@ -398,7 +398,7 @@ func (w *packWriter) trailer(buf *bytes.Buffer) [20]byte {
 
 func (w *packWriter) close() {
 	if w.zw != nil {
-		zFree.put(w.zw)
+		zFree.Put(w.zw)
 		w.zw = nil
 	}
 }
@@ -455,7 +455,7 @@ func (s *Store) placePack(p *packFiles, withKeep bool) (base, keep string, err e
 			return "", "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 		}
 	}
-	if err := rename(p.tmpPack, base+".pack"); err != nil {
+	if err := os.Rename(p.tmpPack, base+".pack"); err != nil {
 		p.discard()
 		if keep != "" {
 			os.Remove(keep)
@@ -475,7 +475,7 @@ func (s *Store) placePack(p *packFiles, withKeep bool) (base, keep string, err e
 		}
 		return "", "", errGCRuns
 	}
-	if err := rename(p.tmpIdx, base+".idx"); err != nil {
+	if err := os.Rename(p.tmpIdx, base+".idx"); err != nil {
 		os.Remove(p.tmpIdx)
 		if keep != "" {
 			os.Remove(keep)

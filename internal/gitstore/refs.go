@@ -156,17 +156,17 @@ func (r *refReader) readExact(name string) (Hash, error) {
 func (r *refReader) packedVersionNow() (string, fileKey, error) {
 	r.exactMu.Lock()
 	defer r.exactMu.Unlock()
-	var st fileStat
+	var st os.FileInfo
 	data, exists, err := r.readPackedNow(&st)
 	if err != nil || !exists {
 		return contentVersion(nil, false), fileKey{}, err
 	}
-	return contentVersion(data, true), keyOfStat(&st), nil
+	return contentVersion(data, true), keyOf(st), nil
 }
 
 // readPackedNow reads packed-refs as it is on disk now into exactBuf (the
 // caller holds exactMu), and st, when not nil, from the open file.
-func (r *refReader) readPackedNow(st *fileStat) (data []byte, exists bool, err error) {
+func (r *refReader) readPackedNow(st *os.FileInfo) (data []byte, exists bool, err error) {
 	data, err = readSmall(filepath.Join(r.dir, "packed-refs"), r.exactBuf, 0, st)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -208,13 +208,13 @@ func lookupRef(refs []Ref, name string) Hash {
 }
 
 // findPacked returns the value of name in the packed-refs text data
-// (ZeroHash when absent) without parsing the other lines: a binary search
-// when the file has the "sorted" trait, else a scan.
+// (ZeroHash when absent): a binary search when the file has the "sorted"
+// trait, as git writes it, else a parse of the whole file.
 func findPacked(data []byte, name string) Hash {
 	if h, ok := searchSorted(data, name); ok {
 		return h
 	}
-	return scanPacked(data, name)
+	return lookupRef(parsePacked(data), name)
 }
 
 // searchSorted binary-searches the packed-refs text data, when its header
@@ -269,29 +269,6 @@ func searchSorted(data []byte, name string) (h Hash, ok bool) {
 		}
 	}
 	return ZeroHash, true
-}
-
-// scanPacked is findPacked by a scan of every line.
-func scanPacked(data []byte, name string) Hash {
-	needle := []byte(" " + name)
-	for off := 0; ; {
-		i := bytes.Index(data[off:], needle)
-		if i < 0 {
-			return ZeroHash
-		}
-		at := off + i
-		off = at + 1
-		end := at + len(needle)
-		if end < len(data) && data[end] != '\n' && data[end] != '\r' {
-			continue // a longer name
-		}
-		if at < 40 || (at > 40 && data[at-41] != '\n') {
-			continue // not at a line's start
-		}
-		if h, ok := parseHashLine(data[at-40 : at]); ok {
-			return h
-		}
-	}
 }
 
 // refFileMax is the most of a loose ref file that is read: a value is 41

@@ -119,13 +119,6 @@ func (s *Store) Repo() *Repo { return s.repo }
 // Config returns the merged git configuration read at Open.
 func (s *Store) Config() *Config { return s.cfg }
 
-// SetLockPolicy replaces the ref lock policy (tests, and callers that need
-// a shorter wait).
-func (s *Store) SetLockPolicy(p LockPolicy) {
-	s.lockPolicy = p
-	s.sync = readSyncSet(s.cfg, p.Fsync)
-}
-
 // Close releases mapped pack files.
 func (s *Store) Close() error {
 	if s.odb != nil {
@@ -244,10 +237,15 @@ func (s *Store) Ref(name string) (Hash, error) {
 
 // Refs lists the refs under prefix ("refs/ideate/board/items/"), sorted.
 func (s *Store) Refs(prefix string) ([]Ref, error) {
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
+	return s.refs.list(dirPrefix(prefix))
+}
+
+// dirPrefix is prefix ending in "/".
+func dirPrefix(prefix string) string {
+	if strings.HasSuffix(prefix, "/") {
+		return prefix
 	}
-	return s.refs.list(prefix)
+	return prefix + "/"
 }
 
 // RefPartsVersion is Refs(prefix) in two parts, each sorted by name: the
@@ -257,28 +255,20 @@ func (s *Store) Refs(prefix string) ([]Ref, error) {
 // lists thousands of refs often (a board's claims) keeps the packed part
 // while the version stays.
 func (s *Store) RefPartsVersion(prefix string) (packed, loose []Ref, version string, err error) {
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	return s.refs.listParts(prefix)
+	return s.refs.listParts(dirPrefix(prefix))
 }
 
 // PackedRefsVersion is the packed part of RefPartsVersion alone: no loose
 // ref is read.
 func (s *Store) PackedRefsVersion(prefix string) (packed []Ref, version string, err error) {
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	return s.refs.packedUnder(prefix)
+	return s.refs.packedUnder(dirPrefix(prefix))
 }
 
 // LooseRefsAt lists the loose refs under prefix, sorted by name, when
 // packed-refs still holds what it held at version (from RefPartsVersion);
 // ok is false when it does not. It hashes packed-refs instead of parsing it.
 func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err error) {
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
+	prefix = dirPrefix(prefix)
 	now, key, err := s.refs.packedVersionNow()
 	if err != nil || version == "" || now != version {
 		return nil, false, err
@@ -302,7 +292,7 @@ func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err e
 // ctx bounds the wait for a held lock (and the git process a delete runs);
 // when it is done first, UpdateRef returns ctx.Err() and the ref is as it was.
 func (s *Store) UpdateRef(ctx context.Context, name string, newH, oldH Hash) error {
-	return s.updateRef(ctx, name, newH, oldH)
+	return s.updateRefChecked(ctx, name, newH, oldH, nil)
 }
 
 // Identity is the signature commits are made with: $GIT_COMMITTER_* or
