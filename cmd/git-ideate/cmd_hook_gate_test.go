@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/confine"
 	"github.com/ideate/git-ideate/internal/execlog"
@@ -652,6 +653,14 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 	s := newSession(t, dir)
 	redWT := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T1")
 	greenWT := filepath.Join(dir, ".ideate", "worktrees", "S1-01+T2")
+	// A tracked file and an untracked one the main session's Bash call
+	// removes later.
+	old := filepath.Join(dir, "OLD.txt")
+	os.WriteFile(old, []byte("old\n"), 0o644)
+	gt.Git(t, dir, "add", "OLD.txt")
+	gt.Git(t, dir, "commit", "-q", "-m", "old")
+	scratch := filepath.Join(dir, "SCRATCH.txt")
+	os.WriteFile(scratch, []byte("scratch\n"), 0o644)
 	wantAllow(t, "red dispatch", s.dispatch("toolu_r", "red-worker", "ideate-task: S1-01/T1"))
 	s.meta("ared", "red-worker", "toolu_r")
 	wantAllow(t, "green dispatch", s.dispatch("toolu_g", "green-worker", "ideate-task: S1-01/T2"))
@@ -720,10 +729,16 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 	os.WriteFile(twice, []byte("the main session's\n"), 0o644)
 	post("", "", dir, "Write", "toolu_mw2", map[string]any{"file_path": twice, "content": "the main session's\n"})
 	os.WriteFile(twice, []byte("someone else's\n"), 0o644)
+	// Before the main session's Bash call by more than the file system's
+	// clock tick (4 ms at most on Linux), which cannot tell apart what
+	// falls within one.
+	time.Sleep(20 * time.Millisecond)
 	wantAllow(t, "the main session's Bash", hookCall(t, dir, with(s.mainTool, "cwd", dir, "tool_use_id", "toolu_mb", "tool_input", map[string]any{"command": "make gen"})))
 	generated := filepath.Join(dir, "gen", "out.txt")
 	os.MkdirAll(filepath.Dir(generated), 0o755)
 	os.WriteFile(generated, []byte("generated\n"), 0o644)
+	gt.Git(t, dir, "rm", "-q", "OLD.txt")
+	os.Remove(scratch)
 	post("", "", dir, "Bash", "toolu_mb", map[string]any{"command": "make gen"})
 	d := stop("ared", "git-ideate:red-worker", redWT)
 	if d.kind != "block" || !strings.Contains(d.reason, "gate escape: FAIL: escaped_write") {
@@ -745,7 +760,7 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 	if !strings.Contains(d.reason, planted) || !strings.Contains(d.reason, "agent agreen there is still running or was killed") {
 		t.Errorf("with a killed call's marker: %s", d.reason)
 	}
-	for _, p := range []string{"notes.md", truncate, notes, generated, made} {
+	for _, p := range []string{"notes.md", truncate, notes, generated, made, old, scratch} {
 		if strings.Contains(d.reason, p) {
 			t.Errorf("the escape blames the worker for %s: %s", p, d.reason)
 		}

@@ -165,18 +165,33 @@ func benchmarkPreToolUse(b *testing.B, role, file string, beside, main bool) {
 	// HOOK_BENCH_BEFORE names another build (an earlier commit's) to time
 	// in the same run, in turn with this one: a change's before and after.
 	before := os.Getenv("HOOK_BENCH_BEFORE")
-	var git, w, sh, bw, bsh []time.Duration
+	// The main session's Bash call is noted for the escape ledger at its
+	// PreToolUse and logged at its PostToolUse: the pair is timed too.
+	var post string
+	if main {
+		var m map[string]any
+		json.Unmarshal([]byte(bash), &m)
+		m["hook_event_name"] = "PostToolUse"
+		m["tool_response"] = map[string]any{"stdout": "ok", "stderr": ""}
+		data, _ := json.Marshal(m)
+		post = string(data)
+	}
+	var git, w, sh, bw, bsh, sp, bsp []time.Duration
+	turn := func(bin string, w, sh, sp *[]time.Duration) {
+		*w = append(*w, timeIt(bin, []string{"hook"}, write))
+		*sh = append(*sh, timeIt(bin, []string{"hook"}, bash))
+		if post != "" {
+			*sp = append(*sp, timeIt(bin, []string{"hook"}, post))
+		}
+	}
 	for i := 0; b.Loop(); i++ {
 		git = append(git, timeIt("git", []string{"rev-parse", "HEAD"}, ""))
 		if before != "" && i%2 == 0 {
-			bw = append(bw, timeIt(before, []string{"hook"}, write))
-			bsh = append(bsh, timeIt(before, []string{"hook"}, bash))
+			turn(before, &bw, &bsh, &bsp)
 		}
-		w = append(w, timeIt(binPath, []string{"hook"}, write))
-		sh = append(sh, timeIt(binPath, []string{"hook"}, bash))
+		turn(binPath, &w, &sh, &sp)
 		if before != "" && i%2 == 1 {
-			bw = append(bw, timeIt(before, []string{"hook"}, write))
-			bsh = append(bsh, timeIt(before, []string{"hook"}, bash))
+			turn(before, &bw, &bsh, &bsp)
 		}
 	}
 	med := func(d []time.Duration) time.Duration {
@@ -190,9 +205,15 @@ func benchmarkPreToolUse(b *testing.B, role, file string, beside, main bool) {
 	b.ReportMetric(float64(med(sh).Microseconds())/1000, "bash-ms")
 	b.ReportMetric(float64(med(w))/float64(g), "write/rev-parse")
 	b.ReportMetric(float64(med(sh))/float64(g), "bash/rev-parse")
+	if post != "" {
+		b.ReportMetric(float64(med(sp))/float64(g), "bash-post/rev-parse")
+	}
 	if before != "" {
 		b.ReportMetric(float64(med(bw))/float64(g), "before-write/rev-parse")
 		b.ReportMetric(float64(med(bsh))/float64(g), "before-bash/rev-parse")
+		if post != "" {
+			b.ReportMetric(float64(med(bsp))/float64(g), "before-bash-post/rev-parse")
+		}
 	}
 }
 

@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/osproc"
@@ -265,7 +267,7 @@ func escape(ctx context.Context, in Input) (Verdict, error) {
 		if now == f.Before[wt] {
 			continue
 		}
-		changed, err := ChangedPaths(ctx, wt, f.Before[wt], now)
+		changed, err := changedPaths(ctx, wt, f.Before[wt], now)
 		if err != nil {
 			return unverifiable("escape_unreadable", "the change in "+wt+" cannot be listed: "+errText(err)), nil
 		}
@@ -300,16 +302,83 @@ func escape(ctx context.Context, in Input) (Verdict, error) {
 	return Verdict{Result: PASS}, nil
 }
 
-// StateTree is the tree of a working tree's whole content, tracked and
-// untracked (ignored files aside), as TakeSnapshot records it.
-func StateTree(ctx context.Context, wt string) (string, error) { return stateTree(ctx, wt) }
-
-// ChangedPaths lists the paths (slash-separated, relative to the working
-// tree) that differ between two state trees of wt.
-func ChangedPaths(ctx context.Context, wt, from, to string) ([]string, error) {
-	if from == to {
-		return nil, nil
+// ChangedSince lists the paths (slash-separated, relative to the top of
+// working tree wt) changed since t0, a time the file system stamped (the
+// ChangeTime of a file written then): each path git lists there now,
+// tracked or untracked (ignored files aside), or that one of the trees
+// before holds (TakeSnapshot's states of wt, which a stop compares
+// against: so a deletion shows), whose entry's change time is t0 or
+// later, or, for one now missing, its nearest existing directory's. The
+// kernel sets a change time on every write, rename, link and chmod, and
+// no call sets it back (touch -d sets the other times); a file that only
+// had its metadata changed is listed too. A write stamped before t0, on a
+// working tree whose file system keeps a coarser time than the state
+// directory's, is missed: it stays blamed on the workers.
+func ChangedSince(ctx context.Context, wt string, t0 time.Time, before []string) ([]string, error) {
+	trees := slices.Compact(slices.Sorted(slices.Values(before)))
+	if len(trees) == 0 {
+		trees = []string{""}
 	}
+	seen := map[string]bool{}
+	dirs := map[string]bool{}
+	var changed []string
+	for _, tree := range trees {
+		args := []string{"ls-files", "-z", "--cached", "--others", "--exclude-standard"}
+		if tree != "" {
+			args = append(args, "--with-tree="+tree)
+		}
+		out, err := gitOut(ctx, wt, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bytes.Split(out, []byte{0}) {
+			p := string(b)
+			if p == "" || seen[p] {
+				continue
+			}
+			seen[p] = true
+			if changedSince(filepath.Join(wt, filepath.FromSlash(p)), t0, dirs) {
+				changed = append(changed, p)
+			}
+		}
+	}
+	return changed, nil
+}
+
+// changedSince reports whether abs, or when it is missing its nearest
+// existing directory (an entry's removal changes its directory), changed
+// at t0 or later; dirs caches the directories' answers.
+func changedSince(abs string, t0 time.Time, dirs map[string]bool) bool {
+	if ct, ok := ChangeTime(abs); ok {
+		return !ct.Before(t0)
+	}
+	var missing []string
+	d := filepath.Dir(abs)
+	for {
+		v, ok := dirs[d]
+		if !ok {
+			var ct time.Time
+			if ct, ok = ChangeTime(d); ok {
+				v = !ct.Before(t0)
+			} else if up := filepath.Dir(d); up != d {
+				missing = append(missing, d)
+				d = up
+				continue
+			} else {
+				v, ok = true, true
+			}
+		}
+		for _, m := range missing {
+			dirs[m] = v
+		}
+		dirs[d] = v
+		return v
+	}
+}
+
+// changedPaths lists the paths (slash-separated, relative to the working
+// tree) that differ between two state trees of wt.
+func changedPaths(ctx context.Context, wt, from, to string) ([]string, error) {
 	out, err := gitOut(ctx, wt, nil, "diff-tree", "-r", "--name-only", "--no-renames", "-z", from, to)
 	if err != nil {
 		return nil, err

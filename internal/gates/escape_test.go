@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/gates"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
@@ -93,5 +95,66 @@ func TestEscape_AttributesByTheLedger(t *testing.T) {
 	f.Written = nil
 	if v, _ := gates.Escape.Run(ctx, gates.Input{Point: gates.AgentStop, Role: gates.RoleRed, Escape: f}); !strings.Contains(v.String(), "notes.txt") {
 		t.Errorf("without a ledger: %s", v)
+	}
+}
+
+// What changed in a working tree since a time the file system stamped:
+// written, created, chmod'ed, removed (tracked, untracked, or through git
+// rm, which leaves no trace in the index: the tree before names it), and
+// in a directory now gone; not what changed before the mark, nor an
+// ignored file.
+func TestChangedSince_ListsWhatTheFileSystemStampedSince(t *testing.T) {
+	ctx := context.Background()
+	top := gt.NewRepo(t)
+	put := func(rel, data string) {
+		t.Helper()
+		p := filepath.Join(top, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"kept.go", "edited.go", "mode.sh", "removed.go", "rmed.go", "gone/deep.go", ".gitignore"} {
+		put(f, "x\n")
+	}
+	put(".gitignore", "*.log\n")
+	gt.Git(t, top, "add", "-A")
+	gt.Git(t, top, "commit", "-qm", "base")
+	put("untracked.txt", "u\n")
+	put("scratch.txt", "s\n")
+	put("early.txt", "before the mark\n")
+	snap, err := gates.TakeSnapshot(ctx, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Past the file system's clock tick (4 ms at most on Linux).
+	time.Sleep(20 * time.Millisecond)
+	mark := filepath.Join(t.TempDir(), "mark")
+	os.WriteFile(mark, nil, 0o644)
+	t0, ok := gates.ChangeTime(mark)
+	if !ok {
+		t.Fatal("no change time")
+	}
+	put("edited.go", "y\n")
+	put("new.go", "n\n")
+	put("build.log", "ignored\n")
+	os.Chmod(filepath.Join(top, "mode.sh"), 0o755)
+	os.Remove(filepath.Join(top, "removed.go"))
+	os.Remove(filepath.Join(top, "scratch.txt"))
+	gt.Git(t, top, "rm", "-q", "rmed.go")
+	os.RemoveAll(filepath.Join(top, "gone"))
+	got, err := gates.ChangedSince(ctx, top, t0, []string{snap[top]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{"edited.go", "gone/deep.go", "mode.sh", "new.go", "removed.go", "rmed.go", "scratch.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("changed since the mark: %v, want %v", got, want)
+	}
+	// Without the tree before, what git no longer lists is not seen.
+	got, _ = gates.ChangedSince(ctx, top, t0, nil)
+	if slices.Contains(got, "rmed.go") || slices.Contains(got, "scratch.txt") || !slices.Contains(got, "removed.go") {
+		t.Errorf("without the tree before: %v", got)
 	}
 }

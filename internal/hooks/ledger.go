@@ -19,13 +19,15 @@ import (
 // session and the other tasks' own agents changed meanwhile:
 //
 //	dispatch/writes/<digest of the path>.json  the last logged write to a file: its actor and what it left
-//	dispatch/calls/pending.jsonl               the state of a working tree before a Bash call, for its PostToolUse:
-//	                                           a line per call, appended as the cost gate's pending runs are (costrun.go)
+//	dispatch/calls/<tool_use_id>.json          a Bash call's caller and working tree, written by its
+//	                                           PreToolUse: its change time opens the call's window
 //
 // A file tool's write is logged at its PostToolUse; a Bash call's
 // writes are what changed in the caller's working tree (the main
 // checkout, or a bound agent's worktree) between its PreToolUse and its
-// PostToolUse. Both are logged only while they could be confused with
+// PostToolUse: the entries whose change time the file system stamped
+// since (gates.ChangedSince), which the PreToolUse does not have to read
+// the working tree for. Both are logged only while they could be confused with
 // another agent's: while an agent other than the caller is at work. A
 // confined Bash call (a bound worker's, run by the confining entry) is
 // the exception: the entry already lists the worktree's changes before
@@ -42,12 +44,10 @@ type writeRec struct {
 	Hash  string `json:"hash"`
 }
 
-// callRec is a working tree's state before a Bash call.
+// callRec is a Bash call's caller and working tree, for its PostToolUse.
 type callRec struct {
-	ID    string `json:"id"` // the tool_use_id; first, so a line starts with it
 	Actor string `json:"actor"`
 	Dir   string `json:"dir"`
-	Tree  string `json:"tree"`
 }
 
 // actorOf is the ledger's name of the payload's caller.
@@ -194,22 +194,51 @@ func owners(state, self string) map[string][]string {
 	return out
 }
 
-// beforeBash notes the state of dir before a Bash call of the payload's
-// caller, while another agent is at work.
+// beforeBash opens the window of a Bash call of the payload's caller in
+// dir, while another agent is at work: the call's file, whose change
+// time is now.
 func (c *call) beforeBash(state, dir string) {
 	p := c.p
 	if dir == "" || !idRe().MatchString(p.ToolUseID) || !othersAtWork(state, p.AgentID) {
 		return
 	}
-	tree, err := gates.StateTree(c.ctx, dir)
-	if err != nil {
-		c.d.warn("the state before Bash call %s is not noted (%v): what it changes will be blamed on the workers", p.ToolUseID, err)
-		return
+	data, _ := json.Marshal(callRec{Actor: actorOf(p), Dir: dir})
+	if err := replaceWhole(dispatchPath(state, "calls", p.ToolUseID+".json"), data); err != nil {
+		c.d.warn("Bash call %s is not noted (%v): what it changes will be blamed on the workers", p.ToolUseID, err)
 	}
-	data, _ := json.Marshal(callRec{ID: p.ToolUseID, Actor: actorOf(p), Dir: dir, Tree: tree})
-	if err := appendPending(dispatchPath(state, "calls"), append(data, '\n')); err != nil {
-		c.d.warn("the state before Bash call %s is not noted: %v", p.ToolUseID, err)
+}
+
+// beforeTrees are the states of working tree dir at the dispatches of the
+// agents other than self at work now (approved, or bound and not
+// stopped): the trees their stops compare dir against.
+func beforeTrees(state, self, dir string) []string {
+	want := gates.Resolve("", dir)
+	var trees []string
+	add := func(before map[string]string) {
+		for wt, tree := range before {
+			if gates.Resolve("", wt) == want {
+				trees = append(trees, tree)
+			}
+		}
 	}
+	pending, _ := os.ReadDir(dispatchPath(state, "pending"))
+	for _, e := range pending {
+		var d dispatchRec
+		if ok, _ := readJSON(dispatchPath(state, "pending", e.Name()), &d); ok && !exists(dispatchPath(state, "claims", d.ToolUseID)) {
+			add(d.Before)
+		}
+	}
+	agents, _ := os.ReadDir(dispatchPath(state, "agents"))
+	for _, e := range agents {
+		agent := strings.TrimSuffix(e.Name(), ".json")
+		var b bindingRec
+		if agent != self && !exists(dispatchPath(state, "stopped", agent)) {
+			if ok, _ := readJSON(dispatchPath(state, "agents", e.Name()), &b); ok {
+				add(b.Before)
+			}
+		}
+	}
+	return trees
 }
 
 // logWrites logs what a finished tool call (PostToolUse, or
@@ -240,19 +269,23 @@ func (c *call) logWrites() {
 			}
 		}
 	case p.ToolName == "Bash" && idRe().MatchString(p.ToolUseID):
+		path := dispatchPath(state, "calls", p.ToolUseID+".json")
 		var r callRec
-		if !pendingOf(dispatchPath(state, "calls"), p.ToolUseID, &r) || r.Actor != actorOf(p) {
+		if ok, _ := readJSON(path, &r); !ok || r.Actor != actorOf(p) {
 			return
 		}
-		now, err := gates.StateTree(c.ctx, r.Dir)
+		t0, ok := gates.ChangeTime(path)
+		if !ok {
+			return // removed meanwhile: by a PostToolUse of the same call
+		}
+		changed, err := gates.ChangedSince(c.ctx, r.Dir, t0, beforeTrees(state, r.Actor, r.Dir))
 		if err == nil {
-			var changed []string
-			if changed, err = gates.ChangedPaths(c.ctx, r.Dir, r.Tree, now); err == nil {
-				err = LogWrites(state, r.Actor, r.Dir, changed)
-			}
+			err = LogWrites(state, r.Actor, r.Dir, changed)
 		}
 		if err != nil {
 			c.d.warn("what Bash call %s changed is not logged (%v): it will be blamed on the workers", p.ToolUseID, err)
+			return
 		}
+		os.Remove(path)
 	}
 }
