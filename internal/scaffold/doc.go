@@ -24,7 +24,9 @@
 // files it writes are run through the language's formatter when one is
 // on PATH (ruff format or black for Python, prettier for JavaScript and
 // TypeScript, rustfmt for Rust; Result.Formatted says which ran and
-// whether it failed). A symbol defined outside a shim is never
+// whether it failed). A formatter runs the project's own configuration,
+// which a worker may have written, so where the operating system confines
+// it writes only the worktree and a scratch directory. A symbol defined outside a shim is never
 // touched, with or without a body (outside Go, where a module is its
 // file, a declared name the shim's symbol answers to that is defined in
 // another module counts); a second run finds nothing to do. A declared symbol

@@ -3,12 +3,15 @@ package scaffold
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/confine"
 	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
@@ -83,7 +86,7 @@ func formatWritten(ctx context.Context, dir string, paths []string, lookPath fun
 		cmd.WaitDelay = 2 * time.Second
 		var errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &errb, &errb
-		if err := cmd.Run(); err != nil {
+		if err := runConfined(cmd, dir); err != nil {
 			msg := strings.TrimSpace(errb.String())
 			if msg == "" {
 				msg = err.Error()
@@ -94,4 +97,32 @@ func formatWritten(ctx context.Context, dir string, paths []string, lookPath fun
 		out = append(out, f)
 	}
 	return out
+}
+
+// runConfined runs a formatter where it can write only the worktree (and
+// its node_modules, wherever that leads) and a scratch directory for its
+// caches: the formatter runs the project's own configuration (a
+// .prettierrc.cjs, a plugin pyproject.toml names), which a worker may
+// have written, and whoever runs the scaffold (the main session, the MCP
+// server) is not confined itself. Where nothing confines, it runs as it
+// is, as a gate's test run does.
+func runConfined(cmd *exec.Cmd, dir string) error {
+	scratch, err := os.MkdirTemp("", "ideate-format-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	cmd.Env = append(os.Environ(), "TMPDIR="+scratch, "XDG_CACHE_HOME="+scratch)
+	writable := []string{dir, scratch}
+	if nm, err := filepath.EvalSymlinks(filepath.Join(dir, "node_modules")); err == nil {
+		writable = append(writable, nm)
+	}
+	started, err := confine.Start(cmd, writable)
+	if !started {
+		err = cmd.Start()
+	}
+	if err != nil {
+		return err
+	}
+	return cmd.Wait()
 }

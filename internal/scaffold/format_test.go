@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/confine"
 	"github.com/ideate/git-ideate/internal/scaffold"
 )
 
@@ -97,4 +98,42 @@ func TestRun_JavaScriptStubIsPrettierClean(t *testing.T) {
 		t.Fatalf("formatted: %+v", r.Formatted)
 	}
 	check(t, dir, prettier, "--check", "src/slug.js")
+}
+
+// A formatter runs the project's configuration, which a worker may have
+// written: it can change the worktree, not what lies outside it (here
+// a file beside the worktree stands for the main checkout).
+func TestRun_FormatterIsConfinedToTheWorktree(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("no operating-system confinement here")
+	}
+	outside := filepath.Join(t.TempDir(), "main-checkout-file")
+	bin := t.TempDir()
+	fake := filepath.Join(bin, "prettier")
+	script := "#!/bin/sh\nfor a; do f=$a; done\necho '// formatted' >> \"$f\"\necho escaped > " + outside + " || exit 3\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"package.json":           `{"name":"slugs","private":true,"type":"module"}` + "\n",
+		"src/zz_agentic_shim.js": "// agentic:shim\nexport function slugify(s, sep) { return '' }\n",
+		"src/slug.test.js":       "import { slugify } from './slug.js';\n",
+	})
+	r := run(t, dir, scaffold.Input{Declared: []string{"slugify"}, Files: []string{"src/slug.js", "src/slug.test.js"},
+		LookPath: func(name string) (string, error) {
+			if name == "prettier" {
+				return fake, nil
+			}
+			return "", errors.New("none")
+		}})
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatal("the formatter wrote outside the worktree")
+	}
+	if !strings.Contains(read(t, dir+"/src/slug.js"), "// formatted") {
+		t.Errorf("the formatter did not write the worktree: %s", read(t, dir+"/src/slug.js"))
+	}
+	if len(r.Formatted) != 1 || r.Formatted[0].Error == "" {
+		t.Errorf("the refused write is not reported: %+v", r.Formatted)
+	}
 }
