@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strconv"
@@ -174,14 +173,10 @@ func ParseCommit(data []byte) (*Commit, error) {
 
 // ParseHash parses a 40-hex object name.
 func ParseHash(s string) (Hash, error) {
-	var h Hash
-	if len(s) != 40 {
-		return h, apperr.New(apperr.Schema, "%q is not a full object name", s)
+	if h, ok := parseHashLine([]byte(s)); ok && len(s) == 40 {
+		return h, nil
 	}
-	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return ZeroHash, apperr.New(apperr.Schema, "%q is not a full object name", s)
-	}
-	return h, nil
+	return ZeroHash, apperr.New(apperr.Schema, "%q is not a full object name", s)
 }
 
 // HashObject computes the git object name of data of type t.

@@ -284,26 +284,22 @@ func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 	sum := pw.trailer(buf)
 
 	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
-	var idx bytes.Buffer
-	idx.Grow(idxHead + len(entries)*idxPerObject + idxTrailer)
-	idx.WriteString(idxV2Header)
+	idx := make([]byte, 0, idxHead+len(entries)*idxPerObject+idxTrailer)
+	idx = append(idx, idxV2Header...)
 	var fan [256]uint32
 	for _, e := range entries {
 		fan[e.h[0]]++
 	}
 	var n uint32
-	var w4 [4]byte
 	for i := range fan {
 		n += fan[i]
-		binary.BigEndian.PutUint32(w4[:], n)
-		idx.Write(w4[:])
+		idx = binary.BigEndian.AppendUint32(idx, n)
 	}
 	for _, e := range entries {
-		idx.Write(e.h[:])
+		idx = append(idx, e.h[:]...)
 	}
 	for _, e := range entries {
-		binary.BigEndian.PutUint32(w4[:], e.crc)
-		idx.Write(w4[:])
+		idx = binary.BigEndian.AppendUint32(idx, e.crc)
 	}
 	var large []uint64
 	for _, e := range entries {
@@ -312,17 +308,14 @@ func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 			v = 1<<31 | uint32(len(large))
 			large = append(large, e.off)
 		}
-		binary.BigEndian.PutUint32(w4[:], v)
-		idx.Write(w4[:])
+		idx = binary.BigEndian.AppendUint32(idx, v)
 	}
 	for _, off := range large {
-		var w8 [8]byte
-		binary.BigEndian.PutUint64(w8[:], off)
-		idx.Write(w8[:])
+		idx = binary.BigEndian.AppendUint64(idx, off)
 	}
-	idx.Write(sum[:])
-	isum := sha1.Sum(idx.Bytes())
-	idx.Write(isum[:])
+	idx = append(idx, sum[:]...)
+	isum := sha1.Sum(idx)
+	idx = append(idx, isum[:]...)
 
 	p := &packFiles{base: filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:])), synced: make(chan struct{})}
 	if _, err := os.Lstat(p.base + ".idx"); err == nil {
@@ -344,7 +337,7 @@ func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 			close(p.synced)
 		}()
 	}
-	if p.tmpIdx, err = writeTemp(dir, "tmp_idx_", idx.Bytes(), s.sync.objects); err != nil {
+	if p.tmpIdx, err = writeTemp(dir, "tmp_idx_", idx, s.sync.objects); err != nil {
 		p.wait()
 		os.Remove(p.tmpPack)
 		return &packFiles{err: err}
@@ -358,11 +351,8 @@ func (s *Store) writePackFiles(objs []pendObj) *packFiles {
 type packWriter struct{ zw *zlib.Writer }
 
 func (w *packWriter) header(buf *bytes.Buffer, n int) {
-	var hdr [12]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(n))
-	buf.Write(hdr[:])
+	buf.WriteString("PACK\x00\x00\x00\x02") // version 2
+	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(n)))
 }
 
 func (w *packWriter) object(buf *bytes.Buffer, t oid.ObjectType, data []byte) error {
@@ -455,11 +445,14 @@ func (s *Store) placePack(p *packFiles, withKeep bool) (base, keep string, err e
 			return "", "", apperr.Wrap(apperr.Write, err, "cannot keep the pack %s", base+".pack")
 		}
 	}
+	placed := false
+	defer func() {
+		if !placed && withKeep {
+			os.Remove(p.base + ".keep")
+		}
+	}()
 	if err := os.Rename(p.tmpPack, base+".pack"); err != nil {
 		p.discard()
-		if keep != "" {
-			os.Remove(keep)
-		}
 		return "", "", apperr.Wrap(apperr.Write, err, "cannot move a pack into place in %s", dir)
 	}
 	if testHookPackPlaced != nil {
@@ -470,18 +463,13 @@ func (s *Store) placePack(p *packFiles, withKeep bool) (base, keep string, err e
 	if gcRunning(s.repo.CommonDir) {
 		os.Remove(base + ".pack")
 		os.Remove(p.tmpIdx)
-		if keep != "" {
-			os.Remove(keep)
-		}
 		return "", "", errGCRuns
 	}
 	if err := os.Rename(p.tmpIdx, base+".idx"); err != nil {
 		os.Remove(p.tmpIdx)
-		if keep != "" {
-			os.Remove(keep)
-		}
 		return "", "", apperr.Wrap(apperr.Write, err, "cannot move a pack index into place in %s", dir)
 	}
+	placed = true
 	s.sync.syncDir(dir)
 	s.maint.packed()
 	return base, keep, nil

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -301,28 +302,12 @@ func (s *Store) UpdateRef(ctx context.Context, name string, newH, oldH Hash) err
 // never stops a write.
 func (s *Store) Identity() Signature {
 	s.identOnce.Do(func() {
-		name, email := os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_COMMITTER_EMAIL")
-		if name == "" {
-			name = os.Getenv("GIT_AUTHOR_NAME")
+		name, _ := s.cfg.Get("user", "name")
+		email, _ := s.cfg.Get("user", "email")
+		s.ident = Signature{
+			Name:  cmp.Or(sanitizeIdent(cmp.Or(os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_AUTHOR_NAME"), name)), "git-ideate"),
+			Email: cmp.Or(sanitizeIdent(cmp.Or(os.Getenv("GIT_COMMITTER_EMAIL"), os.Getenv("GIT_AUTHOR_EMAIL"), email)), "git-ideate@localhost"),
 		}
-		if email == "" {
-			email = os.Getenv("GIT_AUTHOR_EMAIL")
-		}
-		if name == "" {
-			name, _ = s.cfg.Get("user", "name")
-		}
-		if email == "" {
-			email, _ = s.cfg.Get("user", "email")
-		}
-		name = sanitizeIdent(name)
-		email = sanitizeIdent(email)
-		if name == "" {
-			name = "git-ideate"
-		}
-		if email == "" {
-			email = "git-ideate@localhost"
-		}
-		s.ident = Signature{Name: name, Email: email}
 	})
 	sig := s.ident
 	sig.When = s.Now()

@@ -49,26 +49,22 @@ func (s *Store) Insert(root Hash, dirs []string, leaf TreeEntry, replace bool) (
 	return s.InsertWithRootFile(root, dirs, leaf, replace, "", nil)
 }
 
-// InsertWithRootFile is Insert that also adds a file name holding data at
-// the top level when root lacks one (a store's format-version entry), in
-// the same rewrite of the root, which leaves no dangling tree between.
-func (s *Store) InsertWithRootFile(root Hash, dirs []string, leaf TreeEntry, replace bool, name string, data []byte) (Hash, error) {
+// InsertWithRootFile is Insert that also adds a file named file holding
+// data at the top level when root lacks one (a store's format-version
+// entry), in the same rewrite of the root, which leaves no dangling tree
+// between.
+func (s *Store) InsertWithRootFile(root Hash, dirs []string, leaf TreeEntry, replace bool, file string, data []byte) (Hash, error) {
 	entries, err := s.readTreeOrEmpty(root)
 	if err != nil {
 		return ZeroHash, err
 	}
-	if name != "" && !slices.ContainsFunc(entries, func(e TreeEntry) bool { return e.Name == name }) {
+	if file != "" && !slices.ContainsFunc(entries, func(e TreeEntry) bool { return e.Name == file }) {
 		h, err := s.WriteBlob(data)
 		if err != nil {
 			return ZeroHash, err
 		}
-		entries = append(entries, TreeEntry{Mode: ModeFile, Name: name, Hash: h})
+		entries = append(entries, TreeEntry{Mode: ModeFile, Name: file, Hash: h})
 	}
-	return s.insertInto(entries, dirs, leaf, replace)
-}
-
-// insertInto is Insert on a root already read into entries.
-func (s *Store) insertInto(entries []TreeEntry, dirs []string, leaf TreeEntry, replace bool) (Hash, error) {
 	name := leaf.Name
 	if len(dirs) > 0 {
 		name = dirs[0]

@@ -220,12 +220,7 @@ func (s *Store) discard(ctx context.Context, wt *Worktree, path string) error {
 	if err := os.RemoveAll(path); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot remove %s", path)
 	}
-	return s.PruneWorktrees(ctx)
-}
-
-// PruneWorktrees drops the administrative files of working trees whose
-// directory is gone (`git worktree prune`).
-func (s *Store) PruneWorktrees(ctx context.Context) error {
+	// The administrative files of a tree whose directory is gone go too.
 	return RetryWorktree(ctx, func() error {
 		_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "prune")
 		return err

@@ -92,11 +92,3 @@ func (c *baseCache) dropPacks(ids map[uint64]bool) {
 		}
 	}
 }
-
-func (c *baseCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items = make(map[cacheKey]*list.Element)
-	c.lru.Init()
-	c.used = 0
-}

@@ -156,7 +156,6 @@ func (db *DB) Close() error {
 	for _, s := range db.stores {
 		db.replacePacks(s, nil, nil)
 	}
-	db.cache.clear()
 	return nil
 }
 

@@ -75,20 +75,6 @@ func lazyPack(id uint64, base string) *pack {
 	return &pack{id: id, base: base, idxPath: base + ".idx", packPath: base + ".pack"}
 }
 
-func (p *pack) loadIdx() error {
-	idx, err := MapFile(p.idxPath)
-	if err != nil {
-		return fmt.Errorf("odb: %w", err)
-	}
-	p.idx = idx
-	if err := p.parseIdx(); err != nil {
-		UnmapFile(p.idx)
-		p.idx = nil
-		return fmt.Errorf("odb: %s: %w", p.idxPath, err)
-	}
-	return nil
-}
-
 // ensureIdx maps and validates the index once. gone reports an index
 // deleted since the pack was listed (a roll-up merged it): the pack then
 // holds nothing, and a reader that misses everywhere lists the directory
@@ -96,10 +82,19 @@ func (p *pack) loadIdx() error {
 func (p *pack) ensureIdx() (gone bool, err error) {
 	p.idxOnce.Do(func() {
 		p.idxErr = fmt.Errorf("odb: %s: fault while reading it", p.idxPath) // kept if a fault panics
-		err := p.loadIdx()
-		p.idxGone = errors.Is(err, fs.ErrNotExist)
-		if p.idxErr = err; p.idxGone {
-			p.idxErr = nil
+		idx, err := MapFile(p.idxPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			p.idxGone, p.idxErr = true, nil
+		case err != nil:
+			p.idxErr = fmt.Errorf("odb: %w", err)
+		default:
+			p.idx = idx
+			if p.idxErr = p.parseIdx(); p.idxErr != nil {
+				UnmapFile(idx)
+				p.idx = nil
+				p.idxErr = fmt.Errorf("odb: %s: %w", p.idxPath, p.idxErr)
+			}
 		}
 	})
 	return p.idxGone, p.idxErr
