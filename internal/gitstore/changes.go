@@ -237,7 +237,7 @@ func (s *Store) workingIndex(ctx context.Context, wt *Repo) (string, error) {
 			if dir, ok := strings.CutSuffix(p, "/"); ok {
 				// A repository inside: git adds it as a submodule at its
 				// HEAD, and refuses one with no commit, left out.
-				if _, err := s.runGitIn(ctx, filepath.Join(wt.WorkTree, dir), nil, "rev-parse", "-q", "--verify", "HEAD"); err != nil {
+				if _, err := s.RunGit(ctx, filepath.Join(wt.WorkTree, dir), "rev-parse", "-q", "--verify", "HEAD"); err != nil {
 					continue
 				}
 				p = dir

@@ -207,7 +207,7 @@ func (c *Config) GetAllSub(section, sub, key string) []string {
 // repository's own config file (`git config --local --add`); the Store's
 // Config does not see it. A failure is apperr.Write.
 func (s *Store) AddLocalConfig(ctx context.Context, key, value string) error {
-	_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "config", "--local", "--add", key, value)
+	_, err := s.RunGit(ctx, "", "--git-dir="+s.repo.CommonDir, "config", "--local", "--add", key, value)
 	if err != nil && ctx.Err() == nil {
 		return apperr.Wrap(apperr.Write, err, "git config --add %s %s failed", key, value)
 	}

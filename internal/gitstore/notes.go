@@ -163,7 +163,7 @@ func (s *Store) ResolveCommit(ctx context.Context, spec string) (Hash, error) {
 		h = head
 	} else {
 		// --git-dir is the worktree's own: HEAD and its reflog live there.
-		out, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.GitDir, "rev-parse", "--verify", "--quiet", spec+"^{commit}")
+		out, err := s.RunGit(ctx, "", "--git-dir="+s.repo.GitDir, "rev-parse", "--verify", "--quiet", spec+"^{commit}")
 		if ctx.Err() != nil {
 			return ZeroHash, ctx.Err()
 		}

@@ -34,14 +34,10 @@ func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// runGitIn runs git in dir with stdin (may be nil) and returns its
-// stdout. A non-zero exit is GitFailed naming the command and git's first
-// line of complaint; a cancelled ctx returns ctx's error.
-func (s *Store) runGitIn(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
-	return s.runGitEnv(ctx, dir, nil, stdin, args...)
-}
-
-// runGitEnv is runGitIn with env added to git's environment.
+// runGitEnv runs git in dir with env added to its environment and stdin
+// (may be nil), and returns its stdout. A non-zero exit is GitFailed
+// naming the command and git's first line of complaint; a cancelled ctx
+// returns ctx's error.
 func (s *Store) runGitEnv(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) ([]byte, error) {
 	if err := s.flushNow(); err != nil {
 		return nil, err
@@ -64,5 +60,5 @@ func (s *Store) runGitEnv(ctx context.Context, dir string, env []string, stdin i
 // among args) in its own process group, killed whole when ctx ends, and
 // returns its stdout.
 func (s *Store) RunGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	return s.runGitIn(ctx, dir, nil, args...)
+	return s.runGitEnv(ctx, dir, nil, nil, args...)
 }

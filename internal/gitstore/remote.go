@@ -398,7 +398,7 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 			}
 			fmt.Fprintf(&stage, "create %s%s %s\n", shadow, strings.TrimPrefix(u.Ref, "refs/"), u.New)
 		}
-		if _, err := s.runGitIn(ctx, "", &stage, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin"); err != nil {
+		if _, err := s.runGitEnv(ctx, "", nil, &stage, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin"); err != nil {
 			return nil, err
 		}
 		defer s.clearShadow(context.WithoutCancel(ctx), shadow)
@@ -523,7 +523,7 @@ func (s *Store) clearShadow(ctx context.Context, prefix string) error {
 	for _, r := range refs {
 		fmt.Fprintf(&b, "delete %s %s\n", r.Name, r.Hash)
 	}
-	_, err = s.runGitIn(ctx, "", &b, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin")
+	_, err = s.runGitEnv(ctx, "", nil, &b, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin")
 	return err
 }
 

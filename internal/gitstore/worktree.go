@@ -57,7 +57,7 @@ func RetryWorktree(ctx context.Context, op, undo func() error) error {
 func (s *Store) Worktrees(ctx context.Context) ([]Worktree, error) {
 	var out []byte
 	err := RetryWorktree(ctx, func() (err error) {
-		out, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "list", "--porcelain", "-z")
+		out, err = s.RunGit(ctx, "", "--git-dir="+s.repo.CommonDir, "worktree", "list", "--porcelain", "-z")
 		return err
 	}, nil)
 	if err != nil {
@@ -149,7 +149,7 @@ func (s *Store) AddWorktree(ctx context.Context, path, branch string, base Hash)
 		return apperr.Wrap(apperr.Write, err, "cannot create %s", filepath.Dir(path))
 	}
 	add := func() error {
-		if _, err := s.runGitIn(ctx, "", nil, args...); err != nil {
+		if _, err := s.RunGit(ctx, "", args...); err != nil {
 			return err
 		}
 		return s.CompleteCheckout(ctx, path, false)
@@ -175,7 +175,7 @@ func (s *Store) CompleteCheckout(ctx context.Context, path string, breakLock boo
 			return apperr.Wrap(apperr.Write, err, "cannot remove the stale index.lock of %s", path)
 		}
 	}
-	_, err := s.runGitIn(ctx, path, nil, "read-tree", "--reset", "-u", "HEAD")
+	_, err := s.RunGit(ctx, path, "read-tree", "--reset", "-u", "HEAD")
 	return err
 }
 
@@ -188,7 +188,7 @@ func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 		return err
 	}
 	if _, statErr := os.Stat(path); statErr == nil {
-		_, err = s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path)
+		_, err = s.RunGit(ctx, "", "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path)
 		// A `git worktree add` killed half-way leaves a tree git refuses
 		// to remove ("validation failed"): nothing in it is git's to keep.
 		if _, gerr := WorktreeGitDir(path); err == nil || gerr == nil {
@@ -213,7 +213,7 @@ func (s *Store) DiscardWorktree(ctx context.Context, path string) error {
 // discard is DiscardWorktree of wt (nil: git does not list it) at path.
 func (s *Store) discard(ctx context.Context, wt *Worktree, path string) error {
 	if wt != nil && wt.Locked {
-		if _, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "unlock", wt.Path); err != nil {
+		if _, err := s.RunGit(ctx, "", "--git-dir="+s.repo.CommonDir, "worktree", "unlock", wt.Path); err != nil {
 			return err
 		}
 	}
@@ -222,7 +222,7 @@ func (s *Store) discard(ctx context.Context, wt *Worktree, path string) error {
 	}
 	// The administrative files of a tree whose directory is gone go too.
 	return RetryWorktree(ctx, func() error {
-		_, err := s.runGitIn(ctx, "", nil, "--git-dir="+s.repo.CommonDir, "worktree", "prune")
+		_, err := s.RunGit(ctx, "", "--git-dir="+s.repo.CommonDir, "worktree", "prune")
 		return err
 	}, nil)
 }
