@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -24,33 +25,16 @@ type syncSet struct {
 	dirs         bool
 }
 
-// The components of core.fsync a Store acts on, and git's aggregates of
-// them (git's default is pack, pack-metadata and commit-graph: none of
-// them is an object a commit writes, nor a ref).
-const (
-	fsLoose = 1 << iota
-	fsPack
-	fsPackMeta
-	fsCommitGraph
-	fsIndex
-	fsRef
-	fsDefault = fsPack | fsPackMeta | fsCommitGraph
-	fsAll     = fsLoose | fsPack | fsPackMeta | fsCommitGraph | fsIndex | fsRef
+// The components of core.fsync (and git's aggregates of them) that cover
+// a loose object and a ref. git's default holds neither (it is pack,
+// pack-metadata and commit-graph), and git computes default &^ negated |
+// named, so "none" and "-name" cannot add or take away either: a Store
+// forces what a name in the last core.fsync value covers. A name stands
+// for every component it begins (git compares that many bytes).
+var (
+	fsyncLoose = []string{"loose-object", "objects", "committed", "added", "all"}
+	fsyncRef   = []string{"reference", "committed", "added", "all"}
 )
-
-var fsyncComponents = map[string]int{
-	"loose-object":     fsLoose,
-	"pack":             fsPack,
-	"pack-metadata":    fsPackMeta,
-	"commit-graph":     fsCommitGraph,
-	"index":            fsIndex,
-	"reference":        fsRef,
-	"objects":          fsLoose | fsPack,
-	"derived-metadata": fsPackMeta | fsCommitGraph,
-	"committed":        fsLoose | fsPack | fsRef,
-	"added":            fsLoose | fsPack | fsRef | fsIndex,
-	"all":              fsAll,
-}
 
 func readSyncSet(cfg *Config, all bool) syncSet {
 	if all {
@@ -59,39 +43,19 @@ func readSyncSet(cfg *Config, all bool) syncSet {
 	if m, _ := cfg.Get("core", "fsyncmethod"); strings.EqualFold(strings.TrimSpace(m), "writeout-only") {
 		return syncSet{}
 	}
-	// As git 2.39 reads it: its default, reset by a last "none", less
-	// every "-name", plus every "name"; a name stands for every component
-	// it begins (git compares that many bytes), an unknown one for none.
-	cur, plus, minus := fsDefault, 0, 0
+	var set syncSet
 	if vals := cfg.GetAllSub("core", "", "fsync"); len(vals) > 0 {
-		toks := strings.Split(vals[len(vals)-1], ",")
-		for i, tok := range toks {
+		for _, tok := range strings.Split(vals[len(vals)-1], ",") {
 			tok = strings.TrimSpace(tok)
-			if tok == "none" && i == len(toks)-1 {
-				cur = 0
-				continue
-			}
-			name, neg := strings.CutPrefix(tok, "-")
-			if name == "" {
-				continue
-			}
-			for n, bits := range fsyncComponents {
-				if !strings.HasPrefix(n, name) {
-					continue
-				}
-				if neg {
-					minus |= bits
-				} else {
-					plus |= bits
-				}
+			begins := func(n string) bool { return strings.HasPrefix(n, tok) }
+			if tok != "" && tok[0] != '-' {
+				set.objects = set.objects || slices.ContainsFunc(fsyncLoose, begins)
+				set.ref = set.ref || slices.ContainsFunc(fsyncRef, begins)
 			}
 		}
 	}
-	c := cur&^minus | plus
-	if cfg.Bool("core", "fsyncobjectfiles", false) {
-		c |= fsLoose
-	}
-	return syncSet{objects: c&fsLoose != 0, ref: c&fsRef != 0}
+	set.objects = set.objects || cfg.Bool("core", "fsyncobjectfiles", false)
+	return set
 }
 
 // syncDir forces a directory's entries (a rename into it) to disk, when
