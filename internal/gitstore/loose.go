@@ -45,29 +45,20 @@ func (s *Store) writeLoose(h Hash, t oid.ObjectType, data []byte) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	f, err := createTemp(dir, "tmp_obj_") // read-only, as git makes loose objects
+	tmp, err := writeTemp(dir, "tmp_obj_", buf.Bytes(), s.sync.objects) // read-only, as git makes loose objects
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(buf.Bytes())
-	if werr == nil && s.sync.objects {
-		werr = f.Sync()
+	err = os.Rename(tmp, final)
+	if err != nil {
+		os.Remove(tmp)
 	}
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), final)
-	}
-	if errors.Is(werr, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) {
 		// git prune removed the emptied fan-out directory under us.
-		os.Remove(f.Name())
 		return s.writeLoose(h, t, data)
 	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return apperr.Wrap(apperr.Write, werr, "cannot write object %s", hex)
+	if err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write object %s", hex)
 	}
 	return nil
 }

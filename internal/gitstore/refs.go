@@ -377,7 +377,16 @@ func (r *refReader) list(prefix string) ([]Ref, error) {
 		return nil, err
 	}
 	out := make([]Ref, 0, len(packed)+len(loose))
-	mergeRefs(packed, loose, func(ref Ref) { out = append(out, ref) })
+	for len(packed) > 0 || len(loose) > 0 {
+		switch {
+		case len(loose) == 0 || len(packed) > 0 && packed[0].Name < loose[0].Name:
+			out, packed = append(out, packed[0]), packed[1:]
+		case len(packed) > 0 && packed[0].Name == loose[0].Name:
+			out, packed, loose = append(out, loose[0]), packed[1:], loose[1:]
+		default:
+			out, loose = append(out, loose[0]), loose[1:]
+		}
+	}
 	return out, nil
 }
 
@@ -403,25 +412,6 @@ func (r *refReader) listParts(prefix string) (packed, loose []Ref, version strin
 // dirOf is the directory of the loose refs under prefix.
 func (r *refReader) dirOf(prefix string) string {
 	return filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
-}
-
-// mergeRefs calls f with every ref of the sorted lists packed and loose
-// in name order, a loose value in place of a packed one of the same name.
-func mergeRefs(packed, loose []Ref, f func(Ref)) {
-	i, j := 0, 0
-	for i < len(packed) || j < len(loose) {
-		switch {
-		case j == len(loose) || i < len(packed) && packed[i].Name < loose[j].Name:
-			f(packed[i])
-			i++
-		case i < len(packed) && packed[i].Name == loose[j].Name:
-			f(loose[j])
-			i, j = i+1, j+1
-		default:
-			f(loose[j])
-			j++
-		}
-	}
 }
 
 // packedUnder is the packed refs under prefix (the reader's shared copy:
