@@ -120,9 +120,9 @@ func TestDeleteRef_BreaksAStaleLock(t *testing.T) {
 	gt.Git(t, dir, "update-ref", "refs/ideate/x", "HEAD")
 	head := gt.Git(t, dir, "rev-parse", "HEAD")
 	lock := filepath.Join(dir, ".git", "refs", "ideate", "x.lock")
-	if err := os.WriteFile(lock, []byte(head+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := spawn(t, "hold-ref-lock", dir, "GITSTORE_TEST_REF=refs/ideate/x")
+	p.WaitOutput(t, "holding", 20*time.Second)
+	p.Kill()
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(lock, old, old)
 	s, err := gitstore.Open(dir)

@@ -289,8 +289,10 @@ func TestStore_Identity_FallsBackWithoutUserName(t *testing.T) {
 	gt.Fsck(t, dir)
 }
 
-// A lock left by a dead writer (no flock, older than StaleAfter) is broken;
-// a young one is waited for; one held by a live process never is.
+// A lock left by a dead git-ideate writer (its mark, no flock, older than
+// StaleAfter) is broken; a young one is waited for; one held by a live
+// process, or made by git (no mark: git never flocks), never is, however
+// old.
 func TestStore_StaleLockPolicy(t *testing.T) {
 	dir := gt.NewRepo(t)
 	s := open(t, dir)
@@ -308,16 +310,32 @@ func TestStore_StaleLockPolicy(t *testing.T) {
 		t.Fatalf("young lock: got %v, want LOCKED naming %s", err, lock)
 	}
 
-	// Old and unheld (its writer died): broken, and the update goes through.
+	// Old and unheld but not marked (git's own, which it may hold as long
+	// as it likes): waited for, then LOCKED.
 	old := time.Now().Add(-5 * time.Second)
+	os.Chtimes(lock, old, old)
+	s = openWithLock(t, dir, gitstore.LockPolicy{Timeout: 300 * time.Millisecond, StaleAfter: time.Millisecond})
+	if err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash); !apperr.Is(err, apperr.Locked) {
+		t.Fatalf("old unmarked lock: got %v, want LOCKED", err)
+	}
+	os.Remove(lock)
+
+	// Old, marked and unheld (a writer killed while it held the lock):
+	// broken, and the update goes through.
+	p := spawn(t, "hold-ref-lock", dir, "GITSTORE_TEST_REF="+ref)
+	p.WaitOutput(t, "holding", 20*time.Second)
+	p.Kill()
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("the killed writer left no lock: %v", err)
+	}
 	os.Chtimes(lock, old, old)
 	s = openWithLock(t, dir, gitstore.LockPolicy{Timeout: 2 * time.Second, StaleAfter: time.Second})
 	if err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash); err != nil {
 		t.Fatalf("stale lock not broken: %v", err)
 	}
 
-	// Old but flocked by a live process: never broken.
-	os.WriteFile(lock, nil, 0o644)
+	// Old, marked, but flocked by a live process: never broken.
+	os.WriteFile(lock, []byte("git-ideate lock\n"), 0o644)
 	os.Chtimes(lock, old, old)
 	holder := exec.Command("flock", lock, "sleep", "3")
 	if err := holder.Start(); err != nil {

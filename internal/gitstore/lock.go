@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,12 +28,16 @@ func errMoved(ref, while string) error {
 //
 // A writer holds <ref>.lock only for the microseconds between creating it
 // and renaming it over the ref, and git ideate also holds an flock(2) on it
-// for that time. A lock file is stale, and is removed, only when both are
-// true: nobody holds an flock on it (its creator died, or it was made by a
-// git process, which never flocks), and it is older than StaleAfter (git's
-// own ref locks live for milliseconds). A lock that is held, or young, is
-// waited for until Timeout and then reported as apperr.Locked naming the
-// file.
+// for that time and marks it (lockMark). A lock file is stale, and is
+// removed, only when all three are true: git ideate made it (the mark), nobody
+// holds an flock on it (its creator died), and it is older than
+// StaleAfter. A lock git made is never broken, however old: git never
+// flocks, holds a ref's lock for as long as its transaction is open (a
+// `git pack-refs` prunes a loose ref under it, a stopped or starved git
+// longer), and acts on what it checked under the lock when it commits, so
+// a swap made after breaking it would be undone while its writer believed
+// it had landed. A lock that is held, young or not ours is waited for
+// until Timeout and then reported as apperr.Locked naming the file.
 type LockPolicy struct {
 	Timeout    time.Duration // how long to wait for a held lock (default DefaultLockTimeout)
 	StaleAfter time.Duration // minimum age of an unheld lock before it is broken (default DefaultStaleAfter)
@@ -44,6 +49,12 @@ const (
 	DefaultLockTimeout = 10 * time.Second
 	DefaultStaleAfter  = time.Second
 )
+
+// lockMark is what git ideate writes into a lock file once it holds its
+// flock. git never writes it into a lock (its hold an object name, a
+// symbolic ref or nothing), and it is shorter than the value line that
+// replaces it in a ref's lock just before the rename.
+const lockMark = "git-ideate lock\n"
 
 func (p LockPolicy) withDefaults() LockPolicy {
 	if p.Timeout <= 0 {
@@ -100,15 +111,6 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 			return err
 		}
 	}
-	line := newH.String() + "\n"
-	if _, err := f.WriteString(line); err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
-	}
-	if s.sync.ref {
-		if err := f.Sync(); err != nil {
-			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
-		}
-	}
 	// The objects the ref is to name go to disk last, holding its lock,
 	// so their pack appears only renames before the ref names them: a
 	// `git repack -a -d` cannot take them as unreachable in between
@@ -120,6 +122,17 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		return err
 	}
 	defer s.dropKeep(keep)
+	// The value replaces the mark as late as can be: a lock without
+	// the mark is never broken, so a writer killed from here on leaves
+	// one that is reported, not broken.
+	if _, err := f.WriteAt([]byte(newH.String()+"\n"), 0); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
+	}
+	if s.sync.ref {
+		if err := f.Sync(); err != nil {
+			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
+		}
+	}
 	if err := os.Rename(lockPath, path); err != nil {
 		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
 	}
@@ -137,11 +150,17 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File
 	for {
 		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
-			// A fresh inode: nobody else can hold its flock yet.
-			if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {
+			// A fresh inode: nobody else can hold its flock yet (a
+			// breaker flocks only a marked lock, and the mark comes
+			// after the flock).
+			err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
+			if err == nil {
+				_, err = f.WriteString(lockMark)
+			}
+			if err != nil {
 				f.Close()
 				os.Remove(lockPath)
-				return nil, apperr.Wrap(apperr.Write, err, "cannot flock %s", lockPath)
+				return nil, apperr.Wrap(apperr.Write, err, "cannot take %s", lockPath)
 			}
 			return f, nil
 		}
@@ -176,8 +195,8 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File
 	}
 }
 
-// breakStaleLock removes lockPath when it is unheld and older than
-// staleAfter, and reports whether it did.
+// breakStaleLock removes lockPath when git ideate made it, it is unheld
+// and older than staleAfter (see LockPolicy), and reports whether it did.
 func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 	fi, err := os.Stat(lockPath)
 	if err != nil {
@@ -191,6 +210,10 @@ func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 		return errors.Is(err, os.ErrNotExist)
 	}
 	defer f.Close()
+	var mark [len(lockMark)]byte
+	if n, _ := io.ReadFull(f, mark[:]); string(mark[:n]) != lockMark {
+		return false // git's (or ours, marked a moment from now): never broken
+	}
 	if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {
 		return false // a live git-ideate process holds it
 	}
@@ -221,7 +244,12 @@ func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 	// breaks one, so the rule every update here follows (an unheld lock
 	// older than the stale age is dead) is applied before git runs.
 	breakStaleLock(filepath.Join(s.repo.CommonDir, filepath.FromSlash(name))+".lock", s.lockPolicy.withDefaults().StaleAfter)
-	if out, err := s.git(ctx, "update-ref", "-d", name, oldH.String()).CombinedOutput(); err != nil {
+	// Without the warning about refs named like object names, git reads
+	// packed-refs first under the ref's lock; with it, it reads the file
+	// while parsing oldH and trusts that copy under the lock while a stat
+	// finds the file unchanged, which a rewrite can leave it (same inode,
+	// size and second), and would delete a ref that has moved.
+	if out, err := s.git(ctx, "-c", "core.warnAmbiguousRefs=false", "update-ref", "-d", name, oldH.String()).CombinedOutput(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

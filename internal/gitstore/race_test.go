@@ -3,6 +3,7 @@ package gitstore_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,13 +31,16 @@ func helperMain(role string) int {
 		return 2
 	}
 	opt := gitstore.DefaultOptions()
+	if d, err := time.ParseDuration(os.Getenv("GITSTORE_TEST_STALE")); err == nil {
+		opt.Lock.StaleAfter = d
+	}
 	s := gitstore.OpenRepo(r, opt)
 	defer s.Close()
 	switch role {
 	case "counter":
 		ref := os.Getenv("GITSTORE_TEST_REF")
 		for i := 0; i < n; i++ {
-			_, err := s.Transact(context.Background(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
+			h, err := s.Transact(context.Background(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, error) {
 				blob, err := s.WriteBlob([]byte(fmt.Sprintf("%d %d", os.Getpid(), i)))
 				if err != nil {
 					return gitstore.ZeroHash, "", err
@@ -48,8 +52,32 @@ func helperMain(role string) int {
 				fmt.Fprintln(os.Stderr, "transact:", err)
 				return 1
 			}
+			// What this writer saw land, for the parent to check.
+			c, err := s.ReadCommit(h)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "read landed commit:", err)
+				return 1
+			}
+			parent := ""
+			if len(c.Parents) > 0 {
+				parent = c.Parents[0].String()
+			}
+			fmt.Printf("landed %s %s %s\n", h, parent, time.Now().Format("15:04:05.000000"))
 		}
 		return 0
+	case "hold-ref-lock":
+		// A git-ideate writer that holds a ref's lock (just before it
+		// moves the ref) until this process is killed.
+		ref := os.Getenv("GITSTORE_TEST_REF")
+		s.TransactGuarded(context.Background(), ref, func(tip gitstore.Hash) (gitstore.Hash, string, []gitstore.Guard, error) {
+			tree, err := s.WriteTree(nil)
+			return tree, "held\n", []gitstore.Guard{{Ref: ref, Check: func() error {
+				fmt.Println("holding")
+				time.Sleep(time.Hour)
+				return nil
+			}}}, err
+		})
+		return 1
 	case "hold-delete":
 		// A git deleting a packed ref, stopped between prepare and commit
 		// (it holds packed-refs.lock), until this process is killed.
@@ -88,11 +116,27 @@ func spawn(t *testing.T, role, dir string, env ...string) *proctest.Proc {
 	return proctest.Start(t, proctest.Spec{Role: role, Env: append([]string{"GITSTORE_TEST_DIR=" + dir}, env...)})
 }
 
+// landing is a commit whose writer saw its compare-and-swap succeed, from
+// parent.
+type landing struct{ who, commit, parent, at string }
+
+// gitCAS is how the git CLI moves ref from old to new here. It is told
+// not to warn of refs named like the object names it is given: that
+// check reads packed-refs as it parses its arguments, before it takes the
+// ref's lock, and under the lock git 2.39 trusts that copy while a stat
+// finds the file's inode, size and times (in seconds) unchanged. A
+// `git pack-refs` rewrites packed-refs under a new name, but ext4 hands
+// the same two inode numbers out in turn, so two rewrites within the
+// second defeat the check, and git swaps from a value the ref no longer
+// holds: its own lost update (TestGit_UpdateRefTrustsAnEarlyPackedRefs).
+func gitCAS(ref, newH, old string) []string {
+	return []string{"-c", "core.warnAmbiguousRefs=false", "update-ref", ref, newH, old}
+}
+
 // gitCLIWriter appends commits to ref with the git CLI's own CAS
-// (`update-ref ref new old`), retrying on a lost race, and returns how many
-// landed.
-func gitCLIWriter(dir, ref string, n int) (int, error) {
-	landed := 0
+// (gitCAS), retrying on a lost race, and returns those that landed.
+func gitCLIWriter(dir, ref string, n int) ([]landing, error) {
+	var landed []landing
 	for i := 0; i < n; i++ {
 		for attempt := 0; ; attempt++ {
 			tip, _ := gt.GitErr(dir, "rev-parse", "-q", "--verify", ref)
@@ -118,8 +162,8 @@ func gitCLIWriter(dir, ref string, n int) (int, error) {
 			if old == "" {
 				old = strings.Repeat("0", 40)
 			}
-			if _, err := gt.GitErr(dir, "update-ref", ref, c, old); err == nil {
-				landed++
+			if _, err := gt.GitErr(dir, gitCAS(ref, c, old)...); err == nil {
+				landed = append(landed, landing{"git-cli", c, tip, time.Now().Format("15:04:05.000000")})
 				break
 			}
 			if attempt > 500 {
@@ -132,14 +176,18 @@ func gitCLIWriter(dir, ref string, n int) (int, error) {
 }
 
 // Eight worker processes and the git CLI append to one ref while another
-// loop runs `git pack-refs --all` and `git gc --auto`: no update is lost,
-// the ref is never broken, fsck stays clean.
+// loop runs `git pack-refs --all` and `git gc --auto`: every commit a
+// writer saw land is in the chain, the ref is never broken, fsck stays
+// clean.
 func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process race")
 	}
 	dir := gt.NewRepo(t)
 	gt.Git(t, dir, "config", "gc.auto", "50")
+	// git's own updates of the ref (the CLI's, and the locks gc's
+	// reflog expiry takes) go to the reflog, printed on a failure.
+	gt.Git(t, dir, "config", "core.logAllRefUpdates", "always")
 	const ref = "refs/ideate/counter"
 	const workers, each, cliN = 8, 40, 30
 	stop := make(chan struct{})
@@ -165,32 +213,67 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	}()
 	var ps []*proctest.Proc
 	for i := 0; i < workers; i++ {
-		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each)))
+		// A stale age of a millisecond: a git holding the ref's lock
+		// longer (a starved pack-refs pruning it, the CLI's update-ref)
+		// must still never have it broken.
+		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each), "GITSTORE_TEST_STALE=1ms"))
 	}
-	cliLanded, cliErr := gitCLIWriter(dir, ref, cliN)
-	for _, p := range ps {
+	landed, cliErr := gitCLIWriter(dir, ref, cliN)
+	for i, p := range ps {
 		if err := p.WaitErr(); err != nil {
-			t.Errorf("worker: %v\n%s", err, p.Stderr())
+			t.Errorf("worker %d: %v\n%s", i, err, p.Stderr())
+		}
+		for _, line := range p.Lines() {
+			var l landing
+			if _, err := fmt.Sscanf(line, "landed %s %s %s", &l.commit, &l.parent, &l.at); err == nil {
+				l.who = fmt.Sprintf("worker %d", i)
+				landed = append(landed, l)
+			} else if _, err := fmt.Sscanf(line, "landed %s %s", &l.commit, &l.at); err == nil {
+				l.who = fmt.Sprintf("worker %d", i)
+				landed = append(landed, l)
+			}
 		}
 	}
 	close(stop)
 	wg.Wait()
 	if cliErr != nil {
-		t.Fatal(cliErr)
+		t.Error(cliErr)
 	}
 	if packErr != nil {
-		t.Fatal(packErr)
+		t.Error(packErr)
 	}
-	want := workers*each + cliLanded
-	got, _ := strconv.Atoi(gt.Git(t, dir, "rev-list", "--count", ref))
-	if got != want {
-		// Who lost: each worker's commits carry its pid, the CLI's "git-cli".
-		per := map[string]int{}
-		for _, subj := range strings.Split(gt.Git(t, dir, "log", "--format=%s", ref), "\n") {
-			f := strings.Fields(subj)
-			per[strings.Join(f[:min(2, len(f))], " ")]++
+	chain := map[string]string{} // commit → parent
+	for _, line := range strings.Split(gt.Git(t, dir, "rev-list", "--parents", ref), "\n") {
+		f := strings.Fields(line)
+		chain[f[0]] = strings.Join(f[1:], " ")
+	}
+	if len(chain) != len(landed) {
+		// Each lost commit, who made it, and what landed from the same
+		// parent instead: the two compare-and-swaps that both succeeded.
+		byParent := map[string][]landing{}
+		for _, l := range landed {
+			byParent[l.parent] = append(byParent[l.parent], l)
 		}
-		t.Fatalf("chain has %d commits, want %d (lost updates); commits by writer %v, the CLI landed %d", got, want, per, cliLanded)
+		var lost []string
+		for _, l := range landed {
+			if _, ok := chain[l.commit]; ok {
+				continue
+			}
+			line := fmt.Sprintf("%s's %.12s from %.12s at %s, beside", l.who, l.commit, l.parent, l.at)
+			for _, o := range byParent[l.parent] {
+				if o.commit != l.commit {
+					_, in := chain[o.commit]
+					line += fmt.Sprintf(" %s's %.12s at %s (in the chain: %v)", o.who, o.commit, o.at, in)
+				}
+			}
+			lost = append(lost, line)
+		}
+		reflog, _ := gt.GitErr(dir, "reflog", "show", "--date=iso", "--format=%h %gd %gs", ref)
+		t.Fatalf("chain has %d commits, %d writers saw land (lost updates: %d); lost:\n%s\nreflog (the CLI's and git's updates; ours write none):\n%s",
+			len(chain), len(landed), len(lost), strings.Join(lost, "\n"), reflog)
+	}
+	if t.Failed() {
+		return
 	}
 	if out := gt.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ideate/"); out != ref {
 		t.Fatalf("refs after race: %q", out)
@@ -230,5 +313,134 @@ func TestCommand_GitKilledWithItsParentLeavesNoLock(t *testing.T) {
 	}
 	if got := gt.Git(t, dir, "rev-parse", "-q", "--verify", "refs/ideate/x"); got == "" {
 		t.Fatal("the deletion went through though it was never committed")
+	}
+}
+
+// gitHoldingLock starts `git update-ref --stdin` on dir with the commands
+// in script and waits until git says "prepare: ok": from then on git holds
+// the lock of every ref the script names (and its commit acts on what it
+// checked under them) until commit is written to the returned pipe.
+func gitHoldingLock(t *testing.T, dir, script string) (commit func() error) {
+	t.Helper()
+	cmd := gitstore.Command(t.Context(), "git", "-C", dir, "update-ref", "--stdin")
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	fmt.Fprintf(in, "start\n%sprepare\n", script)
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != "prepare: ok" {
+	}
+	if sc.Text() != "prepare: ok" {
+		t.Fatalf("git never prepared: %s", stderr.String())
+	}
+	return func() error {
+		fmt.Fprintf(in, "commit\n")
+		in.Close()
+		for sc.Scan() {
+		}
+		if err := cmd.Wait(); err != nil {
+			return fmt.Errorf("git commit: %v %s", err, stderr.String())
+		}
+		return nil
+	}
+}
+
+// A git process may hold a ref's lock as long as it likes (`git pack-refs`
+// holds each loose ref's lock while it prunes it, a slow or stopped git
+// longer), and git never breaks another's lock: an update that broke it
+// would land, and git's commit would then undo it (here the delete, in
+// pack-refs the unlink of the loose ref) while its writer believed it had
+// succeeded. However old git's lock, the update waits for it and then
+// loses its compare-and-swap to what git did.
+func TestStore_UpdateRef_WaitsForALiveGitLock(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s := open(t, dir)
+	const ref = "refs/ideate/held"
+	c1 := commit(t, s, "one", gitstore.ZeroHash)
+	c2 := commit(t, s, "two", c1)
+	if err := s.UpdateRef(t.Context(), ref, c1, gitstore.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	commitGit := gitHoldingLock(t, dir, fmt.Sprintf("delete %s %s\n", ref, c1))
+	s = openWithLock(t, dir, gitstore.LockPolicy{Timeout: 20 * time.Second, StaleAfter: 50 * time.Millisecond})
+	time.Sleep(200 * time.Millisecond) // git's lock is older than the stale age now
+	errc := make(chan error, 1)
+	go func() { errc <- s.UpdateRef(context.Background(), ref, c2, c1) }()
+	time.Sleep(500 * time.Millisecond)
+	if err := commitGit(); err != nil {
+		t.Fatal(err)
+	}
+	err := <-errc
+	got, _ := gt.GitErr(dir, "rev-parse", "-q", "--verify", ref)
+	if err == nil {
+		t.Fatalf("UpdateRef %s → %s reported success, and the ref holds %q: it broke git's live lock (a lost update)", c1, c2, got)
+	}
+	if !errors.Is(err, gitstore.ErrStale) {
+		t.Fatalf("UpdateRef after git deleted the ref: %v, want a lost compare-and-swap (ErrStale)", err)
+	}
+	if got != "" {
+		t.Fatalf("the ref holds %s after git deleted it", got)
+	}
+}
+
+// git update-ref trusts a copy of packed-refs it read before it took the
+// ref's lock while a stat finds the file unchanged (inode, size, and times
+// in whole seconds); what reads it that early is the check that no ref is
+// named like an object name among its arguments (core.warnAmbiguousRefs).
+// With that check off it reads packed-refs under the lock, and its
+// compare-and-swap holds. Here packed-refs changes in place keeping its
+// stat, as two `git pack-refs` within one second on ext4 (which hands out
+// two inode numbers in turn) leave it; the ref is packed only.
+func TestGit_UpdateRefReadsPackedRefsUnderItsLock(t *testing.T) {
+	dir := gt.NewRepo(t)
+	a := gt.Git(t, dir, "rev-parse", "HEAD")
+	b := gt.Git(t, dir, "commit-tree", "-p", a, "-m", "b", a+"^{tree}")
+	c := gt.Git(t, dir, "commit-tree", "-p", a, "-m", "c", a+"^{tree}")
+	const ref = "refs/ideate/packed"
+	packed := filepath.Join(dir, ".git", "packed-refs")
+	for _, warn := range []string{"true", "false"} {
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+		gt.Git(t, dir, "update-ref", ref, a)
+		gt.Git(t, dir, "pack-refs", "--all")
+		before, err := os.Stat(packed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := gitstore.Command(t.Context(), "git", "-C", dir, "-c", "core.warnAmbiguousRefs="+warn, "update-ref", "--stdin")
+		in, _ := cmd.StdinPipe()
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(in, "start\nupdate %s %s %s\n", ref, b, a)
+		time.Sleep(100 * time.Millisecond) // git has parsed the update
+		data, _ := os.ReadFile(packed)
+		f, err := os.OpenFile(packed, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte(strings.Replace(string(data), a+" "+ref, c+" "+ref, 1)))
+		f.Close()
+		os.Chtimes(packed, before.ModTime(), before.ModTime())
+		if now, _ := os.Stat(packed); !os.SameFile(before, now) || now.Size() != before.Size() || now.ModTime().Unix() != before.ModTime().Unix() {
+			t.Fatal("packed-refs did not keep its stat")
+		}
+		if got := gt.Git(t, dir, "rev-parse", ref); got != c {
+			t.Fatalf("the ref holds %s, want %s", got, c)
+		}
+		fmt.Fprintf(in, "prepare\ncommit\n")
+		in.Close()
+		err = cmd.Wait()
+		got := gt.Git(t, dir, "rev-parse", ref)
+		t.Logf("core.warnAmbiguousRefs=%s: git's swap %.7s → %.7s of a ref at %.7s: %v, the ref holds %.7s\n%s", warn, a, b, c, err, got, out.String())
+		if warn == "false" && (err == nil || got != c) {
+			t.Fatalf("git swapped from a value the ref no longer held (%v), the ref holds %s, want %s", err, got, c)
+		}
 	}
 }
