@@ -579,7 +579,7 @@ func (m *Manager) finishStart(ctx context.Context, tip gitstore.Hash, next *Cont
 		return nil, err
 	}
 	t := &Task{Contract: *next, Worktree: "ready", Reused: reused}
-	if h, err := headOf(next.Path); err == nil {
+	if h, err := m.headOf(next.Path); err == nil {
 		t.Head = h.String()
 	}
 	return t, nil
@@ -836,12 +836,15 @@ func ReadCopy(dir string) (*Contract, error) {
 	return &c, nil
 }
 
-func headOf(dir string) (gitstore.Hash, error) {
+// headOf is the HEAD commit of the linked worktree at dir. m.git's
+// configuration serves for it (reading HEAD needs none), so no `git
+// config` process runs for a worktree just made.
+func (m *Manager) headOf(dir string) (gitstore.Hash, error) {
 	r, err := gitstore.Discover(dir)
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	s := gitstore.OpenRepo(r, gitstore.Options{})
+	s := gitstore.OpenRepo(r, gitstore.Options{Config: m.git.Config()})
 	defer s.Close()
 	return s.Head()
 }

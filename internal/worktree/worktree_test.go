@@ -112,6 +112,30 @@ func TestManager_Start_CreatesWorktreeAtBaseWithContract(t *testing.T) {
 	gt.Fsck(t, dir)
 }
 
+// A start runs git for the worktree alone (list, add, checkout): the
+// HEAD it reports is read with the repository's configuration, already
+// read, not with a `git config` of the new worktree.
+func TestManager_Start_RunsNoGitConfig(t *testing.T) {
+	dir, m := newRepo(t, map[string]string{"a.go": "package a\n"})
+	traces := t.TempDir()
+	t.Setenv("GIT_TRACE2_PERF", traces+"/")
+	task := start(t, m, worktree.StartInput{Task: "S1-01/T1"})
+	os.Unsetenv("GIT_TRACE2_PERF")
+	if want := gt.Git(t, dir, "rev-parse", "HEAD"); task.Head != want {
+		t.Errorf("Head %s, want %s", task.Head, want)
+	}
+	files, _ := os.ReadDir(traces)
+	if len(files) == 0 {
+		t.Fatal("no git process traced")
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(filepath.Join(traces, f.Name()))
+		if strings.Contains(string(b), " config --list") {
+			t.Errorf("task start ran git config:\n%s", b)
+		}
+	}
+}
+
 func TestManager_Start_ReuseTakeoverAndRefusals(t *testing.T) {
 	_, m := newRepo(t, map[string]string{"a.txt": "a"})
 	in := worktree.StartInput{Task: "T1", Role: "red-worker", Holder: "alice", Token: 1, Item: "I1", Scope: []string{"a.txt"}, Tests: []string{"x::T"}}
