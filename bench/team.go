@@ -12,12 +12,14 @@ import (
 // teamScenario: `task start --item` claiming through a smart-HTTP remote
 // (ideate.remote set: one leased push before the worktree is made)
 // against the same start in a clone that claims locally, each then
-// released (untimed), taking turns; beside them the two parts a remote
-// start adds up from, timed the same way: `work claim --remote` of the
-// same kind of item, and a plain `git push --force-with-lease` of one ref
-// carrying one new commit to the same remote.
+// released (untimed), taking turns, for A and for B in the same run (A
+// against itself shows the run's noise); beside them the two parts a
+// remote start adds up from, timed the same way with A: `work claim
+// --remote` of the same kind of item, and a plain `git push
+// --force-with-lease` of one ref carrying one new commit to the same
+// remote.
 func teamScenario(b *bench) {
-	a, _ := b.oursOnly()
+	a, bb := b.oursOnly()
 	root := filepath.Join(b.work, "team")
 	must(os.MkdirAll(root, 0o755))
 	bare := filepath.Join(root, "remote.git")
@@ -44,19 +46,18 @@ func teamScenario(b *bench) {
 	run(local, "", nil, a.bin, "sync")
 	tree := git(remote, "rev-parse", "HEAD^{tree}")
 	old := ""
-	var rs, ls, cs, ps []time.Duration
+	starts := map[string][]time.Duration{} // by subject and clone
+	start := func(s subject, clone, dir string) func() {
+		return func() {
+			x, _ := run(dir, "", nil, s.bin, "task", "start", "S1-01/T1", "--item", item, "--human", "alice", "--scope", "x/**")
+			starts[s.label+clone] = append(starts[s.label+clone], x.wall)
+			run(dir, "", nil, s.bin, "task", "release", "S1-01/T1")
+		}
+	}
+	var cs, ps []time.Duration
 	for i := 0; i < b.calls; i++ {
 		steps := []func(){
-			func() {
-				x, _ := run(remote, "", nil, a.bin, "task", "start", "S1-01/T1", "--item", item, "--human", "alice", "--scope", "x/**")
-				rs = append(rs, x.wall)
-				run(remote, "", nil, a.bin, "task", "release", "S1-01/T1")
-			},
-			func() {
-				x, _ := run(local, "", nil, a.bin, "task", "start", "S1-01/T1", "--item", item, "--human", "alice", "--scope", "x/**")
-				ls = append(ls, x.wall)
-				run(local, "", nil, a.bin, "task", "release", "S1-01/T1")
-			},
+			start(a, "remote", remote), start(a, "local", local), start(bb, "remote", remote), start(bb, "local", local),
 			func() {
 				x, out := run(remote, "", nil, a.bin, "work", "claim", "--id", other, "--human", "bench", "--remote", "origin")
 				cs = append(cs, x.wall)
@@ -77,8 +78,13 @@ func teamScenario(b *bench) {
 			steps[(k+i)%len(steps)]()
 		}
 	}
-	r, l, c, p := median(rs), median(ls), median(cs), median(ps)
-	fmt.Printf("task start: through the remote %v, local %v (remote ÷ local %.2f); work claim --remote %v; plain lease push %v\n",
-		r.Round(time.Microsecond), l.Round(time.Microsecond), ratio(r, l), c.Round(time.Microsecond), p.Round(time.Microsecond))
-	fmt.Printf("remote start − local start = %v = %.2f plain pushes; claim ÷ push %.2f\n", (r - l).Round(time.Microsecond), ratio(r-l, p), ratio(c, p))
+	c, p := median(cs), median(ps)
+	for _, s := range []subject{a, bb} {
+		r, l := median(starts[s.label+"remote"]), median(starts[s.label+"local"])
+		fmt.Printf("%s task start: through the remote %v, local %v (remote ÷ local %.2f); remote start − local start = %v = %.2f plain pushes\n",
+			s.label, r.Round(time.Microsecond), l.Round(time.Microsecond), ratio(r, l), (r - l).Round(time.Microsecond), ratio(r-l, p))
+	}
+	fmt.Printf("B ÷ A: remote start %.2f, local start %.2f\n", ratio(median(starts[bb.label+"remote"]), median(starts[a.label+"remote"])),
+		ratio(median(starts[bb.label+"local"]), median(starts[a.label+"local"])))
+	fmt.Printf("work claim --remote %v; plain lease push %v; claim ÷ push %.2f\n", c.Round(time.Microsecond), p.Round(time.Microsecond), ratio(c, p))
 }
