@@ -2,11 +2,10 @@ package gitstore
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/bits"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sort"
@@ -69,26 +68,13 @@ func contentVersion(data []byte, exists bool) string {
 	return strconv.Itoa(len(data)) + "." + strconv.FormatUint(contentHash(data), 16)
 }
 
-// contentHash is a 64-bit hash that tells versions of one file apart (no
-// defence against a file made to collide).
+// contentHash tells versions of one file apart (no defence against a file
+// made to collide): CRC-32 and CRC-32C, which the hardware computes.
 func contentHash(b []byte) uint64 {
-	const p1, p2 = 0x9e3779b185ebca87, 0xc2b2ae3d27d4eb4f
-	h1, h2 := uint64(len(b))*p1, uint64(len(b))^p2
-	for len(b) >= 16 {
-		h1 = bits.RotateLeft64(h1^binary.LittleEndian.Uint64(b)*p2, 31) * p1
-		h2 = bits.RotateLeft64(h2^binary.LittleEndian.Uint64(b[8:])*p2, 29) * p1
-		b = b[16:]
-	}
-	for i, c := range b {
-		h1 = bits.RotateLeft64(h1^uint64(c)<<(8*(i%8))*p2, 27) * p1
-	}
-	h := h1 ^ bits.RotateLeft64(h2, 17)
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	return h ^ h>>33
+	return uint64(crc32.ChecksumIEEE(b))<<32 | uint64(crc32.Checksum(b, castagnoli))
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func statKey(path string) (fileKey, error) {
 	fi, err := os.Stat(path)

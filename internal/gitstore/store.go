@@ -198,15 +198,13 @@ func (s *Store) ReadCommit(h Hash) (*Commit, error) {
 // starts git.
 func (s *Store) WriteObject(t oid.ObjectType, data []byte) (Hash, error) {
 	h := oid.ComputeHash(t, data)
-	if s.buffer(h, t, data) {
-		s.cache.put(h, t, data)
-		return h, nil
-	}
-	if err := s.writeLoose(h, t, data); err != nil {
-		return ZeroHash, err
+	if !s.buffer(h, t, data) {
+		if err := s.writeLoose(h, t, data); err != nil {
+			return ZeroHash, err
+		}
+		s.maint.wrote()
 	}
 	s.cache.put(h, t, data)
-	s.maint.wrote()
 	return h, nil
 }
 
