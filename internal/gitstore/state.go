@@ -9,24 +9,15 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
-// validStateName: what a caller's state file may be called is one plain
-// name of lower-case letters, digits, '.' and '-', never a path.
-func validStateName(name string) bool {
-	if name == "" || len(name) > 100 || name[0] < 'a' || name[0] > 'z' {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// stateName is what a caller's state file may be called: one plain name
+// of lower-case letters, digits, '.' and '-', never a path.
+var stateName = textfmt.BoundedRegexp(`^[a-z][a-z0-9.-]*$`, 100)
 
 func (s *Store) statePath(name string) (string, error) {
-	if !validStateName(name) {
+	if !stateName().MatchString(name) {
 		return "", apperr.New(apperr.Schema, "%q is not a state file name", name)
 	}
 	return filepath.Join(s.repo.StateDir(), name), nil
