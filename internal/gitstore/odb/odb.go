@@ -113,7 +113,16 @@ func (db *DB) addStore(dir string, depth int, seen map[string]bool) error {
 	if err != nil {
 		return fmt.Errorf("odb: %w", err)
 	}
-	for _, alt := range parseAlternates(raw) {
+	// One path a line, blank lines and '#' comments ignored, C-style
+	// quoting honoured.
+	for _, alt := range strings.Split(string(raw), "\n") {
+		alt = strings.TrimRight(alt, "\r")
+		if alt == "" || alt[0] == '#' {
+			continue
+		}
+		if uq, err := strconv.Unquote(alt); alt[0] == '"' && err == nil {
+			alt = uq
+		}
 		if !filepath.IsAbs(alt) {
 			alt = filepath.Join(dir, alt)
 		}
@@ -125,25 +134,6 @@ func (db *DB) addStore(dir string, depth int, seen map[string]bool) error {
 		}
 	}
 	return nil
-}
-
-// parseAlternates returns the paths listed in an alternates file: one per
-// line, blank lines and '#' comments ignored, C-style quoting honoured.
-func parseAlternates(raw []byte) []string {
-	var out []string
-	for _, line := range strings.Split(string(raw), "\n") {
-		line = strings.TrimRight(line, "\r")
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if line[0] == '"' {
-			if uq, err := strconv.Unquote(line); err == nil {
-				line = uq
-			}
-		}
-		out = append(out, line)
-	}
-	return out
 }
 
 // Close unmaps every pack. Reads after Close fail; Close is idempotent.

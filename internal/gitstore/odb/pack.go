@@ -337,25 +337,9 @@ func getZlib(r io.Reader) (io.ReadCloser, error) {
 	return zr, nil
 }
 
-// readFullExact fills out from zr and requires the stream to end there
-// (the zlib reader verifies the Adler-32 checksum at the end).
-func readFullExact(zr io.Reader, out []byte, size uint64) error {
-	if _, err := io.ReadFull(zr, out); err == io.EOF || err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("zlib stream shorter than declared size %d", size)
-	} else if err != nil {
-		return fmt.Errorf("zlib: %w", err)
-	}
-	var one [1]byte
-	if n, err := zr.Read(one[:]); n > 0 {
-		return fmt.Errorf("zlib stream longer than declared size %d", size)
-	} else if err != io.EOF {
-		return fmt.Errorf("zlib stream does not end after %d bytes: %v", size, err)
-	}
-	return nil
-}
-
 // inflateExact inflates a zlib stream at the start of src that must produce
-// exactly size bytes and then end.
+// exactly size bytes and then end (the zlib reader verifies the Adler-32
+// checksum there).
 func inflateExact(src []byte, size uint64) ([]byte, error) {
 	zr, err := getZlib(bytes.NewReader(src))
 	if err != nil {
@@ -363,8 +347,16 @@ func inflateExact(src []byte, size uint64) ([]byte, error) {
 	}
 	defer zlibPool.Put(zr)
 	out := make([]byte, int(size))
-	if err := readFullExact(zr, out, size); err != nil {
-		return nil, err
+	if _, err := io.ReadFull(zr, out); err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("zlib stream shorter than declared size %d", size)
+	} else if err != nil {
+		return nil, fmt.Errorf("zlib: %w", err)
+	}
+	var one [1]byte
+	if n, err := zr.Read(one[:]); n > 0 {
+		return nil, fmt.Errorf("zlib stream longer than declared size %d", size)
+	} else if err != io.EOF {
+		return nil, fmt.Errorf("zlib stream does not end after %d bytes: %v", size, err)
 	}
 	return out, nil
 }
