@@ -108,11 +108,20 @@ func parseConfig(r *Repo, out []byte) *Config {
 			}
 			ps = append(ps, p)
 		}
+		// "section[.subsection].name", then the value
 		key, value, ok := strings.Cut(recs[i+1], "\n")
 		if !ok {
 			value = "true"
 		}
-		c.addKey(key, value)
+		first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+		if first <= 0 || last == len(key)-1 {
+			continue
+		}
+		sub := ""
+		if first < last {
+			sub = key[first+1 : last]
+		}
+		c.vars = append(c.vars, configVar{key[:first], sub, key[last+1:], value})
 	}
 	for _, p := range ps {
 		if _, seen := c.files[p]; !seen {
@@ -151,19 +160,6 @@ func (c *Config) Changed() bool {
 		}
 	}
 	return false
-}
-
-// addKey adds the dotted key "section[.subsection].name" with value.
-func (c *Config) addKey(key, value string) {
-	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
-	if first <= 0 || last == len(key)-1 {
-		return
-	}
-	sub := ""
-	if first < last {
-		sub = key[first+1 : last]
-	}
-	c.vars = append(c.vars, configVar{key[:first], sub, key[last+1:], value})
 }
 
 // Get returns the last value of section.key, and whether it is set.

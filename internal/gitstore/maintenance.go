@@ -324,8 +324,14 @@ func (m *maintenance) rollUpSet() (merged []string) {
 	}
 	var packs []pk
 	for _, e := range ents {
+		// A .keep a killed writer left (a hard link to the pack, see
+		// placePack) goes once it is an hour old; a user's .keep stays.
 		if base, ok := strings.CutSuffix(e, ".keep"); ok && names[base+".pack"] {
-			m.dropStaleKeep(filepath.Join(dir, base))
+			k, kerr := os.Stat(filepath.Join(dir, e))
+			p, perr := os.Stat(filepath.Join(dir, base+".pack"))
+			if kerr == nil && perr == nil && time.Since(k.ModTime()) >= time.Hour && os.SameFile(k, p) {
+				os.Remove(filepath.Join(dir, e))
+			}
 		}
 	}
 	for _, e := range ents {
@@ -334,7 +340,9 @@ func (m *maintenance) rollUpSet() (merged []string) {
 			continue
 		}
 		if fi, err := os.Lstat(filepath.Join(dir, base+".idx")); err == nil {
-			packs = append(packs, pk{e, idxObjects(fi.Size())})
+			// A version 2 index's object count (a little more past 2 GiB
+			// of pack), at least 1.
+			packs = append(packs, pk{e, max(1, (fi.Size()-int64(idxHead+idxTrailer))/idxPerObject)})
 		}
 	}
 	if len(packs) < rollUpAt {
@@ -424,12 +432,6 @@ func rollUpInput(pdir string, packs []string) (in []byte, ok bool) {
 	return in, true
 }
 
-// idxObjects is the object count of a version 2 index of size bytes
-// (a little more past 2 GiB of pack), at least 1.
-func idxObjects(size int64) int64 {
-	return max(1, (size-int64(idxHead+idxTrailer))/idxPerObject)
-}
-
 // finishRollUp deletes the packs a finished roll-up merged, once (the mark
 // is taken by rename), index first; only while no git gc runs, and only
 // when the new pack its "+pack-<new>.pack" line names is whole.
@@ -479,17 +481,5 @@ func (m *maintenance) finishRollUp() {
 		os.Remove(p + ".pack")
 		os.Remove(p + ".rev")
 		os.Remove(p + ".bitmap")
-	}
-}
-
-// dropStaleKeep removes a .keep a killed writer left (a hard link to the
-// pack, see writePack) once it is an hour old; a user's .keep stays.
-func (m *maintenance) dropStaleKeep(base string) {
-	k, err := os.Stat(base + ".keep")
-	if err != nil || time.Since(k.ModTime()) < time.Hour {
-		return
-	}
-	if p, err := os.Stat(base + ".pack"); err == nil && os.SameFile(k, p) {
-		os.Remove(base + ".keep")
 	}
 }

@@ -110,7 +110,7 @@ func (s *Store) findNote(root, obj Hash) (noteLoc, error) {
 				loc.name, loc.entry, loc.found = rest, e, true
 				return loc, nil
 			}
-			if e.IsDir() && isFanout(e.Name) {
+			if e.IsDir() && len(e.Name) == 2 && strings.Trim(e.Name, "0123456789abcdef") == "" { // a fan-out level
 				fanned = true
 				if len(rest) > 2 && e.Name == rest[:2] {
 					sub = &entries[i]
@@ -131,10 +131,6 @@ func (s *Store) findNote(root, obj Hash) (noteLoc, error) {
 		cur = sub.Hash
 	}
 	return loc, nil
-}
-
-func isFanout(name string) bool {
-	return len(name) == 2 && strings.Trim(name, "0123456789abcdef") == ""
 }
 
 // ResolveCommit names the commit that spec means: "HEAD" (or ""), a full

@@ -418,7 +418,9 @@ func (db *DB) replacePacks(s *store, packs []*pack, err error) {
 	for _, p := range s.packs {
 		if !now[p] {
 			dropped[p.id] = true
-			p.unmap()
+			UnmapFile(p.idx)
+			UnmapFile(p.data)
+			p.idx, p.data = nil, nil
 		}
 	}
 	s.packs, s.err = packs, err

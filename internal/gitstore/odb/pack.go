@@ -121,14 +121,6 @@ func (p *pack) mapData() error {
 	return p.dataErr
 }
 
-// unmap releases the files; the caller holds DB.mu exclusively, so no
-// reader is inside them.
-func (p *pack) unmap() {
-	UnmapFile(p.idx)
-	UnmapFile(p.data)
-	p.idx, p.data = nil, nil
-}
-
 // parseIdx validates the v2 index layout without reading per-object data.
 func (p *pack) parseIdx() error {
 	idx := p.idx
