@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -275,6 +276,13 @@ func forbiddenState(t *testing.T, main, other, gitDir string, r *corpusRole) map
 			return false
 		}
 		if rel == ".ideate" {
+			return true
+		}
+		// A nested repository's git directory holds no file of the
+		// project: no runner reads it, git neither lists nor commits it.
+		// (The files beside it are judged: a repository that hides them
+		// is taken away whole.)
+		if d.IsDir() && path.Base(rel) == ".git" {
 			return true
 		}
 		if d.IsDir() || !r.isForbidden(rel) {

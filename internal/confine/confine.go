@@ -367,6 +367,12 @@ func (s *Spec) guarded(rel string) bool {
 	case outputFile:
 		return false
 	}
+	if strings.HasSuffix(rel, "/") {
+		// An untracked directory git status lists whole is a repository
+		// of its own inside the worktree, whose files git does not look
+		// into: what it holds would be out of the check.
+		return true
+	}
 	if path.Base(rel) == ".gitignore" {
 		// Ignored files are out of git status's sight, so out of the
 		// check: a .gitignore written in the call would hide what the
