@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/board"
-	"github.com/ideate/git-ideate/internal/corecmd"
 	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 )
@@ -140,27 +138,5 @@ func TestEnv_BoardIndexLinesFromCallsNotTheServer(t *testing.T) {
 	}
 	if got := lines(); got != before+1 {
 		t.Fatalf("index file: %d lines after the server's claim, want %d", got, before+1)
-	}
-}
-
-// The MCP server's store keeps a small cache of resolved pack objects (its
-// heap holds all of it for the whole session); a CLI call keeps odb's
-// default.
-func TestEnv_TheServerKeepsASmallObjectCache(t *testing.T) {
-	dir := gt.NewRepo(t)
-	for _, c := range []struct {
-		server bool
-		want   int
-	}{{true, corecmd.ServerObjectCache}, {false, 4 << 20}} {
-		env := &Env{Dir: dir, In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Server: c.server}
-		g, err := env.Git()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := g.ObjectCacheBytes()
-		env.Close()
-		if err != nil || got != c.want {
-			t.Fatalf("server %v: object cache %d (%v), want %d", c.server, got, err, c.want)
-		}
 	}
 }

@@ -57,14 +57,6 @@ type Env struct {
 // Now is the clock of every store the commands open; tests replace it.
 var Now = time.Now
 
-// ServerObjectCache is the MCP server's cache of resolved pack objects
-// (gitstore.Options.ObjectCache). With 1 MiB instead of 4 the server's
-// anonymous memory at the end of a run (10,000 records, then record_read
-// and mixed calls) was 11–17 MiB against 17–19, its peak RSS 31–38 MiB
-// against 36–38, and the first page no slower (runs one at a time, this
-// machine).
-const ServerObjectCache = 1 << 20
-
 // Git opens the repository containing Dir once, with the store settings of
 // its git config (config.LoadGit: a bad ideate.* value is an error naming
 // it; .ideate.json is not read here).
@@ -86,9 +78,6 @@ func (e *Env) Git() (*gitstore.Store, error) {
 	}
 	opt := clone.StoreOptions()
 	opt.Config = gc
-	if e.Server {
-		opt.ObjectCache = ServerObjectCache
-	}
 	e.git, e.clone = gitstore.OpenRepo(r, opt), clone
 	return e.git, nil
 }

@@ -29,10 +29,8 @@ type Store struct {
 	lockPolicy LockPolicy
 
 	odbOnce sync.Once
-	// objCacheBytes is Options.ObjectCache.
-	objCacheBytes int
-	odb           *odb.DB
-	odbErr        error
+	odb     *odb.DB
+	odbErr  error
 
 	ident     Signature
 	identOnce sync.Once
@@ -61,9 +59,6 @@ type Options struct {
 	// Config is the repository's git configuration, when the caller has
 	// already read it (LoadConfig); nil reads it.
 	Config *Config
-	// ObjectCache is the budget in bytes of the cache of resolved pack
-	// objects (delta bases); 0 is odb's default (4 MiB).
-	ObjectCache int
 }
 
 // DefaultOptions are the settings of a Store opened without a
@@ -97,13 +92,12 @@ func OpenRepo(r *Repo, opt Options) *Store {
 		cfg = LoadConfig(r)
 	}
 	s := &Store{
-		repo:          r,
-		cfg:           cfg,
-		refs:          &refReader{dir: r.CommonDir},
-		lockPolicy:    opt.Lock,
-		sync:          readSyncSet(cfg, opt.Lock.Fsync),
-		objCacheBytes: opt.ObjectCache,
-		Now:           time.Now,
+		repo:       r,
+		cfg:        cfg,
+		refs:       &refReader{dir: r.CommonDir},
+		lockPolicy: opt.Lock,
+		sync:       readSyncSet(cfg, opt.Lock.Fsync),
+		Now:        time.Now,
 	}
 	s.maint = maintenance{
 		enabled:   opt.Maintenance,
@@ -130,7 +124,7 @@ func (s *Store) Close() error {
 
 func (s *Store) db() (*odb.DB, error) {
 	s.odbOnce.Do(func() {
-		s.odb, s.odbErr = odb.OpenCache(s.repo.CommonDir+"/objects", s.objCacheBytes)
+		s.odb, s.odbErr = odb.Open(s.repo.CommonDir + "/objects")
 	})
 	return s.odb, s.odbErr
 }
@@ -319,13 +313,4 @@ func sanitizeIdent(v string) string {
 		}
 		return r
 	}, v))
-}
-
-// ObjectCacheBytes is the budget of the cache of resolved pack objects.
-func (s *Store) ObjectCacheBytes() (int, error) {
-	db, err := s.db()
-	if err != nil {
-		return 0, err
-	}
-	return db.CacheBytes(), nil
 }

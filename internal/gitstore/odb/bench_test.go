@@ -129,7 +129,7 @@ func BenchmarkOpenFirstRead(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		db, err := OpenCache(objectsDir(repo), 0)
+		db, err := Open(objectsDir(repo))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func BenchmarkOpenFirstRead(b *testing.B) {
 func benchRead(b *testing.B, typ string) {
 	repo, objs := benchFixture(b)
 	list := objs[typ]
-	db, err := OpenCache(objectsDir(repo), 0)
+	db, err := Open(objectsDir(repo))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func BenchmarkWalkHistory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := OpenCache(objectsDir(repo), 0)
+	db, err := Open(objectsDir(repo))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func BenchmarkRSS1000(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
 		before := vmRSS("VmRSS")
-		db, err := OpenCache(objectsDir(repo), 0)
+		db, err := Open(objectsDir(repo))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func TestRSSChild(t *testing.T) {
 	}
 	start := vmRSS("VmRSS")
 	t0 := time.Now()
-	db, err := OpenCache(dir, 0)
+	db, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,24 +36,17 @@ func TestBaseCache_DropPacks(t *testing.T) {
 	}
 }
 
-// OpenCache sets the resolved-object cache's budget, and puts past it
-// evict: the cache never holds more than the budget.
-func TestOpenCache_Budget(t *testing.T) {
-	dir := t.TempDir()
-	for _, c := range []struct{ ask, want int }{{0, defaultCacheBytes}, {-1, defaultCacheBytes}, {1 << 20, 1 << 20}} {
-		db, err := OpenCache(dir, c.ask)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := db.CacheBytes(); got != c.want {
-			t.Fatalf("OpenCache(%d): budget %d, want %d", c.ask, got, c.want)
-		}
-		for i := range 64 {
-			db.cache.put(cacheKey{pack: 1, off: uint64(i)}, 3, make([]byte, 100<<10))
-		}
-		if db.cache.used > c.want {
-			t.Fatalf("budget %d: the cache holds %d bytes", c.want, db.cache.used)
-		}
-		db.Close()
+// Puts past the budget evict: the cache never holds more than it.
+func TestBaseCache_Budget(t *testing.T) {
+	db, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 64 {
+		db.cache.put(cacheKey{pack: 1, off: uint64(i)}, 3, make([]byte, 100<<10))
+	}
+	if db.cache.used > cacheBytes {
+		t.Fatalf("budget %d: the cache holds %d bytes", cacheBytes, db.cache.used)
 	}
 }

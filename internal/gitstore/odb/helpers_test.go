@@ -255,7 +255,7 @@ func mappedPacks(db *DB) int {
 
 func openDB(tb testing.TB, objects string) *DB {
 	tb.Helper()
-	db, err := OpenCache(objects, 0)
+	db, err := Open(objects)
 	if err != nil {
 		tb.Fatal(err)
 	}

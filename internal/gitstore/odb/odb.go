@@ -30,8 +30,8 @@ const (
 	maxDeltaDepth = 10000
 	// maxAlternateDepth is how deep objects/info/alternates may nest.
 	maxAlternateDepth = 5
-	// defaultCacheBytes is the budget of the resolved-object cache.
-	defaultCacheBytes = 4 << 20
+	// cacheBytes is the budget of the resolved-object cache.
+	cacheBytes = 4 << 20
 )
 
 // Test hooks: how many delta entries of each kind were applied.
@@ -68,14 +68,10 @@ type DB struct {
 	added   int // packs AddPack mapped since the last scan; guarded by scanMu
 }
 
-// OpenCache prepares to read the objects directory objectsDir (usually
-// ".git/objects") with a cache of resolved objects (delta bases) of at
-// most cacheBytes (0 or less: 4 MiB). It reads objects/info/alternates but
-// no pack; packs are mapped on the first lookup.
-func OpenCache(objectsDir string, cacheBytes int) (*DB, error) {
-	if cacheBytes <= 0 {
-		cacheBytes = defaultCacheBytes
-	}
+// Open prepares to read the objects directory objectsDir (usually
+// ".git/objects"). It reads objects/info/alternates but no pack; packs are
+// mapped on the first lookup.
+func Open(objectsDir string) (*DB, error) {
 	abs, err := filepath.Abs(objectsDir)
 	if err != nil {
 		return nil, fmt.Errorf("odb: %w", err)
@@ -472,9 +468,6 @@ func (db *DB) scanStore(s *store) ([]*pack, error) {
 	sort.SliceStable(fresh, func(i, j int) bool { return mtime[fresh[i]] > mtime[fresh[j]] })
 	return append(fresh, kept...), nil
 }
-
-// CacheBytes is the budget of the cache of resolved objects.
-func (db *DB) CacheBytes() int { return db.cache.max }
 
 // DropPacks unmaps the local packs named by bases (paths without the
 // .idx/.pack extension) and forgets them, for a caller about to take
