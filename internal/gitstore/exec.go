@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/osproc"
@@ -16,12 +17,16 @@ const killWait = 2 * time.Second
 // Command is the one way gitstore starts a process that the caller waits
 // for: name runs in a process group of its own, killed whole (git, ssh, a
 // transport helper) when ctx is done; Wait returns within killWait even if
-// an escaped descendant holds the pipes. On Linux the child also dies with
-// this process (see dieWithParent).
+// an escaped descendant holds the pipes. In a group of its own the child
+// would outlive a group kill aimed at this process (a host killing a hook's
+// group), so on Linux it dies with this process: by SIGTERM, not SIGKILL,
+// as git removes its lock files on SIGTERM, and a `git update-ref -d`
+// killed outright leaves packed-refs.lock behind, which fails every later
+// ref deletion until someone removes it.
 func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	osproc.Group(cmd)
-	dieWithParent(cmd.SysProcAttr)
+	osproc.DieWithParent(cmd, syscall.SIGTERM)
 	cmd.WaitDelay = killWait
 	return cmd
 }

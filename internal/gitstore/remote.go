@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -26,10 +27,8 @@ const NotesRef = "refs/notes/ideate"
 
 // Sync error codes.
 const (
-	// NoRemote: no remote is named, configured, or the only one.
-	NoRemote apperr.Code = "NO_REMOTE"
-	// RemoteFailed: git could not fetch from or push to the remote.
-	RemoteFailed apperr.Code = "REMOTE"
+	NoRemote     apperr.Code = "NO_REMOTE" // no remote is named, configured, or the only one
+	RemoteFailed apperr.Code = "REMOTE"    // git could not fetch from or push to the remote
 )
 
 // TrackingRef is the remote-tracking copy of ref (refs/ideate/… or
@@ -63,10 +62,7 @@ func (s *Store) Remotes() []string {
 // exists.
 func (s *Store) ResolveRemote(name, configured string) (string, error) {
 	remotes := s.Remotes()
-	if name == "" {
-		name = configured
-	}
-	if name == "" {
+	if name = cmp.Or(name, configured); name == "" {
 		switch len(remotes) {
 		case 0:
 			return "", apperr.New(NoRemote, "this repository has no remote; add one with `git remote add` or name one")
@@ -84,9 +80,7 @@ func (s *Store) ResolveRemote(name, configured string) (string, error) {
 
 // RemoteOptions shape how git is run against a remote.
 type RemoteOptions struct {
-	// Progress receives git's progress output (a terminal); nil keeps git
-	// quiet.
-	Progress io.Writer
+	Progress io.Writer // git's progress output (a terminal); nil keeps git quiet
 }
 
 // runRemote runs git against a remote, passing stderr to opt.Progress
@@ -94,8 +88,7 @@ type RemoteOptions struct {
 func (s *Store) runRemote(ctx context.Context, opt RemoteOptions, args ...string) (stdout []byte, stderr string, err error) {
 	cmd := s.git(ctx, args...)
 	var out, errb bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &errb
+	cmd.Stdout, cmd.Stderr = &out, &errb
 	if opt.Progress != nil {
 		cmd.Stderr = io.MultiWriter(opt.Progress, &errb)
 	}

@@ -2,8 +2,11 @@
 
 package osproc
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // DieWithParent: only Linux has a parent-death signal; KillGroupOnExit
 // covers the others.
-func DieWithParent(cmd *exec.Cmd) {}
+func DieWithParent(*exec.Cmd, syscall.Signal) {}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -351,7 +352,7 @@ func Exec(ctx context.Context, argv []string, dir string, env []string, timeout 
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	osproc.Group(cmd)
-	osproc.DieWithParent(cmd)
+	osproc.DieWithParent(cmd, syscall.SIGKILL)
 	cmd.WaitDelay = 2 * time.Second
 	if start == nil {
 		start = (*exec.Cmd).Start
