@@ -62,3 +62,8 @@ func (s *Store) runGitEnv(ctx context.Context, dir string, env []string, stdin i
 func (s *Store) RunGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return s.runGitEnv(ctx, dir, nil, nil, args...)
 }
+
+// RunGitInput is RunGit with stdin.
+func (s *Store) RunGitInput(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
+	return s.runGitEnv(ctx, dir, nil, stdin, args...)
+}

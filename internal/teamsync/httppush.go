@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,10 +30,14 @@ import (
 // directPush speaks that POST itself when nothing asks for git's HTTP
 // machinery: the push URL is plain http(s) without credentials, no http.*
 // or url.* configuration and no proxy is set, the repository uses SHA-1,
-// and the new commits lead back to <old> one parent each. Anything else,
-// and any answer but a 200 carrying receive-pack's report, is left to
-// `git push` (ok false): credentials, redirects, proxies and TLS settings
-// stay git's.
+// and the new commits lead back to <old> one parent each. A remote on
+// this machine (an absolute path or a file:// URL, with no
+// remote.<name>.receivepack) gets the same request on the stdin of `git
+// receive-pack <path>`, the process `git push` would start there itself
+// beside its own, a shell's and pack-objects. Anything else, and any
+// answer but receive-pack's report (for HTTP, in a 200), is left to `git
+// push` (ok false): credentials, redirects, proxies and TLS settings stay
+// git's.
 
 // directMaxCommits bounds the commits a direct push walks back to <old>.
 const directMaxCommits = 64
@@ -46,47 +51,65 @@ var directClient = &http.Client{
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
-// directURL is remote's push URL when a direct push may use it.
-func directURL(g *gitstore.Store, remote string) (string, bool) {
+// directTarget is where a direct push of remote may go: its plain
+// http(s) push URL, or (local true) the absolute path of a repository on
+// this machine.
+func directTarget(g *gitstore.Store, remote string) (target string, local, ok bool) {
 	cfg := g.Config()
 	u, ok := cfg.GetSub("remote", remote, "pushurl")
 	if !ok {
 		if u, ok = cfg.GetSub("remote", remote, "url"); !ok {
-			return "", false
+			return "", false, false
 		}
 	}
 	if len(cfg.GetAllSub("remote", remote, "pushurl")) > 1 || len(cfg.GetAllSub("remote", remote, "url")) > 1 && len(cfg.GetAllSub("remote", remote, "pushurl")) == 0 {
-		return "", false // git pushes to every URL
-	}
-	p, err := url.Parse(u)
-	if err != nil || p.Scheme != "http" && p.Scheme != "https" || p.User != nil || p.Host == "" || p.RawQuery != "" || p.Fragment != "" {
-		return "", false
+		return "", false, false // git pushes to every URL
 	}
 	if f, ok := cfg.Get("extensions", "objectformat"); ok && !strings.EqualFold(f, "sha1") {
-		return "", false
+		return "", false, false
 	}
-	if cfg.HasSection("http") || cfg.HasSection("url") {
-		return "", false
+	if cfg.HasSection("url") || cfg.HasSection("protocol") {
+		return "", false, false
 	}
-	env := []string{"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "GIT_HTTP_PROXY_AUTHMETHOD", "GIT_CURL_VERBOSE", "GIT_TRACE_CURL", "GIT_ALLOW_PROTOCOL"}
-	if p.Scheme == "https" {
-		env = append(env, "GIT_SSL_NO_VERIFY", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_CERT", "GIT_SSL_KEY", "GIT_SSL_VERSION", "GIT_SSL_CIPHER_LIST")
+	env := []string{"GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER"}
+	if path, isPath := strings.CutPrefix(u, "file://"); isPath || filepath.IsAbs(u) {
+		if !isPath {
+			path = u
+		}
+		if _, custom := cfg.GetSub("remote", remote, "receivepack"); custom || !filepath.IsAbs(path) || strings.ContainsAny(path, "?#%\n") {
+			return "", false, false
+		}
+		target, local = path, true
+		// What git clears for the remote side's process (its local_repo_env)
+		// and gitProc does not: when set, that process is git push's to start.
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY",
+			"GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_SHALLOW_FILE")
+	} else {
+		p, err := url.Parse(u)
+		if err != nil || p.Scheme != "http" && p.Scheme != "https" || p.User != nil || p.Host == "" || p.RawQuery != "" || p.Fragment != "" || cfg.HasSection("http") {
+			return "", false, false
+		}
+		env = append(env, "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "GIT_HTTP_PROXY_AUTHMETHOD", "GIT_CURL_VERBOSE", "GIT_TRACE_CURL")
+		if p.Scheme == "https" {
+			env = append(env, "GIT_SSL_NO_VERIFY", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_CERT", "GIT_SSL_KEY", "GIT_SSL_VERSION", "GIT_SSL_CIPHER_LIST")
+		}
+		target = strings.TrimSuffix(u, "/")
 	}
 	for _, k := range env {
 		if _, set := os.LookupEnv(k); set {
-			return "", false
+			return "", false, false
 		}
 	}
-	return strings.TrimSuffix(u, "/"), true
+	return target, local, true
 }
 
-// directPush moves ref at remote from old to new in one POST to its
-// git-receive-pack. ok is false when the push was not made this way (see
-// directURL), so `git push` must make it; then nothing was changed at the
+// directPush moves ref at remote from old to new in one request to its
+// receive-pack. ok is false when the push was not made this way (see
+// directTarget), so `git push` must make it; then nothing was changed at the
 // remote by this call, or the change is new's own, which a repeated push
 // of the same lease finds as the remote's state. err is only ctx's.
 func directPush(ctx context.Context, g *gitstore.Store, remote, ref string, old, new gitstore.Hash) (res gitstore.PushResult, ok bool, err error) {
-	base, usable := directURL(g, remote)
+	target, local, usable := directTarget(g, remote)
 	if !usable || old == gitstore.ZeroHash || new == gitstore.ZeroHash {
 		return res, false, nil
 	}
@@ -103,25 +126,49 @@ func directPush(ctx context.Context, g *gitstore.Store, remote, ref string, old,
 		ctx, cancel = context.WithTimeout(ctx, directTimeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/git-receive-pack", bytes.NewReader(body.Bytes()))
-	if err != nil {
-		return res, false, nil
-	}
-	req.Header.Set("Content-Type", "application/x-git-receive-pack-request")
-	req.Header.Set("Accept", "application/x-git-receive-pack-result")
-	req.Header.Set("User-Agent", "git/ideate")
-	resp, err := directClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return res, true, ctx.Err()
+	var report *bufio.Reader
+	if local {
+		// receive-pack first lists the repository's refs, then reads the
+		// request: the report follows that list.
+		out, err := g.RunGitInput(ctx, "", bytes.NewReader(body.Bytes()), "receive-pack", target)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, true, ctx.Err()
+			}
+			return res, false, nil // not a repository: git push says so in its words
 		}
-		return res, false, nil // unreachable: git push says so in its words
+		report = bufio.NewReader(bytes.NewReader(out))
+		for {
+			line, err := readPkt(report)
+			if err != nil {
+				return res, false, nil
+			}
+			if line == nil {
+				break
+			}
+		}
+	} else {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target+"/git-receive-pack", bytes.NewReader(body.Bytes()))
+		if err != nil {
+			return res, false, nil
+		}
+		req.Header.Set("Content-Type", "application/x-git-receive-pack-request")
+		req.Header.Set("Accept", "application/x-git-receive-pack-result")
+		req.Header.Set("User-Agent", "git/ideate")
+		resp, err := directClient.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, true, ctx.Err()
+			}
+			return res, false, nil // unreachable: git push says so in its words
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-git-receive-pack-result") {
+			return res, false, nil
+		}
+		report = bufio.NewReader(io.LimitReader(resp.Body, 1<<20))
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-git-receive-pack-result") {
-		return res, false, nil
-	}
-	unpack, status, reason, err := readReport(io.LimitReader(resp.Body, 1<<20), ref)
+	unpack, status, reason, err := readReport(report, ref)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, true, ctx.Err()
@@ -234,31 +281,40 @@ func pktLine(w *bytes.Buffer, s string) {
 	fmt.Fprintf(w, "%04x%s", len(s)+4, s)
 }
 
+// readPkt reads one pkt-line: its payload, or nil for a flush.
+func readPkt(br *bufio.Reader) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return nil, err
+	}
+	var n uint64
+	if _, err := fmt.Sscanf(string(hdr[:]), "%04x", &n); err != nil {
+		return nil, fmt.Errorf("not a pkt-line: %q", hdr)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if n < 4 {
+		return nil, fmt.Errorf("bad pkt-line length %d", n)
+	}
+	line := make([]byte, n-4)
+	_, err := io.ReadFull(br, line)
+	return line, err
+}
+
 // readReport reads receive-pack's report-status: "unpack <ok|error>",
 // then "ok <ref>" or "ng <ref> <reason>" per command, then a flush.
-func readReport(r io.Reader, ref string) (unpack, status, reason string, err error) {
-	br := bufio.NewReader(r)
+func readReport(br *bufio.Reader, ref string) (unpack, status, reason string, err error) {
 	for {
-		var hdr [4]byte
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		line, err := readPkt(br)
+		if err != nil {
 			return "", "", "", err
 		}
-		var n uint64
-		if _, err := fmt.Sscanf(string(hdr[:]), "%04x", &n); err != nil {
-			return "", "", "", fmt.Errorf("not a pkt-line: %q", hdr)
-		}
-		if n == 0 {
+		if line == nil {
 			if unpack == "" || status == "" {
 				return "", "", "", fmt.Errorf("the report is incomplete")
 			}
 			return unpack, status, reason, nil
-		}
-		if n < 4 {
-			return "", "", "", fmt.Errorf("bad pkt-line length %d", n)
-		}
-		line := make([]byte, n-4)
-		if _, err := io.ReadFull(br, line); err != nil {
-			return "", "", "", err
 		}
 		s := strings.TrimSuffix(string(line), "\n")
 		switch {

@@ -24,14 +24,20 @@ func plainHTTP(t *testing.T) {
 	}
 }
 
-// directFixture: a bare remote served over smart HTTP with
-// receive.fsckObjects, a clone holding one item in step with it, and the
-// item's next three heads written locally (claim, renew, release), not
-// yet pushed.
-func directFixture(t *testing.T) (bare string, c *clone, id string, at gitstore.Hash, next []gitstore.Hash) {
+// directFixture: a bare remote with receive.fsckObjects, served over
+// smart HTTP (or, byPath, cloned by its path), a clone holding one item in
+// step with it, and the item's next three heads written locally (claim,
+// renew, release), not yet pushed.
+func directFixture(t *testing.T, byPath bool) (bare string, c *clone, id string, at gitstore.Hash, next []gitstore.Hash) {
 	plainHTTP(t)
 	bare = newRemote(t)
-	c = cloneOf(t, teamsynctest.ServeBare(t, bare))
+	url := bare
+	if !byPath {
+		url = teamsynctest.ServeBare(t, bare)
+	} else {
+		gt.Git(t, bare, "config", "receive.fsckObjects", "true")
+	}
+	c = cloneOf(t, url)
 	id = c.create(t, "an item")
 	c.sync(t)
 	at = mustRef(t, c, board.RefName(id))
@@ -52,11 +58,17 @@ func directFixture(t *testing.T) (bare string, c *clone, id string, at gitstore.
 }
 
 // TestDirectPush_MovesTheRefAndPassesFsck: a claim's push speaks smart
-// HTTP itself (no git process): three commits on top of the remote's head
-// go in one POST, the remote takes them (receive.fsckObjects checks every
+// HTTP itself (no git process), or to `git receive-pack` of a remote
+// reached by path: three commits on top of the remote's head go in one
+// request, the remote takes them (receive.fsckObjects checks every
 // object), and its repository stays whole.
 func TestDirectPush_MovesTheRefAndPassesFsck(t *testing.T) {
-	bare, c, id, at, next := directFixture(t)
+	t.Run("http", func(t *testing.T) { movesTheRef(t, false) })
+	t.Run("path", func(t *testing.T) { movesTheRef(t, true) })
+}
+
+func movesTheRef(t *testing.T, byPath bool) {
+	bare, c, id, at, next := directFixture(t, byPath)
 	ref := board.RefName(id)
 	res, ok, err := teamsync.DirectPush(t.Context(), c.g, "origin", ref, at, next[2])
 	if err != nil || !ok {
@@ -75,7 +87,12 @@ func TestDirectPush_MovesTheRefAndPassesFsck(t *testing.T) {
 // remote no longer holds changes nothing there and is reported as a race
 // (the authority then fetches and replays), not as a refusal.
 func TestDirectPush_StaleLeaseIsARace(t *testing.T) {
-	bare, c, id, at, next := directFixture(t)
+	t.Run("http", func(t *testing.T) { staleLease(t, false) })
+	t.Run("path", func(t *testing.T) { staleLease(t, true) })
+}
+
+func staleLease(t *testing.T, byPath bool) {
+	bare, c, id, at, next := directFixture(t, byPath)
 	ref := board.RefName(id)
 	if res, ok, err := teamsync.DirectPush(t.Context(), c.g, "origin", ref, at, next[0]); err != nil || !ok || !res.OK {
 		t.Fatalf("first push: %+v ok %v err %v", res, ok, err)
@@ -94,15 +111,22 @@ func TestDirectPush_StaleLeaseIsARace(t *testing.T) {
 	gt.Fsck(t, bare)
 }
 
-// TestDirectPush_LeavesGitsCasesToGit: a remote reached by path, an http.*
-// setting (headers, TLS, proxies are git's), and a server that wants
-// credentials (403) are not pushed directly, and nothing moves there.
+// TestDirectPush_LeavesGitsCasesToGit: a remote reached by a relative
+// path or through its own remote.<name>.receivepack, an http.* setting
+// (headers, TLS, proxies are git's), and a server that wants credentials
+// (403) are not pushed directly, and nothing moves there.
 func TestDirectPush_LeavesGitsCasesToGit(t *testing.T) {
-	bare, c, id, at, next := directFixture(t)
+	bare, c, id, at, next := directFixture(t, false)
 	ref := board.RefName(id)
 	url := gt.Git(t, c.dir, "remote", "get-url", "origin")
 
-	gt.Git(t, c.dir, "remote", "add", "bypath", bare)
+	rel, err := filepath.Rel(c.dir, bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gt.Git(t, c.dir, "remote", "add", "relative", rel)
+	gt.Git(t, c.dir, "remote", "add", "ownreceivepack", bare)
+	gt.Git(t, c.dir, "config", "remote.ownreceivepack.receivepack", "git receive-pack")
 	gt.Git(t, c.dir, "config", "--local", "http.extraHeader", "X-Team: a")
 	gt.Git(t, c.dir, "remote", "add", "withheader", url)
 	forbidden := newRemote(t)
@@ -112,7 +136,7 @@ func TestDirectPush_LeavesGitsCasesToGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	for _, remote := range []string{"bypath", "withheader"} {
+	for _, remote := range []string{"relative", "ownreceivepack", "withheader"} {
 		if _, ok, err := teamsync.DirectPush(t.Context(), g, remote, ref, at, next[0]); ok || err != nil {
 			t.Fatalf("remote %s: ok %v err %v, want it left to git push", remote, ok, err)
 		}
@@ -132,13 +156,22 @@ func TestDirectPush_LeavesGitsCasesToGit(t *testing.T) {
 }
 
 // TestDirectPush_AClaimRunsNoGitPush: a claim through the remote authority
-// over plain smart HTTP makes its push directly: no `git push` runs (every
-// git the process starts goes through a wrapper that logs it), and the
-// remote holds the claim.
+// over plain smart HTTP, or to a remote reached by path, makes its push
+// directly: no `git push` runs (every git the process starts goes through
+// a wrapper that logs it), and the remote holds the claim.
 func TestDirectPush_AClaimRunsNoGitPush(t *testing.T) {
+	t.Run("http", func(t *testing.T) { claimRunsNoGitPush(t, false) })
+	t.Run("path", func(t *testing.T) { claimRunsNoGitPush(t, true) })
+}
+
+func claimRunsNoGitPush(t *testing.T, byPath bool) {
 	plainHTTP(t)
 	bare := newRemote(t)
-	c := cloneOf(t, teamsynctest.ServeBare(t, bare))
+	url := bare
+	if !byPath {
+		url = teamsynctest.ServeBare(t, bare)
+	}
+	c := cloneOf(t, url)
 	id := c.create(t, "an item")
 	c.sync(t)
 	real, err := exec.LookPath("git")
