@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/shell"
 )
 
@@ -333,8 +334,6 @@ func (m *maintenance) rollUpSet() (merged []string) {
 				os.Remove(filepath.Join(dir, e))
 			}
 		}
-	}
-	for _, e := range ents {
 		base, ok := strings.CutSuffix(e, ".pack")
 		if !ok || !names[base+".idx"] || names[base+".keep"] || names[base+".promisor"] {
 			continue
@@ -408,8 +407,7 @@ func (m *maintenance) spawnRollUp(merged []string) {
 // read whole.
 func rollUpInput(pdir string, packs []string) (in []byte, ok bool) {
 	for _, p := range packs {
-		var st os.FileInfo // sizes the read by the file, up to the cap
-		idx, err := readSmall(filepath.Join(pdir, strings.TrimSuffix(p, ".pack")+".idx"), nil, 1<<30, &st)
+		idx, err := osproc.ReadRegular(filepath.Join(pdir, strings.TrimSuffix(p, ".pack")+".idx"), 1<<30)
 		if err != nil || len(idx) < idxHead {
 			return nil, false
 		}

@@ -120,8 +120,7 @@ func (s *Store) Fetch(ctx context.Context, remote string, opt RemoteOptions, ref
 	} else {
 		args = append(args, "--quiet")
 	}
-	args = append(args, remote)
-	args = append(args, specs...)
+	args = append(append(args, remote), specs...)
 	for attempt := 0; ; attempt++ {
 		_, stderr, err := s.runRemote(ctx, opt, args...)
 		if err == nil {
@@ -239,9 +238,7 @@ func (s *Store) blameUnpack(ctx context.Context, remote string, res []PushResult
 			}
 		}
 	}
-	if detail == "" {
-		detail = first
-	}
+	detail = cmp.Or(detail, first)
 	blamed := -1
 	for i, r := range res {
 		if obj == "" || blamed >= 0 || r.OK {
@@ -405,11 +402,9 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 	var args []string
 	if s.userMapsOurRefs(remote) {
 		name = "ideate-sync"
-		url, ok := s.cfg.GetSub("remote", remote, "pushurl")
-		if !ok {
-			url, _ = s.cfg.GetSub("remote", remote, "url")
-		}
-		args = append(args, "-c", "remote."+name+".url="+url)
+		pushURL, _ := s.cfg.GetSub("remote", remote, "pushurl")
+		url, _ := s.cfg.GetSub("remote", remote, "url")
+		args = append(args, "-c", "remote."+name+".url="+cmp.Or(pushURL, url))
 	}
 	for _, spec := range FetchRefspecs(remote) {
 		args = append(args, "-c", "remote."+name+".fetch="+spec)

@@ -254,22 +254,12 @@ func (s *Store) LockState(ctx context.Context, name string) (func(), error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot open the lock %s", name)
 	}
-	wait := time.Millisecond
-	for {
-		err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if err != osproc.ErrLocked {
-			f.Close()
-			return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
-		}
-		if err := sleep(ctx, wait); err != nil {
-			f.Close()
+	if err := osproc.LockContext(ctx, f, osproc.Exclusive); err != nil {
+		f.Close()
+		if ctx.Err() != nil {
 			return nil, err
 		}
-		if wait < 50*time.Millisecond {
-			wait *= 2
-		}
+		return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
 	}
+	return func() { f.Close() }, nil
 }

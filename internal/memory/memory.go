@@ -430,22 +430,14 @@ func lockDir(ctx context.Context, dir string) (func(), error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot open %s: %v", dir, err)
 	}
-	for {
-		err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
-		if err == nil {
-			return func() { osproc.Unlock(f); f.Close() }, nil
+	if err := osproc.LockContext(ctx, f, osproc.Exclusive); err != nil {
+		f.Close()
+		if ctx.Err() != nil {
+			return nil, err
 		}
-		if err != osproc.ErrLocked {
-			f.Close()
-			return nil, apperr.Wrap(apperr.Write, err, "cannot lock %s: %v", dir, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
+		return nil, apperr.Wrap(apperr.Write, err, "cannot lock %s: %v", dir, err)
 	}
+	return func() { osproc.Unlock(f); f.Close() }, nil
 }
 
 // Rule is one kind of invariant an entry may not relax.

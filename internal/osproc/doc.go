@@ -10,6 +10,7 @@
 //     process in a group of its own on Windows;
 //   - advisory whole-file locks (Lock, Unlock): flock on Unix, LockFileEx on
 //     Windows; ErrLocked when a non-waiting lock is held elsewhere;
+//     LockContext waits for one until a context ends;
 //   - a file's identity (Inode): device and inode on Unix; none on Windows,
 //     where callers fall back to size and time, or to os.SameFile.
 //
@@ -17,7 +18,12 @@
 // Windows half is built and vetted by the tests, never run.
 package osproc
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+)
 
 // ErrLocked is returned by Lock without wait when another open file
 // description holds the lock.
@@ -32,3 +38,21 @@ const (
 	Exclusive LockMode = 1
 	NoWait    LockMode = 2
 )
+
+// LockContext takes the lock of mode on f, waiting while another open file
+// description holds it (polling, the pause doubling up to 50 ms) until ctx
+// is done, when it returns ctx.Err().
+func LockContext(ctx context.Context, f *os.File, mode LockMode) error {
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		if err := Lock(f, mode|NoWait); err != ErrLocked {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
