@@ -228,15 +228,12 @@ func (c *Config) Bool(section, key string, def bool) bool {
 // Int reads an integer with git's k/m/g suffixes (ParseInt); a value
 // that is not one is def.
 func (c *Config) Int(section, key string, def int64) int64 {
-	v, ok := c.Get(section, key)
-	if !ok {
-		return def
+	if v, ok := c.Get(section, key); ok {
+		if n, ok := ParseInt(v); ok {
+			return n
+		}
 	}
-	n, ok := ParseInt(v)
-	if !ok {
-		return def
-	}
-	return n
+	return def
 }
 
 // ParseInt parses an integer the way git does: decimal with an optional
@@ -244,13 +241,10 @@ func (c *Config) Int(section, key string, def int64) int64 {
 func ParseInt(v string) (int64, bool) {
 	v = strings.ToLower(strings.TrimSpace(v))
 	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "k"):
-		mult, v = 1<<10, v[:len(v)-1]
-	case strings.HasSuffix(v, "m"):
-		mult, v = 1<<20, v[:len(v)-1]
-	case strings.HasSuffix(v, "g"):
-		mult, v = 1<<30, v[:len(v)-1]
+	for i, suffix := range []string{"k", "m", "g"} {
+		if rest, ok := strings.CutSuffix(v, suffix); ok {
+			mult, v = 1<<(10*(i+1)), rest
+		}
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n > math.MaxInt64/mult || n < math.MinInt64/mult {
