@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,21 +20,18 @@ import (
 // flush), and maintenance deletes nothing then. gc.pid is judged as git
 // does: past 12 hours, or naming a gone process of this host, it is stale.
 func gcRunning(commonDir string) bool {
-	path := filepath.Join(commonDir, "gc.pid")
-	fi, err := os.Stat(path)
+	f, fi, err := osproc.OpenRegular(filepath.Join(commonDir, "gc.pid"))
 	if errors.Is(err, os.ErrNotExist) {
 		return false
 	}
 	if err != nil {
 		return true // cannot tell: assume one runs
 	}
+	defer f.Close()
 	if time.Since(fi.ModTime()) > 12*time.Hour {
 		return false
 	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false // it ended between the two looks
-	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<10))
 	if err != nil {
 		return true
 	}

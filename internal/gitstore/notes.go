@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,10 +32,7 @@ func (s *Store) ReadNote(ref string, obj Hash) (note []byte, ok bool, err error)
 		return nil, false, err
 	}
 	data, err := s.ReadBlob(loc.entry.Hash)
-	if err != nil {
-		return nil, false, err
-	}
-	return data, true, nil
+	return data, err == nil, err
 }
 
 // AppendNote adds text (ended by a newline) on the line after the note on
@@ -75,10 +71,7 @@ func (s *Store) AppendNote(ctx context.Context, ref string, obj Hash, text strin
 			return ZeroHash, "", err
 		}
 		newRoot, err := s.Insert(root, loc.dirs, TreeEntry{Mode: ModeFile, Name: loc.name, Hash: blob}, true)
-		if err != nil {
-			return ZeroHash, "", err
-		}
-		return newRoot, "Notes appended by git ideate\n", nil
+		return newRoot, "Notes appended by git ideate\n", err
 	})
 }
 
@@ -146,10 +139,7 @@ func (s *Store) ResolveCommit(ctx context.Context, spec string) (Hash, error) {
 		}
 		return h, err
 	}
-	if len(spec) < 4 || len(spec) > 40 {
-		return ZeroHash, apperr.New(apperr.Schema, "%q is not an object name", spec)
-	}
-	if _, err := hex.DecodeString(spec + strings.Repeat("0", len(spec)%2)); err != nil {
+	if len(spec) < 4 || len(spec) > 40 || strings.Trim(spec, "0123456789abcdef") != "" {
 		return ZeroHash, apperr.New(apperr.Schema, "%q is not an object name", spec)
 	}
 	var h Hash

@@ -137,9 +137,6 @@ func (s *Store) CheckFormat(e TreeEntry, f Format) error {
 // CheckRootFormat is CheckFormat for the entry at the top of root; a root
 // without one (an empty or pre-format store) passes.
 func (s *Store) CheckRootFormat(root Hash, f Format) error {
-	if root == ZeroHash {
-		return nil
-	}
 	e, ok, err := s.Lookup(root, []string{f.File})
 	if err != nil || !ok {
 		return err
@@ -172,10 +169,8 @@ func (s *Store) treeOf(commit Hash) (Hash, error) {
 // EnsureFormat returns root with f's entry at its top level, adding it
 // only when it is missing, so every commit of the store carries its version.
 func (s *Store) EnsureFormat(root Hash, f Format) (Hash, error) {
-	if root != ZeroHash {
-		if _, ok, err := s.Lookup(root, []string{f.File}); err != nil || ok {
-			return root, err
-		}
+	if _, ok, err := s.Lookup(root, []string{f.File}); err != nil || ok {
+		return root, err
 	}
 	h, err := s.WriteBlob(f.Blob())
 	if err != nil {
