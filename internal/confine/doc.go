@@ -11,7 +11,11 @@
 // refs and their logs), a per-task directory for temporary files, caches
 // and the command's new objects, and a few device files. Reading stays
 // open. The main checkout, other worktrees, the object store,
-// refs/ideate/*, notes, hooks and config cannot be written. On macOS a generated sandbox-exec profile says
+// refs/ideate/*, notes, hooks and config cannot be written. From
+// Landlock ABI 6 (Linux 6.12) the command may signal only what it started
+// and reach no abstract socket of another process, so it cannot end the
+// entry before the entry puts back what it changed; Mode says when the
+// kernel is older. On macOS a generated sandbox-exec profile says
 // the same (built, not run by our tests). Where neither exists, Mode says
 // so and the caller falls back to reading the command (the weaker mode).
 //

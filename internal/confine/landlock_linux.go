@@ -26,8 +26,10 @@ func Available() bool { return abi() >= 1 }
 // Mode names the confinement in force: "landlock ABI n", or why there is
 // none (then the guard reads commands instead, the weaker mode).
 func Mode() string {
-	if v := abi(); v >= 1 {
+	if v := abi(); v >= 6 {
 		return "landlock ABI " + itoa(v)
+	} else if v >= 1 {
+		return "landlock ABI " + itoa(v) + " (signals are not scoped before ABI 6, Linux 6.12: a command can end its confining entry before the entry puts back what the command changed; the gates still judge the commits)"
 	}
 	return "none: Landlock is not enabled in this kernel"
 }
@@ -126,6 +128,13 @@ func restrictThread(rw []string) error {
 	}
 	handled := writeRights(v)
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
+	if v >= 6 {
+		// The command may signal, and reach through an abstract socket,
+		// only what it started itself: killing this entry before it puts
+		// back what the command changed, or the hooks of later calls,
+		// would let the command's writes stand.
+		attr.Scoped = unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return apperr.Wrap(apperr.Unverifiable, errno, "Landlock refused a ruleset, so the command is not run")
