@@ -23,10 +23,11 @@
 //
 // A Store is safe for concurrent use, and several processes and git itself
 // may use one repository at once: a ref moves only by compare-and-swap, a
-// lock file is broken only when unheld and older than
-// LockPolicy.StaleAfter, objects are immutable, and nothing is deleted
-// after a call has answered (see maintenance). Every git process a call
-// waits for runs in its own process group under the caller's context.
+// lock file is broken only when git ideate made it and it is unheld and
+// older than LockPolicy.StaleAfter (a git's lock never is), objects are
+// immutable, and nothing is deleted after a call has answered (see
+// maintenance). Every git process a call waits for runs in its own
+// process group under the caller's context.
 //
 // Failures the caller can act on are *apperr.Error: Conflict wrapping
 // ErrStale when a compare-and-swap lost, Locked when a ref lock stays held
