@@ -63,6 +63,9 @@ func helperMain(role string) int {
 				parent = c.Parents[0].String()
 			}
 			fmt.Printf("landed %s %s %s\n", h, parent, time.Now().Format("15:04:05.000000"))
+			if d, err := time.ParseDuration(os.Getenv("GITSTORE_TEST_PAUSE")); err == nil {
+				time.Sleep(d)
+			}
 		}
 		return 0
 	case "hold-ref-lock":
@@ -220,19 +223,7 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	}
 	landed, cliErr := gitCLIWriter(dir, ref, cliN)
 	for i, p := range ps {
-		if err := p.WaitErr(); err != nil {
-			t.Errorf("worker %d: %v\n%s", i, err, p.Stderr())
-		}
-		for _, line := range p.Lines() {
-			var l landing
-			if _, err := fmt.Sscanf(line, "landed %s %s %s", &l.commit, &l.parent, &l.at); err == nil {
-				l.who = fmt.Sprintf("worker %d", i)
-				landed = append(landed, l)
-			} else if _, err := fmt.Sscanf(line, "landed %s %s", &l.commit, &l.at); err == nil {
-				l.who = fmt.Sprintf("worker %d", i)
-				landed = append(landed, l)
-			}
-		}
+		landed = append(landed, workerLandings(t, i, p)...)
 	}
 	close(stop)
 	wg.Wait()
@@ -242,41 +233,133 @@ func TestStore_Transact_RaceWithGitProcesses(t *testing.T) {
 	if packErr != nil {
 		t.Error(packErr)
 	}
-	chain := map[string]string{} // commit → parent
-	for _, line := range strings.Split(gt.Git(t, dir, "rev-list", "--parents", ref), "\n") {
-		f := strings.Fields(line)
-		chain[f[0]] = strings.Join(f[1:], " ")
-	}
-	if len(chain) != len(landed) {
-		// Each lost commit, who made it, and what landed from the same
-		// parent instead: the two compare-and-swaps that both succeeded.
-		byParent := map[string][]landing{}
-		for _, l := range landed {
-			byParent[l.parent] = append(byParent[l.parent], l)
-		}
-		var lost []string
-		for _, l := range landed {
-			if _, ok := chain[l.commit]; ok {
-				continue
-			}
-			line := fmt.Sprintf("%s's %.12s from %.12s at %s, beside", l.who, l.commit, l.parent, l.at)
-			for _, o := range byParent[l.parent] {
-				if o.commit != l.commit {
-					_, in := chain[o.commit]
-					line += fmt.Sprintf(" %s's %.12s at %s (in the chain: %v)", o.who, o.commit, o.at, in)
-				}
-			}
-			lost = append(lost, line)
-		}
-		reflog, _ := gt.GitErr(dir, "reflog", "show", "--date=iso", "--format=%h %gd %gs", ref)
-		t.Fatalf("chain has %d commits, %d writers saw land (lost updates: %d); lost:\n%s\nreflog (the CLI's and git's updates; ours write none):\n%s",
-			len(chain), len(landed), len(lost), strings.Join(lost, "\n"), reflog)
-	}
+	checkLanded(t, dir, ref, landed)
 	if t.Failed() {
 		return
 	}
 	if out := gt.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ideate/"); out != ref {
 		t.Fatalf("refs after race: %q", out)
+	}
+	gt.Fsck(t, dir)
+}
+
+// workerLandings waits for worker i and returns the commits it saw land.
+func workerLandings(t *testing.T, i int, p *proctest.Proc) []landing {
+	t.Helper()
+	if err := p.WaitErr(); err != nil {
+		t.Errorf("worker %d: %v\n%s", i, err, p.Stderr())
+	}
+	var landed []landing
+	for _, line := range p.Lines() {
+		l := landing{who: fmt.Sprintf("worker %d", i)}
+		if f := strings.Fields(line); len(f) == 4 && f[0] == "landed" {
+			l.commit, l.parent, l.at = f[1], f[2], f[3]
+		} else if len(f) == 3 && f[0] == "landed" { // the ref's first commit
+			l.commit, l.at = f[1], f[2]
+		} else {
+			continue
+		}
+		landed = append(landed, l)
+	}
+	return landed
+}
+
+// checkLanded fails the test unless every commit in landed is in ref's
+// chain and nothing else is. On a loss it names each lost commit, who
+// made it, and what landed from the same parent instead (the two
+// compare-and-swaps that both succeeded), with the reflog of git's own
+// updates of the ref.
+func checkLanded(t *testing.T, dir, ref string, landed []landing) {
+	t.Helper()
+	chain := map[string]bool{}
+	for _, line := range strings.Split(gt.Git(t, dir, "rev-list", ref), "\n") {
+		chain[line] = true
+	}
+	if len(chain) == len(landed) {
+		return
+	}
+	byParent := map[string][]landing{}
+	for _, l := range landed {
+		byParent[l.parent] = append(byParent[l.parent], l)
+	}
+	var lost []string
+	for _, l := range landed {
+		if chain[l.commit] {
+			continue
+		}
+		line := fmt.Sprintf("%s's %.12s from %.12s at %s;", l.who, l.commit, l.parent, l.at)
+		also := ""
+		for _, o := range byParent[l.parent] {
+			if o.commit != l.commit {
+				also += fmt.Sprintf(" %s's %.12s at %s (in the chain: %v)", o.who, o.commit, o.at, chain[o.commit])
+			}
+		}
+		if also == "" {
+			also = " nothing else landed from that parent (the ref went back past it)"
+		} else {
+			also = " from that parent also landed" + also
+		}
+		lost = append(lost, line+also)
+	}
+	reflog, _ := gt.GitErr(dir, "reflog", "show", "--date=iso", "--format=%h %gd %gs", ref)
+	t.Fatalf("chain has %d commits, %d writers saw land (lost updates: %d); the ref's tip %.12s; lost:\n%s\nreflog (git's updates; ours write none):\n%s",
+		len(chain), len(landed), len(lost), gt.Git(t, dir, "rev-parse", ref), strings.Join(lost, "\n"), reflog)
+}
+
+// A `git pack-refs` that holds a loose ref's lock past the stale age while
+// it prunes it (a starved git; here its reference-transaction hook sleeps
+// 1.5 s once the lock is taken): writers with the default lock policy wait
+// for it, and every commit they saw land stays in the chain. Had they
+// broken that lock, git would then delete the loose ref a writer had just
+// moved, and the ref would fall back to its older packed value.
+func TestStore_Transact_WaitsForASlowPackRefsPrune(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process race")
+	}
+	dir := gt.NewRepo(t)
+	const ref = "refs/ideate/counter"
+	slept := filepath.Join(t.TempDir(), "slept")
+	// Twice, so the test stays short.
+	hook := "#!/bin/sh\n[ \"$1\" = prepared ] || exit 0\nwhile read old new name; do\n" +
+		"  if [ \"$name\" = " + ref + " ] && [ \"$new\" = " + strings.Repeat("0", 40) + " ] && [ \"$(cat " + slept + " 2>/dev/null | wc -l)\" -lt 2 ]; then\n" +
+		"    echo >> " + slept + "; sleep 1.5\n  fi\ndone\n"
+	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "reference-transaction"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	packed := make(chan error, 1)
+	go func() {
+		var err error
+		for {
+			select {
+			case <-stop:
+				packed <- err
+				return
+			default:
+			}
+			if out, e := gt.GitErr(dir, "pack-refs", "--all"); e != nil && !strings.Contains(out, "lock") {
+				err = fmt.Errorf("git pack-refs: %v %s", e, out)
+			}
+		}
+	}()
+	const workers, each = 3, 12
+	var ps []*proctest.Proc
+	for i := 0; i < workers; i++ {
+		// A pause between commits lets pack-refs find the ref still and
+		// prune it.
+		ps = append(ps, spawn(t, "counter", dir, "GITSTORE_TEST_REF="+ref, "GITSTORE_TEST_N="+strconv.Itoa(each), "GITSTORE_TEST_PAUSE=20ms"))
+	}
+	var landed []landing
+	for i, p := range ps {
+		landed = append(landed, workerLandings(t, i, p)...)
+	}
+	close(stop)
+	if err := <-packed; err != nil {
+		t.Error(err)
+	}
+	checkLanded(t, dir, ref, landed)
+	if b, _ := os.ReadFile(slept); len(b) == 0 {
+		t.Fatal("no pack-refs pruned the ref while the writers ran: the test shows nothing")
 	}
 	gt.Fsck(t, dir)
 }
