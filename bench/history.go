@@ -253,13 +253,13 @@ func historyFixture(dir string, doneChain, openChain []fixCommit, done, open int
 				body := strings.ReplaceAll(c.files[name], idMark, id)
 				fmt.Fprintf(w, "M 100644 inline %s\n", name)
 				data(body)
-				entries = append(entries, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: name, Hash: gitstore.HashObject(oid.BlobObject, []byte(body))})
+				entries = append(entries, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: name, Hash: oid.ComputeHash(oid.BlobObject, []byte(body))})
 			}
-			tc := &gitstore.Commit{Tree: gitstore.HashObject(oid.TreeObject, gitstore.EncodeTree(entries)), Author: sig, Committer: sig, Message: msg}
+			tc := &gitstore.Commit{Tree: oid.ComputeHash(oid.TreeObject, gitstore.EncodeTree(entries)), Author: sig, Committer: sig, Message: msg}
 			if parent != gitstore.ZeroHash {
 				tc.Parents = []gitstore.Hash{parent}
 			}
-			parent = gitstore.HashObject(oid.CommitObject, gitstore.EncodeCommit(tc))
+			parent = oid.ComputeHash(oid.CommitObject, gitstore.EncodeCommit(tc))
 		}
 		return parent
 	}

@@ -148,7 +148,7 @@ func tickAt(ctx context.Context, d PlanDeps, task string, head gitstore.Hash) (*
 	}
 	// The line numbers are the plan's: hold them only against the bytes
 	// the plan was read from.
-	blob := gitstore.HashObject(oid.BlobObject, data).String()
+	blob := oid.ComputeHash(oid.BlobObject, data).String()
 	same := false
 	for _, f := range s.Files {
 		if f.Path == pr.Path {

@@ -12,18 +12,13 @@ import (
 // checks, insert), and a page walk revisits parent trees for each leaf.
 type objCache struct {
 	mu    sync.Mutex
-	m     map[Hash]cachedObj
+	m     map[Hash]object
 	bytes int
-}
-
-type cachedObj struct {
-	t    oid.ObjectType
-	data []byte
 }
 
 const objCacheMax = 2 << 20
 
-func (c *objCache) get(h Hash) (cachedObj, bool) {
+func (c *objCache) get(h Hash) (object, bool) {
 	c.mu.Lock()
 	o, ok := c.m[h]
 	c.mu.Unlock()
@@ -37,10 +32,10 @@ func (c *objCache) put(h Hash, t oid.ObjectType, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.bytes+len(data) > objCacheMax {
-		c.m, c.bytes = make(map[Hash]cachedObj, 256), 0 // crude but bounded: start over
+		c.m, c.bytes = make(map[Hash]object, 256), 0 // crude but bounded: start over
 	}
 	if _, ok := c.m[h]; !ok {
-		c.m[h] = cachedObj{t, data}
+		c.m[h] = object{h, t, data}
 		c.bytes += len(data)
 	}
 }

@@ -24,8 +24,7 @@ const (
 	Renamed     = "R" // exact: the deleted path's content, byte for byte
 )
 
-// Change is one path whose state in a worktree differs from a base
-// commit.
+// Change is one path whose state in a worktree differs from a base commit.
 type Change struct {
 	Path   string `json:"path"`
 	Status string `json:"status"`

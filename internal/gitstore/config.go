@@ -175,8 +175,7 @@ func (c *Config) GetSub(section, sub, key string) (string, bool) {
 	return vals[len(vals)-1], true
 }
 
-// HasSection reports whether any key of section (in any subsection) is
-// set.
+// HasSection reports whether any key of section (in any subsection) is set.
 func (c *Config) HasSection(section string) bool {
 	for _, v := range c.vars {
 		if strings.EqualFold(v.section, section) {

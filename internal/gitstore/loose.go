@@ -87,12 +87,10 @@ func appendStored(buf *bytes.Buffer, data []byte) {
 	buf.Write(sum[:])
 }
 
-// storedBelow is the size under which a pack's object is stored rather
-// than deflated.
-const storedBelow = 256
-
-// maxStoredBlock is the most a stored deflate block holds.
-const maxStoredBlock = 0xffff
+const (
+	storedBelow    = 256    // the size under which a pack's object is stored rather than deflated
+	maxStoredBlock = 0xffff // the most a stored deflate block holds
+)
 
 // storeInPack reports whether writePack stores an object of type t and
 // size n rather than deflating it. A tree is mostly object names, which

@@ -77,12 +77,6 @@ func (s *Store) union(prefix string, ours, theirs Hash, resolve ResolveFunc) (Ha
 	return s.WriteTree(out)
 }
 
-// MergeCommit writes a commit with tree and the two parents ours, theirs.
-func (s *Store) MergeCommit(tree, ours, theirs Hash, message string) (Hash, error) {
-	sig := s.Identity()
-	return s.WriteCommit(&Commit{Tree: tree, Parents: []Hash{ours, theirs}, Author: sig, Committer: sig, Message: message})
-}
-
 // CommitTree writes a commit of tree on parent (ZeroHash: a root commit).
 func (s *Store) CommitTree(tree, parent Hash, message string) (Hash, error) {
 	sig := s.Identity()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
 // Mode strings used in trees.
@@ -177,9 +176,4 @@ func ParseHash(s string) (Hash, error) {
 		return h, nil
 	}
 	return ZeroHash, apperr.New(apperr.Schema, "%q is not a full object name", s)
-}
-
-// HashObject computes the git object name of data of type t.
-func HashObject(t oid.ObjectType, data []byte) Hash {
-	return oid.ComputeHash(t, data)
 }

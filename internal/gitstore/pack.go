@@ -28,7 +28,7 @@ import (
 type pending struct {
 	mu    sync.Mutex
 	depth int
-	objs  []pendObj
+	objs  []object
 	at    map[Hash]int
 	gen   uint64 // counts the changes of objs
 
@@ -38,14 +38,14 @@ type pending struct {
 	keeps []string
 }
 
-type pendObj struct {
+// object is one object: its name, type and content.
+type object struct {
 	h    Hash
 	t    oid.ObjectType
 	data []byte
 }
 
-// begin opens a transaction scope: writes are buffered until the matching
-// end.
+// begin opens a transaction scope: writes are buffered until the matching end.
 func (s *Store) begin() {
 	s.pend.mu.Lock()
 	s.pend.depth++
@@ -130,18 +130,18 @@ func (s *Store) buffer(h Hash, t oid.ObjectType, data []byte) bool {
 	}
 	if _, ok := s.pend.at[h]; !ok {
 		s.pend.at[h] = len(s.pend.objs)
-		s.pend.objs = append(s.pend.objs, pendObj{h, t, bytes.Clone(data)})
+		s.pend.objs = append(s.pend.objs, object{h, t, bytes.Clone(data)})
 		s.pend.gen++
 	}
 	return true
 }
 
-func (s *Store) pendingObject(h Hash) (pendObj, bool) {
+func (s *Store) pendingObject(h Hash) (object, bool) {
 	s.pend.mu.Lock()
 	defer s.pend.mu.Unlock()
 	i, ok := s.pend.at[h]
 	if !ok {
-		return pendObj{}, false
+		return object{}, false
 	}
 	return s.pend.objs[i], true
 }
@@ -260,7 +260,7 @@ func (p *packFiles) discard() {
 // temporary names in objects/pack, as git's pack writers do; the pack's
 // fsync, when core.fsync asks for one, runs on while the index is written
 // and after (see wait). The pack is packWriter's, its index version 2.
-func (s *Store) writePackFiles(objs []pendObj) *packFiles {
+func (s *Store) writePackFiles(objs []object) *packFiles {
 	dir := filepath.Join(s.repo.CommonDir, "objects", "pack")
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)

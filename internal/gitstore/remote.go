@@ -535,16 +535,10 @@ func parsePorcelain(b []byte) []PushResult {
 		default:
 			// "[rejected] (stale info)", "[remote rejected] (cannot lock …)"
 			sum := parts[2]
-			if strings.HasPrefix(sum, "[") {
-				if i := strings.IndexByte(sum, ']'); i > 0 {
-					r.Status = sum[1:i]
-					sum = strings.TrimSpace(sum[i+1:])
-				}
+			if status, rest, ok := strings.Cut(sum, "]"); ok && strings.HasPrefix(sum, "[") {
+				r.Status, sum = status[1:], strings.TrimSpace(rest)
 			}
-			r.Reason = strings.TrimSuffix(strings.TrimPrefix(sum, "("), ")")
-			if r.Reason == "" {
-				r.Reason = r.Status
-			}
+			r.Reason = cmp.Or(strings.TrimSuffix(strings.TrimPrefix(sum, "("), ")"), r.Status)
 		}
 		out = append(out, r)
 	}

@@ -116,7 +116,7 @@ func (f Format) Blob() []byte { return []byte(f.Kind + " " + strconv.Itoa(f.Vers
 // when the tree entry e holds a version newer than f's, or one that does
 // not parse.
 func (s *Store) CheckFormat(e TreeEntry, f Format) error {
-	if e.Hash == HashObject(oid.BlobObject, f.Blob()) {
+	if e.Hash == oid.ComputeHash(oid.BlobObject, f.Blob()) {
 		return nil
 	}
 	data, err := s.ReadBlob(e.Hash)

@@ -146,15 +146,11 @@ func (s *Store) holdGuards(ctx context.Context, ref string, guards []Guard) (fun
 	gs := append([]Guard(nil), guards...)
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Ref < gs[j].Ref })
 	pol := s.lockPolicy.withDefaults()
-	type held struct {
-		f    *os.File
-		path string
-	}
-	var locks []held
+	var locks []*os.File
 	release := func() {
-		for _, l := range locks {
-			os.Remove(l.path)
-			l.f.Close()
+		for _, f := range locks {
+			os.Remove(f.Name())
+			f.Close()
 		}
 	}
 	for i, g := range gs {
@@ -171,7 +167,7 @@ func (s *Store) holdGuards(ctx context.Context, ref string, guards []Guard) (fun
 			release()
 			return nil, err
 		}
-		locks = append(locks, held{f, path})
+		locks = append(locks, f)
 		cur, err := s.refs.readExact(g.Ref)
 		if err != nil {
 			release()

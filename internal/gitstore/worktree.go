@@ -179,21 +179,13 @@ func (s *Store) CompleteCheckout(ctx context.Context, path string, breakLock boo
 	return err
 }
 
-// RemoveWorktree removes the working tree at path and its administrative
-// files, discarding uncommitted changes, even when git left it locked. A
-// worktree whose directory is already gone is pruned. Its branch is kept.
+// RemoveWorktree removes the working tree at path, when git lists it, as
+// DiscardWorktree does: its files, uncommitted changes included, and its
+// administrative files, even when git left it locked. Its branch is kept.
 func (s *Store) RemoveWorktree(ctx context.Context, path string) error {
 	wt, err := s.FindWorktree(ctx, path)
 	if err != nil || wt == nil {
 		return err
-	}
-	if _, statErr := os.Stat(path); statErr == nil {
-		_, err = s.RunGit(ctx, "", "--git-dir="+s.repo.CommonDir, "worktree", "remove", "--force", "--force", wt.Path)
-		// A `git worktree add` killed half-way leaves a tree git refuses
-		// to remove ("validation failed"): nothing in it is git's to keep.
-		if _, gerr := WorktreeGitDir(path); err == nil || gerr == nil {
-			return err
-		}
 	}
 	return s.discard(ctx, wt, path)
 }

@@ -215,7 +215,7 @@ func (l *loader) read(paths ...string) *mdoc {
 			l.s.findings = append(l.s.findings, Finding{File: p, Rule: RuleFileUnreadable, Message: "cannot read the file: " + err.Error(), Severity: Error})
 			return nil
 		}
-		l.s.Files = append(l.s.Files, File{Path: p, BlobID: gitstore.HashObject(oid.BlobObject, b).String()})
+		l.s.Files = append(l.s.Files, File{Path: p, BlobID: oid.ComputeHash(oid.BlobObject, b).String()})
 		d := parseMarkdown(p, b)
 		for i, line := range d.lines {
 			if strings.HasPrefix(strings.TrimSpace(line), TemplateMarker) {
@@ -410,7 +410,7 @@ func treeID(files []File, root string) string {
 		for name, c := range n.dirs {
 			es = append(es, gitstore.TreeEntry{Mode: gitstore.ModeDir, Name: name, Hash: hash(c)})
 		}
-		return gitstore.HashObject(oid.TreeObject, gitstore.EncodeTree(es))
+		return oid.ComputeHash(oid.TreeObject, gitstore.EncodeTree(es))
 	}
 	return hash(top).String()
 }

@@ -472,7 +472,8 @@ func (y *Syncer) union(ctx context.Context, ref string, resolve gitstore.Resolve
 	if err != nil {
 		return "", err
 	}
-	m, err := y.Git.MergeCommit(tree, local, theirs, "sync: merge "+ref+" from "+y.Remote+"\n")
+	sig := y.Git.Identity()
+	m, err := y.Git.WriteCommit(&gitstore.Commit{Tree: tree, Parents: []gitstore.Hash{local, theirs}, Author: sig, Committer: sig, Message: "sync: merge " + ref + " from " + y.Remote + "\n"})
 	if err != nil {
 		return "", err
 	}
