@@ -333,11 +333,8 @@ func (db *DB) resolve(p *pack, off uint64) (typ oid.ObjectType, data []byte, sha
 func (db *DB) ensureScanned() (fresh bool, err error) {
 	db.scanMu.Lock()
 	defer db.scanMu.Unlock()
-	if db.closed {
-		return false, errClosed
-	}
 	if db.scanned {
-		return false, nil
+		return false, nil // a closed DB fails its read (readOnce)
 	}
 	return true, db.scanLocked()
 }
