@@ -147,9 +147,7 @@ func (s *Store) WorktreeChanges(ctx context.Context, base Hash, dir string) (*Ch
 	}
 	for _, n := range net {
 		n.Status = status(n.OldMode, n.NewMode)
-		if !n.Committed {
-			n.Uncommitted = true
-		}
+		n.Uncommitted = n.Uncommitted || !n.Committed
 	}
 	pairRenames(net)
 	res := &Changes{Base: base, Head: head}
