@@ -26,9 +26,8 @@ func errMoved(ref, while string) error {
 
 // LockPolicy governs waiting for and breaking <ref>.lock files.
 //
-// A writer holds <ref>.lock only for the microseconds between creating it
-// and renaming it over the ref, and git ideate also holds an flock(2) on it
-// for that time and marks it (lockMark). A lock file is stale, and is
+// git ideate holds <ref>.lock for microseconds, with an flock(2) on it,
+// and marks it (lockMark). A lock file is stale, and is
 // removed, only when all three are true: git ideate made it (the mark), nobody
 // holds an flock on it (its creator died), and it is older than
 // StaleAfter. A lock git made is never broken, however old: git never
@@ -52,8 +51,8 @@ const (
 
 // lockMark is what git ideate writes into a lock file once it holds its
 // flock. git never writes it into a lock (its hold an object name, a
-// symbolic ref or nothing), and it is shorter than the value line that
-// replaces it in a ref's lock just before the rename.
+// symbolic ref or nothing). A lock of ours holds it from the moment it
+// appears until it goes (createAside), so one killed anywhere is ours.
 const lockMark = "git-ideate lock\n"
 
 func (p LockPolicy) withDefaults() LockPolicy {
@@ -92,11 +91,8 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if err != nil {
 		return err
 	}
-	done := false
 	defer func() {
-		if !done {
-			os.Remove(lockPath)
-		}
+		os.Remove(lockPath)
 		f.Close()
 	}()
 	cur, err := s.refs.readExact(name)
@@ -122,23 +118,31 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		return err
 	}
 	defer s.dropKeep(keep)
-	// The value replaces the mark as late as can be: a lock without
-	// the mark is never broken, so a writer killed from here on leaves
-	// one that is reported, not broken.
-	if _, err := f.WriteAt([]byte(newH.String()+"\n"), 0); err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
-	}
-	if s.sync.ref {
-		if err := f.Sync(); err != nil {
-			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
+	// The value goes in a file renamed over the ref under the marked lock.
+	v, err := createAside(lockPath)
+	if err == nil {
+		_, err = v.WriteString(newH.String() + "\n")
+		if err == nil && s.sync.ref {
+			err = v.Sync()
+		}
+		if err = errors.Join(err, v.Close()); err == nil {
+			err = os.Rename(v.Name(), path)
+		}
+		if err != nil {
+			os.Remove(v.Name())
 		}
 	}
-	if err := os.Rename(lockPath, path); err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
+	if err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write %s", path)
 	}
-	done = true
 	s.sync.syncDir(filepath.Dir(path))
 	return nil
+}
+
+// createAside creates a file beside lockPath whose name ends in ".lock":
+// git and gitstore take it for no ref should a killed writer leave it.
+func createAside(lockPath string) (*os.File, error) {
+	return os.OpenFile(fmt.Sprintf("%s.%016x.lock", lockPath, rand.Uint64()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 }
 
 // acquireLock creates lockPath exclusively and flocks it, waiting for (and
@@ -148,21 +152,25 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File
 	deadline := time.Now().Add(pol.Timeout)
 	wait := 50 * time.Microsecond
 	for {
-		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		// Made aside, flocked and marked, then linked into place: the lock
+		// appears held and marked (a breaker flocks only a marked lock).
+		f, err := createAside(lockPath)
 		if err == nil {
-			// A fresh inode: nobody else can hold its flock yet (a
-			// breaker flocks only a marked lock, and the mark comes
-			// after the flock).
-			err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
+			err = osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
 			if err == nil {
 				_, err = f.WriteString(lockMark)
 			}
-			if err != nil {
-				f.Close()
-				os.Remove(lockPath)
+			if err == nil {
+				err = os.Link(f.Name(), lockPath)
+			}
+			os.Remove(f.Name())
+			if err == nil {
+				return f, nil
+			}
+			f.Close()
+			if !errors.Is(err, os.ErrExist) {
 				return nil, apperr.Wrap(apperr.Write, err, "cannot take %s", lockPath)
 			}
-			return f, nil
 		}
 		switch {
 		case errors.Is(err, os.ErrExist):
