@@ -156,12 +156,9 @@ func (m *maintenance) finishRepack(ctx context.Context) {
 	if gcRunning(m.store.repo.CommonDir) {
 		return // it may yet delete the new pack's index (see gcRunning)
 	}
-	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if os.Rename(mark, taken) != nil {
-		return
+	if _, err := take(mark); err == nil {
+		_ = m.store.git(ctx, "prune-packed", "-q").Run()
 	}
-	defer os.Remove(taken)
-	_ = m.store.git(ctx, "prune-packed", "-q").Run()
 }
 
 // needed applies git's own test (builtin/gc.c): more than
@@ -439,12 +436,7 @@ func (m *maintenance) finishRollUp() {
 	if _, err := os.Stat(mark); err != nil || gcRunning(m.store.repo.CommonDir) {
 		return
 	}
-	taken := mark + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if os.Rename(mark, taken) != nil {
-		return
-	}
-	defer os.Remove(taken)
-	data, err := os.ReadFile(taken)
+	data, err := take(mark)
 	if err != nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/textfmt"
 )
 
@@ -41,17 +42,24 @@ func (s *Store) TakeState(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	taken := p + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
-	if err := os.Rename(p, taken); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
+	data, err := take(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot take state %s", name)
 	}
-	defer os.Remove(taken)
-	data, err := os.ReadFile(taken)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Write, err, "cannot read state %s", name)
-	}
 	return data, nil
+}
+
+// take renames the file at path to a name of its own, so that of two
+// takers one gets it, and returns what it held (at most 4 MiB), removing
+// it; the error wraps os.ErrNotExist when there was none.
+func take(path string) ([]byte, error) {
+	taken := path + ".taken-" + strconv.FormatUint(rand.Uint64(), 36)
+	if err := os.Rename(path, taken); err != nil {
+		return nil, err
+	}
+	defer os.Remove(taken)
+	return osproc.ReadRegular(taken, 4<<20)
 }

@@ -261,12 +261,11 @@ func (s *Store) PackedRefsVersion(prefix string) (packed []Ref, version string, 
 // packed-refs still holds what it held at version (from RefPartsVersion);
 // ok is false when it does not. It hashes packed-refs instead of parsing it.
 func (s *Store) LooseRefsAt(prefix, version string) (loose []Ref, ok bool, err error) {
-	prefix = dirPrefix(prefix)
 	now, key, err := s.refs.packedVersionNow()
 	if err != nil || version == "" || now != version {
 		return nil, false, err
 	}
-	_, loose, _, err = s.refs.listOnce(prefix, false)
+	_, loose, _, err = s.refs.listOnce(dirPrefix(prefix), false)
 	if err != nil {
 		return nil, false, err
 	}
