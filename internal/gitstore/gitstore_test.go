@@ -490,3 +490,47 @@ func tree(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// TestStore_UpdateRef_LockIsNeverSeenUnmarked: whoever looks at a ref's
+// lock while git ideate updates the ref finds the mark, never an empty
+// lock or one holding the new value: a lock without the mark is git's and
+// never broken, so a writer killed at such a moment would block the ref
+// for good.
+func TestStore_UpdateRef_LockIsNeverSeenUnmarked(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s := open(t, dir)
+	const ref = "refs/ideate/marked"
+	heads := []gitstore.Hash{commit(t, s, "one", gitstore.ZeroHash)}
+	heads = append(heads, commit(t, s, "two", heads[0]))
+	lock := filepath.Join(dir, ".git", ref+".lock")
+	done := make(chan struct{})
+	seen, bad := 0, ""
+	go func() {
+		defer close(done)
+		old := gitstore.ZeroHash
+		for i := 0; i < 3000 && bad == ""; i++ {
+			if err := s.UpdateRef(t.Context(), ref, heads[i%2], old); err != nil {
+				bad = err.Error()
+			}
+			old = heads[i%2]
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			if bad != "" {
+				t.Fatal(bad)
+			}
+			t.Logf("the lock was seen %d times", seen)
+			return
+		default:
+		}
+		if b, err := os.ReadFile(lock); err == nil {
+			seen++
+			if string(b) != "git-ideate lock\n" {
+				<-done
+				t.Fatalf("the lock held %q", b)
+			}
+		}
+	}
+}
