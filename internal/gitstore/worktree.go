@@ -64,17 +64,12 @@ func (s *Store) Worktrees(ctx context.Context) ([]Worktree, error) {
 		return nil, err
 	}
 	var list []Worktree
+	cur := &Worktree{} // what a line before the first worktree sets
 	for _, f := range strings.Split(string(out), "\x00") {
-		key, val, _ := strings.Cut(f, " ")
-		if key == "worktree" {
+		switch key, val, _ := strings.Cut(f, " "); key {
+		case "worktree":
 			list = append(list, Worktree{Path: val})
-			continue
-		}
-		if len(list) == 0 {
-			continue
-		}
-		cur := &list[len(list)-1]
-		switch key {
+			cur = &list[len(list)-1]
 		case "HEAD":
 			cur.Head, _ = ParseHash(val)
 		case "branch":

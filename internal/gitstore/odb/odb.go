@@ -26,12 +26,9 @@ var ErrNotFound = errors.New("object not found")
 var errClosed = errors.New("odb: database is closed")
 
 const (
-	// maxDeltaDepth caps delta chains (and so REF_DELTA cycles).
-	maxDeltaDepth = 10000
-	// maxAlternateDepth is how deep objects/info/alternates may nest.
-	maxAlternateDepth = 5
-	// cacheBytes is the budget of the resolved-object cache.
-	cacheBytes = 4 << 20
+	maxDeltaDepth     = 10000   // caps delta chains (and so REF_DELTA cycles)
+	maxAlternateDepth = 5       // how deep objects/info/alternates may nest
+	cacheBytes        = 4 << 20 // the budget of the resolved-object cache
 )
 
 // Test hooks: how many delta entries of each kind were applied.
