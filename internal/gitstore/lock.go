@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -27,7 +27,7 @@ func errMoved(ref, while string) error {
 // LockPolicy governs waiting for and breaking <ref>.lock files.
 //
 // git ideate holds <ref>.lock for microseconds, with an flock(2) on it,
-// and marks it (lockMark). A lock file is stale, and is
+// and marks it (lockMode). A lock file is stale, and is
 // removed, only when all three are true: git ideate made it (the mark), nobody
 // holds an flock on it (its creator died), and it is older than
 // StaleAfter. A lock git made is never broken, however old: git never
@@ -49,11 +49,13 @@ const (
 	DefaultStaleAfter  = time.Second
 )
 
-// lockMark is what git ideate writes into a lock file once it holds its
-// flock. git never writes it into a lock (its hold an object name, a
-// symbolic ref or nothing). A lock of ours holds it from the moment it
-// appears until it goes (createAside), so one killed anywhere is ours.
-const lockMark = "git-ideate lock\n"
+// lockMode is the mode git ideate creates a lock file with, its mark:
+// writable by nobody (the file's creator writes through the descriptor
+// it opened). git creates its locks with 0666 less the umask, writable by
+// their owner. The mark comes with the file and stays until it goes, so
+// a lock of ours left by a writer killed anywhere is known as ours,
+// without a file more per update. A ref git ideate wrote keeps the mode.
+const lockMode = 0o444
 
 func (p LockPolicy) withDefaults() LockPolicy {
 	if p.Timeout <= 0 {
@@ -91,8 +93,11 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 	if err != nil {
 		return err
 	}
+	done := false
 	defer func() {
-		os.Remove(lockPath)
+		if !done {
+			os.Remove(lockPath)
+		}
 		f.Close()
 	}()
 	cur, err := s.refs.readExact(name)
@@ -118,31 +123,25 @@ func (s *Store) updateRefChecked(ctx context.Context, name string, newH, oldH Ha
 		return err
 	}
 	defer s.dropKeep(keep)
-	// The value goes in a file renamed over the ref under the marked lock.
-	v, err := createAside(lockPath)
-	if err == nil {
-		_, err = v.WriteString(newH.String() + "\n")
-		if err == nil && s.sync.ref {
-			err = v.Sync()
-		}
-		if err = errors.Join(err, v.Close()); err == nil {
-			err = os.Rename(v.Name(), path)
-		}
-		if err != nil {
-			os.Remove(v.Name())
+	if _, err := f.WriteString(newH.String() + "\n"); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot write %s", lockPath)
+	}
+	if s.sync.ref {
+		if err := f.Sync(); err != nil {
+			return apperr.Wrap(apperr.Write, err, "cannot fsync %s", lockPath)
 		}
 	}
-	if err != nil {
-		return apperr.Wrap(apperr.Write, err, "cannot write %s", path)
+	if runtime.GOOS == "windows" {
+		// Where a read-only file cannot be renamed over, the ref is
+		// left writable, as git leaves its own.
+		f.Chmod(0o666)
 	}
+	if err := os.Rename(lockPath, path); err != nil {
+		return apperr.Wrap(apperr.Write, err, "cannot rename %s into place", lockPath)
+	}
+	done = true
 	s.sync.syncDir(filepath.Dir(path))
 	return nil
-}
-
-// createAside creates a file beside lockPath whose name ends in ".lock":
-// git and gitstore take it for no ref should a killed writer leave it.
-func createAside(lockPath string) (*os.File, error) {
-	return os.OpenFile(fmt.Sprintf("%s.%016x.lock", lockPath, rand.Uint64()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 }
 
 // acquireLock creates lockPath exclusively and flocks it, waiting for (and
@@ -152,25 +151,25 @@ func acquireLock(ctx context.Context, lockPath string, pol LockPolicy) (*os.File
 	deadline := time.Now().Add(pol.Timeout)
 	wait := 50 * time.Microsecond
 	for {
-		// Made aside, flocked and marked, then linked into place: the lock
-		// appears held and marked (a breaker flocks only a marked lock).
-		f, err := createAside(lockPath)
+		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, lockMode)
 		if err == nil {
+			// A breaker that found it unheld and old (this process
+			// stopped since it made it) may flock it first, or have
+			// removed it before this flock: then it is another's to go.
 			err = osproc.Lock(f, osproc.Exclusive|osproc.NoWait)
 			if err == nil {
-				_, err = f.WriteString(lockMark)
-			}
-			if err == nil {
-				err = os.Link(f.Name(), lockPath)
-			}
-			os.Remove(f.Name())
-			if err == nil {
-				return f, nil
+				held, err1 := f.Stat()
+				now, err2 := os.Stat(lockPath)
+				if err1 == nil && err2 == nil && os.SameFile(held, now) {
+					return f, nil
+				}
 			}
 			f.Close()
-			if !errors.Is(err, os.ErrExist) {
+			if err != nil && !errors.Is(err, osproc.ErrLocked) {
+				os.Remove(lockPath)
 				return nil, apperr.Wrap(apperr.Write, err, "cannot take %s", lockPath)
 			}
+			continue
 		}
 		switch {
 		case errors.Is(err, os.ErrExist):
@@ -213,15 +212,14 @@ func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 	if time.Since(fi.ModTime()) < staleAfter {
 		return false
 	}
+	if fi.Mode().Perm()&0o200 != 0 {
+		return false // git's: never broken
+	}
 	f, err := os.Open(lockPath)
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist)
 	}
 	defer f.Close()
-	var mark [len(lockMark)]byte
-	if n, _ := io.ReadFull(f, mark[:]); string(mark[:n]) != lockMark {
-		return false // git's (or ours, marked a moment from now): never broken
-	}
 	if err := osproc.Lock(f, osproc.Exclusive|osproc.NoWait); err != nil {
 		return false // a live git-ideate process holds it
 	}
