@@ -284,13 +284,8 @@ type StartInput struct {
 	Holder string
 	Token  int64
 	// Claim, when set, takes the task's claim and returns its token (Token
-	// is then ignored). For a new start (the task is not open and its
-	// branch has no base to catch up with), the claim is decided while the
-	// worktree is made: a remote claim is one push, which would otherwise
-	// come first and nearly double a start's time. A start whose claim
-	// fails leaves nothing behind: the worktree and the branch it made
-	// meanwhile are removed, and no contract is written. Otherwise the
-	// claim is taken first.
+	// is then ignored). It is decided before anything is made (through a
+	// remote, one push): a start whose claim fails leaves nothing behind.
 	Claim func(context.Context) (int64, error)
 }
 
@@ -441,15 +436,12 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (*Task, error) {
 			note = fmt.Sprintf("starts from the current base %s (its branch %s had no commit the base lacks)", base.String()[:12], Branch(in.Task))
 		}
 	}
-	if in.Claim != nil && (open || move != nil) {
+	if in.Claim != nil {
 		tok, err := in.Claim(ctx)
 		if err != nil {
 			return nil, err
 		}
 		in.Token, in.Claim = tok, nil
-	}
-	if in.Claim != nil {
-		return m.startClaiming(ctx, in, tip, base, note)
 	}
 	if open {
 		switch {
@@ -515,48 +507,6 @@ func (m *Manager) newContract(in StartInput, cur *Contract, base gitstore.Hash, 
 		}
 	}
 	return next
-}
-
-// startClaiming is a new start whose claim (in.Claim) is decided while
-// its worktree is made; see StartInput.Claim.
-func (m *Manager) startClaiming(ctx context.Context, in StartInput, tip, base gitstore.Hash, note string) (*Task, error) {
-	type claimed struct {
-		token int64
-		err   error
-	}
-	decided := make(chan claimed, 1)
-	go func() {
-		tok, err := in.Claim(ctx)
-		decided <- claimed{tok, err}
-	}()
-	next := m.newContract(in, nil, base, note)
-	branch := "refs/heads/" + next.Branch
-	hadBranch, berr := m.git.Ref(branch)
-	_, statErr := os.Stat(next.Path)
-	reused, err := false, berr
-	if err == nil {
-		reused, err = m.ensure(ctx, next, base, false)
-	}
-	// Whatever the worktree came to, the claim is decided first, so the
-	// caller knows whether it holds one to give back.
-	c := <-decided
-	if c.err != nil {
-		// Whatever this start made (all of it, or what a failed add left)
-		// goes; what was there before stays.
-		undo := context.WithoutCancel(ctx)
-		if statErr != nil {
-			_ = m.git.DiscardWorktree(undo, next.Path)
-		}
-		if now, rerr := m.git.Ref(branch); rerr == nil && berr == nil && hadBranch == gitstore.ZeroHash && now != gitstore.ZeroHash {
-			_ = m.git.UpdateRef(undo, branch, gitstore.ZeroHash, now)
-		}
-		return nil, c.err
-	}
-	if err != nil {
-		return nil, err
-	}
-	next.Token = c.token
-	return m.finishStart(ctx, tip, next, false, reused)
 }
 
 // finishStart writes the contract of a start whose worktree is ready.

@@ -412,26 +412,26 @@ func TestManager_Runs_BaselinesRoundTrip(t *testing.T) {
 	gt.Fsck(t, dir)
 }
 
-// TestManager_Start_ClaimDecidedWhileTheWorktreeIsMade: a new start's
-// claim runs while its worktree is made. A claim that wins gives the
-// contract its token; one that fails, even after the worktree is there,
-// leaves no worktree, branch, contract or git administrative directory,
-// and the next start is a fresh one.
-func TestManager_Start_ClaimDecidedWhileTheWorktreeIsMade(t *testing.T) {
+// TestManager_Start_ClaimDecidedBeforeTheWorktreeIsMade: a start's claim
+// (through a remote, a push) is decided before anything is made. A claim
+// that fails leaves no worktree, branch, contract or git administrative
+// directory, and the next start is a fresh one; one that wins gives the
+// contract its token.
+func TestManager_Start_ClaimDecidedBeforeTheWorktreeIsMade(t *testing.T) {
 	dir, m := newRepo(t, map[string]string{"a.go": "package a\n"})
 	path := m.Path("S1-01/T1")
 	lost := apperr.New(apperr.Conflict, "item 01ITEM is in_progress, held by bob")
 	_, err := m.Start(ctx, worktree.StartInput{Task: "S1-01/T1", Item: "01ITEM", Holder: "alice",
 		Claim: func(context.Context) (int64, error) {
-			// Lose only once the worktree exists, so its removal is what
-			// is tested.
-			for i := 0; i < 500; i++ {
-				if _, err := os.Stat(filepath.Join(path, "a.go")); err == nil {
-					return 0, lost
-				}
-				time.Sleep(10 * time.Millisecond)
+			// A push takes a while: nothing may be made meanwhile.
+			time.Sleep(time.Second)
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				return 0, fmt.Errorf("the worktree was made while the claim was undecided (%v)", err)
 			}
-			return 0, fmt.Errorf("the worktree was not made while the claim was undecided")
+			if out := gt.Git(t, dir, "branch", "--list", "ideate/task/*"); out != "" {
+				return 0, fmt.Errorf("the branch was made while the claim was undecided: %s", out)
+			}
+			return 0, lost
 		}})
 	if err != lost {
 		t.Fatalf("Start with a lost claim: %v, want the claim's error", err)
