@@ -138,13 +138,21 @@ func writtenBy(state string) func(abs string) (string, string, bool) {
 }
 
 // othersAtWork reports whether an agent other than self (the main
-// session: "") may be changing a worktree now: an approved dispatch with
-// a worktree not yet taken by its agent, or a bound agent with a
-// worktree whose stop has not passed its gate. It is asked before every
-// Bash call, and the dispatch directory keeps every agent of the last
-// 72 hours: the claim and stop markers are looked at before a record is
-// read, and the first agent at work answers.
+// session: "") may be changing a worktree now (atWork). It is asked
+// before every Bash call: the first agent at work answers.
 func othersAtWork(state, self string) bool {
+	found := false
+	atWork(state, self, func(*dispatchRec) bool { found = true; return false })
+	return found
+}
+
+// atWork calls fn with the dispatch of each agent other than self that
+// may be changing a worktree now, until fn returns false: an approved
+// dispatch with a worktree not yet taken by its agent, or a bound agent
+// with a worktree whose stop has not passed its gate. The dispatch
+// directory keeps every agent of the last 72 hours, so the claim and stop
+// markers are looked at before a record is read.
+func atWork(state, self string, fn func(*dispatchRec) bool) {
 	pending, _ := os.ReadDir(dispatchPath(state, "pending"))
 	for _, e := range pending {
 		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && exists(dispatchPath(state, "claims", id)) {
@@ -152,7 +160,9 @@ func othersAtWork(state, self string) bool {
 		}
 		var d dispatchRec
 		if ok, _ := readJSON(dispatchPath(state, "pending", e.Name()), &d); ok && d.Worktree != "" && !exists(dispatchPath(state, "claims", d.ToolUseID)) {
-			return true
+			if !fn(&d) {
+				return
+			}
 		}
 	}
 	agents, _ := os.ReadDir(dispatchPath(state, "agents"))
@@ -163,10 +173,11 @@ func othersAtWork(state, self string) bool {
 		}
 		var b bindingRec
 		if ok, _ := readJSON(dispatchPath(state, "agents", e.Name()), &b); ok && b.Worktree != "" {
-			return true
+			if !fn(&b.dispatchRec) {
+				return
+			}
 		}
 	}
-	return false
 }
 
 func exists(path string) bool {
@@ -209,35 +220,19 @@ func (c *call) beforeBash(state, dir string) {
 }
 
 // beforeTrees are the states of working tree dir at the dispatches of the
-// agents other than self at work now (approved, or bound and not
-// stopped): the trees their stops compare dir against.
+// agents other than self at work now (atWork): the trees their stops
+// compare dir against.
 func beforeTrees(state, self, dir string) []string {
 	want := gates.Resolve("", dir)
 	var trees []string
-	add := func(before map[string]string) {
-		for wt, tree := range before {
+	atWork(state, self, func(d *dispatchRec) bool {
+		for wt, tree := range d.Before {
 			if gates.Resolve("", wt) == want {
 				trees = append(trees, tree)
 			}
 		}
-	}
-	pending, _ := os.ReadDir(dispatchPath(state, "pending"))
-	for _, e := range pending {
-		var d dispatchRec
-		if ok, _ := readJSON(dispatchPath(state, "pending", e.Name()), &d); ok && !exists(dispatchPath(state, "claims", d.ToolUseID)) {
-			add(d.Before)
-		}
-	}
-	agents, _ := os.ReadDir(dispatchPath(state, "agents"))
-	for _, e := range agents {
-		agent := strings.TrimSuffix(e.Name(), ".json")
-		var b bindingRec
-		if agent != self && !exists(dispatchPath(state, "stopped", agent)) {
-			if ok, _ := readJSON(dispatchPath(state, "agents", e.Name()), &b); ok {
-				add(b.Before)
-			}
-		}
-	}
+		return true
+	})
 	return trees
 }
 
