@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
-	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
 )
 
@@ -158,10 +157,11 @@ func TakeSnapshot(ctx context.Context, dir string) (map[string]string, error) {
 
 // stateTree is the tree of a working tree's content.
 func stateTree(ctx context.Context, wt string) (string, error) {
-	idx, err := indexOf(ctx, wt)
+	out, err := gitOut(ctx, wt, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
 		return "", err
 	}
+	idx := strings.TrimSpace(string(out))
 	tmp, err := os.CreateTemp("", "ideate-snapshot-*.index")
 	if err != nil {
 		return "", err
@@ -181,37 +181,6 @@ func stateTree(ctx context.Context, wt string) (string, error) {
 	}
 	tree, err := gitOut(ctx, wt, env, "write-tree")
 	return strings.TrimSpace(string(tree)), err
-}
-
-// indexOf is the index file of the working tree whose top is wt, read
-// from its .git (the git directory, or a file naming it) as git does,
-// which saves a git process on every noted Bash call; git says where it
-// is when the environment points git elsewhere or wt has no .git of
-// either kind.
-func indexOf(ctx context.Context, wt string) (string, error) {
-	redirected := false
-	for _, k := range []string{"GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"} {
-		if os.Getenv(k) != "" {
-			redirected = true
-		}
-	}
-	dot := filepath.Join(wt, ".git")
-	if fi, err := os.Lstat(dot); err == nil && !redirected {
-		if fi.IsDir() {
-			return filepath.Join(dot, "index"), nil
-		}
-		if b, err := osproc.ReadRegular(dot, 4096); err == nil {
-			if d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok && strings.TrimSpace(d) != "" {
-				d = strings.TrimSpace(d)
-				if !filepath.IsAbs(d) {
-					d = filepath.Join(wt, d)
-				}
-				return filepath.Join(d, "index"), nil
-			}
-		}
-	}
-	out, err := gitOut(ctx, wt, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
-	return strings.TrimSpace(string(out)), err
 }
 
 func gitOut(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
