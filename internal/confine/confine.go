@@ -214,14 +214,26 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 }
 
 // Start starts cmd where it and everything it starts can write only into
-// writable (and the device files), as Run holds a worker's command. It
-// reports false, and starts nothing, where no thread of this process can
-// confine a process it starts.
-func Start(cmd *exec.Cmd, writable []string) (bool, error) {
-	if !threadConfines || !Available() {
-		return false, nil
+// writable, the node_modules each holds (a JavaScript runner keeps its
+// cache there; followed where it links), and the device files, as Run
+// holds a worker's command. Where no thread of this process can confine a
+// process it starts, cmd starts as it is: the weaker mode, where the
+// guard reads a worker's commands instead.
+func Start(cmd *exec.Cmd, writable []string) error {
+	var w []string
+	for _, d := range writable {
+		if d == "" {
+			continue
+		}
+		w = append(w, d)
+		if nm, err := filepath.EvalSymlinks(filepath.Join(d, "node_modules")); err == nil {
+			w = append(w, nm)
+		}
 	}
-	return true, startRestricted(cmd, writable)
+	if !threadConfines || !Available() {
+		return cmd.Start()
+	}
+	return startRestricted(cmd, w)
 }
 
 // childEnv is the command's environment: nothing that points git

@@ -15,22 +15,9 @@ import (
 // tests run in, the run's temporary directories) and the build caches of
 // the user's runners, so a test whose code writes the main checkout,
 // another worktree or the repository's git directory (hooks, config,
-// refs, objects) is refused by the kernel, not trusted. Where no
-// confinement exists the process starts as it is: the weaker mode, where
-// the guard reads a worker's commands too.
+// refs, objects) is refused by the kernel, not trusted.
 func confinedStart(cmd *exec.Cmd, writable []string) error {
-	var w []string
-	for _, d := range writable {
-		if d == "" {
-			continue
-		}
-		w = append(w, d)
-		// A JavaScript runner keeps its cache in node_modules (a link
-		// into the worktree's from a scratch copy).
-		if nm, err := filepath.EvalSymlinks(filepath.Join(d, "node_modules")); err == nil {
-			w = append(w, nm)
-		}
-	}
+	w := append([]string(nil), writable...)
 	if c := goBuildCache(); c != "" {
 		w = append(w, c)
 	}
@@ -44,11 +31,7 @@ func confinedStart(cmd *exec.Cmd, writable []string) error {
 			}
 		}
 	}
-	ok, err := confine.Start(cmd, w)
-	if !ok {
-		return cmd.Start()
-	}
-	return err
+	return confine.Start(cmd, w)
 }
 
 // WritableEnv names the environment variable that lists (as PATH does)

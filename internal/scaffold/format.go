@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -100,12 +99,11 @@ func formatWritten(ctx context.Context, dir string, paths []string, lookPath fun
 }
 
 // runConfined runs a formatter where it can write only the worktree (and
-// its node_modules, wherever that leads) and a scratch directory for its
-// caches: the formatter runs the project's own configuration (a
-// .prettierrc.cjs, a plugin pyproject.toml names), which a worker may
-// have written, and whoever runs the scaffold (the main session, the MCP
-// server) is not confined itself. Where nothing confines, it runs as it
-// is, as a gate's test run does.
+// its node_modules) and a scratch directory for its caches: the formatter
+// runs the project's own configuration (a .prettierrc.cjs, a plugin
+// pyproject.toml names), which a worker may have written, and whoever
+// runs the scaffold (the main session, the MCP server) is not confined
+// itself.
 func runConfined(cmd *exec.Cmd, dir string) error {
 	scratch, err := os.MkdirTemp("", "ideate-format-*")
 	if err != nil {
@@ -113,15 +111,7 @@ func runConfined(cmd *exec.Cmd, dir string) error {
 	}
 	defer os.RemoveAll(scratch)
 	cmd.Env = append(os.Environ(), "TMPDIR="+scratch, "XDG_CACHE_HOME="+scratch)
-	writable := []string{dir, scratch}
-	if nm, err := filepath.EvalSymlinks(filepath.Join(dir, "node_modules")); err == nil {
-		writable = append(writable, nm)
-	}
-	started, err := confine.Start(cmd, writable)
-	if !started {
-		err = cmd.Start()
-	}
-	if err != nil {
+	if err := confine.Start(cmd, []string{dir, scratch}); err != nil {
 		return err
 	}
 	return cmd.Wait()
