@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/atomicfile"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // An item's referenced_by names every item that references it, archived
@@ -113,7 +113,7 @@ func (s *Store) referencesTree(a gitstore.Hash) (gitstore.Hash, error) {
 // it is absent or does not parse.
 func readArchiveRefs(path string) (from gitstore.Hash, refs map[string][]Reference) {
 	refs = map[string][]Reference{}
-	f, err := os.Open(path)
+	f, _, err := osproc.OpenRegular(path) // a state file: never a FIFO that blocks
 	if err != nil {
 		return gitstore.ZeroHash, refs
 	}
