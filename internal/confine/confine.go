@@ -282,7 +282,7 @@ type layout struct {
 // layoutOf reads the worktree's .git file, its admin directory's
 // commondir and HEAD: a task worktree is always a linked worktree.
 func layoutOf(wt string) (*layout, error) {
-	gf, err := readSmall(filepath.Join(wt, ".git"))
+	gf, err := osproc.ReadRegular(filepath.Join(wt, ".git"), maxSmall)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "%s is not a linked worktree (no .git file)", wt)
 	}
@@ -297,7 +297,7 @@ func layoutOf(wt string) (*layout, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "the admin directory of %s", wt)
 	}
-	cd, err := readSmall(filepath.Join(admin, "commondir"))
+	cd, err := osproc.ReadRegular(filepath.Join(admin, "commondir"), maxSmall)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "%s is not a linked worktree's admin directory", admin)
 	}
@@ -310,7 +310,7 @@ func layoutOf(wt string) (*layout, error) {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "the git directory of %s", wt)
 	}
 	l := &layout{admin: admin, common: common, objects: filepath.Join(common, "objects")}
-	head, err := readSmall(filepath.Join(admin, "HEAD"))
+	head, err := osproc.ReadRegular(filepath.Join(admin, "HEAD"), maxSmall)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "the HEAD of %s", wt)
 	}
@@ -327,21 +327,9 @@ func layoutOf(wt string) (*layout, error) {
 	return l, nil
 }
 
-func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	return io.ReadAll(io.LimitReader(f, 1<<20))
-}
+// maxSmall caps what Run reads of a git file it holds (HEAD, a ref, a
+// pointer): the command may have made it a FIFO or a huge file.
+const maxSmall = 1 << 20
 
 // isTest reports whether rel is a test file by the runners' globs.
 func (s *Spec) isTest(rel string) bool {
@@ -534,7 +522,7 @@ func snapshot(ctx context.Context, spec *Spec, lay *layout) (*before, error) {
 		b.protected[p] = readState(p)
 	}
 	var err error
-	if b.headFile, err = readSmall(filepath.Join(lay.admin, "HEAD")); err != nil {
+	if b.headFile, err = osproc.ReadRegular(filepath.Join(lay.admin, "HEAD"), maxSmall); err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot read the worktree's HEAD")
 	}
 	b.indexCopy = filepath.Join(spec.StateDir, "index.before")
@@ -562,7 +550,7 @@ func snapshot(ctx context.Context, spec *Spec, lay *layout) (*before, error) {
 	if lay.refDir != "" {
 		ents, _ := os.ReadDir(lay.refDir)
 		for _, e := range ents {
-			if data, err := readSmall(filepath.Join(lay.refDir, e.Name())); err == nil {
+			if data, err := osproc.ReadRegular(filepath.Join(lay.refDir, e.Name()), maxSmall); err == nil {
 				b.refs[e.Name()] = data
 			}
 		}
@@ -674,7 +662,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 	// Then the objects the command wrote, which what follows reads.
 	undone = append(undone, importObjects(ctx, lay, objDir)...)
 	headPath := filepath.Join(lay.admin, "HEAD")
-	if now, _ := readSmall(headPath); !bytes.Equal(now, b.headFile) {
+	if now, _ := osproc.ReadRegular(headPath, maxSmall); !bytes.Equal(now, b.headFile) {
 		if err := put(headPath, saved{exists: true, mode: 0o644, data: b.headFile}); err != nil {
 			return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back the worktree's HEAD")
 		}
@@ -693,7 +681,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 			}
 			p := filepath.Join(lay.refDir, n)
 			old, had := b.refs[n]
-			if now, err := readSmall(p); had && err == nil && bytes.Equal(now, old) {
+			if now, err := osproc.ReadRegular(p, maxSmall); had && err == nil && bytes.Equal(now, old) {
 				continue
 			}
 			if err := put(p, saved{exists: had, mode: 0o644, data: old}); err != nil {
@@ -1003,7 +991,7 @@ func fingerprint(p string) string {
 		}
 		h.Write([]byte(t))
 	case fi.Mode().IsRegular() && fi.Size() <= maxSaved:
-		f, err := os.Open(p)
+		f, _, err := osproc.OpenRegular(p) // made a FIFO since the Lstat: never block
 		if err != nil {
 			return ""
 		}
