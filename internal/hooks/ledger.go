@@ -12,6 +12,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gates"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // The ledger of logged writes, under DispatchDir, lets the check after
@@ -116,7 +117,7 @@ func unlogged(state string) map[string][]string {
 	ents, _ := os.ReadDir(dispatchPath(state, "unlogged"))
 	for _, e := range ents {
 		agent, _, _ := strings.Cut(e.Name(), ".")
-		if wt, err := os.ReadFile(dispatchPath(state, "unlogged", e.Name())); err == nil && len(wt) > 0 && len(wt) < 4096 {
+		if wt, err := osproc.ReadRegular(dispatchPath(state, "unlogged", e.Name()), 4096); err == nil && len(wt) > 0 {
 			k := gates.Resolve("", string(wt))
 			if !slices.Contains(out[k], agent) {
 				out[k] = append(out[k], agent)
