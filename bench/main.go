@@ -66,8 +66,9 @@ var scenarios = []struct {
 type bench struct {
 	work string
 	scale
-	a, b   subject
-	config []string // KEY=VALUE set in every repository made
+	a, b    subject
+	config  []string // KEY=VALUE set in every repository made
+	seedMCP bool     // our stores' records too go through the MCP server
 }
 
 func main() {
@@ -79,6 +80,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the scratch directory (its path is printed) for a look afterwards")
 	records := flag.Int("records", 10000, "records in the store before the record and MCP figures")
 	calls := flag.Int("calls", 200, "measured calls per figure")
+	seedMCP := flag.Bool("seed-mcp", false, "seed our record stores through the MCP server, as the reference's (a burst of appends just before the figures), not with git fast-import")
 	files := flag.Int("files", 10000, "files in the worktree and symbols repositories")
 	history := flag.Int("history", 100000, "finished items in the history scenario's archive (also measured at 1000)")
 	var config []string
@@ -122,7 +124,7 @@ func main() {
 	if *b == "" {
 		*b = *a
 	}
-	bn := &bench{work: work, scale: s, a: ours("A", *a), config: config}
+	bn := &bench{work: work, scale: s, a: ours("A", *a), config: config, seedMCP: *seedMCP}
 	bn.b = ours("B", *b)
 	if *ref != "" {
 		bn.b = reference(*ref, *node)

@@ -21,9 +21,7 @@ func recordScenario(b *bench) {
 	repos := map[string]string{}
 	for _, s := range []subject{b.a, b.b} {
 		repos[s.label] = b.newRepo("record-" + s.label)
-		c := startMCP(s, repos[s.label])
-		c.seed(b.records)
-		c.stop()
+		b.seedRecords(s, repos[s.label])
 	}
 	ser := series{}
 	for i := 0; i < b.calls; i++ {
@@ -105,9 +103,10 @@ func boardScenario(b *bench) {
 func mcpScenario(b *bench) {
 	cs := map[string]*mcpClient{}
 	for _, s := range []subject{b.a, b.b} {
-		cs[s.label] = startMCP(s, b.newRepo("mcp-"+s.label))
+		repo := b.newRepo("mcp-" + s.label)
+		b.seedRecords(s, repo)
+		cs[s.label] = startMCP(s, repo)
 		defer cs[s.label].stop()
-		cs[s.label].seed(b.records)
 	}
 	tools := []string{"record_append", "work_create", "work_claim", "work_complete"}
 	ser := series{}

@@ -171,7 +171,7 @@ func (w *write) build(tip gitstore.Hash) (gitstore.Hash, string, error) {
 		}
 		return gitstore.ZeroHash, "", err
 	}
-	return newRoot, commitMessage(w.rec), nil
+	return newRoot, CommitMessage(w.rec), nil
 }
 
 // appended is what a write that landed as commit leaves behind.
@@ -315,9 +315,9 @@ func shown(v string) string {
 	return textfmt.Head(v, 40)
 }
 
-// commitMessage makes `git log refs/ideate/record` readable: the kind and
+// CommitMessage makes `git log refs/ideate/record` readable: the kind and
 // claim as the subject, and the id as a trailer.
-func commitMessage(r *Record) string {
+func CommitMessage(r *Record) string {
 	subj := gitstore.MessageLine(r.Kind)
 	if claim := gitstore.MessageLine(r.Claim); claim != "" { // a claim may be empty
 		subj += ": " + textfmt.Head(claim, 72)
