@@ -455,9 +455,19 @@ func TestDiscover_RefusesSHA256AndReftable(t *testing.T) {
 	reftable := gt.NewRepo(t)
 	gt.Git(t, reftable, "config", "core.repositoryformatversion", "1")
 	gt.Git(t, reftable, "config", "extensions.refStorage", "reftable")
+	// A config too large to scan here (past 4 MiB) is left to git.
+	big := gt.NewRepo(t)
+	gt.Git(t, big, "config", "core.repositoryformatversion", "1")
+	gt.Git(t, big, "config", "extensions.refStorage", "reftable")
+	f, err := os.OpenFile(filepath.Join(big, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(strings.Repeat("# a comment line of the kind a large config carries\n", 100_000))
+	f.Close()
 	files := gt.NewRepo(t) // format version 0, which git 2.39 still reads
 	gt.Git(t, files, "config", "extensions.refStorage", "files")
-	for _, dir := range []string{sha256, reftable} {
+	for _, dir := range []string{sha256, reftable, big} {
 		before := tree(t, dir)
 		_, err := gitstore.Open(dir)
 		if apperr.CodeOf(err) != gitstore.UnsupportedRepo {
@@ -476,6 +486,43 @@ func TestDiscover_RefusesSHA256AndReftable(t *testing.T) {
 		t.Fatal(err)
 	}
 	gt.Fsck(t, files)
+}
+
+// A FIFO where packed-refs or HEAD belongs is an error, at once: a plain
+// open of a FIFO waits for a writer forever.
+func TestStore_FIFOInTheGitDirIsAnError(t *testing.T) {
+	dir := gt.NewRepo(t)
+	s := open(t, dir)
+	c := commit(t, s, "one", gitstore.ZeroHash)
+	if err := s.UpdateRef(t.Context(), "refs/ideate/x", c, gitstore.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"packed-refs", "HEAD"} {
+		path := filepath.Join(dir, ".git", name)
+		os.Remove(path)
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			if name == "HEAD" {
+				_, err = s.Head()
+			} else {
+				_, err = s.Refs("refs/")
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("%s is a FIFO: no error", name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s is a FIFO: the read still waits after 10 s", name)
+		}
+		os.Remove(path)
+	}
 }
 
 // tree lists every file under dir with its size.

@@ -3,12 +3,12 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // A notes tree maps the 40-hex name of each annotated object to a blob;
@@ -170,7 +170,7 @@ func (s *Store) ResolveCommit(ctx context.Context, spec string) (Hash, error) {
 // Head returns the commit HEAD names: through the branch it points at, or
 // detached. It is ZeroHash on an unborn branch.
 func (s *Store) Head() (Hash, error) {
-	b, err := os.ReadFile(filepath.Join(s.repo.GitDir, "HEAD"))
+	b, err := osproc.ReadRegular(filepath.Join(s.repo.GitDir, "HEAD"), smallFileMax)
 	if err != nil {
 		return ZeroHash, apperr.Wrap(apperr.NotARepo, err, "cannot read HEAD of %s", s.repo.GitDir)
 	}

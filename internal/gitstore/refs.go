@@ -299,7 +299,7 @@ func (r *refReader) loadPackedVersion() ([]Ref, string, error) {
 			r.packed = packedRefs{key: k, version: contentVersion(nil, false)}
 			return nil, r.packed.version, nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := osproc.ReadRegular(path, packedRefsMax)
 		if errors.Is(err, os.ErrNotExist) && attempt < 3 {
 			continue // replaced between stat and read
 		}

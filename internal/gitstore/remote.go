@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // TrackingRoot holds the remote-tracking copies of our refs:
@@ -587,7 +588,7 @@ func (s *Store) dropHalfMadeWorktrees(stale time.Duration) {
 			continue
 		}
 		for _, f := range []string{"gitdir", "commondir", "HEAD"} {
-			b, err := os.ReadFile(filepath.Join(dir, f))
+			b, err := osproc.ReadRegular(filepath.Join(dir, f), smallFileMax)
 			if err != nil || len(bytes.TrimSpace(b)) == 0 {
 				os.RemoveAll(dir)
 				break

@@ -3,12 +3,14 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Repo locates one repository on disk. It is cheap to build and holds no
@@ -79,8 +81,16 @@ func discoverUp(abs string) (*Repo, error) {
 	return nil, apperr.New(apperr.NotARepo, "%s is not inside a git repository", abs)
 }
 
+// smallFileMax bounds the one-line files of a git directory read here
+// (HEAD, the .git file, commondir, a worktree's gitdir) and the
+// alternates list.
+const smallFileMax = 64 << 10
+
+// packedRefsMax bounds packed-refs (about 90 bytes a ref).
+const packedRefsMax = 1 << 30
+
 func readGitfile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := osproc.ReadRegular(path, smallFileMax)
 	if err != nil {
 		return "", apperr.Wrap(apperr.NotARepo, err, "cannot read %s", path)
 	}
@@ -111,7 +121,7 @@ func fromGitDir(gd string) (*Repo, error) {
 		return nil, apperr.New(apperr.NotARepo, "%s is not a git directory", gd)
 	}
 	r := &Repo{GitDir: gd, CommonDir: gd}
-	if b, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+	if b, err := osproc.ReadRegular(filepath.Join(gd, "commondir"), smallFileMax); err == nil {
 		cd := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(gd, cd)
@@ -136,11 +146,15 @@ const UnsupportedRepo apperr.Code = "UNSUPPORTED_REPOSITORY"
 // the file only when it names either extension.
 func checkFormat(common string) error {
 	path := filepath.Join(common, "config")
-	b, err := os.ReadFile(path)
+	b, err := osproc.ReadRegular(path, configCacheMax)
 	low := strings.ToLower(string(b))
-	if err != nil || !strings.Contains(low, "objectformat") && !strings.Contains(low, "refstorage") {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), err == nil && !strings.Contains(low, "objectformat") && !strings.Contains(low, "refstorage"):
 		return nil
+	case errors.Is(err, osproc.ErrNotRegular):
+		return apperr.New(apperr.NotARepo, "%s is not a regular file", path)
 	}
+	// It names an extension, or is too large to scan here: git decides.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, _ := Command(ctx, "git", "config", "--file", path, "-z", "--get-regexp", `^extensions\.(objectformat|refstorage)$`).Output()

@@ -88,16 +88,18 @@ func (s *Store) FindWorktree(ctx context.Context, path string) (*Worktree, error
 	if err != nil {
 		return nil, err
 	}
-	want := canonicalPath(path)
+	want := CanonicalPath(path)
 	for i := range list {
-		if canonicalPath(list[i].Path) == want {
+		if CanonicalPath(list[i].Path) == want {
 			return &list[i], nil
 		}
 	}
 	return nil, nil
 }
 
-func canonicalPath(p string) string {
+// CanonicalPath is p absolute with its symlinks resolved (its parent's
+// when p is gone), so two spellings of one worktree compare equal.
+func CanonicalPath(p string) string {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return filepath.Clean(p)
@@ -221,7 +223,7 @@ func WorktreeGitDir(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.GitDir == r.CommonDir || canonicalPath(r.WorkTree) != canonicalPath(path) {
+	if r.GitDir == r.CommonDir || CanonicalPath(r.WorkTree) != CanonicalPath(path) {
 		return "", apperr.New(apperr.NotARepo, "%s is not a linked worktree", path)
 	}
 	return r.GitDir, nil

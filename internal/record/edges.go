@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Backlinks are derived, never stored in the record: the forward edges of
@@ -213,8 +214,10 @@ func (sn *Snapshot) moveEdges(x *edgeIndex, root gitstore.Hash) (int, error) {
 	return moved, nil
 }
 
+// readEdgeCache reads the cache at path; one that cannot be read, or is
+// past edgeCacheMax, is rebuilt.
 func readEdgeCache(path string) *edgeIndex {
-	data, err := os.ReadFile(path)
+	data, err := osproc.ReadRegular(path, edgeCacheMax)
 	if err != nil {
 		return newEdgeIndex(gitstore.ZeroHash)
 	}
@@ -257,6 +260,10 @@ var (
 func escapeTab(s string) string { return tabEscaper.Replace(s) }
 
 func unescapeTab(s string) string { return tabUnescaper.Replace(s) }
+
+// edgeCacheMax bounds the edge cache read back (a line per edge, about
+// 60 bytes).
+const edgeCacheMax = 1 << 30
 
 func writeEdgeCache(path string, x *edgeIndex) {
 	var b bytes.Buffer

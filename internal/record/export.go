@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // ExportStats counts what an export did.
@@ -33,7 +34,7 @@ func (s *Store) Export(dir string, progress func(done int)) (ExportStats, error)
 		}
 		st.Total++
 		path := filepath.Join(dir, filepath.FromSlash(ExportPath(id)))
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		if old, err := osproc.ReadRegular(path, int64(len(data))); err == nil && bytes.Equal(old, data) {
 			st.Unchanged++
 		} else {
 			d := filepath.Dir(path)

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
+
 	"github.com/ideate/git-ideate/internal/jsstr"
 	"github.com/ideate/git-ideate/internal/textfmt"
-	"strings"
 )
 
 // Source says where a record was captured.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/atomicfile"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // IntentDir, under the clone's state directory, holds one file per task
@@ -48,7 +49,7 @@ func (m *Manager) PendingIntent(task string) (*Intent, error) {
 	if err := CheckTaskID(task); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(m.intentPath(task))
+	b, err := osproc.ReadRegular(m.intentPath(task), 64<<10)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

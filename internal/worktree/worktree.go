@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/secretgate"
 	"github.com/ideate/git-ideate/internal/textfmt"
@@ -120,7 +120,7 @@ func Open(git *gitstore.Store) *Manager {
 		if !filepath.IsAbs(r) {
 			m.Root = filepath.Join(filepath.Dir(git.Repo().CommonDir), r)
 		}
-	} else if top, ok := mainTop(git.Repo()); ok {
+	} else if top, ok := mainTop(git); ok {
 		m.Root = filepath.Join(top, ".ideate", "worktrees")
 	} else {
 		m.Root = filepath.Join(git.Repo().StateDir(), "worktrees")
@@ -130,15 +130,11 @@ func Open(git *gitstore.Store) *Manager {
 
 // mainTop is the main working tree of a non-bare repository: the parent
 // of a common directory named .git.
-func mainTop(r *gitstore.Repo) (string, bool) {
-	if filepath.Base(r.CommonDir) != ".git" {
+func mainTop(git *gitstore.Store) (string, bool) {
+	if filepath.Base(git.Repo().CommonDir) != ".git" || git.Config().Bool("core", "bare", false) {
 		return "", false
 	}
-	if b, err := os.ReadFile(filepath.Join(r.CommonDir, "config")); err == nil &&
-		regexp.MustCompile(`(?mi)^\s*bare\s*=\s*true\s*$`).Match(b) {
-		return "", false
-	}
-	return filepath.Dir(r.CommonDir), true
+	return filepath.Dir(git.Repo().CommonDir), true
 }
 
 var segment = textfmt.BoundedRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]*$`, 64)
@@ -687,7 +683,7 @@ func (m *Manager) clearEmpty(c *Contract) error {
 // excludeRoot lists the worktree root in .git/info/exclude when it lies
 // inside the main working tree, so `git status` there does not show it.
 func (m *Manager) excludeRoot() error {
-	top, ok := mainTop(m.git.Repo())
+	top, ok := mainTop(m.git)
 	if !ok {
 		return nil
 	}
@@ -703,7 +699,7 @@ func (m *Manager) excludeRoot() error {
 // worktree) unless it is there.
 func (m *Manager) excludeLine(line string) error {
 	path := filepath.Join(m.git.Repo().CommonDir, "info", "exclude")
-	b, err := os.ReadFile(path)
+	b, err := osproc.ReadRegular(path, 16<<20)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return apperr.Wrap(apperr.Write, err, "cannot read %s", path)
 	}
@@ -775,7 +771,7 @@ func ReadCopy(dir string) (*Contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(gd, CopyFile))
+	b, err := osproc.ReadRegular(filepath.Join(gd, CopyFile), MaxAttemptFile)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotFound, err, "%s is not a task worktree", dir)
 	}
@@ -920,7 +916,7 @@ func (m *Manager) List(ctx context.Context, all bool, claims ClaimChecker) ([]Ta
 	}
 	byPath := map[string]gitstore.Worktree{}
 	for _, w := range wts {
-		byPath[canonical(w.Path)] = w
+		byPath[gitstore.CanonicalPath(w.Path)] = w
 	}
 	var out []Task
 	for _, r := range refs {
@@ -936,7 +932,7 @@ func (m *Manager) List(ctx context.Context, all bool, claims ClaimChecker) ([]Ta
 			continue
 		}
 		t := Task{Contract: *c}
-		w, known := byPath[canonical(c.Path)]
+		w, known := byPath[gitstore.CanonicalPath(c.Path)]
 		_, statErr := os.Stat(c.Path)
 		switch {
 		case known && w.Locked && w.LockReason == "initializing":
@@ -965,14 +961,4 @@ func (m *Manager) List(ctx context.Context, all bool, claims ClaimChecker) ([]Ta
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Task < out[j].Task })
 	return out, nil
-}
-
-func canonical(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-		return filepath.Join(r, filepath.Base(p))
-	}
-	return filepath.Clean(p)
 }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // ErrNotFound is wrapped by errors of Read when the object is in none of the
@@ -99,7 +100,7 @@ func (db *DB) addStore(dir string, depth int, seen map[string]bool) error {
 		return nil
 	}
 	altFile := filepath.Join(dir, "info", "alternates")
-	raw, err := os.ReadFile(altFile)
+	raw, err := osproc.ReadRegular(altFile, 64<<10)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
