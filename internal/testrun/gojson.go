@@ -19,13 +19,12 @@ type goEvent struct {
 // goParser reads a `go test -json` stream event by event; its memory is
 // bounded per test (counts and the first message), not by the output.
 type goParser struct {
-	opts    Options
-	pkgs    map[string]*goPkg
-	order   []*goPkg
-	builds  map[string]*goBuild
-	lines   int
-	events  int
-	scratch []byte
+	opts   Options
+	pkgs   map[string]*goPkg
+	order  []*goPkg
+	builds map[string]*goBuild
+	lines  int
+	events int
 }
 
 type goBuild struct {

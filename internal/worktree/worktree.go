@@ -619,8 +619,6 @@ func (m *Manager) ensure(ctx context.Context, c *Contract, base gitstore.Hash, o
 			if err := m.git.DiscardWorktree(ctx, c.Path); err != nil {
 				return false, err
 			}
-			_, statErr = os.Stat(c.Path)
-			present = statErr == nil
 		case open:
 			return true, nil
 		default:
