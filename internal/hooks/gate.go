@@ -35,18 +35,6 @@ const StopGateBudget = (StopGateTimeout - 30) * time.Second
 // honours unless CLAUDE_CODE_STOP_HOOK_BLOCK_CAP says otherwise.
 const DefaultBlockCap = 8
 
-// Gate returns the host decision of the gates on what event announces, or
-// nil to let it go (see the package doc, "Gates"). It needs d.Gates:
-// without a registry nothing is gated.
-func (d *Dispatcher) Gate(ctx context.Context, event string, p *Payload) *Decision {
-	c := &call{ctx: ctx, d: d, p: p, event: CanonicalEvent(event)}
-	dec, err := c.gateAndCapture()
-	if err != nil {
-		d.warn("%s: %s", c.event, errText(err))
-	}
-	return dec
-}
-
 // gateAndCapture is gate, and the capture of a PreToolUse call it denied:
 // a denied call never reaches PostToolUse, so it is captured here with
 // the reason, and the transcripts show what the agent tried.

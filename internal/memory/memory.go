@@ -251,9 +251,6 @@ func Read(top string, bound int) (d *Doc, ok bool, err error) {
 	return Parse(string(b), bound), true, nil
 }
 
-// Roles returns the roles d has sections for, in file order.
-func (d *Doc) Roles() []string { return append([]string(nil), d.order...) }
-
 // For returns role's entries, then those of AllRoles.
 func (d *Doc) For(role string) []Entry {
 	var own, all []Entry
@@ -481,9 +478,6 @@ var rules = []Rule{
 	{Name: "append-only", Why: "the record and the execution log are append-only",
 		re: textfmt.Regexp(`(?i)\b(?:edit|rewrite|delete|remove|amend|truncate|reset|force-push|force push)` + gap + `(?:records?|exec(?:ution)? log|execution\.log|refs/ideate\S*|notes)\b`)},
 }
-
-// Rules lists the refusal rules by name.
-func Rules() []Rule { return append([]Rule(nil), rules...) }
 
 // Relaxes returns the first rule text breaks, or nil when it relaxes no
 // invariant the rules know.

@@ -79,9 +79,6 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// Len is the number of globs.
-func (s *Set) Len() int { return len(s.globs) }
-
 // Match reports whether path is in the set: the last glob matching it is
 // not negated.
 func (s *Set) Match(path string) bool {

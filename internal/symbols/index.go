@@ -82,16 +82,6 @@ func (x *Index) Files() []string {
 // own names left out.
 func (x *Index) Uses(name string) int { return x.refs[name] }
 
-// Weaker reports whether any indexed file was read by the fallback reader.
-func (x *Index) Weaker() bool {
-	for _, f := range x.files {
-		if f.Weaker {
-			return true
-		}
-	}
-	return false
-}
-
 // All is every definition, by file then offset.
 func (x *Index) All() []Symbol {
 	var out []Symbol
