@@ -2,12 +2,13 @@ package plan
 
 import (
 	"fmt"
-	"github.com/ideate/git-ideate/internal/apperr"
-	"github.com/ideate/git-ideate/internal/testrun"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/testrun"
 
 	"github.com/ideate/git-ideate/internal/textfmt"
 )

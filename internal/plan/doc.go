@@ -12,8 +12,9 @@
 //
 // Load fails only when there is no sprint to read; everything wrong
 // inside the files is a Finding{File, Line, Rule, Message, Severity}
-// with a stable Rule code (rules.go). Load never writes; Normalize
-// returns the canonical bytes of one file for a writer to store.
+// with a stable Rule code (rules.go). Load never writes; the only files
+// the package writes are plan new's templates (NewSprint), each with its
+// front matter.
 //
 // # Files
 //

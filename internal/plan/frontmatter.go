@@ -43,17 +43,6 @@ func (f FrontMatter) line(key string) int {
 	return 0
 }
 
-// Set replaces key's value, or appends it.
-func (f *FrontMatter) Set(key, value string) {
-	for i, x := range f.Fields {
-		if !x.Raw && x.Key == key {
-			f.Fields[i].Value = value
-			return
-		}
-	}
-	f.Fields = append(f.Fields, Field{Key: key, Value: value})
-}
-
 // readFrontMatter takes the block between a first line "---" and the next
 // "---" (or "...") line.
 func (d *mdoc) readFrontMatter() {
@@ -152,71 +141,4 @@ func yamlScalar(v string) (string, string) {
 		}
 		return v, ""
 	}
-}
-
-// quotedKeys are written as YAML strings even when they look like numbers
-// (md-db reads `stage` as an enum of strings).
-var quotedKeys = map[string]bool{"stage": true, "scope": true}
-
-// renderFrontMatter writes the block, type first, then the other keys in
-// their order. A value is quoted only when YAML would misread it plain;
-// `type` is never quoted (the reference plugin greps it unquoted).
-func renderFrontMatter(f FrontMatter) string {
-	var b strings.Builder
-	b.WriteString("---\n")
-	write := func(x Field) {
-		if x.Raw {
-			b.WriteString(x.Value)
-			b.WriteByte('\n')
-			return
-		}
-		b.WriteString(x.Key)
-		b.WriteString(":")
-		if x.Value != "" || quotedKeys[x.Key] {
-			b.WriteByte(' ')
-			b.WriteString(yamlValue(x.Key, x.Value))
-		}
-		b.WriteByte('\n')
-	}
-	for _, x := range f.Fields {
-		if !x.Raw && x.Key == "type" {
-			write(x)
-		}
-	}
-	for _, x := range f.Fields {
-		if x.Raw || x.Key != "type" {
-			write(x)
-		}
-	}
-	b.WriteString("---\n")
-	return b.String()
-}
-
-func yamlValue(key, v string) string {
-	if quotedKeys[key] || needsQuote(v) {
-		return strconv.Quote(v)
-	}
-	return v
-}
-
-func needsQuote(v string) bool {
-	if v == "" {
-		return true
-	}
-	if strings.ContainsAny(v[:1], "!&*{}[]|>'\"%@`#,?-:") {
-		return true
-	}
-	if strings.Contains(v, ": ") || strings.Contains(v, " #") || strings.HasSuffix(v, ":") || v != strings.TrimSpace(v) {
-		return true
-	}
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return true
-		}
-	}
-	switch strings.ToLower(v) {
-	case "true", "false", "yes", "no", "on", "off", "null", "~":
-		return true
-	}
-	return false
 }

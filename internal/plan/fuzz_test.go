@@ -76,31 +76,6 @@ func FuzzMarkdown(f *testing.F) {
 	})
 }
 
-// FuzzNormalize: Normalize is idempotent and always writes front matter
-// of the right type.
-func FuzzNormalize(f *testing.F) {
-	addExampleSeeds(f)
-	f.Fuzz(func(t *testing.T, src []byte) {
-		for _, k := range []Kind{KindTasks, KindSprintPlan, KindPlanReady} {
-			out, err := Normalize(k, src, Ident{Sprint: 1, Story: "S1-01", Stage: "2"})
-			if err != nil {
-				continue
-			}
-			d := parseMarkdown("x.md", out)
-			if typ, _ := d.front.Get("type"); !d.hasFront || typ != string(k) {
-				t.Fatalf("Normalize(%s) wrote no front matter of that type:\n%s", k, out)
-			}
-			again, err := Normalize(k, out, Ident{})
-			if err != nil {
-				t.Fatalf("Normalize of its own output: %v\n%q", err, out)
-			}
-			if !bytes.Equal(again, out) {
-				t.Fatalf("Normalize is not idempotent:\n%q\n%q", out, again)
-			}
-		}
-	})
-}
-
 // FuzzLoadCheck puts the fuzzed bytes in place of one example file (the
 // which-th, in name order) and runs Load and Check over the whole set.
 func FuzzLoadCheck(f *testing.F) {

@@ -2,9 +2,10 @@ package plan
 
 import (
 	"fmt"
-	"github.com/ideate/git-ideate/internal/testrun"
 	"strconv"
 	"strings"
+
+	"github.com/ideate/git-ideate/internal/testrun"
 
 	"github.com/ideate/git-ideate/internal/textfmt"
 )

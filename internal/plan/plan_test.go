@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -497,53 +496,6 @@ func TestStandards_Runners(t *testing.T) {
 	}
 	if st.Matrix == nil || len(st.Matrix.Commands) != 5 || st.Matrix.Commands[1].Text != "go vet ./..." {
 		t.Fatalf("matrix %+v", st.Matrix)
-	}
-}
-
-var fmBlock = regexp.MustCompile(`(?s)^---\n.*?\n---\n`)
-
-// Normalize writes the canonical form: applied to the example's files it
-// changes nothing, and applied to them stripped of front matter (and in
-// CRLF) it gives them back.
-func TestNormalize_RoundTripsTheExample(t *testing.T) {
-	root := "testdata/example"
-	ids := map[string]plan.Ident{}
-	s := load(t, root)
-	for _, f := range s.Files {
-		b, err := os.ReadFile(filepath.Join(root, f.Path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		kind, ok := plan.KindOf(f.Path)
-		if !ok {
-			t.Fatalf("no kind for %s", f.Path)
-		}
-		id := plan.Ident{Sprint: 1, Stage: "2"}
-		if m := regexp.MustCompile(`story: (S1-0\d)`).FindStringSubmatch(string(b)); m != nil {
-			id.Story = m[1]
-		}
-		ids[f.Path] = id
-		got, err := plan.Normalize(kind, b, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(b) {
-			t.Fatalf("%s: Normalize changed a canonical file:\n%s", f.Path, cmp.Diff(string(b), string(got)))
-		}
-		bare := strings.ReplaceAll(fmBlock.ReplaceAllString(string(b), ""), "\n", "\r\n")
-		got, err = plan.Normalize(kind, []byte(bare), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(b) {
-			t.Fatalf("%s: Normalize of the bare file:\n%s", f.Path, cmp.Diff(string(b), string(got)))
-		}
-	}
-	if _, err := plan.Normalize(plan.KindTasks, []byte("---\ntype: validate\n---\n"), plan.Ident{}); !apperr.Is(err, apperr.Schema) {
-		t.Fatalf("type mismatch: %v, want SCHEMA", err)
-	}
-	if _, err := plan.Normalize(plan.KindTasks, []byte("---\ntype: tasks\n"), plan.Ident{}); !apperr.Is(err, apperr.Schema) {
-		t.Fatalf("unterminated: %v, want SCHEMA", err)
 	}
 }
 
