@@ -12,9 +12,9 @@
 //
 // Load fails only when there is no sprint to read; everything wrong
 // inside the files is a Finding{File, Line, Rule, Message, Severity}
-// with a stable Rule code (rules.go). Load never writes; the only files
-// the package writes are plan new's templates (NewSprint), each with its
-// front matter.
+// with a stable Rule code (rules.go). Load never writes; the package
+// writes only plan new's templates (NewSprint), each with its front
+// matter (the RED gate writes plan-ready.md, see gates.WriteReady).
 //
 // # Files
 //
