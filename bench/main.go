@@ -130,8 +130,8 @@ func main() {
 		bn.b = reference(*ref, *node)
 	}
 	want := flag.Args()
-	fmt.Printf("bench %s: %s/%s, %d CPUs, load %s; A %s, B %s; %d records, %d calls per figure, %d files; git config %v\n",
-		time.Now().UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadAvg(), bn.a.describe(), bn.b.describe(), s.records, s.calls, s.files, config)
+	fmt.Printf("bench %s: %s/%s, %d CPUs, load %s; A %s, B %s; %d records, %d calls per figure, %d files; git config %v; scratch on %s\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadAvg(), bn.a.describe(), bn.b.describe(), s.records, s.calls, s.files, config, describeFS(work))
 	ran := 0
 	for _, sc := range scenarios {
 		if len(want) > 0 && !contains(want, sc.name) {

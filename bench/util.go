@@ -348,3 +348,19 @@ func (c *mcpClient) seed(n int) {
 		done += k
 	}
 }
+
+// describeFS names the file system dir is on, as far as fileSystem can
+// tell: file creation on an ext4 without a journal costs more the more
+// files were deleted in the last minute, which moves every write figure.
+func describeFS(dir string) string {
+	dev, ext4, journal := fileSystem(dir)
+	switch {
+	case dev == "":
+		return "an unnamed device"
+	case !ext4:
+		return dev + " (not ext4)"
+	case journal:
+		return dev + " (ext4 with a journal)"
+	}
+	return dev + " (ext4 without a journal)"
+}

@@ -1,4 +1,4 @@
-package osproc
+package main
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"syscall"
 )
 
-// FileSystem names the block device dir is on and, for ext4, whether it
+// fileSystem names the block device dir is on and, for ext4, whether it
 // has a journal (ext4 is false for any other file system; dev is "" when
 // the device cannot be named). Without a journal, ext4's inode allocator
 // passes over every inode deleted in the last minutes, so creating a file
-// costs more the more files were deleted lately (docs/PERF-LOG.md); the
-// bench names the file system it ran on for that reason.
-func FileSystem(dir string) (dev string, ext4, journal bool) {
+// costs more the more files were deleted lately (docs/PERF-LOG.md): a
+// run names the file system its scratch directory is on for that reason.
+func fileSystem(dir string) (dev string, ext4, journal bool) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil {
 		return "", false, false

@@ -1,22 +1,20 @@
-package osproc_test
+package main
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // A tmpfs is not ext4; a directory on ext4 is, with a journal exactly when
 // the kernel runs a journal thread for its device.
 func TestFileSystem(t *testing.T) {
 	if _, err := os.Stat("/dev/shm"); err == nil {
-		if _, ext4, _ := osproc.FileSystem("/dev/shm"); ext4 {
+		if _, ext4, _ := fileSystem("/dev/shm"); ext4 {
 			t.Fatal("/dev/shm (tmpfs) reported as ext4")
 		}
 	}
-	dev, ext4, journal := osproc.FileSystem(t.TempDir())
+	dev, ext4, journal := fileSystem(t.TempDir())
 	if dev == "" {
 		t.Skip("no device for the temporary directory")
 	}
