@@ -114,20 +114,6 @@ func privateTo(s symbols.Symbol) bool {
 	return s.Lang == symbols.Go && s.Package == "main"
 }
 
-// AnalyzeStructure judges the added symbols against the whole index: an
-// orphan (no use anywhere), a near copy (a normalized body equal to one
-// under another name), a duplicated helper (the same name and body in
-// another package or module) and a parallel implementation (a second
-// definition of a symbol the plan declares). Symbols in test files and
-// generated files are neither judged nor compared.
-func AnalyzeStructure(x *symbols.Index, added []symbols.Symbol, declared []string, cfg StructureConfig) []Finding {
-	facts := map[string]*fileFacts{}
-	for _, p := range x.Files() {
-		facts[p] = factsOf(x.File(p))
-	}
-	return analyze(x, facts, added, declared, cfg)
-}
-
 // analyze is AnalyzeStructure over files whose body facts are known
 // (facts, by path; a file's tokens need not be there).
 func analyze(x *symbols.Index, facts map[string]*fileFacts, added []symbols.Symbol, declared []string, cfg StructureConfig) []Finding {

@@ -338,3 +338,17 @@ func TestSimilarity_Measure(t *testing.T) {
 		}
 	}
 }
+
+// AnalyzeStructure judges the added symbols against the whole index: an
+// orphan (no use anywhere), a near copy (a normalized body equal to one
+// under another name), a duplicated helper (the same name and body in
+// another package or module) and a parallel implementation (a second
+// definition of a symbol the plan declares). Symbols in test files and
+// generated files are neither judged nor compared.
+func AnalyzeStructure(x *symbols.Index, added []symbols.Symbol, declared []string, cfg StructureConfig) []Finding {
+	facts := map[string]*fileFacts{}
+	for _, p := range x.Files() {
+		facts[p] = factsOf(x.File(p))
+	}
+	return analyze(x, facts, added, declared, cfg)
+}

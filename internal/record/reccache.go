@@ -86,19 +86,6 @@ func (c *recCache) insert(h gitstore.Hash, e cachedRecord) {
 	c.bytes += e.size
 }
 
-// size returns the number of cached records and their approximate bytes.
-func (c *recCache) size() (n, bytes int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, g := range []map[gitstore.Hash]cachedRecord{c.young, c.old} {
-		for _, e := range g {
-			n++
-			bytes += e.size
-		}
-	}
-	return n, bytes
-}
-
 func (r *Record) copy() *Record {
 	if r == nil {
 		return nil

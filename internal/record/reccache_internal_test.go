@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/gitstore/oid"
 )
 
@@ -37,4 +38,17 @@ func TestRecCache_Bound(t *testing.T) {
 	if n, b := c.size(); n < 100 || b < recCacheBytes/2 {
 		t.Fatalf("the cache holds only %d records, %d bytes", n, b)
 	}
+}
+
+// size returns the number of cached records and their approximate bytes.
+func (c *recCache) size() (n, bytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range []map[gitstore.Hash]cachedRecord{c.young, c.old} {
+		for _, e := range g {
+			n++
+			bytes += e.size
+		}
+	}
+	return n, bytes
 }

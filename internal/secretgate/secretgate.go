@@ -115,16 +115,6 @@ func Merge(a, b []Redaction) []Redaction {
 	return out
 }
 
-// Rules lists the rule names in order.
-func Rules() []string {
-	rules := ruleSet()
-	names := make([]string, len(rules))
-	for i := range rules {
-		names[i] = rules[i].name
-	}
-	return names
-}
-
 // Marker returns the text that replaces a secret found by the named rule:
 // "[REDACTED:<rule>]".
 func Marker(rule string) string { return "[REDACTED:" + rule + "]" }

@@ -681,3 +681,13 @@ func TestConcurrentScan(t *testing.T) {
 		}
 	}
 }
+
+// Rules lists the rule names in order.
+func Rules() []string {
+	rules := ruleSet()
+	names := make([]string, len(rules))
+	for i := range rules {
+		names[i] = rules[i].name
+	}
+	return names
+}
