@@ -32,8 +32,11 @@
 //
 // The workers' cache directory holds GOCACHE and XDG_CACHE_HOME: one for
 // all the repository's workers (warm after the first task's build), apart
-// from the user's, which the gates' own test runs read, so a worker
-// cannot plant a result where a gate would find it. The module cache is
+// from the user's, which the gates' own test runs use. A gate's run
+// executes the workers' code with the user's build cache writable (the go
+// command writes it), so gates never take a test result from go test's
+// cache (their runs set -count=1); what is left to plant there is a build
+// output under the content hash of its inputs. The module cache is
 // read-only, so a worker cannot download modules (the plan's
 // dependencies are there already). TMPDIR is the task's own.
 //
