@@ -92,8 +92,8 @@ type Dispatcher struct {
 	// Dir is the process's working directory, the last place a
 	// repository is looked for; "" means ".".
 	Dir string
-	// Gates, when set, judge the action each Gated event announces (see
-	// Dispatcher.Gate); without them nothing is gated.
+	// Gates, when set, judge the action each Gated event announces;
+	// without them nothing is gated.
 	Gates *gates.Registry
 	// Judge, when set, asks a gate and stores its verdict (the execution
 	// log); nil asks Gates directly.
