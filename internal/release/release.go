@@ -123,8 +123,9 @@ type Artifact struct {
 }
 
 // Build compiles Mains for each target, archives them with the
-// licence, the third-party notices and the README, and writes the checksums file last. It returns the
-// archives and the checksums file, in that order.
+// licence, the third-party notices, the README and the manual page, and
+// writes the checksums file last. It returns the archives and the
+// checksums file, in that order.
 func Build(ctx context.Context, o Options) ([]Artifact, error) {
 	if o.Version == "" {
 		o.Version = Version
