@@ -3,7 +3,6 @@ package gates
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"github.com/ideate/git-ideate/internal/gitstore"
 	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/shell"
+	"github.com/ideate/git-ideate/internal/testrun"
 	"github.com/ideate/git-ideate/internal/textfmt"
 	"github.com/ideate/git-ideate/internal/worktree"
 )
@@ -369,40 +369,37 @@ func runMatrixCommand(ctx context.Context, dir, line string, timeout time.Durati
 	if line == "" || simple && len(words) == 0 {
 		return ClassMatrixUnrunnable, "the line holds no command", false
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var cmd *exec.Cmd
-	if !simple || !literal {
-		cmd = gitstore.Command(ctx, "sh", "-c", line)
-	} else {
-		cmd = gitstore.Command(ctx, words[0], words[1:]...)
+	argv, viaShell := words, !simple || !literal
+	if viaShell {
+		argv = []string{"sh", "-c", line}
 	}
-	cmd.Dir = dir
+	// The matrix runs the task's code (its tests, its build scripts), so it
+	// runs as the gates' test runs do: confined to the worktree and a
+	// temporary directory of its own, and never answered from go test's
+	// result cache.
+	tmp, err := osproc.TempDir("matrix")
+	if err != nil {
+		return ClassMatrixUnrunnable, "cannot create its temporary directory: " + err.Error(), false
+	}
+	defer os.RemoveAll(tmp)
+	env := append([]string{"TMPDIR=" + tmp, "GOTMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}, runEnv()...)
 	out := &tailBuffer{max: 2048}
-	cmd.Stdout, cmd.Stderr = out, out
-	err := cmd.Start()
-	if err == nil {
-		// The command's whole group dies with the gate, however the gate ends.
-		release, _ := osproc.KillGroupOnExit(cmd)
-		err = cmd.Wait()
-		_ = osproc.KillGroup(cmd.Process)
-		release()
-	}
-	var ee *exec.ExitError
+	end := testrun.Exec(ctx, argv, dir, env, timeout, out, out, func(c *exec.Cmd) error { return confinedStart(c, []string{dir, tmp}) })
 	switch {
-	case err == nil:
-		return "", "", false
-	case ctx.Err() == context.DeadlineExceeded:
+	case end.StartErr != nil:
+		return ClassMatrixUnrunnable, "cannot start it: " + end.StartErr.Error(), false
+	case end.TimedOut:
 		return ClassMatrixTimeout, fmt.Sprintf("still running after %s; killed", timeout), false
-	case errors.As(err, &ee) && (ee.ExitCode() == 126 || ee.ExitCode() == 127) && cmd.Path != "" && strings.HasSuffix(cmd.Path, "sh") && len(cmd.Args) > 1 && cmd.Args[1] == "-c":
-		return ClassMatrixUnrunnable, fmt.Sprintf("the shell could not run it (exit %d): %s", ee.ExitCode(), out.text()), false
-	case errors.As(err, &ee) && ee.ExitCode() > 0:
-		return ClassMatrix, fmt.Sprintf("exit %d: %s", ee.ExitCode(), out.text()), true
-	case errors.As(err, &ee):
-		return ClassMatrix, fmt.Sprintf("ended by %s: %s", ee.ProcessState, out.text()), true
-	default:
-		return ClassMatrixUnrunnable, "cannot start it: " + err.Error(), false
+	case end.Code == 0:
+		return "", "", false
+	case viaShell && (end.Code == 126 || end.Code == 127):
+		return ClassMatrixUnrunnable, fmt.Sprintf("the shell could not run it (exit %d): %s", end.Code, out.text()), false
+	case end.Code > 0:
+		return ClassMatrix, fmt.Sprintf("exit %d: %s", end.Code, out.text()), true
+	case ctx.Err() != nil:
+		return ClassMatrixUnrunnable, "the gate was cancelled: " + ctx.Err().Error(), false
 	}
+	return ClassMatrix, "ended by a signal: " + out.text(), true
 }
 
 // tailBuffer keeps the last max bytes written to it.

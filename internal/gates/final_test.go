@@ -2,6 +2,7 @@ package gates_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/confine"
 	"github.com/ideate/git-ideate/internal/execlog"
 	"github.com/ideate/git-ideate/internal/gates"
 	"github.com/ideate/git-ideate/internal/gitstore"
@@ -275,6 +277,33 @@ func TestFinal_MatrixTimeoutKillsTheGroup(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the gate took %s: the group was not killed", d)
+	}
+}
+
+// The matrix runs the task's code (go test runs the worker's tests), so
+// it runs confined as the gates' test runs do: a test whose code writes a
+// hook into the repository's git directory and a file beside the
+// worktree changes neither when the final gate runs it.
+func TestFinal_MatrixRunsConfined(t *testing.T) {
+	if !confine.Available() {
+		t.Skip("no confinement here: " + confine.Mode())
+	}
+	fx := newFinalFx(t, "go test -count=1 ./...")
+	hook := filepath.Join(fx.dir, ".git", "hooks", "post-checkout")
+	beside := filepath.Join(filepath.Dir(fx.wt), "planted")
+	evil := fmt.Sprintf("package strutil\n\nimport \"os\"\n\nfunc init() {\n\tos.WriteFile(%q, []byte(\"#!/bin/sh\\necho owned\\n\"), 0o755)\n\tos.WriteFile(%q, []byte(\"x\"), 0o644)\n}\n", hook, beside)
+	write(t, filepath.Join(fx.wt, "strutil", "evil_test.go"), evil)
+	gt.Git(t, fx.wt, "add", "-A")
+	gt.Git(t, fx.wt, "commit", "-q", "-m", "a test that writes outside")
+	fx.green(t, "PASS")
+	if _, err := gates.Tick(t.Context(), fx.deps.PlanDeps, "S1-01/T1"); err != nil {
+		t.Fatal(err)
+	}
+	v := fx.final(t)
+	for _, f := range []string{hook, beside} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("the final gate's matrix run wrote %s (verdict %s)", f, v)
+		}
 	}
 }
 

@@ -72,13 +72,7 @@ func RunTask(ctx context.Context, st *plan.Standards, dir string, tests []string
 	}
 	spec := testrun.Spec{Argv: argv, Dir: dir, Format: testrun.Format(r.Format), Dialect: testrun.Dialect(r.Dialect),
 		ReportFile: report, Declared: declared, StubMarkers: StubMarkers(st, r), Timeout: o.Timeout, Start: confinedStart,
-		// A judged worktree must stay as committed: no __pycache__ left
-		// for the next gate to find as an uncommitted change. A verdict
-		// rests on a run of the tests, never on go test's cached result of
-		// an earlier run: the build cache the run writes is writable by the
-		// tests' own code too (-count=1 turns the result cache off for any
-		// runner template; commands without the flag ignore it).
-		Env: append([]string{"PYTHONDONTWRITEBYTECODE=1", "GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -count=1")}, o.Env...)}
+		Env: append(runEnv(), o.Env...)}
 	if r.Compile != "" {
 		cargv, err := expandRunner(r.Compile, tests, "", o.Wide)
 		if err != nil {
@@ -301,4 +295,15 @@ func goDeclared(top string, tests []string) ([]string, map[string]string) {
 		back[out[i]] = id
 	}
 	return out, back
+}
+
+// runEnv is what every gate run of the task's code adds to the
+// environment. A judged worktree must stay as committed: no __pycache__
+// left for the next gate to find as an uncommitted change. A verdict rests
+// on a run of the tests, never on go test's cached result of an earlier
+// run: the build cache the run writes is writable by the tests' own code
+// too (-count=1 turns the result cache off for any runner template;
+// commands without the flag ignore it).
+func runEnv() []string {
+	return []string{"PYTHONDONTWRITEBYTECODE=1", "GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -count=1")}
 }
