@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -383,7 +382,7 @@ func runMatrixCommand(ctx context.Context, dir, line string, timeout time.Durati
 	}
 	defer os.RemoveAll(tmp)
 	env := append([]string{"TMPDIR=" + tmp, "GOTMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}, runEnv()...)
-	out := &tailBuffer{max: 2048}
+	out := &tailBuf{max: 2048} // one writer for both streams: exec writes it from one goroutine
 	end := testrun.Exec(ctx, argv, dir, env, timeout, out, out, func(c *exec.Cmd) error { return confinedStart(c, []string{dir, tmp}) })
 	switch {
 	case end.StartErr != nil:
@@ -402,32 +401,9 @@ func runMatrixCommand(ctx context.Context, dir, line string, timeout time.Durati
 	return ClassMatrix, "ended by a signal: " + out.text(), true
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2*t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-// text is the kept output as one line, its last max bytes.
-func (t *tailBuffer) text() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.b
-	if len(b) > t.max {
-		b = b[len(b)-t.max:]
-	}
-	s := textfmt.OneLine(string(bytes.ToValidUTF8(b, []byte("\uFFFD"))))
+// text is the kept output as one line, at most 400 characters.
+func (t *tailBuf) text() string {
+	s := textfmt.OneLine(string(bytes.ToValidUTF8(t.b, []byte("\uFFFD"))))
 	if s == "" {
 		return "(no output)"
 	}
