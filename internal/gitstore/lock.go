@@ -234,7 +234,8 @@ func breakStaleLock(lockPath string, staleAfter time.Duration) bool {
 }
 
 // deleteRef removes name if it still holds oldH. Deleting may rewrite
-// packed-refs, so it is done by git itself (under packed-refs.lock).
+// packed-refs, so it is done by git itself (under packed-refs.lock), to
+// its end (gitToEnd).
 func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 	cur, err := s.refs.read(name)
 	if err != nil {
@@ -255,7 +256,7 @@ func (s *Store) deleteRef(ctx context.Context, name string, oldH Hash) error {
 	// while parsing oldH and trusts that copy under the lock while a stat
 	// finds the file unchanged, which a rewrite can leave it (same inode,
 	// size and second), and would delete a ref that has moved.
-	if out, err := s.git(ctx, "-c", "core.warnAmbiguousRefs=false", "update-ref", "-d", name, oldH.String()).CombinedOutput(); err != nil {
+	if out, err := s.gitToEnd(ctx, nil, nil, "-c", "core.warnAmbiguousRefs=false", "update-ref", "-d", name, oldH.String()); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -254,7 +254,8 @@ func (s *Store) looseRefs(prefix string) int { return len(dirNames(s.refs.dirOf(
 func (s *Store) PackRefsNow(ctx context.Context, threshold int, prefixes ...string) bool {
 	for _, p := range prefixes {
 		if s.looseRefs(p) > threshold {
-			return s.git(ctx, "pack-refs", "--all").Run() == nil
+			_, err := s.gitToEnd(ctx, nil, nil, "pack-refs", "--all")
+			return err == nil
 		}
 	}
 	return false

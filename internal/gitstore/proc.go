@@ -17,11 +17,18 @@ const GitFailed apperr.Code = "GIT_FAILED"
 
 // gitProc builds a git command run in dir (a working tree) through
 // Command: its own process group, killed whole when ctx ends. git finds
-// the repository from dir: the variables that would point it at another
-// repository or index (a git hook's GIT_DIR, GIT_INDEX_FILE) are left out.
+// the repository from dir (gitEnv).
 func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := Command(ctx, "git", args...)
 	cmd.Dir = dir
+	cmd.Env = gitEnv()
+	return cmd
+}
+
+// gitEnv is this process's environment for git: without the variables
+// that would point it at another repository or index (a git hook's
+// GIT_DIR, GIT_INDEX_FILE), and never prompting.
+func gitEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
@@ -30,8 +37,7 @@ func gitProc(ctx context.Context, dir string, args ...string) *exec.Cmd {
 		}
 		env = append(env, kv)
 	}
-	cmd.Env = append(env, "GIT_TERMINAL_PROMPT=0")
-	return cmd
+	return append(env, "GIT_TERMINAL_PROMPT=0")
 }
 
 // runGitEnv runs git in dir with env added to its environment and stdin

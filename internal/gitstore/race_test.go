@@ -103,6 +103,11 @@ func helperMain(role string) int {
 		fmt.Printf("git %d prepared\n", cmd.Process.Pid)
 		time.Sleep(time.Hour)
 		return 1
+	case "delete-ref":
+		// Deletes a ref through the store, printing what UpdateRef said.
+		old, _ := gitstore.ParseHash(os.Getenv("GITSTORE_TEST_OLD"))
+		fmt.Println("deleted:", s.UpdateRef(context.Background(), os.Getenv("GITSTORE_TEST_REF"), gitstore.ZeroHash, old))
+		return 0
 	case "loose":
 		// One object outside any transaction: a loose object.
 		if _, err := s.WriteBlob([]byte(fmt.Sprintf("loose %d", os.Getpid()))); err != nil {

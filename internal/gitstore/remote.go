@@ -367,12 +367,12 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 	shadow := ShadowRoot + remote + "/"
 	// One staging push per remote at a time: the shadow namespace is
 	// shared, and a killed push's leftovers are cleared only under this lock.
-	unlock, err := s.LockState(ctx, "push-"+url.PathEscape(remote)+".lock")
+	staging, err := s.lockState(ctx, "push-"+url.PathEscape(remote)+".lock")
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	if err := s.clearShadow(ctx, shadow); err != nil {
+	defer staging.Close()
+	if err := s.clearShadow(ctx, shadow, staging); err != nil {
 		return nil, err
 	}
 	src := shadow
@@ -389,10 +389,10 @@ func (s *Store) PushMany(ctx context.Context, remote string, ups []PushUpdate, o
 			}
 			fmt.Fprintf(&stage, "create %s%s %s\n", shadow, strings.TrimPrefix(u.Ref, "refs/"), u.New)
 		}
-		if _, err := s.runGitEnv(ctx, "", nil, &stage, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin"); err != nil {
+		if err := s.updateRefs(ctx, &stage, staging); err != nil {
 			return nil, err
 		}
-		defer s.clearShadow(context.WithoutCancel(ctx), shadow)
+		defer s.clearShadow(context.WithoutCancel(ctx), shadow, staging)
 	}
 
 	// Through the user's remote by name, so its settings (pushurl, proxy,
@@ -492,17 +492,18 @@ func (s *Store) ClearStaged(ctx context.Context, remote string) error {
 	if refs, err := s.refs.list(shadow); err != nil || len(refs) == 0 {
 		return err // the usual case: nothing staged, no lock taken
 	}
-	unlock, err := s.LockState(ctx, "push-"+url.PathEscape(remote)+".lock")
+	staging, err := s.lockState(ctx, "push-"+url.PathEscape(remote)+".lock")
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	return s.clearShadow(ctx, shadow)
+	defer staging.Close()
+	return s.clearShadow(ctx, shadow, staging)
 }
 
 // clearShadow removes lock files and refs under the shadow prefix; the
-// caller holds the staging flock, so nothing there is live.
-func (s *Store) clearShadow(ctx context.Context, prefix string) error {
+// caller holds the staging flock (staging), which every git that writes
+// there holds until it ends (updateRefs), so nothing there is live.
+func (s *Store) clearShadow(ctx context.Context, prefix string, staging *os.File) error {
 	s.breakLocks(prefix, 0)
 	refs, err := s.refs.list(prefix)
 	if err != nil || len(refs) == 0 {
@@ -512,8 +513,19 @@ func (s *Store) clearShadow(ctx context.Context, prefix string) error {
 	for _, r := range refs {
 		fmt.Fprintf(&b, "delete %s %s\n", r.Name, r.Hash)
 	}
-	_, err = s.runGitEnv(ctx, "", nil, &b, "--git-dir="+s.repo.CommonDir, "update-ref", "--stdin")
-	return err
+	return s.updateRefs(ctx, &b, staging)
+}
+
+// updateRefs runs `git update-ref --stdin` on cmds to its end
+// (gitToEnd), holding hold (may be nil) until then.
+func (s *Store) updateRefs(ctx context.Context, cmds io.Reader, hold *os.File) error {
+	if out, err := s.gitToEnd(ctx, cmds, hold, "update-ref", "--stdin"); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &apperr.Error{Code: GitFailed, Msg: "git update-ref --stdin failed: " + firstLine(string(out), err), Err: err}
+	}
+	return nil
 }
 
 // parsePorcelain reads `git push --porcelain` status lines:

@@ -233,6 +233,16 @@ func WorktreeGitDir(path string) (string, error) {
 // state directory (.git/ideate/), waiting until ctx ends, and returns its
 // release; the kernel drops it when the process dies.
 func (s *Store) LockState(ctx context.Context, name string) (func(), error) {
+	f, err := s.lockState(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// lockState is LockState returning the flocked file, which the caller
+// closes to release it (or passes on to a process that must hold it).
+func (s *Store) lockState(ctx context.Context, name string) (*os.File, error) {
 	if strings.ContainsAny(name, "/\\") || name == "" || name[0] == '.' {
 		return nil, apperr.New(apperr.Schema, "%q is not a lock name", name)
 	}
@@ -250,5 +260,5 @@ func (s *Store) LockState(ctx context.Context, name string) (func(), error) {
 		}
 		return nil, apperr.Wrap(apperr.Locked, err, "cannot lock %s", name)
 	}
-	return func() { f.Close() }, nil
+	return f, nil
 }
