@@ -3,12 +3,12 @@ package gates
 import (
 	"bufio"
 	"context"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
 	"github.com/ideate/git-ideate/internal/shell"
 )
@@ -621,7 +621,7 @@ func (c *costCheck) cargo(words []string, dir string, known bool) *Reason {
 		if !known || c.treeInScope(dir) {
 			return nil
 		}
-		data, err := os.ReadFile(filepath.Join(c.f.Top, filepath.FromSlash(dir), "Cargo.toml"))
+		data, err := osproc.ReadRegular(filepath.Join(c.f.Top, filepath.FromSlash(dir), "Cargo.toml"), manifestMax)
 		if err != nil || !strings.Contains(string(data), "[workspace]") {
 			return nil // a crate of its own (or no manifest here): not the workspace
 		}
@@ -645,7 +645,9 @@ func (c *costCheck) cargo(words []string, dir string, known bool) *Reason {
 // with a [package] name, not above Top.
 func (c *costCheck) crateOf(dir string) string {
 	for d := dir; ; d = path.Dir(d) {
-		f, err := os.Open(filepath.Join(c.f.Top, filepath.FromSlash(d), "Cargo.toml"))
+		// A worker writes the manifests of its scope: a FIFO there would
+		// hold a plain open (and the hook) forever.
+		f, _, err := osproc.OpenRegular(filepath.Join(c.f.Top, filepath.FromSlash(d), "Cargo.toml"))
 		if err == nil {
 			sc := bufio.NewScanner(f)
 			inPkg := false
@@ -904,3 +906,6 @@ func containsWord(ws []string, w string) bool {
 	}
 	return false
 }
+
+// manifestMax bounds a Cargo.toml read whole.
+const manifestMax = 1 << 20

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -321,5 +322,28 @@ func BenchmarkCostDecide(b *testing.B) {
 	if len(durs) > 0 {
 		b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds()), "p50-ns")
 		b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds()), "p99-ns")
+	}
+}
+
+// A manifest the cost check reads may sit in the task's own scope, where
+// the worker writes: a FIFO there is no manifest, and the check (run in
+// the PreToolUse hook) still answers at once.
+func TestCost_FIFOManifestInScopeDoesNotHang(t *testing.T) {
+	top := costFixture(t)
+	if err := syscall.Mkfifo(filepath.Join(top, "crates", "foo", "src", "Cargo.toml"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan gates.Verdict, 1)
+	go func() {
+		v, _ := gates.Cost.Run(context.Background(), gates.Input{Point: gates.BeforeTool, Tool: "Bash", Command: "cargo test --workspace", Cost: costFacts(top, "rs")})
+		done <- v
+	}()
+	select {
+	case v := <-done:
+		if v.Result != gates.FAIL || !strings.Contains(v.String(), "-p foo-core") {
+			t.Fatalf("verdict %s", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cost check still waits on a FIFO manifest after 10 s")
 	}
 }

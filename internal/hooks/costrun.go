@@ -348,6 +348,10 @@ func scopeRoots(scope []string) []string {
 
 // worktreeGitDir is the git directory of the worktree at top: top/.git,
 // or where a linked worktree's .git file points.
+//
+// The files read here sit in the worktree a worker writes; each is read
+// only if it is a regular file, and the small ones only up to gitFileMax,
+// so a FIFO or a huge file there cannot hold the hook past its budget.
 func worktreeGitDir(top string) (string, error) {
 	dot := filepath.Join(top, ".git")
 	fi, err := os.Stat(dot)
@@ -357,7 +361,7 @@ func worktreeGitDir(top string) (string, error) {
 	if fi.IsDir() {
 		return dot, nil
 	}
-	b, err := os.ReadFile(dot)
+	b, err := osproc.ReadRegular(dot, gitFileMax)
 	if err != nil {
 		return "", err
 	}
@@ -376,7 +380,7 @@ func worktreeGitDir(top string) (string, error) {
 // HEAD's id, or its branch's from the loose ref or packed-refs of the
 // common directory.
 func headOf(gitDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	b, err := osproc.ReadRegular(filepath.Join(gitDir, "HEAD"), gitFileMax)
 	if err != nil {
 		return "", err
 	}
@@ -390,18 +394,18 @@ func headOf(gitDir string) (string, error) {
 		return "", fmt.Errorf("HEAD names %q", ref)
 	}
 	common := gitDir
-	if cb, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if cb, err := osproc.ReadRegular(filepath.Join(gitDir, "commondir"), gitFileMax); err == nil {
 		common = strings.TrimSpace(string(cb))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
 		}
 	}
-	if lb, err := os.ReadFile(filepath.Join(common, filepath.FromSlash(ref))); err == nil {
+	if lb, err := osproc.ReadRegular(filepath.Join(common, filepath.FromSlash(ref)), gitFileMax); err == nil {
 		if id := strings.TrimSpace(string(lb)); id != "" && !strings.HasPrefix(id, "ref:") {
 			return id, nil
 		}
 	}
-	f, err := os.Open(filepath.Join(common, "packed-refs"))
+	f, _, err := osproc.OpenRegular(filepath.Join(common, "packed-refs"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "unborn " + ref, nil
@@ -422,3 +426,6 @@ func headOf(gitDir string) (string, error) {
 	}
 	return "unborn " + ref, nil
 }
+
+// gitFileMax bounds the one-line git files the fingerprint reads.
+const gitFileMax = 64 << 10

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/apperr"
@@ -107,6 +108,11 @@ type Dispatcher struct {
 	// Warn receives notes for the host's debug log, one line each; nil
 	// discards them.
 	Warn func(msg string)
+	// PreToolBudget bounds a PreToolUse decision (0: PreToolBudget, the
+	// package's); Exit ends the process once the late denial is written
+	// (nil: os.Exit(0)). Both are for tests.
+	PreToolBudget time.Duration
+	Exit          func()
 }
 
 // Events the host sends (an open set: names not listed here are handled
@@ -282,16 +288,53 @@ func (d *Dispatcher) Run(ctx context.Context, in io.Reader, out io.Writer, event
 			d.warn("the payload is a %s event, not %s; handling it as %s", ev, arg, ev)
 		}
 	}
+	var mu sync.Mutex
+	answered := false
+	answer := func(b []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if answered {
+			return false
+		}
+		answered = true
+		if b != nil {
+			if _, err := out.Write(b); err != nil {
+				d.warn("cannot write the hook output: %v", err)
+			}
+		}
+		return true
+	}
+	if ev == "PreToolUse" {
+		budget := d.PreToolBudget
+		if budget <= 0 {
+			budget = PreToolBudget
+		}
+		t := time.AfterFunc(budget, func() {
+			late := Response{Event: ev, Decision: deny("this call could not be judged within %s (the host would have let it run unjudged past %d s), so it is denied; try it again", budget, preToolTimeout)}
+			if answer(late.Render()) {
+				d.warn("PreToolUse: no decision within %s: denied", budget)
+				if d.Exit != nil {
+					d.Exit()
+				} else {
+					os.Exit(0)
+				}
+			}
+		})
+		defer t.Stop()
+	}
 	resp, err := d.Dispatch(ctx, ev, p)
 	if err != nil {
 		d.warn("%s: %s", ev, errText(err))
 	}
-	if b := resp.Render(); b != nil {
-		if _, err := out.Write(b); err != nil {
-			d.warn("cannot write the hook output: %v", err)
-		}
-	}
+	answer(resp.Render())
 }
+
+// PreToolBudget is how long a PreToolUse hook may take to decide. The
+// host waits preToolTimeout seconds for it and then runs the tool as if
+// no hook had spoken (a Bash call then runs without its confinement);
+// past the budget the hook denies the call and exits instead, leaving the
+// rest of the host's time to the process's start and exit.
+const PreToolBudget = time.Duration(preToolTimeout-3) * time.Second
 
 // errText is an error as one sentence: "CODE: sentence" for typed errors.
 func errText(err error) string {

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/ideate/git-ideate/internal/gates"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/record"
@@ -173,5 +176,64 @@ func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
 	d.Run(context.Background(), strings.NewReader(`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"git commit -m x"}}`), &bytes.Buffer{}, "")
 	if len(notes) != 2 {
 		t.Fatalf("a commit line: notes %q, want the capture's and the commit record's", notes)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer two goroutines may use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A PreToolUse hook that cannot decide in time denies the call and ends
+// the process: the host would otherwise run the tool unjudged (and a
+// worker's Bash call unconfined) once the hook's timeout passed. Here the
+// repository's stores never open; the denial comes at the budget, and
+// nothing is written after it.
+func TestRun_PreToolUseDeniesWhatItCannotJudgeInTime(t *testing.T) {
+	dir := gt.NewRepo(t)
+	release, exited := make(chan struct{}), make(chan struct{})
+	d := &hooks.Dispatcher{
+		Dir:           dir,
+		Gates:         gates.NewRegistry(),
+		Open:          func(string, string) (*hooks.Stores, error) { <-release; return nil, errors.New("opened too late") },
+		PreToolBudget: 300 * time.Millisecond,
+		Exit:          func() { close(exited) },
+	}
+	payload := `{"session_id":"s1","hook_event_name":"PreToolUse","cwd":"` + dir + `","agent_id":"a1","agent_type":"git-ideate:green-worker",` +
+		`"tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"t1"}`
+	var out lockedBuffer
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		d.Run(context.Background(), strings.NewReader(payload), &out, "")
+	}()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no decision 10 s after a 300 ms budget")
+	}
+	took := time.Since(start)
+	said := out.String()
+	if !strings.Contains(said, `"permissionDecision":"deny"`) || !strings.Contains(said, "could not be judged within 300ms") {
+		t.Fatalf("after %s the hook said %q", took, said)
+	}
+	close(release)
+	<-done
+	if out.String() != said {
+		t.Fatalf("the hook wrote again after its late denial: %q", out.String())
 	}
 }

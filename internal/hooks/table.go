@@ -52,6 +52,9 @@ func (h Hook) Command(hookCommand string) string {
 // not (a matcher with ':' is an unanchored regex, so `git-ideate:red-worker`
 // alone would also select `git-ideate:red-worker-extra`), that runs the
 // role's gate.
+// preToolTimeout is the PreToolUse entry's timeout, in seconds.
+const preToolTimeout = 10
+
 var table = []struct {
 	Hook
 	run handler
@@ -65,7 +68,7 @@ var table = []struct {
 	{Hook{Event: "SubagentStop", Matcher: "^(" + PluginName + ":)?scaffolder$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "SubagentStop", Matcher: "^(" + PluginName + ":)?" + PostPlanner + "$", Timeout: StopGateTimeout, Gate: true}, nil},
 	{Hook{Event: "SubagentStop", Matcher: "^(" + PluginName + ":)?green-worker$", Timeout: StopGateTimeout, Gate: true}, nil},
-	{Hook{Event: "PreToolUse", Matcher: ToolMatcher, Timeout: 10}, nil},
+	{Hook{Event: "PreToolUse", Matcher: ToolMatcher, Timeout: preToolTimeout}, nil},
 	{Hook{Event: "PostToolUse", Timeout: 30}, postToolUse},
 	{Hook{Event: "PostToolUseFailure", Timeout: 10}, postToolUseFailure},
 	{Hook{Event: "PermissionDenied", Timeout: 10}, permissionDenied},
