@@ -219,97 +219,84 @@ func historyID(i int) string {
 // repository dir with one `git fast-import`, and returns the open ids.
 // The archive's blobs name each chain's tip, computed here as git would.
 func historyFixture(dir string, doneChain, openChain []fixCommit, done, open int) []string {
-	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
-	cmd.Dir = dir
-	in, err := cmd.StdinPipe()
-	must(err)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	must(cmd.Start())
-	w := bufio.NewWriterSize(in, 1<<20)
-	sig := gitstore.Signature{Name: "a", Email: "a@example.com", When: time.Unix(1700000000, 0).UTC()}
-	data := func(s string) { fmt.Fprintf(w, "data %d\n%s\n", len(s), s) }
-	// writeChain writes one item's chain on ref and returns its tip.
-	mark := 0
-	writeChain := func(ref, id string, chain []fixCommit) gitstore.Hash {
-		parent := gitstore.ZeroHash
-		fmt.Fprintf(w, "reset %s\n", ref)
-		for k, c := range chain {
-			var entries []gitstore.TreeEntry
-			names := make([]string, 0, len(c.files))
-			for name := range c.files {
-				names = append(names, name)
-			}
-			sort.Strings(names)
-			fmt.Fprintf(w, "commit %s\n", ref)
-			if k == len(chain)-1 {
-				mark++
-				fmt.Fprintf(w, "mark :%d\n", mark)
-			}
-			fmt.Fprintf(w, "author a <a@example.com> 1700000000 +0000\ncommitter a <a@example.com> 1700000000 +0000\n")
-			msg := strings.ReplaceAll(c.msg, idMark, id)
-			data(msg)
-			for _, name := range names {
-				body := strings.ReplaceAll(c.files[name], idMark, id)
-				fmt.Fprintf(w, "M 100644 inline %s\n", name)
-				data(body)
-				entries = append(entries, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: name, Hash: oid.ComputeHash(oid.BlobObject, []byte(body))})
-			}
-			tc := &gitstore.Commit{Tree: oid.ComputeHash(oid.TreeObject, gitstore.EncodeTree(entries)), Author: sig, Committer: sig, Message: msg}
-			if parent != gitstore.ZeroHash {
-				tc.Parents = []gitstore.Hash{parent}
-			}
-			parent = oid.ComputeHash(oid.CommitObject, gitstore.EncodeCommit(tc))
-		}
-		return parent
-	}
-	const batch = 1000
-	tips := make([]gitstore.Hash, 0, batch)
-	marks := make([]int, 0, batch)
-	ids := make([]string, 0, batch)
-	first := true
-	flush := func() {
-		if len(tips) == 0 {
-			return
-		}
-		fmt.Fprintf(w, "commit %s\nauthor a <a@example.com> 1700000001 +0000\ncommitter a <a@example.com> 1700000001 +0000\n", board.ArchiveRef)
-		data(fmt.Sprintf("archive: %d finished\n\nIdeate-Archived: %d\n", len(tips), len(tips)))
-		for _, m := range marks {
-			fmt.Fprintf(w, "merge :%d\n", m)
-		}
-		if first {
-			fmt.Fprintf(w, "M 100644 inline %s\n", board.FormatFile)
-			data("ideate-board-archive 1\n")
-		}
-		for i, t := range tips {
-			fmt.Fprintf(w, "M 100644 inline %s\n", strings.Join(board.ArchivePath(ids[i]), "/"))
-			data(t.String() + "\n")
-		}
-		first = false
-		tips, ids, marks = tips[:0], ids[:0], marks[:0]
-	}
-	for i := 0; i < done; i++ {
-		id := historyID(i + 1)
-		tips = append(tips, writeChain("refs/fixture/chain", id, doneChain))
-		marks = append(marks, mark)
-		ids = append(ids, id)
-		if len(tips) == batch {
-			flush()
-		}
-	}
-	flush()
 	var openIDs []string
-	for i := 0; i < open; i++ {
-		id := historyID(done + i + 1)
-		writeChain(board.RefName(id), id, openChain)
-		openIDs = append(openIDs, id)
-	}
-	fmt.Fprintf(w, "done\n")
-	must(w.Flush())
-	in.Close()
-	if err := cmd.Wait(); err != nil {
-		must(fmt.Errorf("fast-import: %v\n%s", err, errb.String()))
-	}
+	fastImport(dir, func(w *bufio.Writer, data func(string)) {
+		sig := gitstore.Signature{Name: "a", Email: "a@example.com", When: time.Unix(1700000000, 0).UTC()}
+		// writeChain writes one item's chain on ref and returns its tip.
+		mark := 0
+		writeChain := func(ref, id string, chain []fixCommit) gitstore.Hash {
+			parent := gitstore.ZeroHash
+			fmt.Fprintf(w, "reset %s\n", ref)
+			for k, c := range chain {
+				var entries []gitstore.TreeEntry
+				names := make([]string, 0, len(c.files))
+				for name := range c.files {
+					names = append(names, name)
+				}
+				sort.Strings(names)
+				fmt.Fprintf(w, "commit %s\n", ref)
+				if k == len(chain)-1 {
+					mark++
+					fmt.Fprintf(w, "mark :%d\n", mark)
+				}
+				fmt.Fprintf(w, "author a <a@example.com> 1700000000 +0000\ncommitter a <a@example.com> 1700000000 +0000\n")
+				msg := strings.ReplaceAll(c.msg, idMark, id)
+				data(msg)
+				for _, name := range names {
+					body := strings.ReplaceAll(c.files[name], idMark, id)
+					fmt.Fprintf(w, "M 100644 inline %s\n", name)
+					data(body)
+					entries = append(entries, gitstore.TreeEntry{Mode: gitstore.ModeFile, Name: name, Hash: oid.ComputeHash(oid.BlobObject, []byte(body))})
+				}
+				tc := &gitstore.Commit{Tree: oid.ComputeHash(oid.TreeObject, gitstore.EncodeTree(entries)), Author: sig, Committer: sig, Message: msg}
+				if parent != gitstore.ZeroHash {
+					tc.Parents = []gitstore.Hash{parent}
+				}
+				parent = oid.ComputeHash(oid.CommitObject, gitstore.EncodeCommit(tc))
+			}
+			return parent
+		}
+		const batch = 1000
+		tips := make([]gitstore.Hash, 0, batch)
+		marks := make([]int, 0, batch)
+		ids := make([]string, 0, batch)
+		first := true
+		flush := func() {
+			if len(tips) == 0 {
+				return
+			}
+			fmt.Fprintf(w, "commit %s\nauthor a <a@example.com> 1700000001 +0000\ncommitter a <a@example.com> 1700000001 +0000\n", board.ArchiveRef)
+			data(fmt.Sprintf("archive: %d finished\n\nIdeate-Archived: %d\n", len(tips), len(tips)))
+			for _, m := range marks {
+				fmt.Fprintf(w, "merge :%d\n", m)
+			}
+			if first {
+				fmt.Fprintf(w, "M 100644 inline %s\n", board.FormatFile)
+				data("ideate-board-archive 1\n")
+			}
+			for i, t := range tips {
+				fmt.Fprintf(w, "M 100644 inline %s\n", strings.Join(board.ArchivePath(ids[i]), "/"))
+				data(t.String() + "\n")
+			}
+			first = false
+			tips, ids, marks = tips[:0], ids[:0], marks[:0]
+		}
+		for i := 0; i < done; i++ {
+			id := historyID(i + 1)
+			tips = append(tips, writeChain("refs/fixture/chain", id, doneChain))
+			marks = append(marks, mark)
+			ids = append(ids, id)
+			if len(tips) == batch {
+				flush()
+			}
+		}
+		flush()
+		for i := 0; i < open; i++ {
+			id := historyID(done + i + 1)
+			writeChain(board.RefName(id), id, openChain)
+			openIDs = append(openIDs, id)
+		}
+	})
 	if done > 0 {
 		git(dir, "update-ref", "-d", "refs/fixture/chain")
 	}
@@ -320,6 +307,26 @@ func historyFixture(dir string, doneChain, openChain []fixCommit, done, open int
 		git(dir, "cat-file", "-e", a+"^{commit}")
 	}
 	return openIDs
+}
+
+// fastImport runs one `git fast-import` in dir on the stream write
+// writes (data writes one data block), and ends the run on its failure.
+func fastImport(dir string, write func(w *bufio.Writer, data func(string))) {
+	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
+	cmd.Dir = dir
+	in, err := cmd.StdinPipe()
+	must(err)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	must(cmd.Start())
+	w := bufio.NewWriterSize(in, 1<<20)
+	write(w, func(s string) { fmt.Fprintf(w, "data %d\n%s\n", len(s), s) })
+	fmt.Fprintf(w, "done\n")
+	must(w.Flush())
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		must(fmt.Errorf("fast-import: %v\n%s", err, errb.String()))
+	}
 }
 
 // serveHTTP serves the bare repository over git's smart HTTP protocol

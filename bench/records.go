@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -40,41 +38,28 @@ func recordFixture(dir string, n int) {
 	if n == 0 {
 		return
 	}
-	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
-	cmd.Dir = dir
-	in, err := cmd.StdinPipe()
-	must(err)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	must(cmd.Start())
-	w := bufio.NewWriterSize(in, 1<<20)
-	data := func(s string) { fmt.Fprintf(w, "data %d\n%s\n", len(s), s) }
-	ids := record.NewIDSource()
-	start := time.Now().Add(-time.Second - time.Duration(n)*time.Millisecond)
 	var last string
-	for i := 0; i < n; i++ {
-		t := start.Add(time.Duration(i) * time.Millisecond)
-		r := &record.Record{ID: ids.New(t), Kind: "finding", Claim: fmt.Sprintf("seed %d", i), Scope: "bench",
-			Source:  record.Source{CapturePoint: "mcp:record_append", SessionID: "bench", Timestamp: textfmt.Timestamp(t)},
-			Content: strings.Repeat("seed body ", 30)}
-		dirs, file := record.Path(r.ID)
-		fmt.Fprintf(w, "commit %s\n", record.RefName)
-		fmt.Fprintf(w, "committer bench <bench@example.com> %d +0000\n", t.Unix())
-		data(record.CommitMessage(r))
-		if i == 0 {
-			fmt.Fprintf(w, "M 100644 inline %s\n", record.FormatFile)
-			data(fmt.Sprintf("ideate-record %d\n", record.FormatVersion))
+	fastImport(dir, func(w *bufio.Writer, data func(string)) {
+		ids := record.NewIDSource()
+		start := time.Now().Add(-time.Second - time.Duration(n)*time.Millisecond)
+		for i := 0; i < n; i++ {
+			t := start.Add(time.Duration(i) * time.Millisecond)
+			r := &record.Record{ID: ids.New(t), Kind: "finding", Claim: fmt.Sprintf("seed %d", i), Scope: "bench",
+				Source:  record.Source{CapturePoint: "mcp:record_append", SessionID: "bench", Timestamp: textfmt.Timestamp(t)},
+				Content: strings.Repeat("seed body ", 30)}
+			dirs, file := record.Path(r.ID)
+			fmt.Fprintf(w, "commit %s\n", record.RefName)
+			fmt.Fprintf(w, "committer bench <bench@example.com> %d +0000\n", t.Unix())
+			data(record.CommitMessage(r))
+			if i == 0 {
+				fmt.Fprintf(w, "M 100644 inline %s\n", record.FormatFile)
+				data(fmt.Sprintf("ideate-record %d\n", record.FormatVersion))
+			}
+			fmt.Fprintf(w, "M 100644 inline %s/%s\n", strings.Join(dirs, "/"), file)
+			data(string(record.Marshal(r)))
+			last = r.Claim
 		}
-		fmt.Fprintf(w, "M 100644 inline %s/%s\n", strings.Join(dirs, "/"), file)
-		data(string(record.Marshal(r)))
-		last = r.Claim
-	}
-	fmt.Fprintf(w, "done\n")
-	must(w.Flush())
-	in.Close()
-	if err := cmd.Wait(); err != nil {
-		must(fmt.Errorf("fast-import: %v\n%s", err, errb.String()))
-	}
+	})
 	if got := git(dir, "log", "-1", "--format=%s", record.RefName); got != "finding: "+last {
 		must(fmt.Errorf("record fixture: the newest record is %q, not %q", got, last))
 	}

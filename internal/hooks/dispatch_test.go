@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gates"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/hooks"
+	"github.com/ideate/git-ideate/internal/proctest"
 	"github.com/ideate/git-ideate/internal/record"
 )
 
@@ -179,24 +179,6 @@ func TestRun_UnhandledEventsTouchNothing(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer two goroutines may use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A PreToolUse hook that cannot decide in time denies the call and ends
 // the process: the host would otherwise run the tool unjudged (and a
 // worker's Bash call unconfined) once the hook's timeout passed. Here the
@@ -214,7 +196,7 @@ func TestRun_PreToolUseDeniesWhatItCannotJudgeInTime(t *testing.T) {
 	}
 	payload := `{"session_id":"s1","hook_event_name":"PreToolUse","cwd":"` + dir + `","agent_id":"a1","agent_type":"git-ideate:green-worker",` +
 		`"tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"t1"}`
-	var out lockedBuffer
+	var out proctest.Buffer
 	done := make(chan struct{})
 	start := time.Now()
 	go func() {

@@ -156,8 +156,8 @@ type Proc struct {
 	role string
 	cmd  *exec.Cmd
 	mark string
-	out  buffer
-	errb buffer
+	out  Buffer
+	errb Buffer
 
 	done chan struct{} // closed when the process has exited and its output is in
 	err  error         // the exit status; read only after done is closed
@@ -283,20 +283,20 @@ func (p *Proc) WaitOutput(t testing.TB, substr string, timeout time.Duration) {
 	}
 }
 
-// buffer is a bytes.Buffer that os/exec's copying goroutine may write while
-// the test reads it.
-type buffer struct {
+// Buffer is a bytes.Buffer that another goroutine (os/exec's copying one)
+// may write while the test reads it.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *buffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *buffer) String() string {
+func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
