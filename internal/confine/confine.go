@@ -703,27 +703,25 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 	}
 	// Commits that change a forbidden path come off the branch; the
 	// index and the worktree keep what the command left, and are judged
-	// below like any uncommitted change.
+	// below like any uncommitted change. What a commit holds is judged,
+	// not the file beside it: the two may differ.
 	if head != b.head && lay.branch != "" {
-		var changed []string
-		if b.head != "" && head != "" {
-			out, err := git(ctx, spec.Worktree, nil, nil, "diff", "--name-only", "-z", "--no-renames", b.head, head)
-			if err != nil {
-				return undone, nil, err
-			}
-			changed = splitZ(out)
-		} else if head != "" {
-			out, err := git(ctx, spec.Worktree, nil, nil, "ls-tree", "-r", "-z", "--name-only", head)
-			if err != nil {
-				return undone, nil, err
-			}
-			changed = splitZ(out)
+		changed, err := committedChanges(ctx, spec.Worktree, b.head, head)
+		if err != nil {
+			return undone, nil, err
 		}
 		var bad []string
-		for _, p := range changed {
-			now := readState(filepath.Join(spec.Worktree, filepath.FromSlash(p)))
-			if spec.forbidden(p, nil, now.data) {
-				bad = append(bad, p)
+		for _, c := range changed {
+			was, err := blobData(ctx, spec.Worktree, c.was)
+			if err != nil {
+				return undone, nil, err
+			}
+			now, err := blobData(ctx, spec.Worktree, c.now)
+			if err != nil {
+				return undone, nil, err
+			}
+			if spec.forbidden(c.path, was, now) {
+				bad = append(bad, c.path)
 			}
 		}
 		if len(bad) > 0 || head == "" {
@@ -776,8 +774,14 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 				return err
 			}
 		}
-		if spec.Role != RoleRed || same(now, want) || spec.forbidden(p, want.data, now.data) {
+		if spec.Role != RoleRed || spec.forbidden(p, want.data, now.data) {
 			fix = append(fix, p) // its staged content may not change either
+		} else if bad, err := stagedForbidden(ctx, spec, b, p); err != nil {
+			return err
+		} else if bad {
+			// A red-worker's shim may be staged and committed, but not
+			// another content staged under its name.
+			fix = append(fix, p)
 		}
 		if !kept && !want.exists && !same(now, want) && spec.forbidden(p, want.data, now.data) && path.Base(p) != ".gitignore" {
 			absent = append(absent, p)
@@ -1041,10 +1045,105 @@ func linkOut(spec *Spec, rel, abs string, now saved) string {
 	return ""
 }
 
-// indexState is what the index copy held for p: blob content and mode,
-// or absent.
+// blobChange is a path a commit range changed, with its blob ids before
+// and after ("" when absent).
+type blobChange struct{ path, was, now string }
+
+// committedChanges lists what the commits from base to head changed
+// (base "" is the empty tree; head "" lists nothing).
+func committedChanges(ctx context.Context, wt, base, head string) ([]blobChange, error) {
+	if head == "" {
+		return nil, nil
+	}
+	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--no-commit-id", "--root"}
+	if base != "" {
+		args = append(args, base)
+	}
+	out, err := git(ctx, wt, nil, nil, append(args, head)...)
+	if err != nil {
+		return nil, err
+	}
+	var ch []blobChange
+	recs := splitZ(out)
+	for i := 0; i+1 < len(recs); i += 2 {
+		// :<old mode> <new mode> <old id> <new id> <status>, then the path
+		f := strings.Fields(strings.TrimPrefix(recs[i], ":"))
+		if len(f) != 5 {
+			return nil, fmt.Errorf("git diff-tree printed %q", recs[i])
+		}
+		c := blobChange{path: recs[i+1], was: blobID(f[0], f[2]), now: blobID(f[1], f[3])}
+		ch = append(ch, c)
+	}
+	return ch, nil
+}
+
+// blobID is id as blobData takes it: "" when the mode says absent, and
+// "-" for a submodule's commit, which holds no content to read.
+func blobID(mode, id string) string {
+	switch mode {
+	case "000000":
+		return ""
+	case "160000":
+		return "-"
+	}
+	return id
+}
+
+// blobData is the content of blob id for forbidden: nil when absent
+// (""), and empty (unmarked) when it cannot be a shim: a submodule, or
+// larger than maxKept.
+func blobData(ctx context.Context, wt, id string) ([]byte, error) {
+	if id == "" {
+		return nil, nil
+	}
+	if id == "-" {
+		return []byte{}, nil
+	}
+	size, err := git(ctx, wt, nil, nil, "cat-file", "-s", id)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(string(size)), 10, 64); err != nil || n > maxKept {
+		return []byte{}, nil
+	}
+	data, err := git(ctx, wt, nil, nil, "cat-file", "blob", id)
+	if data == nil && err == nil {
+		data = []byte{}
+	}
+	return data, err
+}
+
+// stagedForbidden reports whether the index now stages for p what the
+// role may not make it hold, given what the index copy staged before.
+func stagedForbidden(ctx context.Context, spec *Spec, b *before, p string) (bool, error) {
+	was, err := indexState(ctx, spec.Worktree, b.indexCopy, p)
+	if err != nil {
+		return false, err
+	}
+	now, err := indexState(ctx, spec.Worktree, "", p)
+	if err != nil || same(was, now) {
+		return false, err
+	}
+	data := func(s saved) []byte {
+		if !s.exists {
+			return nil
+		}
+		if s.data == nil {
+			return []byte{}
+		}
+		return s.data
+	}
+	return spec.forbidden(p, data(was), data(now)), nil
+}
+
+// indexState is what the index file held for p (the worktree's own
+// index when index is ""): blob content and mode, or absent.
 func indexState(ctx context.Context, wt, index, p string) (saved, error) {
-	out, err := git(ctx, wt, []string{"GIT_INDEX_FILE=" + index}, nil, "ls-files", "-s", "-z", "--", ":(literal)"+p)
+	var env []string
+	if index != "" {
+		env = []string{"GIT_INDEX_FILE=" + index}
+	}
+	out, err := git(ctx, wt, env, nil, "ls-files", "-s", "-z", "--", ":(literal)"+p)
 	if err != nil {
 		return saved{}, err
 	}

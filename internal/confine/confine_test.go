@@ -196,6 +196,42 @@ func TestRun_HoldsTheRole(t *testing.T) {
 	gt.Fsck(t, f.main)
 }
 
+// A red-worker's shim, written before the call (as a file tool writes
+// it) and committed in it, stays committed, its index entry too, and
+// nothing is refused; a commit that stages another content under the
+// shim's name, the shim left beside it in the worktree, comes off the
+// branch, and its staged content goes.
+func TestRun_RedWorkerCommitsItsShim(t *testing.T) {
+	f := newFixture(t)
+	shim := "package pkg\n\n// S is a shim. agentic:shim\nfunc S() int { return 0 }\n"
+	base := strings.TrimSpace(gt.Git(t, f.wt, "rev-parse", "HEAD"))
+	os.WriteFile(filepath.Join(f.wt, "pkg", "s.go"), []byte(shim), 0o644)
+	code, out := f.run(t, "red-worker", "git add -A && git commit -qm shim")
+	if code != 0 || strings.Contains(out, "put back") {
+		t.Fatalf("the shim's commit was refused (exit %d):\n%s", code, out)
+	}
+	if st := gt.Git(t, f.wt, "status", "--porcelain"); st != "" {
+		t.Errorf("after the shim's commit the worktree holds changes:\n%s", st)
+	}
+	if got := gt.Git(t, f.wt, "show", "HEAD:pkg/s.go"); got != strings.TrimSpace(shim) {
+		t.Errorf("the commit holds %q", got)
+	}
+	gt.Git(t, f.wt, "reset", "-q", "--hard", base)
+	os.WriteFile(filepath.Join(f.wt, "pkg", "s.go"), []byte(shim), 0o644)
+	f.run(t, "red-worker", "h=$(printf 'package pkg\\n\\nfunc S() int { return 2 }\\n' | git hash-object -w --stdin) && "+
+		"git update-index --add --cacheinfo 100644,$h,pkg/s.go && git commit -qm real")
+	if h := strings.TrimSpace(gt.Git(t, f.wt, "rev-parse", "HEAD")); h != base {
+		t.Errorf("the commit of another content under the shim's name stayed: %s", gt.Git(t, f.wt, "show", "--stat", "HEAD"))
+	}
+	if staged := gt.Git(t, f.wt, "ls-files", "-s", "pkg/s.go"); staged != "" {
+		t.Errorf("still staged: %s", staged)
+	}
+	if read(t, filepath.Join(f.wt, "pkg", "s.go")) != shim {
+		t.Error("the shim in the worktree changed")
+	}
+	gt.Fsck(t, f.main)
+}
+
 // BenchmarkRun: a worker's `go test ./pkg/` (and `true`, the bare
 // cost) run bare and run confined, interleaved call by call, the same
 // workers' cache warm for both; it reports the median of each and their

@@ -175,20 +175,35 @@ func (h *host) path(withBinary bool) string {
 	return p
 }
 
-// sprintRepo is a repository whose sprint executes: the example plan
-// with a Go runner, checked, and S1-01/T1 started for a red-worker.
+// sprintRepo is a repository whose sprint executes: planRepo's plan,
+// checked, and S1-01/T1 started for a red-worker.
 func (h *host) sprintRepo(t *testing.T) string {
 	t.Helper()
-	repo := t.TempDir()
-	sh := func(name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "PATH="+h.path(true), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v %s", name, args, err, out)
-		}
+	repo := h.planRepo(t)
+	h.sh(t, repo, filepath.Join(h.bin, "git-ideate"), "plan", "check")
+	h.sh(t, repo, filepath.Join(h.bin, "git-ideate"), "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
+	return repo
+}
+
+// sh runs a command in repo and fails the test when it fails.
+func (h *host) sh(t *testing.T, repo, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "PATH="+h.path(true), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v %s", name, args, err, out)
 	}
+	return string(out)
+}
+
+// planRepo is a repository holding the example plan with a Go runner,
+// committed: nothing checked, imported or started yet.
+func (h *host) planRepo(t *testing.T) string {
+	t.Helper()
+	repo := t.TempDir()
+	sh := func(name string, args ...string) { t.Helper(); h.sh(t, repo, name, args...) }
 	sh("git", "init", "-q")
 	if err := plantest.CopyExample(repo); err != nil {
 		t.Fatal(err)
@@ -201,8 +216,6 @@ func (h *host) sprintRepo(t *testing.T) string {
 	os.WriteFile(filepath.Join(repo, "strutil", "doc.go"), []byte("package strutil\n"), 0o644)
 	sh("git", "add", "-A")
 	sh("git", "commit", "-q", "-m", "base")
-	sh(filepath.Join(h.bin, "git-ideate"), "plan", "check")
-	sh(filepath.Join(h.bin, "git-ideate"), "task", "start", "S1-01/T1", "--role", "red-worker", "--test", "strutil/reverse_test.go::TestReverse", "--scope", "strutil/**")
 	return repo
 }
 
