@@ -2,10 +2,9 @@ package hooks
 
 import (
 	"path/filepath"
-
-	"github.com/ideate/git-ideate/internal/apperr"
 	"strings"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/record"
 	"github.com/ideate/git-ideate/internal/shell"
 )
@@ -25,6 +24,12 @@ func postToolUse(c *call) (Response, error) {
 	}
 	c.settleRun(true)
 	command := lookup(p.ToolInput, "command")
+	// The host names the commit it saw land; without that, HEAD.
+	commit := lookup(p.ToolResponse, "gitOperation", "commit", "sha")
+	inner, wt, confined := c.unconfined(command)
+	if confined {
+		command = inner
+	}
 	dir, ok := GitCommitDir(command)
 	if !ok {
 		return Response{}, nil
@@ -33,17 +38,29 @@ func postToolUse(c *call) (Response, error) {
 	// record and note, belong to that directory's repository.
 	var st *Stores
 	var err error
-	if at := absDir(c.d.RepoDir(p), dir); dir != "" && isDir(at) {
+	switch at := absDir(c.d.RepoDir(p), dir); {
+	case confined:
+		// The confining entry ran the command in the task's worktree,
+		// where alone it may commit, and the host names no commit for
+		// it: the commit is that worktree's HEAD, in this repository.
+		gitDir, gerr := worktreeGitDir(wt)
+		if gerr == nil {
+			commit, gerr = headOf(gitDir)
+		}
+		if gerr != nil {
+			return Response{}, gerr
+		}
+		st, err = c.stores()
+	case dir != "" && isDir(at):
 		st, err = c.openAt(at)
-	} else {
+	default:
 		st, err = c.stores()
 	}
 	if err != nil {
 		return Response{}, err
 	}
 	res, err := st.Record.CommitBoundary(c.ctx, record.CommitBoundaryInput{
-		// The host names the commit it saw land; without that, HEAD.
-		Commit:    lookup(p.ToolResponse, "gitOperation", "commit", "sha"),
+		Commit:    commit,
 		Command:   command,
 		SessionID: p.SessionID,
 	})
@@ -57,6 +74,31 @@ func postToolUse(c *call) (Response, error) {
 		c.d.warn("commit %s already has a commit-boundary record; not recording it again", res.Commit.String()[:12])
 	}
 	return Response{AdditionalContext: structureWarning(c.ctx, st.Git, res.Commit)}, nil
+}
+
+// unconfined is the command a bound agent wrote and the worktree it ran
+// in, when line is the confining entry the PreToolUse hook put in its
+// place (confined): the host reports the call with the command it ran.
+// Only the entry this hook would write for this agent, to the letter,
+// is taken for one.
+func (c *call) unconfined(line string) (command, worktree string, ok bool) {
+	if c.d.Confine == nil || !strings.Contains(line, " confine ") {
+		return "", "", false
+	}
+	cmds := shell.Read(line).Commands
+	if len(cmds) != 1 {
+		return "", "", false
+	}
+	a := cmds[0].Args
+	if len(a) != 10 || a[1] != "confine" || a[2] != "--task" || a[4] != "--role" || a[6] != "--agent" || a[7] != c.p.AgentID || a[8] != "--" ||
+		c.d.Confine(a[3], a[5], a[7], a[9]) != line {
+		return "", "", false
+	}
+	b := c.boundTo()
+	if b == nil || b.Task != a[3] || b.Worktree == "" {
+		return "", "", false
+	}
+	return a[9], b.Worktree, true
 }
 
 // GitCommitDir reports whether a shell command line runs `git commit`, and

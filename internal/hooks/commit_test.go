@@ -1,16 +1,21 @@
 package hooks_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ideate/git-ideate/internal/gitstore"
 	gt "github.com/ideate/git-ideate/internal/gitstore/gitstoretest"
 	"github.com/ideate/git-ideate/internal/hooks"
 	"github.com/ideate/git-ideate/internal/record"
+	"github.com/ideate/git-ideate/internal/shell"
 )
 
 func TestGitCommitDir(t *testing.T) {
@@ -218,4 +223,55 @@ func TestPostToolUse_ChangedPathsMatchGit(t *testing.T) {
 	if r := records(t, root)[0]; !strings.HasSuffix(r.Content, "Changed paths (2): a.txt, b/c.txt.") || r.Scope != "., b" {
 		t.Fatalf("root commit record: %+v", r)
 	}
+}
+
+// A confined worker's commit: the host reports its Bash call with the
+// command it ran, the confining entry the PreToolUse hook wrote, and no
+// gitOperation. The commit in the task's worktree is recorded and noted
+// all the same; a line that only looks like this agent's entry is not
+// taken for one.
+func TestPostToolUse_ConfinedWorkerCommit(t *testing.T) {
+	dir := execRepo(t, map[string]string{"S1-01/T1": "red-worker"})
+	wt := worktreeOf(dir, "S1-01/T1")
+	head := commitFiles(t, wt, "red: TestX", map[string]string{"x/x_test.go": "package x\n"})
+	g, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := g.Repo().StateDir()
+	g.Close()
+	binding := filepath.Join(state, "dispatch", "agents", "ared1.json")
+	os.MkdirAll(filepath.Dir(binding), 0o755)
+	b, _ := json.Marshal(map[string]any{"tool_use_id": "toolu_d", "task": "S1-01/T1", "attempt": 1, "role": "red-worker", "worktree": wt, "agent": "ared1"})
+	if err := os.WriteFile(binding, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entry := func(task, role, agent, command string) string {
+		return "/opt/bin/git-ideate confine --task " + shell.Quote(task) + " --role " + shell.Quote(role) + " --agent " + shell.Quote(agent) + " -- " + shell.Quote(command)
+	}
+	post := func(agent, command string) []string {
+		in, _ := json.Marshal(map[string]any{"session_id": "s1", "hook_event_name": "PostToolUse", "cwd": dir, "agent_id": agent, "agent_type": "git-ideate:red-worker",
+			"tool_name": "Bash", "tool_input": map[string]any{"command": command}, "tool_response": map[string]any{"stdout": "", "stderr": ""}, "tool_use_id": "toolu_c"})
+		var notes []string
+		d := &hooks.Dispatcher{Dir: dir, Open: opener(t), Getenv: func(string) string { return "" }, Confine: entry,
+			Warn: func(m string) { notes = append(notes, m) }}
+		d.Run(context.Background(), bytes.NewReader(in), io.Discard, "")
+		return notes
+	}
+	post("ared2", entry("S1-01/T1", "red-worker", "ared1", "git add -A && git commit -qm 'red: TestX'"))
+	post("ared1", entry("S1-01/T1", "red-worker", "ared1", "git add -A && git commit -qm 'red: TestX'")+" ")
+	if recs := records(t, dir); len(recs) != 0 {
+		t.Fatalf("a line that is not the agent's own entry was taken for one: %+v", recs[0])
+	}
+	if notes := post("ared1", entry("S1-01/T1", "red-worker", "ared1", "git add -A && git commit -qm 'red: TestX'")); len(notes) != 0 {
+		t.Fatalf("notes %q", notes)
+	}
+	recs := records(t, dir)
+	if len(recs) != 1 || recs[0].Kind != "commit-boundary" || recs[0].VerificationAnchor != head {
+		t.Fatalf("records %+v, want the worktree's commit %s", recs, head)
+	}
+	if got := gt.Git(t, dir, "notes", "--ref=ideate", "show", head); !strings.HasPrefix(got, "ideate-record: "+recs[0].ID) {
+		t.Fatalf("note %q", got)
+	}
+	gt.Fsck(t, dir)
 }

@@ -43,7 +43,9 @@
 //	               agent_type) record compaction-summary instead
 //	PostToolUse    every tool: the payload, whole and redacted, to the
 //	               transcript store (its task's log too when the agent is
-//	               bound); Bash running `git commit` (see GitCommitDir):
+//	               bound); Bash running `git commit` (see GitCommitDir;
+//	               a confined worker's command is read inside its
+//	               confining entry, its commit is its worktree's HEAD):
 //	               record commit-boundary and note the commit on
 //	               refs/notes/ideate; a bound agent's expensive Bash run
 //	               that the cost gate let through is remembered with its

@@ -43,8 +43,9 @@ const (
 // the implementation and commits; its stop is judged. Checked on disk and
 // in refs: the RED and GREEN PASS on the execution log, the test's blob
 // on the task branch the RED commit's, the implementation at the branch's
-// tip, plan-ready.md written open at RED and ticked at GREEN, no write of
-// the main session in the main checkout, and git fsck --strict clean.
+// tip, plan-ready.md written open at RED and ticked at GREEN, each
+// worker's commit on the record, no write of the main session in the main
+// checkout, and git fsck --strict clean.
 func TestHost_RedGreenTask(t *testing.T) {
 	h := newHost(t)
 	repo := h.planRepo(t)
@@ -153,6 +154,13 @@ func TestHost_RedGreenTask(t *testing.T) {
 	if mainRefused != 2 || testRefused != 2 {
 		t.Errorf("refusals on the execution log: %d of the main session's writes (want 2), %d of the green-worker's writes to the test (want 2)\n%s",
 			mainRefused, testRefused, h.cli(t, repo, "exec", "log"))
+	}
+	// Each worker's commit is on the record, noted on the commit beside
+	// its verdict.
+	for _, c := range []string{redPass.Commit, tip} {
+		if note := h.sh(t, repo, "git", "notes", "--ref=ideate", "show", c); !strings.Contains(note, " commit-boundary") || !strings.Contains(note, " PASS S1-01/T1") {
+			t.Errorf("the note on %s:\n%s", c, note)
+		}
 	}
 	if out, err := exec.Command("git", "-C", repo, "fsck", "--strict").CombinedOutput(); err != nil {
 		t.Errorf("git fsck --strict: %v %s", err, out)
