@@ -500,6 +500,7 @@ func TestArchive_Kill9DuringArchivingSync(t *testing.T) {
 		} else if killed == 0 {
 			window = max(window*3/4, 20*time.Millisecond)
 		}
+		daemonAtRest(t, url) // the killed client's push may still be landing
 		gt.Fsck(t, bare)
 		gt.Fsck(t, a.dir)
 	}

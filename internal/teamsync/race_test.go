@@ -247,6 +247,7 @@ func TestKill9DuringSync(t *testing.T) {
 			window = max(window*3/4, 20*time.Millisecond)
 		}
 		// Both sides stay readable and consistent after every kill.
+		daemonAtRest(t, url) // the killed client's push may still be landing
 		gt.Fsck(t, bare)
 		gt.Fsck(t, a.dir)
 		if _, err := a.rec.Snapshot(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -593,12 +594,58 @@ func startDaemon(t *testing.T, root string) string {
 	for i := 0; i < 200; i++ {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			c.Close()
-			return fmt.Sprintf("git://127.0.0.1:%d/", port)
+			url := fmt.Sprintf("git://127.0.0.1:%d/", port)
+			daemonGroups.Store(url, cmd.Process.Pid)
+			return url
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatal("git daemon did not start listening")
 	return ""
+}
+
+// daemonGroups holds the process group of each git daemon startDaemon
+// started, by the URL prefix it returned.
+var daemonGroups sync.Map
+
+// daemonAtRest waits until the git daemon serving url serves no
+// connection. A client killed mid-push leaves its receive-pack running,
+// which moves the pushed objects in, then the refs: a `git fsck` of the
+// repository meanwhile can list the objects before and read the refs
+// after, and report the new tips' objects missing.
+func daemonAtRest(t *testing.T, url string) {
+	t.Helper()
+	pgid := ""
+	daemonGroups.Range(func(k, v any) bool {
+		if strings.HasPrefix(url, k.(string)) {
+			pgid = strconv.Itoa(v.(int))
+		}
+		return pgid == ""
+	})
+	if pgid == "" {
+		t.Fatalf("no git daemon of startDaemon serves %s", url)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		out, err := exec.Command("ps", "-A", "-o", "pgid=", "-o", "args=").Output()
+		if err != nil {
+			t.Fatalf("ps: %v", err)
+		}
+		busy := false
+		for _, l := range strings.Split(string(out), "\n") {
+			// The listener's own arguments name receive-pack; a
+			// connection's are "git-daemon --serve …" and its
+			// "git receive-pack ." or "git upload-pack …".
+			if f := strings.Fields(l); len(f) > 2 && f[0] == pgid {
+				busy = busy || f[2] == "--serve" || strings.HasSuffix(f[1], "-pack") || strings.HasSuffix(f[2], "-pack")
+			}
+		}
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("git daemon still serves a connection after 20s:\n%s", out)
+		}
+	}
 }
 
 func TestSync_OverGitDaemon(t *testing.T) {
