@@ -172,7 +172,7 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 			// Outside an execution role the known targets still count.
 		}
 		for _, t := range w {
-			targets = append(targets, writeTarget{path: t.Path, dir: t.Dir, mkdir: t.Mkdir})
+			targets = append(targets, writeTarget{path: t.Path, dir: t.Dir, mkdir: t.Mkdir, repo: t.Repo})
 		}
 	default:
 		// An MCP tool runs in its server's process, where no confinement
@@ -216,6 +216,7 @@ type writeTarget struct {
 	path    string
 	dir     bool // the command acts on a whole directory (git checkout <branch>, rm -r …)
 	mkdir   bool // only creates a directory
+	repo    bool // the repository of the working tree at path (Write.Repo)
 	content bool // a Write whose content is in GuardFacts.Content
 }
 
@@ -253,7 +254,9 @@ func (f *GuardFacts) judge(role string, exec bool, t writeTarget) *guardFail {
 		case rel == AttemptOutput && !t.dir:
 			return nil // the worker's own report, whatever its role
 		}
-		if t.mkdir {
+		if t.mkdir || t.repo {
+			// Its own worktree's index and branch are the worker's to
+			// commit to; the gates judge what it commits.
 			return nil
 		}
 		isTest := f.isTest(rel)
@@ -275,7 +278,7 @@ func (f *GuardFacts) judge(role string, exec bool, t writeTarget) *guardFail {
 		}
 		return nil
 	}
-	if !f.Subagent && f.Sprint && !t.dir && !t.mkdir && f.Top != "" {
+	if !f.Subagent && f.Sprint && !t.dir && !t.mkdir && !t.repo && f.Top != "" {
 		rel, ok := within(resolve("", f.Top), abs)
 		if ok && f.isSource(rel) && !f.isTest(rel) && !pathglob.Match(PlanningGlob, rel) {
 			return &guardFail{class: "production_source", detail: "a sprint is executing: the main session does not write production source; dispatch a worker for the task", path: rel}

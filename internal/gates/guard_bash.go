@@ -12,6 +12,9 @@ type Write struct {
 	Path  string
 	Dir   bool // a whole directory or tree (git checkout <branch>, rm -r, git restore .)
 	Mkdir bool // only creates a directory
+	// Repo: the repository of the working tree at Path, not its files: its
+	// index, objects and refs (git add, git commit, git reset).
+	Repo bool
 }
 
 // BashWrites reads a command line (shell.Read) and returns the files it
@@ -355,10 +358,13 @@ func gitWrites(ops []string) ([]Write, string) {
 		}
 		return writes, ""
 	}
+	repo := []Write{{Path: ".", Repo: true}}
 	switch sub {
 	case "status", "log", "show", "rev-parse", "ls-files", "ls-tree", "cat-file", "grep", "blame", "describe", "shortlog",
-		"rev-list", "merge-base", "name-rev", "for-each-ref", "show-ref", "var", "version", "help", "add", "commit", "ideate", "whatchanged":
+		"rev-list", "merge-base", "name-rev", "for-each-ref", "show-ref", "var", "version", "help", "ideate", "whatchanged":
 		return nil, ""
+	case "add", "commit":
+		return repo, ""
 	case "diff":
 		for j, a := range rest {
 			if v, ok := strings.CutPrefix(a, "--output="); ok {
@@ -392,7 +398,7 @@ func gitWrites(ops []string) ([]Write, string) {
 				worktree = worktree || a == "--worktree" || a == "-W"
 			}
 			if staged && !worktree {
-				return nil, ""
+				return repo, ""
 			}
 			for j, a := range rest {
 				if (a == "-s" || a == "--source") && j+1 < len(rest) {
@@ -410,7 +416,7 @@ func gitWrites(ops []string) ([]Write, string) {
 				return nil, "git reset " + a + " changes files the guard cannot list"
 			}
 		}
-		return nil, ""
+		return repo, ""
 	}
 	return nil, "git " + sub + " changes files the guard cannot list"
 }

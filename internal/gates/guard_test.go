@@ -14,7 +14,7 @@ import (
 func TestBashWrites(t *testing.T) {
 	for _, c := range []struct {
 		line    string
-		want    []string // paths; a trailing "/" marks Dir, a leading "+" Mkdir
+		want    []string // paths; a trailing "/" marks Dir, a leading "+" Mkdir, "@" Repo
 		unknown string   // a substring of the reason, "" for none
 	}{
 		{line: "go test ./... 2>&1 | tail -5"},
@@ -44,8 +44,10 @@ func TestBashWrites(t *testing.T) {
 		{line: "git checkout -- x_test.go", want: []string{"x_test.go"}},
 		{line: "git checkout main", want: []string{"./"}},
 		{line: "git restore x_test.go", want: []string{"x_test.go"}},
-		{line: "git restore --staged x_test.go"},
-		{line: "git add -A && git commit -m 'a > b'"},
+		{line: "git restore --staged x_test.go", want: []string{"@."}},
+		{line: "git add -A && git commit -m 'a > b'", want: []string{"@.", "@."}},
+		{line: "cd sub && git commit -qm x", want: []string{"@sub"}},
+		{line: "git reset HEAD~1", want: []string{"@."}},
 		{line: "cat > f_test.go <<'EOF'\npackage x\necho y > prod.go\nEOF\ngo test ./...", want: []string{"f_test.go"}},
 		{line: "bash -c 'echo x > inner.go'", want: []string{"inner.go"}},
 		{line: "python3 -m pytest -q"},
@@ -78,7 +80,7 @@ func TestBashWrites(t *testing.T) {
 		{line: "{ touch F; }", want: []string{"F"}},
 		{line: "for i in 1; do touch F; done", want: []string{"F"}},
 		{line: "f() { touch F; }; f", want: []string{"F"}},
-		{line: "git commit -m 'feat(x): y'"},
+		{line: "git commit -m 'feat(x): y'", want: []string{"@."}},
 		{line: "patch -p1 < x", unknown: "patch is not a program"},
 		{line: "gofmt -w a.go", want: []string{"a.go/"}},
 		{line: "go generate ./...", unknown: "go generate"},
@@ -100,6 +102,9 @@ func TestBashWrites(t *testing.T) {
 			}
 			if w.Mkdir {
 				p = "+" + p
+			}
+			if w.Repo {
+				p = "@" + p
 			}
 			got = append(got, p)
 		}
@@ -169,6 +174,10 @@ func TestGuard(t *testing.T) {
 		{"red bash echo to prod", "red-worker", "Bash", "echo x > prod.go", nil, facts(nil), gates.FAIL, "not_a_test"},
 		{"red bash tee a test", "red-worker", "Bash", "echo x | tee a_test.go", nil, facts(nil), gates.PASS, ""},
 		{"red go test", "red-worker", "Bash", "go test ./... 2>&1 | tail", nil, facts(nil), gates.PASS, ""},
+		{"red commits in its worktree", "red-worker", "Bash", "git add -A && git commit -qm red", nil, facts(nil), gates.PASS, ""},
+		{"red commits in the main checkout", "red-worker", "Bash", "git add -A && git commit -qm red", nil, facts(func(f *gates.GuardFacts) { f.Cwd = top }), gates.FAIL, "outside_worktree"},
+		{"unbound sub-agent in a sprint commits", "", "Bash", "git commit -q --allow-empty -m x", nil, facts(func(f *gates.GuardFacts) { f.Bound, f.Sprint, f.Worktree, f.Cwd = false, true, "", top }), gates.FAIL, "sprint_read_only"},
+		{"main session in a sprint commits", "", "Bash", "git add -A && git commit -qm plan", nil, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.PASS, ""},
 		{"red cd out and rm", "red-worker", "Bash", "cd .. && rm -f x_test.go", nil, facts(nil), gates.FAIL, "outside_worktree"},
 		{"red cd in and rm a test", "red-worker", "Bash", "cd pkg && rm -f x_test.go", nil, facts(nil), gates.PASS, ""},
 		{"red unparseable", "red-worker", "Bash", "eval $X", nil, facts(nil), gates.UNVERIFIABLE, "unknown_command"},

@@ -259,18 +259,20 @@ func (h *host) cli(t *testing.T, repo string, args ...string) string {
 
 // The real Claude Code host, the plugin's hooks and the built binary: a
 // general-purpose sub-agent dispatched while a sprint executes has its
-// Write and its shell write denied, nothing changes on disk, and both
-// refusals are on the execution log. Skips without claude on PATH (or
-// $CLAUDE_BIN).
+// Write, its shell write and its commit denied, nothing changes on disk
+// or on the branch, and the refusals are on the execution log. Skips
+// without claude on PATH (or $CLAUDE_BIN).
 func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 	h := newHost(t)
 	repo := h.sprintRepo(t)
+	head := h.sh(t, repo, "git", "rev-parse", "HEAD")
 	written, shelled := filepath.Join(repo, "strutil", "helper.go"), filepath.Join(repo, "strutil", "shell.go")
 	api := &scriptedAPI{
 		main: []map[string]any{toolUse("Agent", map[string]any{"description": "helper", "prompt": "Tidy the package.", "subagent_type": "general-purpose"})},
 		sub: []map[string]any{
 			toolUse("Write", map[string]any{"file_path": written, "content": "package strutil\n"}),
 			toolUse("Bash", map[string]any{"command": "echo x > " + shelled, "description": "write"}),
+			toolUse("Bash", map[string]any{"command": "git commit -q --allow-empty -m sneaked", "description": "commit"}),
 		},
 	}
 	out := h.run(t, repo, api, true)
@@ -279,7 +281,10 @@ func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 			t.Errorf("%s was written", f)
 		}
 	}
-	if got := h.cli(t, repo, "exec", "log", "--phase", "guard"); strings.Count(got, "class=sprint_read_only") != 2 {
+	if now := h.sh(t, repo, "git", "rev-parse", "HEAD"); now != head {
+		t.Errorf("the branch moved: %s", h.sh(t, repo, "git", "log", "--format=%h %s", "-2"))
+	}
+	if got := h.cli(t, repo, "exec", "log", "--phase", "guard"); strings.Count(got, "class=sprint_read_only") != 3 {
 		t.Fatalf("the guard's refusals on the exec log:\n%s\nclaude:\n%s", got, out)
 	}
 }
