@@ -212,3 +212,43 @@ func boxes(text string, tests []string, mark string) bool {
 	}
 	return true
 }
+
+// The real host, a red-worker in the background while the main session
+// works: the main session's Bash call writes a file of the main checkout
+// (logged as its own: the call's PreToolUse notes it, its PostToolUse
+// lists what changed since) and leaves a process behind that writes
+// another a second later, which no call accounts for. The worker's stop
+// is refused as escaped_write naming that one file only.
+func TestHost_WorkerIsBlamedOnlyForWhatNobodyLogged(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	logged, late := filepath.Join(repo, "NOTES.txt"), filepath.Join(repo, "LATE.txt")
+	api := &scriptedAPI{
+		main: []map[string]any{
+			toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+				"subagent_type": "git-ideate:red-worker", "run_in_background": true}),
+			toolUse("Bash", map[string]any{"command": "echo notes >> NOTES.txt; (sleep 1; echo late > LATE.txt) >/dev/null 2>&1 &", "description": "note"}),
+		},
+		sub: []map[string]any{
+			// Long enough for the main session's call and its late write
+			// to land while the worker is at work.
+			toolUse("Bash", map[string]any{"command": "sleep 6", "description": "wait"}),
+			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "reverse_test.go"),
+				"content": "package strutil\n\nimport \"testing\"\n\nfunc TestReverse(t *testing.T) {\n\tif got := Reverse(\"ab\"); got != \"ba\" {\n\t\tt.Fatalf(\"Reverse(ab) = %q, want ba\", got)\n\t}\n}\n"}),
+			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "reverse.go"),
+				"content": "package strutil\n\n// Reverse is a shim until GREEN. agentic:shim\nfunc Reverse(s string) string { return \"\" }\n"}),
+			toolUse("Bash", map[string]any{"command": "git add -A && git commit -q -m 'red: TestReverse'", "description": "commit"}),
+		},
+	}
+	out := h.run(t, repo, api, true, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1")
+	for _, f := range []string{logged, late} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("the main session's write did not land: %v\nclaude:\n%s", err, out)
+		}
+	}
+	escape := newestVerdict(t, h, repo, "escape")
+	if escape.Result != "FAIL" || strings.Join(escape.Paths, " ") != late {
+		t.Fatalf("the worker's escape check: %+v, want a FAIL naming %s alone\nexec log:\n%s\nclaude:\n%s", escape, late, h.cli(t, repo, "exec", "log"), out)
+	}
+}
