@@ -81,6 +81,7 @@ func TestGuard_AgentAndDispatchDecisions(t *testing.T) {
 		{"reviewer writes", "structural-reviewer", "Bash", "echo note > review-notes.txt", nil, reviewer, gates.FAIL, "read_only"},
 		{"reviewer writes /tmp", "archivist", "Write", "", []string{"/tmp/x.md"}, &gates.GuardFacts{Subagent: true, Cwd: top, Top: top, Agent: &gates.AgentFacts{}}, gates.FAIL, "read_only"},
 		{"reviewer reads", "structural-reviewer", "Bash", "git ideate gate structure --task S1-01/T1 2>&1 | tail", nil, reviewer, gates.PASS, ""},
+		{"reviewer opens an attempt", "final-gate", "Bash", "git ideate task attempt S1-01/T1", nil, reviewer, gates.FAIL, "read_only"},
 		{"reviewer unreadable command", "final-gate", "Bash", "sh script.sh", nil, reviewer, gates.UNVERIFIABLE, "unknown_command"},
 		{"reviewer unbound", "structural-reviewer", "Read", "", nil, &gates.GuardFacts{Subagent: true, Cwd: top, Top: top, Agent: &gates.AgentFacts{Unbound: "no dispatch"}}, gates.FAIL, "unbound"},
 		{"reviewer without facts", "final-gate", "Bash", "ls", nil, readOnly, gates.UNVERIFIABLE, "no_facts"},

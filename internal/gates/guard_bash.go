@@ -218,7 +218,7 @@ func programWrites(c shell.Command) ([]Write, string) {
 	case "git":
 		return gitWrites(args)
 	case "git-ideate":
-		return nil, ""
+		return ideateWrites(args)
 	case "npm", "pnpm", "yarn", "npx", "cargo":
 		if len(args) > 0 && (args[0] == "test" || args[0] == "t" || prog == "npx" && len(args) > 0 && (args[0] == "vitest" || args[0] == "jest")) {
 			return nil, ""
@@ -361,8 +361,10 @@ func gitWrites(ops []string) ([]Write, string) {
 	repo := []Write{{Path: ".", Repo: true}}
 	switch sub {
 	case "status", "log", "show", "rev-parse", "ls-files", "ls-tree", "cat-file", "grep", "blame", "describe", "shortlog",
-		"rev-list", "merge-base", "name-rev", "for-each-ref", "show-ref", "var", "version", "help", "ideate", "whatchanged":
+		"rev-list", "merge-base", "name-rev", "for-each-ref", "show-ref", "var", "version", "help", "whatchanged":
 		return nil, ""
+	case "ideate":
+		return ideateWrites(rest)
 	case "add", "commit":
 		return repo, ""
 	case "diff":
@@ -419,6 +421,48 @@ func gitWrites(ops []string) ([]Write, string) {
 		return repo, ""
 	}
 	return nil, "git " + sub + " changes files the guard cannot list"
+}
+
+// ideateVerbs are git ideate's verbs that write nothing the guard
+// counts: they read, or they judge (a gate's verdict, a test run's
+// outcomes, a plan check: what the reviewers and workers are there for).
+var ideateVerbs = map[string]bool{
+	"record read": true, "record prime": true, "work get": true, "work list": true, "work ready": true, "work events": true,
+	"steering read": true, "telemetry": true, "test classify": true, "test run": true, "plan show": true, "plan check": true,
+	"task list": true, "task scope": true, "task show": true, "exec log": true, "escalations": true, "symbols find": true,
+	"symbols defs": true, "gate": true, "memory list": true, "memory check": true, "transcripts du": true, "retro": true,
+	"doctor": true, "help": true,
+}
+
+// ideateWrites reads a git ideate command line (after "ideate"): a verb
+// of ideateVerbs writes nothing; any other (record append, work create,
+// task start, sync, …, and work ready --claim, escalations --check-wave)
+// writes the repository of the directory it runs in (-C), refs/ideate/*.
+func ideateWrites(args []string) ([]Write, string) {
+	dir := "."
+	var words []string
+	writes := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-C" || a == "--chdir":
+			if i+1 < len(args) {
+				dir = args[i+1]
+				i++
+			}
+		case strings.HasPrefix(a, "--chdir="):
+			dir = strings.TrimPrefix(a, "--chdir=")
+		case a == "--claim" || a == "--check-wave" || strings.HasPrefix(a, "--check-wave="):
+			writes = true
+		case !strings.HasPrefix(a, "-") && len(words) < 2:
+			words = append(words, a)
+		}
+	}
+	verb := strings.Join(words, " ")
+	if !writes && (len(words) == 0 || ideateVerbs[verb] || ideateVerbs[words[0]]) {
+		return nil, ""
+	}
+	return []Write{{Path: dir, Repo: true}}, ""
 }
 
 func removeOne(list []string, s string) []string {

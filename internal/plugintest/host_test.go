@@ -259,8 +259,9 @@ func (h *host) cli(t *testing.T, repo string, args ...string) string {
 
 // The real Claude Code host, the plugin's hooks and the built binary: a
 // general-purpose sub-agent dispatched while a sprint executes has its
-// Write, its shell write and its commit denied, nothing changes on disk
-// or on the branch, and the refusals are on the execution log. Skips
+// Write, its shell write, its commit and its board write through the CLI
+// denied, nothing changes on disk, on the branch or on the board, and the
+// refusals are on the execution log; its read of the board runs. Skips
 // without claude on PATH (or $CLAUDE_BIN).
 func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 	h := newHost(t)
@@ -273,6 +274,8 @@ func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 			toolUse("Write", map[string]any{"file_path": written, "content": "package strutil\n"}),
 			toolUse("Bash", map[string]any{"command": "echo x > " + shelled, "description": "write"}),
 			toolUse("Bash", map[string]any{"command": "git commit -q --allow-empty -m sneaked", "description": "commit"}),
+			toolUse("Bash", map[string]any{"command": "git ideate work create --title 'sneaked in' --spec 'Add it.' --human h --spec-format text/markdown", "description": "file"}),
+			toolUse("Bash", map[string]any{"command": "git ideate task list", "description": "look"}),
 		},
 	}
 	out := h.run(t, repo, api, true)
@@ -284,7 +287,16 @@ func TestHost_UnboundSubagentWritesNothingDuringASprint(t *testing.T) {
 	if now := h.sh(t, repo, "git", "rev-parse", "HEAD"); now != head {
 		t.Errorf("the branch moved: %s", h.sh(t, repo, "git", "log", "--format=%h %s", "-2"))
 	}
-	if got := h.cli(t, repo, "exec", "log", "--phase", "guard"); strings.Count(got, "class=sprint_read_only") != 3 {
+	if got := h.cli(t, repo, "work", "list"); strings.Contains(got, "sneaked in") {
+		t.Errorf("the board holds the sub-agent's item:\n%s", got)
+	}
+	api.mu.Lock()
+	shown := toolResults(strings.Join(api.subBodies, "\n"))
+	api.mu.Unlock()
+	if !strings.Contains(shown, "attempt 1 red-worker") {
+		t.Errorf("the sub-agent's read of the tasks did not run; it was shown:\n%s", shown)
+	}
+	if got := h.cli(t, repo, "exec", "log", "--phase", "guard"); strings.Count(got, "class=sprint_read_only") != 4 {
 		t.Fatalf("the guard's refusals on the exec log:\n%s\nclaude:\n%s", got, out)
 	}
 }
