@@ -712,13 +712,15 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 		}
 		var bad []string
 		for _, c := range changed {
-			was, err := blobData(ctx, spec.Worktree, c.was)
-			if err != nil {
-				return undone, nil, err
-			}
-			now, err := blobData(ctx, spec.Worktree, c.now)
-			if err != nil {
-				return undone, nil, err
+			var was, now []byte
+			if spec.Role == RoleRed && spec.guarded(c.path) {
+				// Only a red-worker's shim turns on content.
+				if was, err = blobData(ctx, spec.Worktree, c.was); err != nil {
+					return undone, nil, err
+				}
+				if now, err = blobData(ctx, spec.Worktree, c.now); err != nil {
+					return undone, nil, err
+				}
 			}
 			if spec.forbidden(c.path, was, now) {
 				bad = append(bad, c.path)
