@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -57,7 +58,7 @@ func (s *Store) gitToEnd(ctx context.Context, stdin io.Reader, hold *os.File, ar
 	osproc.Group(cmd)
 	cmd.Env = gitEnv()
 	cmd.Stdin = stdin
-	if hold != nil {
+	if hold != nil && runtime.GOOS != "windows" { // which passes no open file; its children never died with it
 		cmd.ExtraFiles = []*os.File{hold}
 	}
 	return cmd.CombinedOutput()
