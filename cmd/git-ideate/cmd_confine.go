@@ -100,7 +100,7 @@ func runConfine(ctx context.Context, args []string, in io.Reader, out, errw io.W
 		return confineFail(errw, apperr.Wrap(apperr.Internal, err, "cannot name this binary"))
 	}
 	spec := confine.Spec{
-		Worktree: b.Worktree, Role: role, TestGlobs: b.TestGlobs, ShimMarker: b.ShimMarker, Frozen: b.Frozen,
+		Worktree: b.Worktree, Dir: cwd, Role: role, TestGlobs: b.TestGlobs, ShimMarker: b.ShimMarker, Frozen: b.Frozen,
 		Extensions: b.Extensions,
 		StateDir:   filepath.Join(state, "confine", strings.ReplaceAll(task, "/", "+")),
 		CacheDir:   filepath.Join(state, "confine", "cache"),

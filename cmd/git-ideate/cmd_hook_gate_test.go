@@ -721,6 +721,11 @@ func TestHookGate_Binary_EscapedWrite(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(dir, ".git", "ideate", "dispatch", "unlogged", "*")); len(m) > 0 {
 			t.Errorf("the confined call's marker stayed: %v", m)
 		}
+		// A call made from a directory inside the worktree starts there.
+		if r := runBin(t, filepath.Join(greenWT, "strutil"), "", "confine", "--task", "S1-01/T2", "--role", "green-worker", "--agent", "agreen", "--", "pwd"); r.code != 0 ||
+			filepath.Base(strings.TrimSpace(r.out)) != "strutil" {
+			t.Errorf("the confined pwd from strutil/: %+v", r)
+		}
 	}
 	notes := filepath.Join(dir, "NOTES.txt")
 	os.WriteFile(notes, []byte("supervisor notes\n"), 0o644)
