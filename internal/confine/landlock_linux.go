@@ -98,25 +98,45 @@ const threadConfines = true
 // ends with its goroutine and nothing else ever runs on it.
 func startRestricted(cmd *exec.Cmd, rw []string) error {
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := restrictThread(rw); err != nil {
-			errc <- err
-			return
-		}
-		err := cmd.Start()
-		errc <- err
-		if err == nil && cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
-			// A parent-death signal is sent when the thread that started
-			// the child ends, and this one ends with its goroutine: it
-			// stays until the child has ended (WNOWAIT leaves the child
-			// for cmd.Wait to reap).
-			var info unix.Siginfo
-			for unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-			}
-		}
-	}()
+	go restrictAndStart(cmd, rw, errc, nil)
 	return <-errc
+}
+
+// restrictAndStart is startRestricted's work on the calling goroutine,
+// which it locks to its thread; locked, when not nil, is closed once that
+// thread is locked. The process's main thread is never the one restricted:
+// a signal sent to the process is checked against the main thread's
+// domain, so a command sharing it could kill this entry before it puts
+// back what the command changed. On the main thread the goroutine holds
+// it, so the scheduler cannot hand it on, until another goroutine has
+// locked a thread of its own for the work.
+func restrictAndStart(cmd *exec.Cmd, rw []string, errc chan<- error, locked chan<- struct{}) {
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		other := make(chan struct{})
+		go restrictAndStart(cmd, rw, errc, other)
+		<-other
+		runtime.UnlockOSThread()
+		return
+	}
+	if locked != nil {
+		close(locked)
+	}
+	if err := restrictThread(rw); err != nil {
+		errc <- err
+		return
+	}
+	err := cmd.Start()
+	errc <- err
+	if err == nil && cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
+		// A parent-death signal is sent when the thread that started
+		// the child ends, and this one ends with its goroutine: it
+		// stays until the child has ended (WNOWAIT leaves the child
+		// for cmd.Wait to reap).
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+		}
+	}
 }
 
 // restrictThread restricts the calling thread's writes (its goroutine
