@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
 )
 
@@ -312,8 +313,9 @@ func (f *GuardFacts) isShim(abs string, content bool) bool {
 	if content {
 		return strings.Contains(f.Content, f.ShimMarker)
 	}
-	// An existing shim: its first 64 KiB hold the marker.
-	fh, err := os.Open(abs)
+	// An existing shim: its first 64 KiB hold the marker. The worker makes
+	// what sits at abs: a FIFO there would hold a plain open forever.
+	fh, _, err := osproc.OpenRegular(abs)
 	if err != nil {
 		return false
 	}

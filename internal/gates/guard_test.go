@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ideate/git-ideate/internal/gates"
 )
@@ -226,5 +228,31 @@ func TestGuard(t *testing.T) {
 	// Only BeforeTool is judged.
 	if v, _ := gates.Guard.Run(context.Background(), gates.Input{Point: gates.AgentStop}); v.Result != gates.PASS {
 		t.Errorf("agent stop: %s", v)
+	}
+}
+
+// A red-worker's Edit of a file that is not a test asks whether the file
+// is a shim, by reading it: a FIFO the worker made in its worktree is no
+// shim, and the guard (run in the PreToolUse hook) answers at once.
+func TestGuard_RedEditOfAFIFODoesNotHang(t *testing.T) {
+	wt := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(wt, "prod.go"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	f := &gates.GuardFacts{Subagent: true, Bound: true, Cwd: wt, Top: wt, Worktree: wt,
+		TestGlobs: []string{"**/*_test.go"}, ShimMarker: "agentic:shim",
+		Agent: &gates.AgentFacts{Task: "S1-01/T1", Status: "open", Open: true, TaskRole: "red-worker"}}
+	done := make(chan gates.Verdict, 1)
+	go func() {
+		v, _ := gates.Guard.Run(context.Background(), gates.Input{Point: gates.BeforeTool, Role: "red-worker", Tool: "Edit", Paths: []string{"prod.go"}, Guard: f})
+		done <- v
+	}()
+	select {
+	case v := <-done:
+		if v.Result != gates.FAIL || !strings.Contains(v.String(), "not_a_test") {
+			t.Fatalf("verdict %s", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the guard still waits on a FIFO after 10 s")
 	}
 }
