@@ -289,7 +289,10 @@ func runOnce(ctx context.Context, spec Spec, argv []string, opts Options, cap in
 		return nil, ex, ex.startErr
 	}
 	if reportPath != "" {
-		f, err := os.Open(reportPath)
+		// The judged tests can write where the report goes: what sits
+		// there is read only when it is a regular file (a FIFO would
+		// hold a plain open forever).
+		f, _, err := osproc.OpenRegular(reportPath)
 		if err != nil {
 			return nil, ex, apperr.Wrap(Unverifiable, err, "the runner wrote no report at %s", spec.ReportFile)
 		}
