@@ -109,12 +109,12 @@ func isDevice(p string) bool {
 
 // readOnly are programs that write no file whatever their arguments.
 var readOnly = map[string]bool{
-	"ls": true, "cat": true, "head": true, "tail": true, "wc": true, "grep": true, "egrep": true, "fgrep": true, "rg": true,
+	"ls": true, "cat": true, "head": true, "tail": true, "wc": true, "grep": true, "egrep": true, "fgrep": true,
 	"echo": true, "printf": true, "pwd": true, "true": true, "false": true, "test": true, "[": true, "diff": true, "cmp": true,
 	"stat": true, "file": true, "basename": true, "dirname": true, "realpath": true, "readlink": true, "which": true,
 	"type": true, "date": true, "sleep": true, "env": true, "printenv": true, "id": true, "whoami": true, "uname": true,
-	"tree": true, "du": true, "df": true, "cut": true, "tr": true, "uniq": true, "nl": true, "column": true, "jq": true,
-	"sha256sum": true, "sha1sum": true, "md5sum": true, "cksum": true, "od": true, "hexdump": true, "xxd": true,
+	"du": true, "df": true, "cut": true, "tr": true, "nl": true, "column": true, "jq": true,
+	"sha256sum": true, "sha1sum": true, "md5sum": true, "cksum": true, "od": true, "hexdump": true,
 	"strings": true, "seq": true, "expr": true, "wait": true, "exit": true, "return": true, "set": true, "shopt": true,
 	"export": true, "unset": true, "local": true, "declare": true, "read": true, ":": true, "cd": true, "pushd": true,
 	"popd": true, "comm": true, "paste": true, "fold": true, "fmt": true, "rev": true, "yes": true, "ps": true,
@@ -169,18 +169,59 @@ func programWrites(c shell.Command) ([]Write, string) {
 		return files(ops, recursive, false), ""
 	case "mkdir":
 		return files(ops, false, true), ""
-	case "mv":
-		return files(ops, false, false), ""
-	case "cp", "ln", "install":
+	case "cp", "ln", "install", "mv":
+		// mv writes its sources too (it removes them).
+		moved := func(srcs []string) []Write {
+			if prog == "mv" {
+				return files(srcs, false, false)
+			}
+			return nil
+		}
 		for i, a := range args {
+			dir, ok := strings.CutPrefix(a, "--target-directory=")
 			if (a == "-t" || a == "--target-directory") && i+1 < len(args) {
-				return files(args[i+1:i+2], true, false), ""
-			} else if v, ok := strings.CutPrefix(a, "--target-directory="); ok {
-				return files([]string{v}, true, false), ""
+				dir, ok = args[i+1], true
+			}
+			if ok {
+				srcs := removeOne(ops, dir)
+				out := append(moved(srcs), files([]string{dir}, true, false)...)
+				for _, src := range srcs {
+					out = append(out, files([]string{filepath.Join(dir, filepath.Base(src))}, recursive, false)...)
+				}
+				return out, ""
 			}
 		}
 		if len(ops) > 0 {
-			return files(ops[len(ops)-1:], recursive || prog == "ln", false), ""
+			// Into a directory, each source lands under its own name
+			// there: the target names a file only by where it lands.
+			dest := ops[len(ops)-1]
+			out := append(moved(ops[:len(ops)-1]), files([]string{dest}, recursive || prog == "ln", false)...)
+			for _, src := range ops[:len(ops)-1] {
+				out = append(out, files([]string{filepath.Join(dest, filepath.Base(src))}, recursive, false)...)
+			}
+			return out, ""
+		}
+		return nil, ""
+	case "uniq", "xxd":
+		// The operand after the input is the output file (an option's
+		// value counts as an operand too: the reading errs towards more
+		// targets).
+		if len(ops) > 1 {
+			return files(ops[1:], false, false), ""
+		}
+		return nil, ""
+	case "tree":
+		for i, a := range args {
+			if a == "-o" && i+1 < len(args) {
+				return files(args[i+1:i+2], false, false), ""
+			}
+		}
+		return nil, ""
+	case "rg":
+		for _, a := range args {
+			if a == "--pre" || strings.HasPrefix(a, "--pre=") {
+				return nil, "rg --pre runs a program the guard cannot follow"
+			}
 		}
 		return nil, ""
 	case "sed", "gsed":
@@ -231,7 +272,7 @@ func programWrites(c shell.Command) ([]Write, string) {
 func writesArgs(prog string) bool {
 	switch prog {
 	case "tee", "rm", "unlink", "shred", "rmdir", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir", "mv", "cp", "ln",
-		"install", "sed", "gsed", "sort", "gofmt", "git":
+		"install", "sed", "gsed", "sort", "gofmt", "git", "uniq", "xxd", "tree":
 		return true
 	}
 	return false
@@ -452,7 +493,7 @@ func ideateWrites(args []string) ([]Write, string) {
 			}
 		case strings.HasPrefix(a, "--chdir="):
 			dir = strings.TrimPrefix(a, "--chdir=")
-		case a == "--claim" || a == "--check-wave" || strings.HasPrefix(a, "--check-wave="):
+		case a == "--claim" || strings.HasPrefix(a, "--claim=") || a == "--check-wave" || strings.HasPrefix(a, "--check-wave="):
 			writes = true
 		case !strings.HasPrefix(a, "-") && len(words) < 2:
 			words = append(words, a)

@@ -517,3 +517,38 @@ func TestHost_UnboundSubagentUsesOnlyReadOnlyMCPTools(t *testing.T) {
 		t.Fatalf("the guard's refusals on the exec log:\n%s\nclaude:\n%s", got, out)
 	}
 }
+
+// The real host, while a sprint executes: writes that name a file only
+// by where it lands. The main session copies production source into a
+// package directory (cp's target a directory); a sub-agent bound to no
+// task writes through programs whose output file is an operand (uniq,
+// xxd) and claims a board item through a flag given a value
+// (--claim=true). Nothing lands in the checkout and nothing is claimed.
+func TestHost_WritesNamedByWhereTheyLandAreRefused(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	h.sh(t, repo, filepath.Join(h.bin, "git-ideate"), "work", "create", "--title", "claimable", "--spec", "s", "--human", "h", "--spec-format", "text/markdown")
+	src := filepath.Join(t.TempDir(), "prod.go")
+	os.WriteFile(src, []byte("package strutil\n"), 0o644)
+	copied, uniq, xxd := filepath.Join(repo, "strutil", "prod.go"), filepath.Join(repo, "strutil", "uniq.go"), filepath.Join(repo, "strutil", "xxd.go")
+	api := &scriptedAPI{
+		main: []map[string]any{
+			toolUse("Bash", map[string]any{"command": "cp " + src + " strutil/", "description": "copy"}),
+			toolUse("Agent", map[string]any{"description": "helper", "prompt": "Tidy the package.", "subagent_type": "general-purpose"}),
+		},
+		sub: []map[string]any{
+			toolUse("Bash", map[string]any{"command": "uniq " + src + " strutil/uniq.go", "description": "write"}),
+			toolUse("Bash", map[string]any{"command": "xxd " + src + " strutil/xxd.go", "description": "write"}),
+			toolUse("Bash", map[string]any{"command": "git ideate work ready --claim=true --human h", "description": "claim"}),
+		},
+	}
+	out := h.run(t, repo, api, true)
+	for _, f := range []string{copied, uniq, xxd} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s was written", f)
+		}
+	}
+	if got := h.cli(t, repo, "work", "list"); !strings.Contains(got, "[open] claimable") {
+		t.Errorf("the board item was claimed:\n%s\nclaude:\n%s", got, out)
+	}
+}
