@@ -130,6 +130,7 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 	if err != nil {
 		return -1, nil, nil, err
 	}
+	defer os.Remove(before.indexCopy)
 	// The repository's object store is read-only to the command: with
 	// write access, a loose object written under the name of an existing
 	// one (git never checks a loose object's name against its content
@@ -525,8 +526,18 @@ func snapshot(ctx context.Context, spec *Spec, lay *layout) (*before, error) {
 	if b.headFile, err = osproc.ReadRegular(filepath.Join(lay.admin, "HEAD"), maxSmall); err != nil {
 		return nil, apperr.Wrap(apperr.Write, err, "cannot read the worktree's HEAD")
 	}
-	b.indexCopy = filepath.Join(spec.StateDir, "index.before")
+	// The copy is this call's own: a call still running in the
+	// background is judged against the index it started from, not the
+	// one a later call of the same worker found (which holds what the
+	// first staged).
+	fh, err := os.CreateTemp(spec.StateDir, "index.before-")
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Write, err, "cannot make a copy of the index in %s", spec.StateDir)
+	}
+	fh.Close()
+	b.indexCopy = fh.Name()
 	if err := copyFile(filepath.Join(lay.admin, "index"), b.indexCopy); err != nil {
+		os.Remove(b.indexCopy)
 		return nil, err
 	}
 	if b.dirty, b.head, err = status(ctx, spec.Worktree); err != nil {

@@ -552,3 +552,45 @@ func TestHost_WritesNamedByWhereTheyLandAreRefused(t *testing.T) {
 		t.Errorf("the board item was claimed:\n%s\nclaude:\n%s", got, out)
 	}
 }
+
+// The real host, a confined red-worker whose Bash call runs in the
+// background: it writes a production file, stages and commits it, and
+// is still running while the worker's next calls start (each takes its
+// own snapshot of the worktree) and when the host ends it at the
+// worker's final answer. What it did is put back: the file is gone from
+// the worktree and the index, its commit is off the task branch, and git
+// fsck --strict is clean.
+func TestHost_ConfinedBackgroundCallIsPutBack(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
+		t.Skipf("no operating-system confinement here:\n%s", out)
+	}
+	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	api := &scriptedAPI{
+		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		sub: []map[string]any{
+			toolUse("Bash", map[string]any{"command": "echo 'package strutil' > strutil/late.go && git add strutil/late.go && git commit -qm late; sleep 30",
+				"description": "late", "run_in_background": true}),
+			// Waits when the background commit is not made yet.
+			toolUse("Bash", map[string]any{"command": "sleep 2", "description": "wait"}),
+			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, "strutil", "reverse_test.go"),
+				"content": "package strutil\n\nimport \"testing\"\n\nfunc TestReverse(t *testing.T) {\n\tif got := Reverse(\"ab\"); got != \"ba\" {\n\t\tt.Fatalf(\"Reverse(ab) = %q, want ba\", got)\n\t}\n}\n"}),
+			toolUse("Bash", map[string]any{"command": "git add -A && git commit -q -m 'red: TestReverse'", "description": "commit"}),
+		},
+	}
+	out := h.run(t, repo, api, true, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1")
+	if _, err := os.Stat(filepath.Join(wt, "strutil", "late.go")); err == nil {
+		t.Errorf("the background call's file is in the worktree: git status\n%s\nclaude:\n%s", h.sh(t, wt, "git", "status", "--short"), out)
+	}
+	if got := h.sh(t, wt, "git", "ls-files", "strutil/late.go"); got != "" {
+		t.Errorf("the background call's file is in the index: %s", got)
+	}
+	if got := h.sh(t, repo, "git", "log", "--format=%s", "ideate/task/S1-01+T1"); strings.Contains(got, "late") {
+		t.Errorf("the background call's commit is on the task branch:\n%s", got)
+	}
+	if out, err := exec.Command("git", "-C", repo, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck --strict: %v %s", err, out)
+	}
+}
