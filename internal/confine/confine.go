@@ -1201,8 +1201,11 @@ func importObjects(ctx context.Context, lay *layout, objDir string) []string {
 		case e.Name() == "pack":
 			packs, _ := filepath.Glob(filepath.Join(dir, "*.pack"))
 			for _, p := range packs {
-				f, err := os.Open(p)
+				// The command made what sits here: a FIFO would hold a
+				// plain open, and the restore after it, forever.
+				f, _, err := osproc.OpenRegular(p)
 				if err != nil {
+					bad = append(bad, "pack "+filepath.Base(p)+" (not a regular file)")
 					continue
 				}
 				_, err = gitIn(ctx, lay.common, nil, f, "--git-dir="+lay.common, "index-pack", "--stdin")
@@ -1230,7 +1233,7 @@ func importObjects(ctx context.Context, lay *layout, objDir string) []string {
 // importLoose copies the loose object file src into the store's
 // directory dst as name, when its content is the object name says.
 func importLoose(src, dst, base, name string) error {
-	f, err := os.Open(src)
+	f, _, err := osproc.OpenRegular(src)
 	if err != nil {
 		return err
 	}

@@ -172,8 +172,15 @@ func restrictThread(rw []string) error {
 		}
 		return nil
 	}
+	// No FIFO is made anywhere, not even in the command's temporary
+	// directory: linked or renamed into the worktree or its git
+	// directory, one holds every git, and every open, that reads it
+	// after the command (the put-back here, the gates) forever.
+	// Landlock asks for the right on the destination of a rename or a
+	// link too.
+	dirRights := handled &^ unix.LANDLOCK_ACCESS_FS_MAKE_FIFO
 	for _, d := range rw {
-		if err := add(d, handled); err != nil {
+		if err := add(d, dirRights); err != nil {
 			return apperr.Wrap(apperr.Unverifiable, err, "cannot open %s to the command, so it is not run", d)
 		}
 	}
@@ -184,7 +191,7 @@ func restrictThread(rw []string) error {
 	}
 	for _, d := range []string{"/dev/pts", "/dev/shm"} {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			add(d, handled)
+			add(d, dirRights)
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
