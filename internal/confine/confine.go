@@ -332,6 +332,9 @@ func layoutOf(wt string) (*layout, error) {
 // pointer): the command may have made it a FIFO or a huge file.
 const maxSmall = 1 << 20
 
+// maxIndex caps the worktree's index the entry keeps a copy of.
+const maxIndex = 1 << 30
+
 // isTest reports whether rel is a test file by the runners' globs.
 func (s *Spec) isTest(rel string) bool {
 	for _, g := range s.TestGlobs {
@@ -604,7 +607,7 @@ func readState(p string) saved {
 }
 
 func copyFile(from, to string) error {
-	data, err := os.ReadFile(from)
+	data, err := osproc.ReadRegular(from, maxIndex)
 	if os.IsNotExist(err) {
 		os.Remove(to)
 		return nil
@@ -679,6 +682,22 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 		}
 		undone = append(undone, "the worktree's HEAD (it stays on its task branch)")
 	}
+	// Its own branch is the command's to move, through git: a ref file
+	// that holds no object name (garbage, a symbolic ref, a link) would
+	// stop the git below, or lead its update-ref to another branch, so
+	// it goes back to what it was.
+	if lay.refDir != "" && lay.branch != "" {
+		own := filepath.Join(lay.refDir, path.Base(lay.branch))
+		if _, err := os.Lstat(own); err == nil {
+			if now, err := osproc.ReadRegular(own, maxSmall); err != nil || !objectName(strings.TrimSuffix(string(now), "\n")) || isLink(own) {
+				old, had := b.refs[path.Base(lay.branch)]
+				if err := put(own, saved{exists: had, mode: 0o644, data: old}); err != nil {
+					return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back %s", own)
+				}
+				undone = append(undone, "ref "+lay.branch+" (git could not read it)")
+			}
+		}
+	}
 	// Other task branches.
 	if lay.refDir != "" {
 		own := path.Base(lay.branch)
@@ -710,7 +729,18 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 	}
 	after, head, err := status(ctx, spec.Worktree)
 	if err != nil {
-		return undone, nil, err
+		// The command may leave an index git cannot read (garbage, a
+		// link to a device, a directory): the index from before the
+		// command comes back, so that what it changed can still be told
+		// and put back.
+		idx, _ := osproc.ReadRegular(b.indexCopy, maxIndex)
+		if perr := put(filepath.Join(lay.admin, "index"), saved{exists: idx != nil, mode: 0o644, data: idx}); perr != nil {
+			return undone, nil, apperr.Wrap(apperr.Write, perr, "cannot put back the worktree's index")
+		}
+		undone = append(undone, "the worktree's index (git could not read it)")
+		if after, head, err = status(ctx, spec.Worktree); err != nil {
+			return undone, nil, err
+		}
 	}
 	// Commits that change a forbidden path come off the branch; the
 	// index and the worktree keep what the command left, and are judged
@@ -1306,6 +1336,16 @@ func verifyLoose(r io.Reader, name string) error {
 		return errors.New("what was written under that name is another object")
 	}
 	return nil
+}
+
+// objectName: a full object name, SHA-1 or SHA-256, as a ref file holds.
+func objectName(s string) bool {
+	return isHex40(s) || len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+func isLink(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 
 func isHex40(s string) bool {

@@ -444,3 +444,34 @@ func TestRun_AFIFOHoldsNothingBack(t *testing.T) {
 		}
 	}
 }
+
+// The command may leave its index or its branch so that git cannot read
+// them (garbage, a link to a device, a symbolic ref): the put-back still
+// puts back what the role may not change.
+func TestRun_ABrokenIndexOrBranchHoldsNothingBack(t *testing.T) {
+	f := newFixture(t)
+	prod := filepath.Join(f.wt, "pkg", "a.go")
+	prodWas := read(t, prod)
+	for _, mk := range []string{
+		`echo garbage > "$(git rev-parse --git-path index)"`,
+		`ln -sf /dev/null "$(git rev-parse --git-path index)"`,
+		`rm -f "$(git rev-parse --git-path index)" && mkdir "$(git rev-parse --git-path index)"`,
+		`echo garbage > "$(git rev-parse --git-path refs/heads/ideate/task/T1)"`,
+		`ln -sf /dev/zero "$(git rev-parse --git-path refs/heads/ideate/task/T1)"`,
+		`printf 'ref: refs/heads/ideate/task/T2\n' > "$(git rev-parse --git-path refs/heads/ideate/task/T1)" && git commit -qam evil`,
+	} {
+		exe, _ := os.Executable()
+		spec := confine.Spec{Worktree: f.wt, Role: "red-worker", TestGlobs: []string{"**/*_test.go"}, ShimMarker: "agentic:shim",
+			StateDir: filepath.Join(t.TempDir(), "state"), Enter: []string{exe}}
+		var out, errb bytes.Buffer
+		_, err := confine.Run(context.Background(), spec, "echo x >> pkg/a.go; "+mk, nil, &out, &errb)
+		if read(t, prod) != prodWas {
+			t.Errorf("%s: the production file was not put back (err %v)\n%s", mk, err, errb.String())
+			os.WriteFile(prod, []byte(prodWas), 0o644)
+		}
+		gt.Git(t, f.wt, "read-tree", "HEAD")
+	}
+	if h, was := gt.Git(t, f.other, "rev-parse", "HEAD"), gt.Git(t, f.main, "rev-parse", "HEAD"); h != was {
+		t.Errorf("another task's branch moved: %s, base %s", h, was)
+	}
+}
