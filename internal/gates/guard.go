@@ -110,6 +110,11 @@ type GuardFacts struct {
 // confinement holds it.
 var Guard = Func(guard)
 
+// readsOnly are the host's tools that change no file and run nothing.
+var readsOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true, "NotebookRead": true,
+	"TodoWrite": true, "TaskCreate": true, "TaskGet": true, "TaskUpdate": true, "TaskList": true,
+	"WebFetch": true, "WebSearch": true, "ToolSearch": true}
+
 type guardFail struct {
 	class, detail, path string
 	unverifiable        bool
@@ -184,6 +189,13 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 				who = "a sub-agent bound to no task, while a sprint executes,"
 			}
 			return verdictOf(guardFail{class: "mcp_tool", detail: who + " uses only MCP tools that change nothing; " + in.Tool + " is not one"}), nil
+		}
+		// Another host tool may run a command no confinement holds
+		// (Monitor) or stop a confined call before it puts back what
+		// it changed (TaskStop): a bound execution agent uses only the
+		// tools known to change nothing.
+		if exec && !readsOnly[in.Tool] && !strings.HasPrefix(in.Tool, "mcp__") {
+			return verdictOf(guardFail{class: "unknown_tool", detail: "a " + in.Role + " uses Bash, the file tools and tools that change nothing; " + in.Tool + " is not one the guard can judge", unverifiable: true}), nil
 		}
 		return Verdict{Result: PASS}, nil
 	}
