@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ideate/git-ideate/internal/gitstore"
+	"github.com/ideate/git-ideate/internal/osproc"
 	"github.com/ideate/git-ideate/internal/pathglob"
 )
 
@@ -168,12 +169,16 @@ func stateTree(ctx context.Context, wt string) (string, error) {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	if data, err := os.ReadFile(idx); err == nil {
+	// The index is what the worker's commands left: only a regular file
+	// of a sane size is copied (a link to /dev/zero would be read
+	// forever); without one git starts an empty index, and reads every
+	// file.
+	if data, err := osproc.ReadRegular(idx, 1<<30); err == nil {
 		if err := os.WriteFile(tmp.Name(), data, 0o600); err != nil {
 			return "", err
 		}
 	} else {
-		os.Remove(tmp.Name()) // no index yet: git starts an empty one
+		os.Remove(tmp.Name())
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
 	if _, err := gitOut(ctx, wt, env, "add", "-A", "--ignore-errors", "."); err != nil {

@@ -158,3 +158,30 @@ func TestChangedSince_ListsWhatTheFileSystemStampedSince(t *testing.T) {
 		t.Errorf("without the tree before: %v", got)
 	}
 }
+
+// A worker's worktree index is what its commands left: a link to a
+// device that never ends is no index, and the snapshot of the working
+// trees (taken in the hooks) answers at once instead of reading it.
+func TestTakeSnapshot_AnIndexLinkedToADeviceDoesNotHang(t *testing.T) {
+	top := gt.NewRepo(t)
+	os.WriteFile(filepath.Join(top, "a.go"), []byte("package a\n"), 0o644)
+	gt.Git(t, top, "add", "-A")
+	gt.Git(t, top, "commit", "-qm", "base")
+	wt := filepath.Join(t.TempDir(), "wt")
+	gt.Git(t, top, "worktree", "add", "-q", "--detach", wt)
+	idx := strings.TrimSpace(gt.Git(t, wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+	os.Remove(idx)
+	if err := os.Symlink("/dev/zero", idx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := gates.TakeSnapshot(context.Background(), top)
+		done <- err
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the snapshot still reads /dev/zero as an index after 10 s")
+	}
+}
