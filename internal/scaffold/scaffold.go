@@ -33,7 +33,7 @@ const (
 )
 
 // MaxSource caps a source file the scaffolder or a look-up reads.
-const MaxSource = 8 << 20
+const MaxSource = symbols.MaxFile
 
 // Input is one scaffold run over a task's worktree.
 type Input struct {

@@ -2,12 +2,12 @@ package symbols
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/ideate/git-ideate/internal/apperr"
+	"github.com/ideate/git-ideate/internal/osproc"
 )
 
 // Index is the definitions and uses of a set of files. It is built once
@@ -123,12 +123,17 @@ func (d Dir) Paths() []string { return d.List }
 
 // Read reads one file under d.Root.
 func (d Dir) Read(p string) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(d.Root, filepath.FromSlash(p)))
+	// The tree is what its workers left: a FIFO or a file far past any
+	// source's size is refused, not read.
+	b, err := osproc.ReadRegular(filepath.Join(d.Root, filepath.FromSlash(p)), MaxFile)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotFound, err, "cannot read %s", p)
 	}
 	return b, nil
 }
+
+// MaxFile caps a source file Dir reads.
+const MaxFile = 8 << 20
 
 // Map is a Source over files held in memory, by path.
 type Map map[string][]byte
