@@ -105,6 +105,7 @@ func runConfine(ctx context.Context, args []string, in io.Reader, out, errw io.W
 		StateDir:   filepath.Join(state, "confine", strings.ReplaceAll(task, "/", "+")),
 		CacheDir:   filepath.Join(state, "confine", "cache"),
 		Enter:      []string{exe, "confine", "--enter"},
+		GitDir:     repo.CommonDir,
 	}
 	// What the command changes is logged as the agent's writes, for the
 	// other agents' checks after the fact (hooks/ledger.go); the marker

@@ -60,6 +60,9 @@ type Spec struct {
 	// Dir is where the command starts: inside the worktree, else the
 	// worktree's top.
 	Dir string
+	// GitDir is the repository's common git directory, found apart from
+	// the worktree: the worktree's .git file must lead to it.
+	GitDir string
 }
 
 // maxSaved caps the bytes of forbidden files Run keeps copies of (dirty
@@ -111,7 +114,7 @@ func run(ctx context.Context, spec Spec, command string, stdin io.Reader, stdout
 		return -1, nil, nil, apperr.Wrap(apperr.NotFound, err, "the task's worktree %s", spec.Worktree)
 	}
 	spec.Worktree = wt
-	lay, err := layoutOf(wt)
+	lay, err := layoutOf(wt, spec.GitDir)
 	if err != nil {
 		return -1, nil, nil, err
 	}
@@ -282,7 +285,16 @@ type layout struct {
 
 // layoutOf reads the worktree's .git file, its admin directory's
 // commondir and HEAD: a task worktree is always a linked worktree.
-func layoutOf(wt string) (*layout, error) {
+//
+// The worktree's .git file and what it leads to are files the worker
+// can reach (a file tool writes the .git file unconfined; a call still
+// running in the background changes it while the next one starts), and
+// the directories found from them are opened for writing and cleaned up
+// outside confinement. So they must be the repository's own: the admin
+// directory one of gitDir's worktrees/ whose gitdir file names this
+// worktree, the common directory gitDir (when given), and the ref and
+// log directories free of symbolic links.
+func layoutOf(wt, gitDir string) (*layout, error) {
 	gf, err := osproc.ReadRegular(filepath.Join(wt, ".git"), maxSmall)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "%s is not a linked worktree (no .git file)", wt)
@@ -310,6 +322,16 @@ func layoutOf(wt string) (*layout, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.NotARepo, err, "the git directory of %s", wt)
 	}
+	if gitDir != "" {
+		if gd, err := filepath.EvalSymlinks(gitDir); err != nil || gd != common {
+			return nil, apperr.New(apperr.NotARepo, "%s/.git leads to the git directory %s, not the repository's %s", wt, common, gitDir)
+		}
+	}
+	back, _ := osproc.ReadRegular(filepath.Join(admin, "gitdir"), maxSmall)
+	backDir, _ := filepath.EvalSymlinks(filepath.Dir(strings.TrimSpace(string(back))))
+	if filepath.Dir(admin) != filepath.Join(common, "worktrees") || backDir != wt {
+		return nil, apperr.New(apperr.NotARepo, "%s/.git leads to %s, which is not this worktree's admin directory", wt, admin)
+	}
 	l := &layout{admin: admin, common: common, objects: filepath.Join(common, "objects")}
 	head, err := osproc.ReadRegular(filepath.Join(admin, "HEAD"), maxSmall)
 	if err != nil {
@@ -323,6 +345,15 @@ func layoutOf(wt string) (*layout, error) {
 			// A branch at the top of refs/heads shares its directory with
 			// every branch: no ref directory is opened for it.
 			return nil, apperr.New(apperr.Schema, "the worktree's branch %s is not a task branch", ref)
+		}
+		for _, d := range []string{l.refDir, l.logDir} {
+			// Each existing part of the path is what it says (a link
+			// would open another directory for writing).
+			for p := d; p != common && p != filepath.Dir(p); p = filepath.Dir(p) {
+				if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					return nil, apperr.New(apperr.NotARepo, "%s is a symbolic link: the worktree's branch %s leads out of the repository's refs", p, ref)
+				}
+			}
 		}
 	}
 	return l, nil

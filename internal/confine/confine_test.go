@@ -475,3 +475,33 @@ func TestRun_ABrokenIndexOrBranchHoldsNothingBack(t *testing.T) {
 		t.Errorf("another task's branch moved: %s, base %s", h, was)
 	}
 }
+
+// A worktree's .git file leading to a git directory the worker built
+// (hidden under h/.git, which git status never shows, its ref directory
+// a link to the repository's .git) is refused before anything runs: the
+// command would have had the repository's git directory to write, and
+// the clean-up after it would have removed what it found there.
+func TestRun_RefusesAGitFileLeadingElsewhere(t *testing.T) {
+	f := newFixture(t)
+	hid := filepath.Join(f.wt, "h", ".git")
+	f.run(t, "red-worker", "mkdir -p 'h/.git/agentic:shim/a' h/.git/c/refs/heads && echo 'ref: refs/heads/z/b' > 'h/.git/agentic:shim/a/HEAD' && echo "+hid+
+		"/c > 'h/.git/agentic:shim/a/commondir' && ln -s "+f.main+"/.git/objects h/.git/c/objects && ln -s "+f.main+"/.git h/.git/c/refs/heads/z")
+	os.WriteFile(filepath.Join(f.wt, ".git"), []byte("gitdir: "+hid+"/agentic:shim/a\n"), 0o644)
+	exe, _ := os.Executable()
+	spec := confine.Spec{Worktree: f.wt, Role: "red-worker", TestGlobs: []string{"**/*_test.go"}, ShimMarker: "agentic:shim",
+		StateDir: filepath.Join(t.TempDir(), "state"), Enter: []string{exe}, GitDir: filepath.Join(f.main, ".git")}
+	t.Setenv("CONFINE_TEST_ENTER", "1")
+	hook := filepath.Join(f.main, ".git", "hooks", "post-commit")
+	_, err := confine.Run(context.Background(), spec, "echo x > "+hook, nil, io.Discard, io.Discard)
+	if err == nil {
+		t.Errorf("the call ran")
+	}
+	if _, err := os.Stat(hook); err == nil {
+		t.Errorf("the repository's hook was written")
+	}
+	for _, d := range []string{"objects", "refs", "hooks", "worktrees"} {
+		if _, err := os.Stat(filepath.Join(f.main, ".git", d)); err != nil {
+			t.Errorf("the repository's .git/%s is gone: %v", d, err)
+		}
+	}
+}

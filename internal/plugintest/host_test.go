@@ -594,3 +594,42 @@ func TestHost_ConfinedBackgroundCallIsPutBack(t *testing.T) {
 		t.Errorf("git fsck --strict: %v %s", err, out)
 	}
 }
+
+// The real host, a confined red-worker that builds, in calls of its
+// own, a git directory hidden under a path git status never shows
+// (h/.git/…) whose ref directory is a link to the repository's .git,
+// points its worktree's .git file there with the file tool (the path
+// holds the shim marker), and then writes a hook of the repository. The
+// call is refused: no hook is written and the repository is whole.
+func TestHost_ConfinedWorkerCannotRedirectItsGitFile(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
+		t.Skipf("no operating-system confinement here:\n%s", out)
+	}
+	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	hid := filepath.Join(wt, "h", ".git")
+	hook := filepath.Join(repo, ".git", "hooks", "post-commit")
+	api := &scriptedAPI{
+		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		sub: []map[string]any{
+			toolUse("Bash", map[string]any{"command": "cd " + wt + " && mkdir -p 'h/.git/agentic:shim/a' h/.git/c/refs/heads && echo 'ref: refs/heads/z/b' > 'h/.git/agentic:shim/a/HEAD' && echo " +
+				hid + "/c > 'h/.git/agentic:shim/a/commondir' && ln -s " + repo + "/.git/objects h/.git/c/objects && ln -s " + repo + "/.git h/.git/c/refs/heads/z", "description": "prepare"}),
+			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, ".git"), "content": "gitdir: " + hid + "/agentic:shim/a\n"}),
+			toolUse("Bash", map[string]any{"command": "printf '#!/bin/sh\\necho hooked\\n' > " + hook + "; chmod +x " + hook, "description": "hook"}),
+		},
+	}
+	out := h.run(t, repo, api, true, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1")
+	if _, err := os.Stat(hook); err == nil {
+		t.Errorf("the worker wrote the repository's hook %s", hook)
+	}
+	for _, d := range []string{"objects", "refs", "hooks", "worktrees"} {
+		if _, err := os.Stat(filepath.Join(repo, ".git", d)); err != nil {
+			t.Errorf("the repository's .git/%s is gone: %v\nclaude:\n%s", d, err, out)
+		}
+	}
+	if out, err := exec.Command("git", "-C", repo, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck --strict: %v %s", err, out)
+	}
+}
