@@ -261,6 +261,12 @@ func (f *GuardFacts) judge(role string, exec bool, t writeTarget) *guardFail {
 		if wt == "" || !ok {
 			return &guardFail{class: "outside_worktree", detail: "a " + role + " writes only inside its task's worktree " + f.Worktree, path: abs}
 		}
+		if !t.repo && gitPath(rel) {
+			// Git's own files: the .git file leads git (and the
+			// confinement) to a git directory, and what lies under a
+			// directory named .git git status never shows.
+			return &guardFail{class: "git_file", detail: "a " + role + " writes no file of git's own (.git); git writes them", path: rel}
+		}
 		switch {
 		case rel == AttemptInit || t.dir && (rel == path.Dir(AttemptInit) || rel == "." || rel == ""):
 			return &guardFail{class: "init_read_only", detail: "init.md is written by git ideate only; write your report to " + AttemptOutput, path: rel}
@@ -401,4 +407,16 @@ func within(root, abs string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
+}
+
+// gitPath reports whether rel (slash form) names .git or lies under a
+// directory so named (in any case: a case-insensitive file system
+// takes .GIT for .git).
+func gitPath(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if strings.EqualFold(part, ".git") {
+			return true
+		}
+	}
+	return false
 }

@@ -633,3 +633,34 @@ func TestHost_ConfinedWorkerCannotRedirectItsGitFile(t *testing.T) {
 		t.Errorf("git fsck --strict: %v %s", err, out)
 	}
 }
+
+// The real host, a red-worker writing git's own files of its worktree
+// with the file tool: its .git file (the content holds the shim
+// marker, which lets a red-worker's Write through) and a file under a
+// directory named .git, which git status never shows. Both are refused
+// and the .git file is what git wrote.
+func TestHost_WorkerWritesNoGitFileWithTheFileTool(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	was, err := os.ReadFile(filepath.Join(wt, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := filepath.Join(wt, "strutil", ".git", "x_test.go")
+	api := &scriptedAPI{
+		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		sub: []map[string]any{
+			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, ".git"), "content": "gitdir: " + filepath.Join(wt, "agentic:shim") + "\n"}),
+			toolUse("Write", map[string]any{"file_path": hidden, "content": "package strutil\n"}),
+		},
+	}
+	out := h.run(t, repo, api, true, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1")
+	if now, _ := os.ReadFile(filepath.Join(wt, ".git")); string(now) != string(was) {
+		t.Errorf("the worktree's .git file changed: %q\nclaude:\n%s", now, out)
+	}
+	if _, err := os.Stat(hidden); err == nil {
+		t.Errorf("%s was written", hidden)
+	}
+}
