@@ -1,12 +1,14 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -275,9 +277,15 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, p *Payload) (Re
 // does not), and writes at most one JSON object to out. It never fails:
 // every problem becomes one note through Warn, and the caller exits 0.
 func (d *Dispatcher) Run(ctx context.Context, in io.Reader, out io.Writer, event string) {
-	p, err := ReadPayload(in)
+	var raw bytes.Buffer
+	p, err := ReadPayload(io.TeeReader(in, &raw))
 	if err != nil {
 		d.warn("%s; nothing recorded", errText(err))
+		// Silence allows the call: a tool call that cannot be read is
+		// not let through unjudged.
+		if CanonicalEvent(event) == "PreToolUse" || preToolUseKey.Match(raw.Bytes()) {
+			out.Write(Response{Event: "PreToolUse", Decision: deny("this call's hook payload cannot be read (%s), so it is denied", errText(err))}.Render())
+		}
 		return
 	}
 	ev := CanonicalEvent(p.HookEventName)
@@ -328,6 +336,11 @@ func (d *Dispatcher) Run(ctx context.Context, in io.Reader, out io.Writer, event
 	}
 	answer(resp.Render())
 }
+
+// preToolUseKey finds the event of a PreToolUse payload the JSON reader
+// refuses (the host writes it compactly, as a top-level key; inside a
+// string its quotes would be escaped).
+var preToolUseKey = regexp.MustCompile(`"hook_event_name"\s*:\s*"PreToolUse"`)
 
 // PreToolBudget is how long a PreToolUse hook may take to decide. The
 // host waits preToolTimeout seconds for it and then runs the tool as if

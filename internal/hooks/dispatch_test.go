@@ -219,3 +219,31 @@ func TestRun_PreToolUseDeniesWhatItCannotJudgeInTime(t *testing.T) {
 		t.Fatalf("the hook wrote again after its late denial: %q", out.String())
 	}
 }
+
+// A tool call's input can make its payload one the hook cannot read (a
+// value nested past the JSON reader's depth): a PreToolUse payload that
+// cannot be read is denied, never answered with silence, which the host
+// takes for an allow (a bound worker's Bash call would then run
+// unconfined).
+func TestRun_UnreadablePreToolUseIsDenied(t *testing.T) {
+	dir := gt.NewRepo(t)
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	payload := `{"session_id":"s1","transcript_path":"/x","cwd":"` + dir + `","hook_event_name":"PreToolUse","agent_id":"a1","agent_type":"git-ideate:red-worker",` +
+		`"tool_name":"Bash","tool_input":{"command":"echo x > prod.go","x":` + deep + `},"tool_use_id":"t1"}`
+	for _, event := range []string{"", "PreToolUse"} {
+		d := &hooks.Dispatcher{Dir: dir, Gates: gates.NewRegistry(),
+			Open: func(string, string) (*hooks.Stores, error) { return nil, errors.New("not opened") }}
+		var out bytes.Buffer
+		d.Run(context.Background(), strings.NewReader(payload), &out, event)
+		if !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
+			t.Errorf("event %q: the hook said %q", event, out.String())
+		}
+	}
+	// Another event's unreadable payload is still only a note.
+	d := &hooks.Dispatcher{Dir: dir}
+	var out bytes.Buffer
+	d.Run(context.Background(), strings.NewReader(`{"hook_event_name":"PostToolUse","tool_input":{"x":`+deep+`}}`), &out, "")
+	if out.String() != "" {
+		t.Errorf("PostToolUse: the hook said %q", out.String())
+	}
+}
