@@ -462,7 +462,9 @@ func TestHookGate_Binary_SubagentStop(t *testing.T) {
 }
 
 // Garbage never blocks the host by accident (exit 0, no decision) and
-// never leaves a binding or a dispatch behind.
+// never leaves a binding or a dispatch behind; a tool call whose payload
+// cannot be read (a PreToolUse cut short, or with a NUL between its
+// values) is denied, never let through unjudged.
 func TestHookGate_Binary_Garbage(t *testing.T) {
 	dir := execProject(t, map[string]string{"S1-01/T1": "red-worker"})
 	s := newSession(t, dir)
@@ -486,8 +488,12 @@ func TestHookGate_Binary_Garbage(t *testing.T) {
 			if r.code != 0 {
 				t.Errorf("%s %v: exit %d", name, args, r.code)
 			}
-			if d := decisionIn(t, r.out); d.kind != "" {
-				t.Errorf("%s %v: decision %+v", name, args, d)
+			want := ""
+			if name == "truncated" || name == "NUL" {
+				want = "deny"
+			}
+			if d := decisionIn(t, r.out); d.kind != want {
+				t.Errorf("%s %v: decision %+v, want %q", name, args, d, want)
 			}
 		}
 	}
