@@ -652,6 +652,25 @@ func copyFile(from, to string) error {
 	return nil
 }
 
+// cutLinks removes the first symbolic link among the directories
+// between root and p (both absolute, root resolved), so that what is
+// written at p afterwards stays under root. Nothing when p is not under
+// root.
+func cutLinks(root, p string) {
+	rel, err := filepath.Rel(root, filepath.Dir(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return
+	}
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		if fi, err := os.Lstat(cur); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			os.Remove(cur)
+			return
+		}
+	}
+}
+
 // put makes p hold s (a new inode, so no hard link carries it along).
 func put(p string, s saved) error {
 	if !s.exists || s.big { // a file too large to keep a copy of goes
@@ -697,6 +716,11 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 	var undone []string
 	// First what points git elsewhere, before git is asked anything.
 	for p, s := range b.protected {
+		// A directory on the way that the command made a link would
+		// lead this unconfined write out of the worktree: the link goes.
+		for _, root := range []string{spec.Worktree, lay.admin} {
+			cutLinks(root, p)
+		}
 		if now := readState(p); !same(now, s) {
 			if err := put(p, s); err != nil {
 				return undone, nil, apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
@@ -869,6 +893,7 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 			}
 			return nil
 		}
+		cutLinks(spec.Worktree, abs)
 		if err := put(abs, want); err != nil {
 			return apperr.Wrap(apperr.Write, err, "cannot put back %s", p)
 		}

@@ -505,3 +505,26 @@ func TestRun_RefusesAGitFileLeadingElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// The put-back runs outside confinement: a directory on the way to a
+// protected file that the command replaced with a link out of the
+// worktree (.ideate, the admin directory's info) is not followed, so
+// init.md is not written, and no file named exclude removed, elsewhere.
+func TestRun_PutBackFollowsNoLinkOut(t *testing.T) {
+	f := newFixture(t)
+	os.MkdirAll(filepath.Join(f.wt, ".ideate"), 0o755)
+	os.WriteFile(filepath.Join(f.wt, ".ideate", "init.md"), []byte("init\n"), 0o644)
+	out := t.TempDir()
+	os.WriteFile(filepath.Join(out, "exclude"), []byte("keep\n"), 0o644)
+	admin := strings.TrimSpace(gt.Git(t, f.wt, "rev-parse", "--absolute-git-dir"))
+	f.run(t, "green-worker", "mv .ideate .ideate2 && ln -s "+out+" .ideate && rm -rf "+admin+"/info && ln -s "+out+" "+admin+"/info")
+	if _, err := os.Stat(filepath.Join(out, "init.md")); err == nil {
+		t.Errorf("init.md was written outside the worktree")
+	}
+	if _, err := os.Stat(filepath.Join(out, "exclude")); err != nil {
+		t.Errorf("a file outside the worktree was removed: %v", err)
+	}
+	if got := read(t, filepath.Join(f.wt, ".ideate", "init.md")); got != "init\n" {
+		t.Errorf("init.md in the worktree: %q", got)
+	}
+}

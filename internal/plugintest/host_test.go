@@ -664,3 +664,33 @@ func TestHost_WorkerWritesNoGitFileWithTheFileTool(t *testing.T) {
 		t.Errorf("%s was written", hidden)
 	}
 }
+
+// The real host, a confined red-worker that replaces its worktree's
+// .ideate directory (where init.md lives) with a link to a package of
+// the main checkout: the put-back of init.md, which runs outside
+// confinement, does not follow it, and the main checkout gets no
+// init.md.
+func TestHost_ConfinedPutBackFollowsNoLink(t *testing.T) {
+	h := newHost(t)
+	repo := h.sprintRepo(t)
+	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
+		t.Skipf("no operating-system confinement here:\n%s", out)
+	}
+	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	// An attempt's init.md, as the revision loop writes it.
+	os.MkdirAll(filepath.Join(wt, ".ideate"), 0o755)
+	if err := os.WriteFile(filepath.Join(wt, ".ideate", "init.md"), []byte("# Attempt 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := &scriptedAPI{
+		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		sub: []map[string]any{
+			toolUse("Bash", map[string]any{"command": "cd " + wt + " && mv .ideate .ideate-was && ln -s " + filepath.Join(repo, "strutil") + " .ideate", "description": "move"}),
+		},
+	}
+	out := h.run(t, repo, api, true, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1")
+	if _, err := os.Stat(filepath.Join(repo, "strutil", "init.md")); err == nil {
+		t.Errorf("init.md was written into the main checkout\nclaude:\n%s", out)
+	}
+}
