@@ -782,14 +782,23 @@ func restore(ctx context.Context, spec *Spec, lay *layout, b *before, objDir str
 			}
 		}
 	}
-	after, head, err := status(ctx, spec.Worktree)
+	// The command may leave an index git cannot read (garbage, a link,
+	// a directory): the index from before the command comes back, so
+	// that what it changed can still be told and put back. Anything but
+	// a regular file goes before git opens it (a link to a FIFO would
+	// hold git forever).
+	idxPath := filepath.Join(lay.admin, "index")
+	var after map[string]entry
+	var head string
+	fi, err := os.Lstat(idxPath)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	} else {
+		after, head, err = status(ctx, spec.Worktree)
+	}
 	if err != nil {
-		// The command may leave an index git cannot read (garbage, a
-		// link to a device, a directory): the index from before the
-		// command comes back, so that what it changed can still be told
-		// and put back.
 		idx, _ := osproc.ReadRegular(b.indexCopy, maxIndex)
-		if perr := put(filepath.Join(lay.admin, "index"), saved{exists: idx != nil, mode: 0o644, data: idx}); perr != nil {
+		if perr := put(idxPath, saved{exists: idx != nil, mode: 0o644, data: idx}); perr != nil {
 			return undone, nil, apperr.Wrap(apperr.Write, perr, "cannot put back the worktree's index")
 		}
 		undone = append(undone, "the worktree's index (git could not read it)")
