@@ -165,9 +165,15 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 			}
 			targets = append(targets, writeTarget{path: p, content: in.Tool == "Write" && f.HasContent})
 		}
-	case "Bash":
-		if exec && f.Confined {
+	case "Bash", "Monitor":
+		// Monitor runs its command as Bash does, and no confinement
+		// holds it: an execution agent does not use it (below), anyone
+		// else's command is read as a Bash command is.
+		if exec && f.Confined && in.Tool == "Bash" {
 			return Verdict{Result: PASS}, nil
+		}
+		if exec && in.Tool == "Monitor" {
+			return verdictOf(guardFail{class: "unknown_tool", detail: "a " + in.Role + " runs commands through Bash, where they run confined; Monitor's are not", unverifiable: true}), nil
 		}
 		w, unknown := BashWrites(in.Command)
 		if unknown != "" {
@@ -190,10 +196,10 @@ func guard(_ context.Context, in Input) (Verdict, error) {
 			}
 			return verdictOf(guardFail{class: "mcp_tool", detail: who + " uses only MCP tools that change nothing; " + in.Tool + " is not one"}), nil
 		}
-		// Another host tool may run a command no confinement holds
-		// (Monitor) or stop a confined call before it puts back what
-		// it changed (TaskStop): a bound execution agent uses only the
-		// tools known to change nothing.
+		// Another host tool may run what no confinement holds or stop
+		// a confined call before it puts back what it changed
+		// (TaskStop): a bound execution agent uses only the tools
+		// known to change nothing.
 		if exec && !readsOnly[in.Tool] && !strings.HasPrefix(in.Tool, "mcp__") {
 			return verdictOf(guardFail{class: "unknown_tool", detail: "a " + in.Role + " uses Bash, the file tools and tools that change nothing; " + in.Tool + " is not one the guard can judge", unverifiable: true}), nil
 		}

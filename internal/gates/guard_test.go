@@ -226,6 +226,8 @@ func TestGuard(t *testing.T) {
 		{"other sub-agent edits the plan", "toy", "Write", "", []string{filepath.Join(top, "docs/agents/x.md")}, facts(func(f *gates.GuardFacts) { f.Bound = false; f.Worktree = "" }), gates.FAIL, "planning_artifact"},
 		{"other sub-agent writes code", "toy", "Write", "", []string{filepath.Join(top, "x.go")}, facts(func(f *gates.GuardFacts) { f.Bound = false; f.Worktree = "" }), gates.PASS, ""},
 		{"main session, sprint, source", "", "Write", "", []string{filepath.Join(top, "x.go")}, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.FAIL, "production_source"},
+		{"main session, sprint, source through Monitor", "", "Monitor", "echo x > x.go", nil, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.FAIL, "production_source"},
+		{"unbound sub-agent in a sprint commits through Monitor", "", "Monitor", "git commit -q --allow-empty -m x", nil, facts(func(f *gates.GuardFacts) { f.Bound, f.Sprint, f.Worktree, f.Cwd = false, true, "", top }), gates.FAIL, "sprint_read_only"},
 		{"main session, sprint, plan", "", "Write", "", []string{filepath.Join(top, "docs/agents/x.md")}, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.PASS, ""},
 		{"main session, no sprint", "", "Write", "", []string{filepath.Join(top, "x.go")}, &gates.GuardFacts{Cwd: top, Top: top}, gates.PASS, ""},
 		{"main session, unparseable", "", "Bash", "eval x", nil, &gates.GuardFacts{Cwd: top, Top: top, Sprint: true}, gates.PASS, ""},

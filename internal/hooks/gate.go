@@ -84,7 +84,7 @@ func (c *call) beforeTool() (*Decision, error) {
 	sub := p.AgentID != ""
 	tool := p.ToolName
 	mcp := strings.HasPrefix(tool, "mcp__")
-	if role == "" && !isFileTool(tool) && tool != "Bash" && tool != "Agent" && tool != "Task" && !(sub && mcp) {
+	if role == "" && !isFileTool(tool) && tool != "Bash" && tool != "Monitor" && tool != "Agent" && tool != "Task" && !(sub && mcp) {
 		return nil, nil // nothing the guard looks at
 	}
 	// The main session's own calls (a dispatch aside) are judged only

@@ -487,3 +487,21 @@ func decisionKind(t *testing.T, out string) string {
 	kind, _ := decisionOf(t, out)
 	return kind
 }
+
+// Monitor runs its command as Bash does: during a sprint the main
+// session's Monitor call is judged as its Bash call would be.
+func TestGate_MainSessionMonitorIsJudgedAsBash(t *testing.T) {
+	dir := execRepo(t, map[string]string{"S1-01/T1": "red-worker"})
+	reg := gates.NewRegistry()
+	reg.Register(gates.GuardName, gates.Guard)
+	d := &hooks.Dispatcher{Dir: dir, Gates: reg, Getenv: func(string) string { return "" },
+		StateDir: func(string) (string, error) { return filepath.Join(dir, ".git", "ideate"), nil },
+		Open:     opener(t)}
+	b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": dir, "tool_name": "Monitor",
+		"tool_input": map[string]any{"command": "echo x > strutil/reverse.go", "description": "d", "timeout_ms": 1000}})
+	var out bytes.Buffer
+	d.Run(context.Background(), bytes.NewReader(b), &out, "")
+	if decisionKind(t, out.String()) != "deny" || !strings.Contains(out.String(), "production_source") {
+		t.Fatalf("during a sprint: %q", out.String())
+	}
+}
