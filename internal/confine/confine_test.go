@@ -2,6 +2,7 @@ package confine_test
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"crypto/sha1"
 	"fmt"
@@ -147,7 +148,7 @@ func TestRun_HoldsTheRole(t *testing.T) {
 		// A "loose object" whose bytes hash to its name but whose header
 		// says another size: git would not have written it, and the
 		// store does not take it.
-		{"green-worker", "o=$(git rev-parse --git-path objects)/" + badLoose[:2] + " && mkdir -p $o && python3 -c 'import sys,zlib; open(sys.argv[1],\"wb\").write(zlib.compress(b\"blob 99\\0x\"))' $o/" + badLoose[2:], func() string {
+		{"green-worker", "o=$(git rev-parse --git-path objects)/" + badLoose[:2] + " && mkdir -p $o && " + printfBytes(zlibOf("blob 99\x00x")) + " > $o/" + badLoose[2:], func() string {
 			if err := exec.Command("git", "-C", f.main, "cat-file", "-e", badLoose).Run(); err == nil {
 				return "the store took an object whose header lies about its size"
 			}
@@ -162,7 +163,7 @@ func TestRun_HoldsTheRole(t *testing.T) {
 			}
 			return ""
 		}},
-		{"red-worker", "h=$(git rev-parse :pkg/a.go) && o=$(git rev-parse --git-path objects)/${h:0:2} && mkdir -p $o && python3 -c 'import sys,zlib; d=b\"package pkg\\n\"; open(sys.argv[1],\"wb\").write(zlib.compress(b\"blob %d\\0\" % len(d) + d))' $o/${h:2} && echo x > pkg/a.go", func() string {
+		{"red-worker", "h=$(git rev-parse :pkg/a.go) && o=$(git rev-parse --git-path objects)/${h:0:2} && mkdir -p $o && " + printfBytes(zlibOf("blob 12\x00package pkg\n")) + " > $o/${h:2} && echo x > pkg/a.go", func() string {
 			if read(t, prod) != prodWas {
 				return "the production file changed"
 			}
@@ -495,4 +496,26 @@ func TestRun_PutBackFollowsNoLinkOut(t *testing.T) {
 	if got := read(t, filepath.Join(f.wt, ".ideate", "init.md")); got != "init\n" {
 		t.Errorf("init.md in the worktree: %q", got)
 	}
+}
+
+// zlibOf is s deflated as git stores a loose object.
+func zlibOf(s string) []byte {
+	var b bytes.Buffer
+	w := zlib.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Close()
+	return b.Bytes()
+}
+
+// printfBytes is a shell printf that writes b exactly (no interpreter
+// needed inside confinement, where a python3 on PATH may be a shim that
+// cannot run there).
+func printfBytes(b []byte) string {
+	var s strings.Builder
+	s.WriteString("printf '")
+	for _, c := range b {
+		fmt.Fprintf(&s, "\\%03o", c)
+	}
+	s.WriteString("'")
+	return s.String()
 }
