@@ -421,9 +421,17 @@ func TestRun_ABrokenIndexOrBranchHoldsNothingBack(t *testing.T) {
 	f := newFixture(t)
 	prod := filepath.Join(f.wt, "pkg", "a.go")
 	prodWas := read(t, prod)
+	// A file of the user's the index is linked to: git writes an index
+	// through its lock file, which follows the link, so a git run outside
+	// confinement on that index would replace the file (the first form of
+	// this test linked /dev/null, and the code before the put-back fix
+	// replaced /dev/null itself with a regular file on a machine that ran
+	// it as root).
+	decoy := filepath.Join(t.TempDir(), "decoy")
+	os.WriteFile(decoy, []byte("the user's file\n"), 0o644)
 	for _, mk := range []string{
 		`echo garbage > "$(git rev-parse --git-path index)"`,
-		`ln -sf /dev/null "$(git rev-parse --git-path index)"`,
+		`ln -sf ` + decoy + ` "$(git rev-parse --git-path index)"`,
 		`rm -f "$(git rev-parse --git-path index)" && mkdir "$(git rev-parse --git-path index)"`,
 		`echo garbage > "$(git rev-parse --git-path refs/heads/ideate/task/T1)"`,
 		`ln -sf /dev/zero "$(git rev-parse --git-path refs/heads/ideate/task/T1)"`,
@@ -442,6 +450,9 @@ func TestRun_ABrokenIndexOrBranchHoldsNothingBack(t *testing.T) {
 	}
 	if h, was := gt.Git(t, f.other, "rev-parse", "HEAD"), gt.Git(t, f.main, "rev-parse", "HEAD"); h != was {
 		t.Errorf("another task's branch moved: %s, base %s", h, was)
+	}
+	if fi, err := os.Lstat(decoy); err != nil || !fi.Mode().IsRegular() || read(t, decoy) != "the user's file\n" {
+		t.Errorf("the file the index was linked to changed: %v %q", err, read(t, decoy))
 	}
 }
 

@@ -108,7 +108,9 @@ func TestHost_RedGreenTask(t *testing.T) {
 	if greenV.Result != "PASS" || greenV.Commit != tip {
 		t.Fatalf("the GREEN verdict: %+v (the branch is at %s)\nexec log:\n%s\nclaude:\n%s", greenV, tip, h.cli(t, repo, "exec", "log"), out)
 	}
-	blob := func(rev string) string { return strings.TrimSpace(h.sh(t, repo, "git", "rev-parse", rev+":strutil/reverse_test.go")) }
+	blob := func(rev string) string {
+		return strings.TrimSpace(h.sh(t, repo, "git", "rev-parse", rev+":strutil/reverse_test.go"))
+	}
 	if was, now := blob(redPass.Commit), blob(branch); was != now {
 		t.Errorf("the test changed after RED: blob %s at the RED commit, %s on the branch", was, now)
 	}

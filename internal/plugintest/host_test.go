@@ -345,16 +345,10 @@ func TestHost_FirstLaunchDeniesADispatchUntilTheBinaryExists(t *testing.T) {
 // shim, commits, and its stop is judged: the execution log holds the RED
 // PASS and the confinement's refusal, and no guard refusal.
 func TestHost_ConfinedRedWorkerChangesNothingAndIsJudged(t *testing.T) {
-	h := newHost(t)
-	repo := h.sprintRepo(t)
-	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
-		t.Skipf("no operating-system confinement here:\n%s", out)
-	}
-	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	h, repo, wt := confinedSprint(t)
 	mainProd := filepath.Join(repo, "strutil", "prod.go")
 	api := &scriptedAPI{
-		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
-			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		main: []map[string]any{redDispatch()},
 		sub: []map[string]any{
 			toolUse("Bash", map[string]any{"command": "timeout 5 touch strutil/prod.go", "description": "touch"}),
 			toolUse("Bash", map[string]any{"command": "timeout 5 touch " + mainProd, "description": "touch"}),
@@ -561,15 +555,9 @@ func TestHost_WritesNamedByWhereTheyLandAreRefused(t *testing.T) {
 // the worktree and the index, its commit is off the task branch, and git
 // fsck --strict is clean.
 func TestHost_ConfinedBackgroundCallIsPutBack(t *testing.T) {
-	h := newHost(t)
-	repo := h.sprintRepo(t)
-	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
-		t.Skipf("no operating-system confinement here:\n%s", out)
-	}
-	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	h, repo, wt := confinedSprint(t)
 	api := &scriptedAPI{
-		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
-			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		main: []map[string]any{redDispatch()},
 		sub: []map[string]any{
 			toolUse("Bash", map[string]any{"command": "echo 'package strutil' > strutil/late.go && git add strutil/late.go && git commit -qm late; sleep 30",
 				"description": "late", "run_in_background": true}),
@@ -602,17 +590,11 @@ func TestHost_ConfinedBackgroundCallIsPutBack(t *testing.T) {
 // holds the shim marker), and then writes a hook of the repository. The
 // call is refused: no hook is written and the repository is whole.
 func TestHost_ConfinedWorkerCannotRedirectItsGitFile(t *testing.T) {
-	h := newHost(t)
-	repo := h.sprintRepo(t)
-	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
-		t.Skipf("no operating-system confinement here:\n%s", out)
-	}
-	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	h, repo, wt := confinedSprint(t)
 	hid := filepath.Join(wt, "h", ".git")
 	hook := filepath.Join(repo, ".git", "hooks", "post-commit")
 	api := &scriptedAPI{
-		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
-			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		main: []map[string]any{redDispatch()},
 		sub: []map[string]any{
 			toolUse("Bash", map[string]any{"command": "cd " + wt + " && mkdir -p 'h/.git/agentic:shim/a' h/.git/c/refs/heads && echo 'ref: refs/heads/z/b' > 'h/.git/agentic:shim/a/HEAD' && echo " +
 				hid + "/c > 'h/.git/agentic:shim/a/commondir' && ln -s " + repo + "/.git/objects h/.git/c/objects && ln -s " + repo + "/.git h/.git/c/refs/heads/z", "description": "prepare"}),
@@ -649,8 +631,7 @@ func TestHost_WorkerWritesNoGitFileWithTheFileTool(t *testing.T) {
 	}
 	hidden := filepath.Join(wt, "strutil", ".git", "x_test.go")
 	api := &scriptedAPI{
-		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
-			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		main: []map[string]any{redDispatch()},
 		sub: []map[string]any{
 			toolUse("Write", map[string]any{"file_path": filepath.Join(wt, ".git"), "content": "gitdir: " + filepath.Join(wt, "agentic:shim") + "\n"}),
 			toolUse("Write", map[string]any{"file_path": hidden, "content": "package strutil\n"}),
@@ -671,20 +652,14 @@ func TestHost_WorkerWritesNoGitFileWithTheFileTool(t *testing.T) {
 // confinement, does not follow it, and the main checkout gets no
 // init.md.
 func TestHost_ConfinedPutBackFollowsNoLink(t *testing.T) {
-	h := newHost(t)
-	repo := h.sprintRepo(t)
-	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
-		t.Skipf("no operating-system confinement here:\n%s", out)
-	}
-	wt := filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+	h, repo, wt := confinedSprint(t)
 	// An attempt's init.md, as the revision loop writes it.
 	os.MkdirAll(filepath.Join(wt, ".ideate"), 0o755)
 	if err := os.WriteFile(filepath.Join(wt, ".ideate", "init.md"), []byte("# Attempt 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	api := &scriptedAPI{
-		main: []map[string]any{toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
-			"subagent_type": "git-ideate:red-worker", "run_in_background": false})},
+		main: []map[string]any{redDispatch()},
 		sub: []map[string]any{
 			toolUse("Bash", map[string]any{"command": "cd " + wt + " && mv .ideate .ideate-was && ln -s " + filepath.Join(repo, "strutil") + " .ideate", "description": "move"}),
 		},
@@ -693,4 +668,24 @@ func TestHost_ConfinedPutBackFollowsNoLink(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "strutil", "init.md")); err == nil {
 		t.Errorf("init.md was written into the main checkout\nclaude:\n%s", out)
 	}
+}
+
+// confinedSprint is a sprint repository with S1-01/T1 started, and the
+// worktree of that task, where the binary confines a worker's commands;
+// the test skips where nothing confines.
+func confinedSprint(t *testing.T) (h *host, repo, wt string) {
+	t.Helper()
+	h = newHost(t)
+	repo = h.sprintRepo(t)
+	if out := h.cli(t, repo, "doctor"); !strings.Contains(out, "mode: confined") {
+		t.Skipf("no operating-system confinement here:\n%s", out)
+	}
+	return h, repo, filepath.Join(repo, ".ideate", "worktrees", "S1-01+T1")
+}
+
+// redDispatch is the main session's dispatch of a red-worker for
+// S1-01/T1, in the foreground.
+func redDispatch() map[string]any {
+	return toolUse("Agent", map[string]any{"description": "red", "prompt": "ideate-task: S1-01/T1\nWrite the failing test.",
+		"subagent_type": "git-ideate:red-worker", "run_in_background": false})
 }
