@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ideate/git-ideate/internal/apperr"
 	"github.com/ideate/git-ideate/internal/osproc"
 )
 
@@ -95,3 +97,48 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// ReceivePack runs `git receive-pack path` for a repository on this
+// machine with request on its standard input and returns its output (the
+// ref list, then its report). It writes that repository's refs, so it is
+// not signalled with its caller as Command's processes are: a
+// receive-pack signalled while it makes a ref's lock leaves the lock in
+// the remote, which then refuses every later push of that ref. Its input
+// is whole already, so it ends within milliseconds; only when ctx has
+// been done for receivePackGrace (a hook of that repository hanging) is
+// its group killed.
+func ReceivePack(ctx context.Context, path string, request []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("git", "receive-pack", path)
+	osproc.Group(cmd)
+	cmd.Env = gitEnv()
+	cmd.Stdin = bytes.NewReader(request)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return nil, &apperr.Error{Code: GitFailed, Msg: "git receive-pack could not start: " + err.Error(), Err: err}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		select {
+		case err = <-done:
+		case <-time.After(receivePackGrace):
+			_ = osproc.KillGroup(cmd.Process)
+			err = <-done
+		}
+	}
+	if err != nil {
+		return out.Bytes(), &apperr.Error{Code: GitFailed, Msg: "git receive-pack failed: " + firstLine(errb.String(), err), Err: err}
+	}
+	return out.Bytes(), nil
+}
+
+// receivePackGrace is how long ReceivePack lets a receive-pack run on
+// once its caller has given up.
+const receivePackGrace = 10 * time.Second

@@ -130,7 +130,7 @@ func directPush(ctx context.Context, g *gitstore.Store, remote, ref string, old,
 	if local {
 		// receive-pack first lists the repository's refs, then reads the
 		// request: the report follows that list.
-		out, err := g.RunGitInput(ctx, "", bytes.NewReader(body.Bytes()), "receive-pack", target)
+		out, err := gitstore.ReceivePack(ctx, target, body.Bytes())
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, true, ctx.Err()
