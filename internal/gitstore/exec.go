@@ -36,19 +36,16 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 }
 
 // gitToEnd runs a git that writes this repository's refs (update-ref,
-// pack-refs) to its end whatever becomes of its caller, and returns its
-// output: in a process group of its own, but killed neither when the
-// caller's ctx ends nor when this process dies; a ctx already done starts
-// nothing. git creates a lock file
-// before it registers it for removal on a signal (tempfile.c opens, then
-// activates), so a signal that lands in between (a parent-death SIGTERM
-// arriving while the open runs; any SIGKILL) leaves the lock with nobody
-// to remove it, and git never breaks a lock: every later write of that
-// ref, of any ref for packed-refs.lock, fails until a person removes it.
-// Seen under load when a sync was killed during its ref deletions; such a
-// git is local and ends within milliseconds, its lock waits bounded by
-// git's own timeouts. hold (may be nil) is passed to git as descriptor 3:
-// a flocked file stays locked until git has ended.
+// pack-refs) to its end whatever becomes of its caller (runToEnd), and
+// returns its output; a ctx already done starts nothing. git creates a
+// lock file before it registers it for removal on a signal (tempfile.c
+// opens, then activates), so a signal that lands in between (a
+// parent-death SIGTERM arriving while the open runs; any SIGKILL) leaves
+// the lock with nobody to remove it, and git never breaks a lock: every
+// later write of that ref, of any ref for packed-refs.lock, fails until a
+// person removes it. Seen under load when a sync was killed during its
+// ref deletions. hold (may be nil) is passed to git as descriptor 3: a
+// flocked file stays locked until git has ended.
 func (s *Store) gitToEnd(ctx context.Context, stdin io.Reader, hold *os.File, args ...string) ([]byte, error) {
 	if err := s.flushNow(); err != nil {
 		return nil, err
@@ -56,15 +53,55 @@ func (s *Store) gitToEnd(ctx context.Context, stdin io.Reader, hold *os.File, ar
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("git", append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
-	osproc.Group(cmd)
-	cmd.Env = gitEnv()
+	cmd := commandToEnd(append([]string{"--git-dir=" + s.repo.CommonDir}, args...)...)
 	cmd.Stdin = stdin
 	if hold != nil && runtime.GOOS != "windows" { // which passes no open file; its children never died with it
 		cmd.ExtraFiles = []*os.File{hold}
 	}
-	return cmd.CombinedOutput()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := runToEnd(ctx, cmd)
+	return out.Bytes(), err
 }
+
+// commandToEnd builds a git that writes refs (here or in a repository on
+// this machine) and must run to its end: in a process group of its own,
+// with no parent-death signal, so neither its caller's death nor a group
+// kill aimed at its caller reaches it.
+func commandToEnd(args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	osproc.Group(cmd)
+	cmd.Env = gitEnv()
+	return cmd
+}
+
+// runToEnd starts cmd (commandToEnd) and waits for it. Such a git ends
+// within milliseconds; only once ctx has been done for toEndGrace (a hook
+// of the repository hanging: a reference-transaction hook, a remote's
+// pre-receive) is its group killed.
+func runToEnd(ctx context.Context, cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(toEndGrace):
+		_ = osproc.KillGroup(cmd.Process)
+		return <-done
+	}
+}
+
+// toEndGrace is how long runToEnd lets a git run on once its caller has
+// given up.
+const toEndGrace = 10 * time.Second
 
 // git builds a git command against this repository's common directory
 // (gitProc).
@@ -100,45 +137,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // ReceivePack runs `git receive-pack path` for a repository on this
 // machine with request on its standard input and returns its output (the
-// ref list, then its report). It writes that repository's refs, so it is
-// not signalled with its caller as Command's processes are: a
-// receive-pack signalled while it makes a ref's lock leaves the lock in
-// the remote, which then refuses every later push of that ref. Its input
-// is whole already, so it ends within milliseconds; only when ctx has
-// been done for receivePackGrace (a hook of that repository hanging) is
-// its group killed.
+// ref list, then its report). It writes that repository's refs, so it
+// runs to its end (runToEnd): a receive-pack signalled while it makes a
+// ref's lock leaves the lock in the remote, which then refuses every
+// later push of that ref.
 func ReceivePack(ctx context.Context, path string, request []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("git", "receive-pack", path)
-	osproc.Group(cmd)
-	cmd.Env = gitEnv()
+	cmd := commandToEnd("receive-pack", path)
 	cmd.Stdin = bytes.NewReader(request)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		return nil, &apperr.Error{Code: GitFailed, Msg: "git receive-pack could not start: " + err.Error(), Err: err}
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		select {
-		case err = <-done:
-		case <-time.After(receivePackGrace):
-			_ = osproc.KillGroup(cmd.Process)
-			err = <-done
-		}
-	}
-	if err != nil {
+	if err := runToEnd(ctx, cmd); err != nil {
 		return out.Bytes(), &apperr.Error{Code: GitFailed, Msg: "git receive-pack failed: " + firstLine(errb.String(), err), Err: err}
 	}
 	return out.Bytes(), nil
 }
-
-// receivePackGrace is how long ReceivePack lets a receive-pack run on
-// once its caller has given up.
-const receivePackGrace = 10 * time.Second
